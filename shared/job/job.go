@@ -1,0 +1,156 @@
+package job
+
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+)
+
+// Provider names.
+const (
+	ProviderBedrock = "bedrock"
+)
+
+// Job is one unit of work a user submitted. One job may fan out to several
+// provider jobs (Parts) when it is larger than a provider job may be.
+type Job struct {
+	ID       string `json:"id"`
+	Owner    string `json:"owner"`
+	Name     string `json:"name,omitempty"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Status   Status `json:"status"`
+	// ProviderStatus is the provider's own word for the job's state (e.g. Bedrock's "Scheduled").
+	ProviderStatus string `json:"providerStatus,omitempty"`
+	// FinalStatus is where ingest takes the job once every part's output is read.
+	FinalStatus Status `json:"finalStatus,omitempty"`
+	Parts       []Part `json:"parts"`
+
+	InputURI  string `json:"inputUri,omitempty"`
+	OutputURI string `json:"outputUri,omitempty"`
+
+	RecordCount  int   `json:"recordCount"`
+	Succeeded    int   `json:"succeeded"`
+	Failed       int   `json:"failed"`
+	BadLines     int   `json:"badLines"`
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+	// Shards is the number of partition keys results are spread over (see RecordShard).
+	Shards int `json:"shards"`
+
+	Error string `json:"error,omitempty"`
+	// Checkpoint lets an interrupted ingest resume without double counting.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	// OutputReadyPublished records that "Job Output Ready" went out, so a
+	// retried event handler republishes only when the first try failed.
+	OutputReadyPublished bool `json:"outputReadyPublished,omitempty"`
+
+	TTLDays     int       `json:"ttlDays"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+	SubmittedAt time.Time `json:"submittedAt,omitzero"`
+	CompletedAt time.Time `json:"completedAt,omitzero"`
+	ExpiresAt   time.Time `json:"expiresAt"`
+	// LastEventAt is when a provider last told us something (event or poll).
+	LastEventAt time.Time `json:"lastEventAt,omitzero"`
+	// Version increments on every write; stores use it for optimistic locking.
+	Version int64 `json:"version"`
+}
+
+// Part is one provider job under a user-visible job.
+type Part struct {
+	Index int `json:"index"`
+	// Name is the provider job name (Bedrock jobName, also its clientRequestToken).
+	Name           string `json:"name"`
+	Ref            string `json:"ref,omitempty"` // provider job ARN / id
+	ProviderStatus string `json:"providerStatus,omitempty"`
+	Status         Status `json:"status"`
+	RecordCount    int    `json:"recordCount"`
+	InputURI       string `json:"inputUri"`
+	OutputURI      string `json:"outputUri"`
+	Message        string `json:"message,omitempty"`
+}
+
+// Checkpoint is the ingest position: every line before Offset of part Part has been
+// written, and the counters hold exactly what those lines contributed.
+type Checkpoint struct {
+	Part         int   `json:"part"`
+	Offset       int64 `json:"offset"`
+	Line         int   `json:"line"`
+	Succeeded    int   `json:"succeeded"`
+	Failed       int   `json:"failed"`
+	BadLines     int   `json:"badLines"`
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+}
+
+// RecordStatus is the outcome of one record.
+type RecordStatus string
+
+const (
+	RecordSucceeded RecordStatus = "succeeded"
+	RecordFailed    RecordStatus = "failed"
+)
+
+// Record is the result of one input record.
+type Record struct {
+	JobID  string       `json:"jobId"`
+	ID     string       `json:"id"`
+	Status RecordStatus `json:"status"`
+	// Output is the model's answer (text for Claude, raw JSON for other families).
+	Output string `json:"output,omitempty"`
+	// OutputRef points at the output in object storage when it is too big for an item.
+	OutputRef    string    `json:"outputRef,omitempty"`
+	StopReason   string    `json:"stopReason,omitempty"`
+	ErrorCode    string    `json:"errorCode,omitempty"`
+	ErrorMessage string    `json:"errorMessage,omitempty"`
+	InputTokens  int64     `json:"inputTokens,omitempty"`
+	OutputTokens int64     `json:"outputTokens,omitempty"`
+	ExpiresAt    time.Time `json:"expiresAt"`
+}
+
+// ShardsFor picks how many partition keys a job's results spread over:
+// one per 2,500 records, 1..32, so 50,000 results are not capped by one partition's 1,000 WCU/s.
+func ShardsFor(records int) int {
+	n := (records + 2499) / 2500
+	return max(1, min(n, 32))
+}
+
+// RecordShard is the stable shard of a record id.
+func RecordShard(recordID string, shards int) int {
+	if shards <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(recordID))
+	return int(h.Sum32() % uint32(shards))
+}
+
+// Aggregate recomputes the job status from its parts: the least advanced part
+// decides, so the job moves forward only when every part has.
+func (j *Job) Aggregate() Status {
+	if len(j.Parts) == 0 {
+		return j.Status
+	}
+	lowest := j.Parts[0].Status
+	for _, p := range j.Parts[1:] {
+		if p.Status.Rank() < lowest.Rank() {
+			lowest = p.Status
+		}
+	}
+	return lowest
+}
+
+// Touch stamps an update.
+func (j *Job) Touch(now time.Time) {
+	j.UpdatedAt = now
+}
+
+// PartName is the provider job name of part i of job id under a stack prefix.
+// Part 0 of a single-part job carries no suffix.
+func PartName(prefix, id string, i, parts int) string {
+	if parts <= 1 {
+		return prefix + "-" + id
+	}
+	return fmt.Sprintf("%s-%s-p%d", prefix, id, i+1)
+}

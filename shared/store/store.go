@@ -1,0 +1,60 @@
+// Package store is the persistence port for jobs and record results, with two
+// adapters: localstore (embedded SQLite) and dynamostore (DynamoDB single table).
+// Both pass the contract suite in storetest.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+)
+
+var (
+	// ErrNotFound: no such job, or it has expired (reads filter expired items).
+	ErrNotFound = errors.New("not found")
+	// ErrExists: CreateJob with an id already taken.
+	ErrExists = errors.New("already exists")
+	// ErrConflict: an optimistic-lock race that UpdateJob could not resolve in its retries.
+	ErrConflict = errors.New("concurrent update conflict")
+	// ErrNoChange may be returned by an UpdateJob mutator to skip the write.
+	ErrNoChange = errors.New("no change")
+)
+
+// JobQuery pages through an owner's jobs, newest first.
+type JobQuery struct {
+	Status job.Status // optional filter
+	Cursor string     // opaque, from a previous page
+	Limit  int        // 1..500
+}
+
+// RecordQuery pages through a job's results.
+type RecordQuery struct {
+	Status job.RecordStatus // optional filter
+	Cursor string
+	Limit  int
+}
+
+// Store persists jobs and results. Every read hides items whose ExpiresAt has passed.
+type Store interface {
+	// CreateJob stores a new job; ErrExists when the id is taken.
+	CreateJob(ctx context.Context, j *job.Job) error
+	// GetJob returns a job; ErrNotFound when absent or expired.
+	GetJob(ctx context.Context, id string) (*job.Job, error)
+	// UpdateJob reads the job, applies fn and writes it back if the version is
+	// unchanged, retrying on races. fn returning ErrNoChange skips the write and
+	// UpdateJob returns the current job and ErrNoChange. Version and UpdatedAt are set by the store.
+	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
+	// ListJobs lists an owner's jobs, newest first (GSI1 in DynamoDB).
+	ListJobs(ctx context.Context, owner string, q JobQuery) (jobs []*job.Job, next string, err error)
+	// ListInFlight lists non-terminal jobs of a provider whose UpdatedAt is before
+	// the given time, oldest first (the sparse GSI2 in DynamoDB).
+	ListInFlight(ctx context.Context, provider string, updatedBefore time.Time, limit int) ([]*job.Job, error)
+	// PutRecords writes results (idempotent: same job and record id overwrite).
+	// shards is the job's shard count. It retries partial writes with capped
+	// backoff and returns an error only when records could not be written.
+	PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error
+	// ListRecords pages through a job's results, shard by shard, by record id.
+	ListRecords(ctx context.Context, jobID string, shards int, q RecordQuery) (recs []job.Record, next string, err error)
+}
