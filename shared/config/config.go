@@ -1,0 +1,89 @@
+// Package config holds the names and defaults the stack and the functions share,
+// so the CDK stack (which sets them) and the Lambdas (which read them) cannot drift.
+package config
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Environment variable names set by the stack on every function.
+const (
+	EnvTable          = "MCPBATCH_TABLE"
+	EnvBucket         = "MCPBATCH_BUCKET"
+	EnvBus            = "MCPBATCH_BUS"
+	EnvBedrockRoleARN = "MCPBATCH_BEDROCK_ROLE_ARN"
+	EnvJobPrefix      = "MCPBATCH_JOB_PREFIX"
+	EnvBedrockModels  = "MCPBATCH_BEDROCK_MODELS"
+	EnvLogLevel       = "MCPBATCH_LOG_LEVEL"
+)
+
+// Event source and detail types on the project's own bus.
+const (
+	EventSource          = "mcpbatch"
+	DetailJobOutputReady = "Job Output Ready"
+	DetailJobCompleted   = "Job Completed"
+
+	BedrockEventSource = "aws.bedrock"
+	BedrockDetailType  = "Batch Inference Job State Change"
+)
+
+// DefaultJobPrefix prefixes every Bedrock jobName this stack creates, so the
+// default-bus rule matches only our jobs.
+const DefaultJobPrefix = "mcpbatch"
+
+// DefaultBedrockModels are the Claude Haiku and Sonnet models allowed by default:
+// base model ids and their US cross-region inference profiles.
+var DefaultBedrockModels = []string{
+	"anthropic.claude-3-5-haiku-20241022-v1:0",
+	"anthropic.claude-3-5-sonnet-20241022-v2:0",
+	"anthropic.claude-haiku-4-5-20251001-v1:0",
+	"anthropic.claude-sonnet-4-5-20250929-v1:0",
+	"us.anthropic.claude-3-5-haiku-20241022-v1:0",
+	"us.anthropic.claude-3-5-sonnet-20241022-v2:0",
+	"us.anthropic.claude-haiku-4-5-20251001-v1:0",
+	"us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+}
+
+// ProfileRegionPrefixes are the geography prefixes of cross-region inference profile ids.
+var ProfileRegionPrefixes = []string{"us.", "eu.", "apac.", "global.", "jp.", "au.", "ca."}
+
+// BaseModel strips an inference-profile geography prefix: "us.anthropic.x" -> "anthropic.x".
+// The boolean says whether id was a profile.
+func BaseModel(id string) (string, bool) {
+	for _, p := range ProfileRegionPrefixes {
+		if rest, ok := strings.CutPrefix(id, p); ok {
+			return rest, true
+		}
+	}
+	return id, false
+}
+
+// List parses a comma-separated list, dropping blanks.
+func List(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Must reads a required environment variable.
+func Must(name string) (string, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return "", fmt.Errorf("environment variable %s is not set", name)
+	}
+	return v, nil
+}
+
+// Get reads an environment variable with a default.
+func Get(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
