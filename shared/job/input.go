@@ -1,0 +1,24 @@
+package job
+
+import "encoding/json"
+
+// Input is one record as a user submits it. Exactly one of Prompt, Messages or
+// ModelInput is set; ID is filled in (r00001...) when the user gave none.
+type Input struct {
+	ID string `json:"id,omitempty"`
+	// Prompt is a single user turn.
+	Prompt string `json:"prompt,omitempty"`
+	// Messages is an Anthropic Messages-style conversation: [{"role":"user","content":...}].
+	Messages json.RawMessage `json:"messages,omitempty"`
+	// System overrides the job-level system prompt for this record.
+	System string `json:"system,omitempty"`
+	// ModelInput is a raw native request body, passed through as is (non-Claude families).
+	ModelInput json.RawMessage `json:"model_input,omitempty"`
+}
+
+// Params are the job-level generation settings.
+type Params struct {
+	System      string   `json:"system,omitempty"`
+	MaxTokens   int      `json:"maxTokens"`
+	Temperature *float64 `json:"temperature,omitempty"`
+}
