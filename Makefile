@@ -1,0 +1,62 @@
+# mcpbatch — one module, several Lambdas, one CDK stack.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+FUNCTIONS := mcp bedrock-events ingest
+BOOTSTRAPS := $(FUNCTIONS:%=bin/%/bootstrap)
+GO_SOURCES := $(shell find functions shared -name '*.go' -not -name '*_test.go') go.mod go.sum
+TOOLS := $(CURDIR)/.tools
+CDK := $(CURDIR)/.cdk/node_modules/.bin/cdk
+export PATH := $(TOOLS)/bin:$(PATH)
+
+.PHONY: all build dev test bench lint synth deploy clean tools
+
+all: build
+
+## build: bin/<fn>/bootstrap for every Lambda (linux/arm64, static, stripped).
+build: $(BOOTSTRAPS)
+
+bin/%/bootstrap: $(GO_SOURCES)
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags "-s -w" -o $@ ./functions/$*
+
+## dev: the whole suite in one process on http://127.0.0.1:8787/mcp with the simulators.
+dev:
+	go run ./infra/local
+
+## tools: fetch what the tests need and this machine lacks (says what it does).
+tools:
+	bash .ci/tools.sh
+
+## test: every test layer: unit, contract (moto_server), handlers, simulators, MCP
+## over a real client, built artifacts under the Lambda RIE, CDK assertions,
+## cdk-nag, cfn-lint, and a CLI synth.
+test: tools lint
+	MCPBATCH_E2E=1 MCPBATCH_TOOLS=$(TOOLS) go test -count=1 -timeout 40m ./...
+	$(MAKE) synth
+	cfn-lint cdk.out/*.template.json
+
+## bench: the benchmarks, figures to stdout.
+bench:
+	go test -run '^$$' -bench . -benchmem -benchtime=1x ./shared/...
+	go test -run '^$$' -bench . -benchmem ./shared/jsonl/ ./shared/provider/...
+
+## lint: gofmt, go vet, cfn-lint on the synthesized template (when present).
+lint:
+	@unformatted="$$(gofmt -l functions infra shared)"; if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	go vet ./...
+	@if ls cdk.out/*.template.json >/dev/null 2>&1; then cfn-lint cdk.out/*.template.json; fi
+
+## synth: the CloudFormation template into cdk.out/ (no AWS account needed).
+synth: build .cdk/node_modules/.bin/cdk
+	$(CDK) synth --quiet
+
+## deploy: build and deploy the stack to the account in your AWS credentials.
+deploy: build .cdk/node_modules/.bin/cdk
+	$(CDK) deploy --require-approval broadening
+
+.cdk/node_modules/.bin/cdk:
+	@echo "installing the AWS CDK CLI under .cdk/ (npm)"
+	npm install --prefix .cdk --no-audit --no-fund --loglevel=error aws-cdk@2
+
+clean:
+	rm -rf bin cdk.out .mcpbatch

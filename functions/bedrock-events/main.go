@@ -1,0 +1,22 @@
+// Command bedrock-events applies Bedrock "Batch Inference Job State Change" events.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/handler"
+)
+
+func main() {
+	a, err := app.FromEnv(context.Background())
+	if err != nil {
+		app.Logger().Error("init", "error", err)
+		os.Exit(1)
+	}
+	h := &handler.BedrockEvents{Svc: a.Service, Log: a.Log}
+	lambda.Start(h.Handle)
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Least privilege, in one place: each function gets exactly the actions its handler calls,
+// written out (no grant helpers with action wildcards such as s3:GetObject*).
+
+// tableActions are the item-level calls the DynamoDB store makes. Transactions are
+// authorized per item action, so TransactWriteItems needs no action of its own. No Scan.
+var tableActions = []string{
+	"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
+	"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+	"dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:DescribeTable",
+}
+
+func allow(sid string, actions []string, resources []*string, conditions map[string]interface{}) awsiam.PolicyStatement {
+	p := &awsiam.PolicyStatementProps{
+		Sid:       jsii.String(sid),
+		Actions:   jsii.Strings(actions...),
+		Resources: &resources,
+	}
+	if conditions != nil {
+		p.Conditions = &conditions
+	}
+	return awsiam.NewPolicyStatement(p)
+}
+
+func grantAccess(f *Functions, p *FunctionsProps) {
+	stack := awscdk.Stack_Of(f)
+	d := p.Data
+	jobs := []*string{JobArnPattern(stack)}
+
+	tableRW := func(g *GoFunction) {
+		g.Role.AddToPrincipalPolicy(allow("TableReadWrite", tableActions, []*string{d.Table.TableArn()}, nil))
+		g.Role.AddToPrincipalPolicy(allow("TableQueryIndexes", []string{"dynamodb:Query"}, d.TableIndexArns(), nil))
+	}
+	putEvents := func(g *GoFunction) {
+		g.Role.AddToPrincipalPolicy(allow("PutProjectEvents", []string{"events:PutEvents"}, []*string{p.Bus.EventBusArn()}, nil))
+	}
+
+	// mcp: submit (input/ upload), read results and pages, write exports; drive Bedrock jobs.
+	mcp := f.MCP
+	tableRW(mcp)
+	mcp.Role.AddToPrincipalPolicy(allow("BucketObjects",
+		[]string{"s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"},
+		d.ObjectArns(PrefixInput, PrefixOutput, PrefixResults, PrefixExports), nil))
+	mcp.Role.AddToPrincipalPolicy(allow("BucketList", []string{"s3:ListBucket"}, []*string{d.Bucket.BucketArn()},
+		map[string]interface{}{"StringLike": map[string]interface{}{"s3:prefix": jsii.Strings(
+			PrefixInput+"*", PrefixOutput+"*", PrefixResults+"*", PrefixExports+"*")}}))
+	// CreateModelInvocationJob is authorized on the new job and on the model it runs.
+	createOn := append(append([]*string{}, jobs...), p.Bedrock.ModelArns...)
+	mcp.Role.AddToPrincipalPolicy(allow("CreateBatchJobs", []string{"bedrock:CreateModelInvocationJob"}, createOn, nil))
+	mcp.Role.AddToPrincipalPolicy(allow("ManageBatchJobs",
+		[]string{"bedrock:GetModelInvocationJob", "bedrock:StopModelInvocationJob"}, jobs, nil))
+	// ListModelInvocationJobs has no resource type in IAM: it only takes "*".
+	mcp.Role.AddToPrincipalPolicy(allow("ListBatchJobs", []string{"bedrock:ListModelInvocationJobs"}, jsiiStar(), nil))
+	mcp.Role.AddToPrincipalPolicy(allow("PassBedrockRole", []string{"iam:PassRole"},
+		[]*string{p.Bedrock.Role.RoleArn()},
+		map[string]interface{}{"StringEquals": map[string]interface{}{"iam:PassedToService": bedrockPrincipal}}))
+
+	// bedrock-events: move the job status forward, read counts from Bedrock, announce output.
+	be := f.BedrockEvents
+	tableRW(be)
+	putEvents(be)
+	be.Role.AddToPrincipalPolicy(allow("GetBatchJobs", []string{"bedrock:GetModelInvocationJob"}, jobs, nil))
+
+	// ingest: read Bedrock's output, spill large record outputs to results/, announce completion.
+	in := f.Ingest
+	tableRW(in)
+	putEvents(in)
+	in.Role.AddToPrincipalPolicy(allow("ReadOutput", []string{"s3:GetObject"}, d.ObjectArns(PrefixOutput), nil))
+	in.Role.AddToPrincipalPolicy(allow("ListOutput", []string{"s3:ListBucket"}, []*string{d.Bucket.BucketArn()},
+		map[string]interface{}{"StringLike": map[string]interface{}{"s3:prefix": jsii.Strings(PrefixOutput + "*")}}))
+	in.Role.AddToPrincipalPolicy(allow("WriteResults", []string{"s3:PutObject", "s3:AbortMultipartUpload"},
+		d.ObjectArns(PrefixResults), nil))
+}
+
+func jsiiStar() []*string { return []*string{jsii.String("*")} }

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/mcpbatch/mcpbatch/shared/config"
+)
+
+const bedrockPrincipal = "bedrock.amazonaws.com"
+
+// BedrockRoleProps configure the batch service role.
+type BedrockRoleProps struct {
+	Data   *Data
+	Models []string
+}
+
+// BedrockRole is the service role Bedrock assumes to run this stack's batch jobs:
+// read input/, write output/, invoke only the allowed models.
+type BedrockRole struct {
+	constructs.Construct
+	Role awsiam.Role
+	// ModelArns are the foundation-model and inference-profile ARNs of the allowed models;
+	// the mcp function's CreateModelInvocationJob is scoped to the same list.
+	ModelArns []*string
+}
+
+// NewBedrockRole creates the batch service role.
+func NewBedrockRole(scope constructs.Construct, id string, props *BedrockRoleProps) *BedrockRole {
+	c := constructs.NewConstruct(scope, jsii.String(id))
+	stack := awscdk.Stack_Of(c)
+	b := &BedrockRole{Construct: c, ModelArns: ModelArns(stack, props.Models)}
+	bucket := props.Data.Bucket
+
+	// Confused-deputy guard: only Bedrock jobs in this account and region may assume the role.
+	trust := awsiam.NewServicePrincipal(jsii.String(bedrockPrincipal), &awsiam.ServicePrincipalOpts{
+		Conditions: &map[string]interface{}{
+			"StringEquals": map[string]interface{}{"aws:SourceAccount": stack.Account()},
+			"ArnLike":      map[string]interface{}{"aws:SourceArn": JobArnPattern(stack)},
+		},
+	})
+	// aws:ResourceAccount pins S3 access to a bucket this account owns, even if the
+	// bucket name were ever freed and taken by someone else.
+	sameAccount := &map[string]interface{}{
+		"StringEquals": map[string]interface{}{"aws:ResourceAccount": stack.Account()},
+	}
+	doc := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("InvokeAllowedModels"),
+			Actions:   jsii.Strings("bedrock:InvokeModel"),
+			Resources: &b.ModelArns,
+		}),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("ReadInput"),
+			Actions:    jsii.Strings("s3:GetObject"),
+			Resources:  &[]*string{bucket.ArnForObjects(jsii.String(PrefixInput + "*"))},
+			Conditions: sameAccount,
+		}),
+		// Bedrock lists the input location (and checks the output location) before it starts;
+		// the s3:prefix condition keeps the listing inside those two prefixes.
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("ListInputOutput"),
+			Actions:   jsii.Strings("s3:ListBucket"),
+			Resources: &[]*string{bucket.BucketArn()},
+			Conditions: &map[string]interface{}{
+				"StringEquals": map[string]interface{}{"aws:ResourceAccount": stack.Account()},
+				"StringLike":   map[string]interface{}{"s3:prefix": jsii.Strings(PrefixInput+"*", PrefixOutput+"*")},
+			},
+		}),
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("WriteOutput"),
+			Actions:    jsii.Strings("s3:PutObject"),
+			Resources:  &[]*string{bucket.ArnForObjects(jsii.String(PrefixOutput + "*"))},
+			Conditions: sameAccount,
+		}),
+	}})
+	b.Role = awsiam.NewRole(c, jsii.String("ServiceRole"), &awsiam.RoleProps{
+		AssumedBy:      trust,
+		Description:    jsii.String("Bedrock batch inference service role for mcpbatch jobs"),
+		InlinePolicies: &map[string]awsiam.PolicyDocument{"BatchInference": doc},
+	})
+	return b
+}
+
+// JobArnPattern matches every Bedrock batch job in the stack's account and region. Job ARNs
+// end in an id Bedrock assigns at creation, so they cannot be named in advance.
+func JobArnPattern(stack awscdk.Stack) *string {
+	return stack.FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("bedrock"),
+		Resource:     jsii.String("model-invocation-job"),
+		ResourceName: jsii.String("*"),
+		ArnFormat:    awscdk.ArnFormat_SLASH_RESOURCE_NAME,
+	})
+}
+
+// ModelArns maps model ids to the ARNs InvokeModel is checked against: each base model
+// (config.BaseModel strips a profile's geography prefix) as a foundation-model in any
+// region, since a cross-region profile routes to the base model in other regions of its
+// geography; and each profile id as an inference-profile in this account and region.
+// Foundation models come first, then profiles, each in first-seen order, without duplicates.
+func ModelArns(stack awscdk.Stack, models []string) []*string {
+	var bases, profiles []string
+	seen := map[string]bool{}
+	for _, m := range models {
+		base, isProfile := config.BaseModel(m)
+		if !seen["fm:"+base] {
+			seen["fm:"+base] = true
+			bases = append(bases, base)
+		}
+		if isProfile && !seen["ip:"+m] {
+			seen["ip:"+m] = true
+			profiles = append(profiles, m)
+		}
+	}
+	out := make([]*string, 0, len(bases)+len(profiles))
+	for _, base := range bases {
+		out = append(out, stack.FormatArn(&awscdk.ArnComponents{
+			Service:      jsii.String("bedrock"),
+			Region:       jsii.String("*"),
+			Account:      jsii.String(""),
+			Resource:     jsii.String("foundation-model"),
+			ResourceName: jsii.String(base),
+			ArnFormat:    awscdk.ArnFormat_SLASH_RESOURCE_NAME,
+		}))
+	}
+	for _, p := range profiles {
+		out = append(out, stack.FormatArn(&awscdk.ArnComponents{
+			Service:      jsii.String("bedrock"),
+			Resource:     jsii.String("inference-profile"),
+			ResourceName: jsii.String(p),
+			ArnFormat:    awscdk.ArnFormat_SLASH_RESOURCE_NAME,
+		}))
+	}
+	return out
+}

@@ -1,0 +1,64 @@
+// Command local runs the whole suite in one process for `make dev`: the MCP
+// server on http://127.0.0.1:8787/mcp, SQLite and a folder for storage, and the
+// Bedrock batch simulator reached by the real SDK client over HTTP.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/app"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8787", "listen address")
+	dir := flag.String("dir", ".mcpbatch", "state folder (SQLite store, objects)")
+	step := flag.Duration("sim-step", 2*time.Second, "simulated time between two Bedrock job statuses")
+	failEvery := flag.Int("sim-fail-every", 10, "the simulator fails every Nth record (0: none)")
+	flag.Parse()
+	log := app.Logger()
+	if err := run(*addr, *dir, *step, *failEvery); err != nil {
+		log.Error("make dev", "error", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr, dir string, step time.Duration, failEvery int) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := app.Logger()
+	l, err := app.NewLocal(ctx, app.LocalOptions{Dir: dir, StepDelay: step, FailEvery: failEvery, Log: log})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: l.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(os.Stderr, "mcpbatch dev: MCP server at http://%s/mcp\n"+
+		"  events replay: POST http://%s/local/events\n"+
+		"  Bedrock batch: SIMULATED (test double at %s; outputs are marked [simulated]; every %dth record fails)\n"+
+		"  state: %s/\n", ln.Addr(), ln.Addr(), l.SimURL, failEvery, dir)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}

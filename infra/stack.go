@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// StackProps are the CDK stack props plus this deployment's settings. Tests pass an
+// AssetDir holding placeholder bootstrap files and a fixed account/region.
+type StackProps struct {
+	awscdk.StackProps
+	Settings Settings
+}
+
+// Stack is the whole suite in one stack: data, Bedrock role, bus, functions, routing.
+type Stack struct {
+	awscdk.Stack
+	Settings  Settings
+	Data      *Data
+	Bedrock   *BedrockRole
+	Bus       awsevents.EventBus
+	Functions *Functions
+	Routing   *Routing
+}
+
+// NewStack validates the settings and the function assets, then builds the stack.
+func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack, error) {
+	s := props.Settings
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.CheckAssets(); err != nil {
+		return nil, err
+	}
+	sp := props.StackProps
+	if sp.StackName == nil {
+		sp.StackName = jsii.String(s.StackName)
+	}
+	if sp.Description == nil {
+		sp.Description = jsii.String("mcpbatch: MCP tools for bulk and long-running inference (Bedrock batch)")
+	}
+	st := &Stack{Stack: awscdk.NewStack(scope, jsii.String(id), &sp), Settings: s}
+	stackName := *st.StackName()
+
+	st.Data = NewData(st, "Data")
+	st.Bedrock = NewBedrockRole(st, "Bedrock", &BedrockRoleProps{Data: st.Data, Models: s.BedrockModels})
+	st.Bus = NewProjectBus(st, "Bus", stackName)
+	st.Functions = NewFunctions(st, "Functions", &FunctionsProps{
+		Settings: s, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus,
+	})
+	st.Routing = NewRouting(st, "Routing", &RoutingProps{
+		JobPrefix: s.JobPrefix, Bus: st.Bus, Functions: st.Functions,
+	})
+	st.addOutputs()
+	st.addNagSuppressions()
+	return st, nil
+}
+
+func (s *Stack) output(id, desc string, value *string) {
+	awscdk.NewCfnOutput(s, jsii.String(id), &awscdk.CfnOutputProps{
+		Description: jsii.String(desc),
+		Value:       value,
+	})
+}
+
+func (s *Stack) addOutputs() {
+	url := s.Functions.URL.Url()
+	// The MCP endpoint is served under /mcp, as in local mode (http://127.0.0.1:8787/mcp).
+	endpoint := jsii.String(*url + "mcp")
+	region := *s.Region()
+	s.output("McpUrl", "Function URL of the MCP server (AWS_IAM auth: requests must be SigV4-signed)", url)
+	s.output("TableName", "DynamoDB table (jobs and results)", s.Data.Table.TableName())
+	s.output("BucketName", "S3 data bucket (input/, output/, results/, exports/)", s.Data.Bucket.BucketName())
+	s.output("BusName", "Project EventBridge bus", s.Bus.EventBusName())
+	s.output("BedrockRoleArn", "Service role Bedrock assumes for batch jobs", s.Bedrock.Role.RoleArn())
+	s.output("BedrockEventsDlqUrl", "Dead-letter queue of the bedrock-events function", s.Functions.BedrockEvents.DLQ.QueueUrl())
+	s.output("IngestDlqUrl", "Dead-letter queue of the ingest function", s.Functions.Ingest.DLQ.QueueUrl())
+	// MCP clients cannot SigV4-sign; the AWS MCP proxy bridges stdio to the IAM-authed URL.
+	// The caller's credentials need lambda:InvokeFunctionUrl on the mcp function.
+	s.output("McpProxyCommand", "Run the MCP server locally through the SigV4 proxy",
+		jsii.String(fmt.Sprintf("uvx mcp-proxy-for-aws@latest %s --service lambda --region %s", *endpoint, region)))
+	s.output("McpClientConfig", "Paste into an MCP client's config (mcpServers) for IAM mode",
+		jsii.String(fmt.Sprintf(`{"mcpServers":{"mcpbatch":{"command":"uvx","args":["mcp-proxy-for-aws@latest","%s","--service","lambda","--region","%s"]}}}`,
+			*endpoint, region)))
+}

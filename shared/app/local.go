@@ -1,0 +1,148 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	sdkbedrock "github.com/aws/aws-sdk-go-v2/service/bedrock"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/bus"
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/handler"
+	"github.com/mcpbatch/mcpbatch/shared/ingest"
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/sim"
+	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
+)
+
+// LocalOptions configure make dev.
+type LocalOptions struct {
+	// Dir holds the SQLite store and the object folder (default .mcpbatch).
+	Dir string
+	// StepDelay is the simulator's time between two job statuses.
+	StepDelay time.Duration
+	// FailEvery makes every Nth record fail in the simulator (0: none).
+	FailEvery int
+	// Owner is the identity every local request runs as.
+	Owner string
+	Log   *slog.Logger
+}
+
+// Local is the whole suite in one process: the MCP handler, the event router,
+// the stores and the Bedrock simulator reached over HTTP by the real SDK client.
+type Local struct {
+	Service *service.Service
+	Router  *handler.Router
+	Bus     *bus.Local
+	Sim     *sim.BedrockSim
+	SimURL  string
+	MCP     *mcpserver.Server
+	store   *localstore.Store
+	owner   string
+	log     *slog.Logger
+}
+
+// LocalBucket is the bucket URI local jobs live under (a folder of Dir).
+const LocalBucket = "s3://mcpbatch-local"
+
+// NewLocal builds the local suite and starts the simulator on a loopback port.
+func NewLocal(ctx context.Context, o LocalOptions) (*Local, error) {
+	if o.Dir == "" {
+		o.Dir = ".mcpbatch"
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Owner == "" {
+		o.Owner = "local-dev"
+	}
+	st, err := localstore.Open(filepath.Join(o.Dir, "mcpbatch.db"))
+	if err != nil {
+		return nil, fmt.Errorf("open local store: %w", err)
+	}
+	blobs, err := fsblob.New(filepath.Join(o.Dir, "objects"))
+	if err != nil {
+		return nil, fmt.Errorf("open local objects: %w", err)
+	}
+	l := &Local{store: st, owner: o.Owner, log: o.Log}
+	l.Bus = &bus.Local{Source: config.EventSource, Account: sim.DefaultAccount, Region: sim.DefaultRegion, Log: o.Log,
+		Deliver: func(ctx context.Context, ev []byte) error { return l.Router.Route(ctx, ev) }}
+
+	l.Sim = sim.NewBedrockSim(blobs, func(ctx context.Context, ev []byte) { l.Bus.Send(ev) })
+	l.Sim.StepDelay = o.StepDelay
+	l.Sim.FailEvery = o.FailEvery
+	l.Sim.Log = o.Log.With("component", "bedrock-simulator")
+	if l.SimURL, err = l.Sim.Listen("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	client := sdkbedrock.NewFromConfig(aws.Config{
+		Region:      sim.DefaultRegion,
+		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
+	}, func(opts *sdkbedrock.Options) { opts.BaseEndpoint = aws.String(l.SimURL) })
+
+	l.Service = &service.Service{
+		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log,
+		Bedrock:   &BedrockProvider{Client: bedrock.New(client, o.Log), RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount)},
+		Bucket:    LocalBucket,
+		JobPrefix: config.DefaultJobPrefix,
+		Models:    config.DefaultBedrockModels,
+	}
+	l.Service.Ingester = &ingest.Ingester{Blobs: blobs, Records: st, Checkpoints: l.Service, ResultsPrefix: LocalBucket + "/results", Log: o.Log}
+	l.Router = &handler.Router{
+		Bedrock: &handler.BedrockEvents{Svc: l.Service, Log: o.Log},
+		Ingest:  &handler.Ingest{Svc: l.Service, Log: o.Log},
+	}
+	l.MCP = &mcpserver.Server{Svc: l.Service, Presign: blobs, Log: o.Log, Version: Version}
+	return l, nil
+}
+
+// Handler serves /mcp and /local/events.
+func (l *Local) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", l.MCP.Handler(func(*http.Request) (string, error) { return l.owner, nil }))
+	mux.HandleFunc("POST /local/events", l.postEvent)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	return mux
+}
+
+// postEvent replays an event body exactly as AWS delivers it through the handler
+// a Lambda would run. It answers once the handler has finished.
+func (l *Local) postEvent(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	err = l.Router.Route(r.Context(), body)
+	switch {
+	case errors.Is(err, handler.ErrUnroutable):
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	case err != nil:
+		l.log.Error("replayed event failed", "error", err)
+		http.Error(w, "handler failed: "+err.Error(), http.StatusInternalServerError)
+	default:
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, "handled\n")
+	}
+}
+
+// Close stops the simulator, drains the bus and closes the store.
+func (l *Local) Close() error {
+	err := l.Sim.Close()
+	l.Bus.Wait()
+	return errors.Join(err, l.store.Close())
+}
+
+// Version is stamped by the linker in release builds.
+var Version = "dev"

@@ -1,0 +1,118 @@
+// Package handler holds the Lambda event handlers. Each is a struct with its
+// dependencies as fields; functions/<name>/main.go only builds and starts one.
+// make dev's /local/events endpoint calls the very same handlers.
+package handler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+)
+
+// BedrockEventsService is what BedrockEvents needs.
+type BedrockEventsService interface {
+	OnBedrockEvent(ctx context.Context, ev service.ProviderEvent) error
+}
+
+// BedrockEvents handles "Batch Inference Job State Change" from the default bus.
+type BedrockEvents struct {
+	Svc BedrockEventsService
+	Log *slog.Logger
+}
+
+// Handle applies one state change. A malformed event is logged and acknowledged:
+// retrying it would never succeed.
+func (h *BedrockEvents) Handle(ctx context.Context, ev events.CloudWatchEvent) error {
+	if ev.Source != config.BedrockEventSource || ev.DetailType != config.BedrockDetailType {
+		h.Log.WarnContext(ctx, "unexpected event on the Bedrock rule; ignored", "source", ev.Source, "detail_type", ev.DetailType)
+		return nil
+	}
+	d, err := bedrock.ParseEvent(ev.Detail)
+	if err != nil {
+		h.Log.ErrorContext(ctx, "malformed Bedrock event; ignored", "event_id", ev.ID, "error", err)
+		return nil
+	}
+	return h.Svc.OnBedrockEvent(ctx, service.ProviderEvent{JobName: d.JobName, Ref: d.JobARN, Status: d.Status, Message: d.FailureMessage})
+}
+
+// IngestService is what Ingest needs.
+type IngestService interface {
+	Ingest(ctx context.Context, jobID string) error
+}
+
+// Ingest handles "Job Output Ready" from the project bus.
+type Ingest struct {
+	Svc IngestService
+	Log *slog.Logger
+}
+
+// Handle ingests the job named in the event.
+func (h *Ingest) Handle(ctx context.Context, ev events.CloudWatchEvent) error {
+	var d service.OutputReady
+	if err := json.Unmarshal(ev.Detail, &d); err != nil || d.JobID == "" {
+		h.Log.ErrorContext(ctx, "malformed Job Output Ready event; ignored", "event_id", ev.ID, "error", err)
+		return nil
+	}
+	return h.Svc.Ingest(ctx, d.JobID)
+}
+
+// ErrUnroutable is an event no handler takes; make dev answers it with 400.
+var ErrUnroutable = errors.New("unroutable event")
+
+// Router dispatches an event body exactly as AWS delivers it to the handler a
+// Lambda would run for it.
+type Router struct {
+	Bedrock *BedrockEvents
+	Ingest  *Ingest
+	// Others are extra EventBridge routes keyed by "source|detail-type" (e.g. Job Completed consumers).
+	Others map[string]func(context.Context, events.CloudWatchEvent) error
+}
+
+// Route decodes body and runs the matching handler.
+func (r *Router) Route(ctx context.Context, body []byte) error {
+	var probe struct {
+		Source     string          `json:"source"`
+		DetailType string          `json:"detail-type"`
+		Detail     json.RawMessage `json:"detail"`
+		Records    []struct {
+			EventSource string `json:"EventSource"`
+		} `json:"Records"`
+		Type string `json:"Type"`
+	}
+	if err := json.Unmarshal(body, &probe); err != nil {
+		return fmt.Errorf("%w: body is not JSON: %v", ErrUnroutable, err)
+	}
+	switch {
+	case probe.Source != "" && probe.DetailType != "":
+		var ev events.CloudWatchEvent
+		if err := json.Unmarshal(body, &ev); err != nil {
+			return fmt.Errorf("%w: not an EventBridge event: %v", ErrUnroutable, err)
+		}
+		switch {
+		case ev.Source == config.BedrockEventSource && ev.DetailType == config.BedrockDetailType && r.Bedrock != nil:
+			return r.Bedrock.Handle(ctx, ev)
+		case ev.Source == config.EventSource && ev.DetailType == config.DetailJobOutputReady && r.Ingest != nil:
+			return r.Ingest.Handle(ctx, ev)
+		}
+		if h, ok := r.Others[ev.Source+"|"+ev.DetailType]; ok {
+			return h(ctx, ev)
+		}
+		if ev.Source == config.EventSource {
+			return nil // the project's own notifications (Job Completed) need no consumer
+		}
+		return fmt.Errorf("%w: no rule for source %q detail-type %q (routed: %s/%s, %s/%s)", ErrUnroutable,
+			ev.Source, ev.DetailType, config.BedrockEventSource, config.BedrockDetailType, config.EventSource, config.DetailJobOutputReady)
+	case len(probe.Records) > 0 && probe.Records[0].EventSource == "aws:sns", probe.Type == "Notification":
+		return fmt.Errorf("%w: SNS notifications have no subscriber in this stack yet (SageMaker async events are not wired)", ErrUnroutable)
+	default:
+		return fmt.Errorf("%w: want an EventBridge event (with source and detail-type) or an SNS notification", ErrUnroutable)
+	}
+}

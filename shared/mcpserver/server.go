@@ -1,0 +1,276 @@
+// Package mcpserver exposes the service as MCP tools over the official Go MCP SDK,
+// served as stateless Streamable HTTP (the same handler runs in Lambda and in make dev).
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+)
+
+// Service is what the tools need from the use-case layer.
+type Service interface {
+	Submit(ctx context.Context, req service.SubmitRequest) (*job.Job, error)
+	Get(ctx context.Context, owner, id string) (*job.Job, error)
+	Results(ctx context.Context, owner string, q service.ResultsQuery) ([]job.Record, string, *job.Job, error)
+	Cancel(ctx context.Context, owner, id string) (*job.Job, error)
+	List(ctx context.Context, owner string, q service.ListQuery) ([]*job.Job, string, error)
+}
+
+// Presigner turns a stored big output into a link the caller can fetch.
+type Presigner interface {
+	PresignGet(ctx context.Context, uri string, ttl time.Duration) (string, error)
+}
+
+// Server holds the tool handlers' dependencies.
+type Server struct {
+	Svc     Service
+	Presign Presigner
+	Log     *slog.Logger
+	Version string
+}
+
+// MCP builds the MCP server with every tool registered.
+func (s *Server) MCP() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpbatch", Title: "mcpbatch: batch inference for agents", Version: s.Version}, &mcp.ServerOptions{
+		Instructions: "Run bulk inference that must not block a tool call: submit_batch returns a job_id at once " +
+			"(Bedrock batch inference, about half the on-demand price, results typically within minutes to hours, at most 24 h). " +
+			"Poll get_job until terminal is true, then read results with get_job_results page by page.",
+	})
+	yes, no := true, false
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "submit_batch",
+		Title: "Submit a batch inference job",
+		Description: "Submit 100 or more prompts to Amazon Bedrock batch inference and get a job_id at once (no waiting). " +
+			"Use it for bulk work that can wait minutes to hours: it costs about 50% of on-demand inference. " +
+			"For fewer than 100 prompts, or when you need answers now, call the model directly instead. " +
+			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids ^[A-Za-z0-9_-]{1,64}$ unique, " +
+			"request body up to 6 MB. Next: poll get_job; when terminal, read get_job_results.",
+		Annotations: &mcp.ToolAnnotations{Title: "Submit batch", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: false, OpenWorldHint: &yes},
+	}, s.submit)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "get_job",
+		Title: "Get a batch job's status",
+		Description: "Status and counts of one of your jobs: queued, submitted, validating, in_progress, cancelling, ingesting, then " +
+			"completed, partially_completed (some records failed: see failed), failed, cancelled or expired. " +
+			"Bedrock jobs usually take minutes to hours; poll every minute or so, not in a tight loop.",
+		Annotations: &mcp.ToolAnnotations{Title: "Get job", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+	}, s.getJob)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "get_job_results",
+		Title: "Read a job's results page by page",
+		Description: "Per-record results of a job, including failed records with their error code and message. " +
+			"Filter with status succeeded|failed; page with limit (1..500, default 100) and next_cursor until it is absent. " +
+			"Results appear while the job is ingesting and are complete once get_job says terminal.",
+		Annotations: &mcp.ToolAnnotations{Title: "Get job results", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+	}, s.results)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "cancel_job",
+		Title: "Cancel a batch job",
+		Description: "Stop a job that has not finished. Records already processed are kept and billed; the rest are not run. " +
+			"Cancelling a finished job changes nothing and returns its status.",
+		Annotations: &mcp.ToolAnnotations{Title: "Cancel job", ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &yes},
+	}, s.cancel)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "list_jobs",
+		Title:       "List your batch jobs",
+		Description: "Your jobs, newest first, optionally only those in one status; page with next_cursor.",
+		Annotations: &mcp.ToolAnnotations{Title: "List jobs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+	}, s.list)
+	return srv
+}
+
+func (s *Server) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// call runs one tool with the one structured log line and the error mapping.
+func call[Out any](s *Server, ctx context.Context, req *mcp.CallToolRequest, tool, jobID string, fn func(owner string) (Out, string, string, error)) (*mcp.CallToolResult, Out, error) {
+	start := time.Now()
+	owner := ownerOf(ctx, req)
+	var zero Out
+	if owner == "" {
+		s.log().ErrorContext(ctx, "tool call", "tool", tool, "outcome", "unauthenticated")
+		return nil, zero, &toolErr{msg: "unauthenticated: no caller identity on this request"}
+	}
+	out, summary, gotID, err := fn(owner)
+	if gotID != "" {
+		jobID = gotID
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	s.log().InfoContext(ctx, "tool call", "tool", tool, "owner", owner, "job_id", jobID,
+		"duration_ms", time.Since(start).Milliseconds(), "outcome", outcome)
+	if err != nil {
+		return nil, zero, s.toolError(ctx, tool, err)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: summary}}}, out, nil
+}
+
+func ownerOf(ctx context.Context, req *mcp.CallToolRequest) string {
+	if o := ownerFromContext(ctx); o != "" {
+		return o
+	}
+	if req != nil && req.Extra != nil && req.Extra.Header != nil {
+		return req.Extra.Header.Get(ownerHeader)
+	}
+	return ""
+}
+
+// toolErr is an error the client sees as a tool error (isError) with an actionable text.
+type toolErr struct{ msg string }
+
+func (e *toolErr) Error() string { return e.msg }
+
+// toolError is the one place where errors become what the client reads: the field,
+// the limit and the next step; never a Go error chain or a stack trace.
+func (s *Server) toolError(ctx context.Context, tool string, err error) error {
+	var fe *job.FieldError
+	var me *service.ModelError
+	switch {
+	case errors.As(err, &fe):
+		return &toolErr{msg: fmt.Sprintf("invalid input: %s: %s", fe.Field, fe.Reason)}
+	case errors.As(err, &me):
+		return &toolErr{msg: fmt.Sprintf("invalid input: model: %q is not allowed; use one of: %s", me.Model, strings.Join(me.Allowed, ", "))}
+	case errors.Is(err, service.ErrJobNotFound):
+		return &toolErr{msg: "job not found: check the job_id, or call list_jobs to see your jobs (jobs are deleted after their ttl_days)"}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return &toolErr{msg: tool + " timed out before finishing; nothing already stored was lost; retry the call"}
+	default:
+		s.log().ErrorContext(ctx, "tool failed", "tool", tool, "error", err)
+		return &toolErr{msg: tool + " failed on the server side; nothing already stored was lost; retry shortly, and if it persists check the function's logs"}
+	}
+}
+
+func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in SubmitIn) (*mcp.CallToolResult, JobHandle, error) {
+	return call(s, ctx, req, "submit_batch", "", func(owner string) (JobHandle, string, string, error) {
+		sr := service.SubmitRequest{
+			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,
+			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
+		}
+		sr.Records = make([]job.Input, len(in.Records))
+		for i, r := range in.Records {
+			in := job.Input{ID: r.ID, Prompt: r.Prompt, System: r.System}
+			var err error
+			if len(r.Messages) > 0 {
+				if in.Messages, err = json.Marshal(r.Messages); err != nil {
+					return JobHandle{}, "", "", job.Fieldf(fmt.Sprintf("records[%d].messages", i), "not encodable: %v", err)
+				}
+			}
+			if len(r.ModelInput) > 0 {
+				if in.ModelInput, err = json.Marshal(r.ModelInput); err != nil {
+					return JobHandle{}, "", "", job.Fieldf(fmt.Sprintf("records[%d].model_input", i), "not encodable: %v", err)
+				}
+			}
+			sr.Records[i] = in
+		}
+		sr.Progress = progress(ctx, req)
+		j, err := s.Svc.Submit(ctx, sr)
+		if err != nil {
+			return JobHandle{}, "", "", err
+		}
+		h := JobHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
+			Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt)}
+		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; results stay until %s.",
+			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.ExpiresAt)
+		if j.Status == job.StatusFailed {
+			summary = fmt.Sprintf("Job %s could not be started: %s", j.ID, j.Error)
+		}
+		return h, summary, j.ID, nil
+	})
+}
+
+// progress reports submit progress when the client sent a progressToken.
+func progress(ctx context.Context, req *mcp.CallToolRequest) func(done, total int) {
+	if req == nil || req.Params == nil || req.Session == nil {
+		return nil
+	}
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return nil
+	}
+	return func(done, total int) {
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: token, Progress: float64(done), Total: float64(total),
+			Message: fmt.Sprintf("encoded %d of %d records", done, total),
+		})
+	}
+}
+
+func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in JobIDIn) (*mcp.CallToolResult, JobView, error) {
+	return call(s, ctx, req, "get_job", in.JobID, func(owner string) (JobView, string, string, error) {
+		j, err := s.Svc.Get(ctx, owner, in.JobID)
+		if err != nil {
+			return JobView{}, "", "", err
+		}
+		v := viewOf(j)
+		summary := fmt.Sprintf("Job %s is %s: %d records, %d succeeded, %d failed.", j.ID, j.Status, j.RecordCount, j.Succeeded, j.Failed)
+		if !j.Status.Terminal() {
+			summary += " Not finished yet; poll again in a minute or so."
+		}
+		return v, summary, "", nil
+	})
+}
+
+func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in ResultsIn) (*mcp.CallToolResult, ResultsOut, error) {
+	return call(s, ctx, req, "get_job_results", in.JobID, func(owner string) (ResultsOut, string, string, error) {
+		recs, next, j, err := s.Svc.Results(ctx, owner, service.ResultsQuery{JobID: in.JobID, Status: in.Status, Cursor: in.Cursor, Limit: in.Limit})
+		if err != nil {
+			return ResultsOut{}, "", "", err
+		}
+		out := ResultsOut{JobID: j.ID, JobStatus: string(j.Status), NextCursor: next, Records: make([]RecordOut, 0, len(recs))}
+		for _, r := range recs {
+			ro := RecordOut{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason, ErrorCode: r.ErrorCode,
+				ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+			if r.OutputRef != "" && s.Presign != nil {
+				if ro.OutputURL, err = s.Presign.PresignGet(ctx, r.OutputRef, 15*time.Minute); err != nil {
+					return ResultsOut{}, "", "", fmt.Errorf("presign output of record %s: %w", r.ID, err)
+				}
+			}
+			out.Records = append(out.Records, ro)
+		}
+		summary := fmt.Sprintf("%d results of job %s (%s).", len(out.Records), j.ID, j.Status)
+		if next != "" {
+			summary += " More: call again with cursor=next_cursor."
+		}
+		return out, summary, "", nil
+	})
+}
+
+func (s *Server) cancel(ctx context.Context, req *mcp.CallToolRequest, in JobIDIn) (*mcp.CallToolResult, CancelOut, error) {
+	return call(s, ctx, req, "cancel_job", in.JobID, func(owner string) (CancelOut, string, string, error) {
+		j, err := s.Svc.Cancel(ctx, owner, in.JobID)
+		if err != nil {
+			return CancelOut{}, "", "", err
+		}
+		return CancelOut{JobID: j.ID, Status: string(j.Status)}, fmt.Sprintf("Job %s is %s.", j.ID, j.Status), "", nil
+	})
+}
+
+func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, in ListIn) (*mcp.CallToolResult, ListOut, error) {
+	return call(s, ctx, req, "list_jobs", "", func(owner string) (ListOut, string, string, error) {
+		jobs, next, err := s.Svc.List(ctx, owner, service.ListQuery{Status: in.Status, Cursor: in.Cursor, Limit: in.Limit})
+		if err != nil {
+			return ListOut{}, "", "", err
+		}
+		out := ListOut{NextCursor: next, Jobs: make([]JobView, 0, len(jobs))}
+		for _, j := range jobs {
+			out.Jobs = append(out.Jobs, viewOf(j))
+		}
+		return out, fmt.Sprintf("%d jobs.", len(out.Jobs)), "", nil
+	})
+}

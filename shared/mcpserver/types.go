@@ -1,0 +1,136 @@
+package mcpserver
+
+import (
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+)
+
+// Message is one conversation turn in Anthropic Messages form.
+type Message struct {
+	Role    string `json:"role" jsonschema:"user or assistant"`
+	Content any    `json:"content" jsonschema:"a string, or an array of Anthropic content blocks"`
+}
+
+// RecordIn is one record of submit_batch.
+type RecordIn struct {
+	ID         string         `json:"id,omitempty" jsonschema:"your id for this record, ^[A-Za-z0-9_-]{1,64}$, unique in the job; generated (r00001...) when absent"`
+	Prompt     string         `json:"prompt,omitempty" jsonschema:"a single user message; give prompt, messages or model_input"`
+	Messages   []Message      `json:"messages,omitempty" jsonschema:"a conversation; the last turn is the user's"`
+	System     string         `json:"system,omitempty" jsonschema:"system prompt for this record (overrides the job's)"`
+	ModelInput map[string]any `json:"model_input,omitempty" jsonschema:"raw native model request body, passed through unchanged (for non-Claude models)"`
+}
+
+// SubmitIn is the input of submit_batch.
+type SubmitIn struct {
+	Model       string     `json:"model" jsonschema:"Bedrock model id or inference profile id from the allowed list"`
+	Records     []RecordIn `json:"records" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id"`
+	System      string     `json:"system,omitempty" jsonschema:"system prompt for every record"`
+	MaxTokens   int        `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..64000, default 1024"`
+	Temperature *float64   `json:"temperature,omitempty" jsonschema:"0..1"`
+	Name        string     `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
+	TTLDays     int        `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
+}
+
+// JobHandle is what submit_batch returns.
+type JobHandle struct {
+	JobID       string `json:"job_id"`
+	Status      string `json:"status"`
+	Provider    string `json:"provider"`
+	Model       string `json:"model"`
+	RecordCount int    `json:"record_count"`
+	Parts       int    `json:"provider_jobs" jsonschema:"number of provider jobs the batch was split into"`
+	SubmittedAt string `json:"submitted_at,omitempty"`
+	ExpiresAt   string `json:"expires_at"`
+}
+
+// JobIDIn names a job.
+type JobIDIn struct {
+	JobID string `json:"job_id" jsonschema:"the job_id returned by submit_batch"`
+}
+
+// JobView is what get_job returns.
+type JobView struct {
+	JobID          string `json:"job_id"`
+	Name           string `json:"name,omitempty"`
+	Status         string `json:"status"`
+	ProviderStatus string `json:"provider_status,omitempty"`
+	Provider       string `json:"provider"`
+	Model          string `json:"model"`
+	RecordCount    int    `json:"record_count"`
+	Succeeded      int    `json:"succeeded"`
+	Failed         int    `json:"failed"`
+	BadLines       int    `json:"bad_lines"`
+	InputTokens    int64  `json:"input_tokens"`
+	OutputTokens   int64  `json:"output_tokens"`
+	CreatedAt      string `json:"created_at"`
+	UpdatedAt      string `json:"updated_at"`
+	CompletedAt    string `json:"completed_at,omitempty"`
+	ExpiresAt      string `json:"expires_at"`
+	Error          string `json:"error,omitempty"`
+	Terminal       bool   `json:"terminal" jsonschema:"true once the status will not change again"`
+}
+
+// ResultsIn is the input of get_job_results.
+type ResultsIn struct {
+	JobID  string `json:"job_id"`
+	Status string `json:"status,omitempty" jsonschema:"all (default), succeeded or failed"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"records per page, 1..500, default 100"`
+}
+
+// RecordOut is one result.
+type RecordOut struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	Output       string `json:"output,omitempty"`
+	OutputURL    string `json:"output_url,omitempty" jsonschema:"presigned link to an output too big to inline"`
+	StopReason   string `json:"stop_reason,omitempty"`
+	ErrorCode    string `json:"error_code,omitempty"`
+	ErrorMessage string `json:"error_message,omitempty"`
+	InputTokens  int64  `json:"input_tokens,omitempty"`
+	OutputTokens int64  `json:"output_tokens,omitempty"`
+}
+
+// ResultsOut is a page of results.
+type ResultsOut struct {
+	JobID      string      `json:"job_id"`
+	JobStatus  string      `json:"job_status"`
+	Records    []RecordOut `json:"records"`
+	NextCursor string      `json:"next_cursor,omitempty"`
+}
+
+// CancelOut is what cancel_job returns.
+type CancelOut struct {
+	JobID  string `json:"job_id"`
+	Status string `json:"status"`
+}
+
+// ListIn is the input of list_jobs.
+type ListIn struct {
+	Status string `json:"status,omitempty" jsonschema:"only jobs in this status"`
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"1..500, default 100"`
+}
+
+// ListOut is a page of jobs.
+type ListOut struct {
+	Jobs       []JobView `json:"jobs"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func viewOf(j *job.Job) JobView {
+	return JobView{
+		JobID: j.ID, Name: j.Name, Status: string(j.Status), ProviderStatus: j.ProviderStatus, Provider: j.Provider,
+		Model: j.Model, RecordCount: j.RecordCount, Succeeded: j.Succeeded, Failed: j.Failed, BadLines: j.BadLines,
+		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt),
+		CompletedAt: ts(j.CompletedAt), ExpiresAt: ts(j.ExpiresAt), Error: j.Error, Terminal: j.Status.Terminal(),
+	}
+}

@@ -1,0 +1,205 @@
+package bedrock
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+)
+
+// AnthropicVersion is the Messages API version Bedrock's Claude models take.
+const AnthropicVersion = "bedrock-2023-05-31"
+
+// IsClaude reports whether a model id (base id, cross-region inference profile id,
+// or either's ARN) names an Anthropic Claude model, whose modelInput is an
+// Anthropic Messages body.
+func IsClaude(model string) bool {
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:] // foundation-model/... or inference-profile/... ARN
+	}
+	base, _ := config.BaseModel(model)
+	return strings.HasPrefix(base, "anthropic.")
+}
+
+// inputLine is one line of Bedrock's input JSONL.
+type inputLine struct {
+	RecordID   string          `json:"recordId"`
+	ModelInput json.RawMessage `json:"modelInput"`
+}
+
+// claudeBody is Claude's native InvokeModel body (Anthropic Messages format).
+type claudeBody struct {
+	AnthropicVersion string          `json:"anthropic_version"`
+	MaxTokens        int             `json:"max_tokens"`
+	System           string          `json:"system,omitempty"`
+	Messages         json.RawMessage `json:"messages"`
+	Temperature      *float64        `json:"temperature,omitempty"`
+}
+
+type message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// EncodeRecord encodes one record as a line of Bedrock input JSONL (without the
+// trailing newline): {"recordId": ..., "modelInput": {...}}. Bad input is a
+// *job.FieldError whose Field is relative to the record ("messages[1].role");
+// EncodeRecordAt names the record too.
+func EncodeRecord(model string, in job.Input, p job.Params) ([]byte, error) {
+	return EncodeRecordAt(-1, model, in, p)
+}
+
+// EncodeRecordAt is EncodeRecord for record i of a submission: field names in
+// errors read "records[i].messages".
+func EncodeRecordAt(i int, model string, in job.Input, p job.Params) ([]byte, error) {
+	f := func(name string) string {
+		if i < 0 {
+			return name
+		}
+		return fmt.Sprintf("records[%d].%s", i, name)
+	}
+	if !job.ValidRecordID(in.ID) {
+		return nil, job.Fieldf(f("id"), "must match %s, got %q", job.RecordIDPattern, in.ID)
+	}
+	set := 0
+	for _, ok := range []bool{in.Prompt != "", len(in.Messages) > 0, len(in.ModelInput) > 0} {
+		if ok {
+			set++
+		}
+	}
+	if set > 1 {
+		return nil, job.Fieldf(f("prompt"), "set only one of prompt, messages or model_input")
+	}
+	var body []byte
+	switch {
+	case len(in.ModelInput) > 0:
+		if in.System != "" {
+			return nil, job.Fieldf(f("system"), "system applies to prompt or messages; put it inside model_input")
+		}
+		if !isObject(in.ModelInput) {
+			return nil, job.Fieldf(f("model_input"), "must be a JSON object (the model's native request body)")
+		}
+		body = in.ModelInput // passed through as given; the encoder only compacts it
+	case !IsClaude(model):
+		return nil, job.Fieldf(f("model_input"), "model %s is not an Anthropic Claude model: give its native request body in model_input", model)
+	default:
+		var err error
+		if body, err = claudeInput(f, in, p); err != nil {
+			return nil, err
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // prompts are full of <tags>; keep them readable
+	if err := enc.Encode(inputLine{RecordID: in.ID, ModelInput: body}); err != nil {
+		return nil, job.Fieldf(f("model_input"), "not valid JSON: %v", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+func claudeInput(f func(string) string, in job.Input, p job.Params) ([]byte, error) {
+	body := claudeBody{AnthropicVersion: AnthropicVersion, MaxTokens: p.MaxTokens, System: p.System, Temperature: p.Temperature}
+	if body.MaxTokens == 0 {
+		body.MaxTokens = job.DefaultMaxTokens
+	}
+	if body.MaxTokens < 0 {
+		return nil, job.Fieldf("maxTokens", "must be positive, got %d", body.MaxTokens)
+	}
+	if t := body.Temperature; t != nil && (*t < 0 || *t > 1) {
+		return nil, job.Fieldf("temperature", "must be 0..1 for Claude, got %g", *t)
+	}
+	if in.System != "" {
+		body.System = in.System
+	}
+	switch {
+	case in.Prompt != "":
+		msgs, err := json.Marshal([]message{{Role: "user", Content: mustString(in.Prompt)}})
+		if err != nil {
+			return nil, job.Fieldf(f("prompt"), "cannot encode: %v", err)
+		}
+		body.Messages = msgs
+	case len(in.Messages) > 0:
+		if err := validateMessages(f, in.Messages); err != nil {
+			return nil, err
+		}
+		body.Messages = in.Messages
+	default:
+		return nil, job.Fieldf(f("prompt"), "one of prompt, messages or model_input is required")
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
+		return nil, job.Fieldf(f("messages"), "cannot encode: %v", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// validateMessages checks the shape Claude needs: a non-empty array of
+// {role: user|assistant, content: non-empty string or array}.
+func validateMessages(f func(string) string, raw json.RawMessage) error {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || !isArray(raw) {
+		return job.Fieldf(f("messages"), "must be a JSON array of {role, content}")
+	}
+	if len(items) == 0 {
+		return job.Fieldf(f("messages"), "must not be empty")
+	}
+	for j, item := range items {
+		name := fmt.Sprintf("messages[%d]", j)
+		var m message
+		if !isObject(item) || json.Unmarshal(item, &m) != nil {
+			return job.Fieldf(f(name), "must be an object {role, content}")
+		}
+		if m.Role != "user" && m.Role != "assistant" {
+			return job.Fieldf(f(name+".role"), `must be "user" or "assistant", got %q`, m.Role)
+		}
+		if j == 0 && m.Role != "user" {
+			return job.Fieldf(f(name+".role"), `the first message must be from "user"`)
+		}
+		if !nonEmptyContent(m.Content) {
+			return job.Fieldf(f(name+".content"), "must be a non-empty string or array of content blocks")
+		}
+	}
+	return nil
+}
+
+func nonEmptyContent(c json.RawMessage) bool {
+	c = bytes.TrimSpace(c)
+	switch {
+	case len(c) == 0:
+		return false
+	case c[0] == '"':
+		var s string
+		return json.Unmarshal(c, &s) == nil && s != ""
+	case c[0] == '[':
+		var blocks []json.RawMessage
+		return json.Unmarshal(c, &blocks) == nil && len(blocks) > 0
+	}
+	return false
+}
+
+func mustString(s string) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a Go string always encodes
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+}
+
+func isObject(b []byte) bool { return firstByte(b) == '{' && json.Valid(b) }
+func isArray(b []byte) bool  { return firstByte(b) == '[' }
+
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c
+	}
+	return 0
+}

@@ -1,0 +1,314 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/ingest"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// ProviderEvent is a provider's state change for one provider job.
+type ProviderEvent struct {
+	JobName string // provider job name: <prefix>-<job id>[-p<n>]
+	Ref     string // provider job ARN
+	Status  string // provider's word
+	Message string
+}
+
+// OutputReady is the detail of "Job Output Ready".
+type OutputReady struct {
+	JobID    string `json:"jobId"`
+	Provider string `json:"provider"`
+}
+
+// Completed is the detail of "Job Completed".
+type Completed struct {
+	JobID        string     `json:"jobId"`
+	Provider     string     `json:"provider"`
+	Model        string     `json:"model"`
+	Status       job.Status `json:"status"`
+	RecordCount  int        `json:"recordCount"`
+	Succeeded    int        `json:"succeeded"`
+	Failed       int        `json:"failed"`
+	BadLines     int        `json:"badLines"`
+	InputTokens  int64      `json:"inputTokens"`
+	OutputTokens int64      `json:"outputTokens"`
+	CompletedAt  string     `json:"completedAt"`
+}
+
+// ParseJobName maps a provider job name back to (job id, part index) without a lookup.
+func (s *Service) ParseJobName(name string) (id string, part int, ok bool) {
+	rest, ok := strings.CutPrefix(name, s.JobPrefix+"-")
+	if !ok {
+		return "", 0, false
+	}
+	id, suffix, hasPart := strings.Cut(rest, "-p")
+	if !job.ValidID(id) {
+		return "", 0, false
+	}
+	if !hasPart {
+		return id, 0, true
+	}
+	n, err := strconv.Atoi(suffix)
+	if err != nil || n < 1 {
+		return "", 0, false
+	}
+	return id, n - 1, true
+}
+
+// OnBedrockEvent applies a Bedrock state change. It is idempotent and order
+// tolerant: a status never moves back, duplicates change nothing, and events for
+// jobs we do not know are acknowledged and ignored (the default bus carries every
+// batch job in the account).
+func (s *Service) OnBedrockEvent(ctx context.Context, ev ProviderEvent) error {
+	log := s.log().With("job_name", ev.JobName, "provider_status", ev.Status)
+	id, idx, ok := s.ParseJobName(ev.JobName)
+	if !ok {
+		log.InfoContext(ctx, "event for a job this stack did not create; ignored")
+		return nil
+	}
+	outcome, ok := job.BedrockOutcome(ev.Status)
+	if !ok {
+		log.WarnContext(ctx, "unknown Bedrock status; ignored")
+		return nil
+	}
+	now := s.now()
+	var moved bool
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		moved = false
+		if idx >= len(j.Parts) {
+			return fmt.Errorf("%w: job %s has %d parts, event names part %d", errUnknownPart, id, len(j.Parts), idx+1)
+		}
+		p := &j.Parts[idx]
+		if p.Ref == "" && ev.Ref != "" {
+			p.Ref = ev.Ref
+			moved = true
+		}
+		if job.CanMove(p.Status, outcome.Status) {
+			p.Status = outcome.Status
+			p.ProviderStatus = ev.Status
+			if ev.Message != "" {
+				p.Message = ev.Message
+			}
+			moved = true
+		}
+		if !moved {
+			return store.ErrNoChange
+		}
+		j.LastEventAt = now
+		j.ProviderStatus = ev.Status
+		s.settle(j, now)
+		return nil
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		log.InfoContext(ctx, "event for an unknown or expired job; ignored", "job_id", id)
+		return nil
+	case errors.Is(err, errUnknownPart):
+		log.WarnContext(ctx, "event for an unknown part; ignored", "error", err)
+		return nil
+	case errors.Is(err, store.ErrNoChange):
+		log.InfoContext(ctx, "duplicate or late event; status unchanged", "job_id", id, "status", j.Status)
+	case err != nil:
+		return fmt.Errorf("apply %s to job %s: %w", ev.Status, id, err)
+	default:
+		log.InfoContext(ctx, "job status applied", "job_id", id, "status", j.Status)
+	}
+	return s.afterStatus(ctx, j)
+}
+
+var errUnknownPart = errors.New("unknown part")
+
+// afterStatus publishes what a status calls for. Publishing "Job Output Ready" is
+// recorded on the job, so a retried event republishes only when the first try failed.
+func (s *Service) afterStatus(ctx context.Context, j *job.Job) error {
+	switch {
+	case j.Status == job.StatusIngesting && !j.OutputReadyPublished:
+		if err := s.Bus.Publish(ctx, config.DetailJobOutputReady, OutputReady{JobID: j.ID, Provider: j.Provider}); err != nil {
+			return fmt.Errorf("publish output ready for %s: %w", j.ID, err)
+		}
+		_, err := s.Store.UpdateJob(ctx, j.ID, func(j *job.Job) error {
+			if j.OutputReadyPublished {
+				return store.ErrNoChange
+			}
+			j.OutputReadyPublished = true
+			return nil
+		})
+		if err != nil && !errors.Is(err, store.ErrNoChange) {
+			return fmt.Errorf("record output ready for %s: %w", j.ID, err)
+		}
+	case j.Status == job.StatusFailed:
+		s.publishCompleted(ctx, j)
+	}
+	return nil
+}
+
+func (s *Service) publishCompleted(ctx context.Context, j *job.Job) {
+	err := s.Bus.Publish(ctx, config.DetailJobCompleted, Completed{
+		JobID: j.ID, Provider: j.Provider, Model: j.Model, Status: j.Status, RecordCount: j.RecordCount,
+		Succeeded: j.Succeeded, Failed: j.Failed, BadLines: j.BadLines, InputTokens: j.InputTokens,
+		OutputTokens: j.OutputTokens, CompletedAt: j.CompletedAt.Format("2006-01-02T15:04:05Z"),
+	})
+	if err != nil {
+		// Job Completed is a notification for downstream pipelines; the job item is the truth.
+		s.log().ErrorContext(ctx, "publish job completed", "job_id", j.ID, "error", err)
+	}
+}
+
+// Ingest reads a finished job's output into the store, resuming from its
+// checkpoint, then settles the final status and counts. Re-running it on a job
+// already finished does nothing.
+func (s *Service) Ingest(ctx context.Context, id string) error {
+	log := s.log().With("job_id", id)
+	j, err := s.Store.GetJob(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		log.InfoContext(ctx, "output ready for an unknown or expired job; ignored")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load job %s: %w", id, err)
+	}
+	if j.Status != job.StatusIngesting {
+		log.InfoContext(ctx, "job is not waiting for ingest; nothing to do", "status", j.Status)
+		return nil
+	}
+	var files []ingest.File
+	var missingOK = map[int]bool{}
+	for _, p := range j.Parts {
+		if p.Status != job.StatusIngesting || p.Ref == "" {
+			continue
+		}
+		outs, _ := s.Bedrock.OutputFiles(p)
+		for _, f := range outs {
+			files = append(files, ingest.File{Part: p.Index, URI: f})
+		}
+		// A stopped or expired job may have written nothing.
+		missingOK[p.Index] = p.ProviderStatus == job.BedrockStopped || p.ProviderStatus == job.BedrockExpired
+	}
+	known, err := s.loadIDs(ctx, j)
+	if err != nil {
+		return err
+	}
+	res, err := s.ingestFiles(ctx, j, files, missingOK, known)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		if j.Status != job.StatusIngesting {
+			return store.ErrNoChange
+		}
+		j.Succeeded, j.Failed, j.BadLines = res.Succeeded, res.Failed, res.BadLines
+		j.InputTokens, j.OutputTokens = res.InputTokens, res.OutputTokens
+		final := j.FinalStatus
+		if final == "" {
+			final = job.StatusCompleted
+		}
+		// Never report success without counting failures: missing records count as failures too.
+		if final == job.StatusCompleted && (j.Failed > 0 || j.Succeeded < j.RecordCount) {
+			final = job.StatusPartiallyCompleted
+		}
+		if missing := j.RecordCount - j.Succeeded - j.Failed; missing > 0 && final != job.StatusCancelled && final != job.StatusExpired {
+			j.Error = strings.TrimPrefix(j.Error+fmt.Sprintf("; %d records had no result in the provider output", missing), "; ")
+		}
+		if res.BadLines > 0 {
+			j.Error = strings.TrimPrefix(j.Error+fmt.Sprintf("; %d output lines could not be read (%s)", res.BadLines, res.BadLineSummary()), "; ")
+		}
+		for i := range j.Parts {
+			if j.Parts[i].Status == job.StatusIngesting {
+				j.Parts[i].Status = final
+			}
+		}
+		j.Status = final
+		j.Checkpoint = nil
+		j.CompletedAt = now
+		return nil
+	})
+	if errors.Is(err, store.ErrNoChange) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("finalize job %s: %w", id, err)
+	}
+	log.InfoContext(ctx, "job ingested", "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed, "bad_lines", j.BadLines)
+	s.publishCompleted(ctx, j)
+	return nil
+}
+
+func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.File, missingOK map[int]bool, known func(string) bool) (ingest.Result, error) {
+	for {
+		res, err := s.Ingester.Ingest(ctx, j, files, s.Bedrock.ParseOutputLine, known)
+		if err == nil {
+			return res, nil
+		}
+		var nf *ingest.MissingFileError
+		if errors.As(err, &nf) && missingOK[nf.File.Part] {
+			files = removeFile(files, nf.File)
+			continue
+		}
+		return res, fmt.Errorf("ingest job %s: %w", j.ID, err)
+	}
+}
+
+func removeFile(files []ingest.File, f ingest.File) []ingest.File {
+	out := files[:0:0]
+	for _, x := range files {
+		if x != f {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// loadIDs reads the job's record ids written at submit.
+func (s *Service) loadIDs(ctx context.Context, j *job.Job) (func(string) bool, error) {
+	rc, err := s.Blobs.Open(ctx, idsURI(j), 0)
+	if errors.Is(err, blob.ErrNotFound) {
+		s.log().WarnContext(ctx, "record id list missing; unknown record ids will not be detected", "job_id", j.ID)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open record ids of %s: %w", j.ID, err)
+	}
+	defer rc.Close()
+	ids := make(map[string]struct{}, j.RecordCount)
+	sc := bufio.NewScanner(rc)
+	for sc.Scan() {
+		ids[sc.Text()] = struct{}{}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read record ids of %s: %w", j.ID, err)
+	}
+	return func(id string) bool { _, ok := ids[id]; return ok }, nil
+}
+
+// ownerTag identifies an owner in provider tags without exposing the principal.
+func ownerTag(owner string) string {
+	h := sha256.Sum256([]byte(owner))
+	return hex.EncodeToString(h[:8])
+}
+
+// SaveCheckpoint records ingest progress on the job, only while it is still ingesting.
+func (s *Service) SaveCheckpoint(ctx context.Context, jobID string, cp job.Checkpoint) error {
+	_, err := s.Store.UpdateJob(ctx, jobID, func(j *job.Job) error {
+		if j.Status != job.StatusIngesting {
+			return store.ErrNoChange
+		}
+		j.Checkpoint = &cp
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) {
+		return fmt.Errorf("save checkpoint of %s: %w", jobID, err)
+	}
+	return nil
+}

@@ -1,0 +1,284 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+)
+
+// SubmitRequest is a batch as a user submits it.
+type SubmitRequest struct {
+	Owner    string
+	Model    string
+	Name     string
+	Records  []job.Input
+	Params   job.Params
+	TTLDays  int
+	Progress func(done, total int) // optional, for long submits
+}
+
+// ErrQuotaFull is returned by a provider when its concurrent-job quota is used up.
+var ErrQuotaFull = errors.New("provider job quota full")
+
+const maxNameLen = 128
+
+// Submit validates a batch, writes the provider input to object storage, starts the
+// provider job(s) and returns the job at once.
+func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, error) {
+	if err := s.validate(&req); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	id := job.NewID(now)
+	n := len(req.Records)
+	parts := splitParts(n, s.maxPerPart())
+	j := &job.Job{
+		ID: id, Owner: req.Owner, Name: req.Name, Provider: job.ProviderBedrock, Model: req.Model,
+		Status: job.StatusQueued, RecordCount: n, Shards: job.ShardsFor(n), TTLDays: req.TTLDays,
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
+		InputURI:  blob.Join(s.Bucket, "input", id),
+		OutputURI: blob.Join(s.Bucket, "output", id),
+	}
+	start := 0
+	for i, size := range parts {
+		p := job.Part{
+			Index: i, Name: job.PartName(s.JobPrefix, id, i, len(parts)), Status: job.StatusQueued,
+			RecordCount: size,
+			InputURI:    blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
+			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
+		}
+		if err := s.writeInput(ctx, p.InputURI, req, start, start+size); err != nil {
+			return nil, err
+		}
+		start += size
+		j.Parts = append(j.Parts, p)
+	}
+	if err := s.writeIDs(ctx, j, req.Records); err != nil {
+		return nil, err
+	}
+	if err := s.Store.CreateJob(ctx, j); err != nil {
+		return nil, fmt.Errorf("store job %s: %w", id, err)
+	}
+	return s.startParts(ctx, id)
+}
+
+// startParts submits every queued part. A full provider quota leaves the part
+// queued; any other provider error fails the job with the provider's message.
+func (s *Service) startParts(ctx context.Context, id string) (*job.Job, error) {
+	j, err := s.Store.GetJob(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("reload job %s: %w", id, err)
+	}
+	for _, p := range j.Parts {
+		if p.Status != job.StatusQueued {
+			continue
+		}
+		ref, err := s.Bedrock.Submit(ctx, BatchSubmit{
+			Name: p.Name, ClientToken: p.Name, Model: j.Model, InputURI: p.InputURI, OutputURI: p.OutputURI,
+			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": ownerTag(j.Owner)},
+		})
+		now := s.now()
+		if errors.Is(err, ErrQuotaFull) {
+			s.log().WarnContext(ctx, "provider quota full; part stays queued", "job_id", j.ID, "part", p.Name)
+			continue
+		}
+		idx := p.Index
+		j, err = s.updatePart(ctx, id, idx, func(part *job.Part) {
+			if err != nil {
+				part.Status = job.StatusFailed
+				part.ProviderStatus = job.BedrockFailed
+				part.Message = "submit failed: " + err.Error()
+				return
+			}
+			part.Ref = ref
+			if job.CanMove(part.Status, job.StatusSubmitted) {
+				part.Status = job.StatusSubmitted
+				part.ProviderStatus = job.BedrockSubmitted
+			}
+		}, now)
+		if err != nil {
+			return nil, err
+		}
+		if j.SubmittedAt.IsZero() && ref != "" {
+			j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error { j.SubmittedAt = now; return nil })
+			if err != nil {
+				return nil, fmt.Errorf("stamp submit of %s: %w", id, err)
+			}
+		}
+	}
+	if j.Status == job.StatusFailed {
+		s.publishCompleted(ctx, j)
+	}
+	return j, nil
+}
+
+func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*job.Part), now time.Time) (*job.Job, error) {
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		if idx < 0 || idx >= len(j.Parts) {
+			return fmt.Errorf("job %s has no part %d", id, idx)
+		}
+		fn(&j.Parts[idx])
+		s.settle(j, now)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update job %s part %d: %w", id, idx, err)
+	}
+	return j, nil
+}
+
+// splitParts divides n records into the fewest provider jobs of at most max each,
+// balanced so no part falls under the provider minimum.
+func splitParts(n, max int) []int {
+	k := (n + max - 1) / max
+	if k <= 1 {
+		return []int{n}
+	}
+	out := make([]int, k)
+	for i := range out {
+		out[i] = n / k
+		if i < n%k {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// writeInput streams the provider-native JSONL of records[from:to] to uri.
+func (s *Service) writeInput(ctx context.Context, uri string, req SubmitRequest, from, to int) error {
+	pr, pw := io.Pipe()
+	go func() {
+		w := bufio.NewWriterSize(pw, 256<<10)
+		for i := from; i < to; i++ {
+			line, err := s.Bedrock.EncodeRecord(i, req.Model, req.Records[i], req.Params)
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			w.Write(line)
+			w.WriteByte('\n')
+			if req.Progress != nil && (i+1)%1000 == 0 {
+				req.Progress(i+1, len(req.Records))
+			}
+		}
+		pw.CloseWithError(w.Flush())
+	}()
+	if _, err := s.Blobs.Put(ctx, uri, pr, "application/jsonl"); err != nil {
+		pr.CloseWithError(err)
+		var fe *job.FieldError
+		if errors.As(err, &fe) {
+			return fe
+		}
+		return fmt.Errorf("write input %s: %w", uri, err)
+	}
+	return nil
+}
+
+// writeIDs stores the record ids so ingest can tell an unknown recordId from a real one.
+func (s *Service) writeIDs(ctx context.Context, j *job.Job, recs []job.Input) error {
+	pr, pw := io.Pipe()
+	go func() {
+		w := bufio.NewWriter(pw)
+		for _, r := range recs {
+			w.WriteString(r.ID)
+			w.WriteByte('\n')
+		}
+		pw.CloseWithError(w.Flush())
+	}()
+	if _, err := s.Blobs.Put(ctx, idsURI(j), pr, "text/plain"); err != nil {
+		return fmt.Errorf("write record ids of %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+func idsURI(j *job.Job) string { return blob.Join(j.InputURI, "ids.txt") }
+
+func (s *Service) validate(req *SubmitRequest) error {
+	if req.Model == "" {
+		return job.Fieldf("model", "required; allowed models: %v", s.Models)
+	}
+	if !slices.Contains(s.Models, req.Model) {
+		return &ModelError{Model: req.Model, Allowed: s.Models}
+	}
+	if len(req.Name) > maxNameLen {
+		return job.Fieldf("name", "at most %d characters (got %d)", maxNameLen, len(req.Name))
+	}
+	switch {
+	case req.TTLDays == 0:
+		req.TTLDays = job.DefaultTTLDays
+	case req.TTLDays < job.MinTTLDays || req.TTLDays > job.MaxTTLDays:
+		return job.Fieldf("ttl_days", "must be %d..%d (got %d)", job.MinTTLDays, job.MaxTTLDays, req.TTLDays)
+	}
+	switch {
+	case req.Params.MaxTokens == 0:
+		req.Params.MaxTokens = job.DefaultMaxTokens
+	case req.Params.MaxTokens < 1 || req.Params.MaxTokens > 64000:
+		return job.Fieldf("max_tokens", "must be 1..64000 (got %d)", req.Params.MaxTokens)
+	}
+	if t := req.Params.Temperature; t != nil && (*t < 0 || *t > 1) {
+		return job.Fieldf("temperature", "must be 0..1 (got %g)", *t)
+	}
+	n := len(req.Records)
+	switch {
+	case n == 0:
+		return job.Fieldf("records", "empty; a Bedrock batch needs at least %d records", s.minRecords())
+	case n < s.minRecords():
+		return job.Fieldf("records", "%d records is under Bedrock batch inference's minimum of %d per job; add records, or call the model on demand for small sets", n, s.minRecords())
+	}
+	seen := make(map[string]int, n)
+	for i := range req.Records {
+		r := &req.Records[i]
+		if r.ID == "" {
+			continue
+		}
+		if !job.ValidRecordID(r.ID) {
+			return job.Fieldf(fmt.Sprintf("records[%d].id", i), "%q must match %s", truncate(r.ID, 80), job.RecordIDPattern)
+		}
+		if prev, dup := seen[r.ID]; dup {
+			return job.Fieldf(fmt.Sprintf("records[%d].id", i), "duplicate id %q (also records[%d].id); ids must be unique within a job", r.ID, prev)
+		}
+		seen[r.ID] = i
+	}
+	next := 1
+	for i := range req.Records {
+		r := &req.Records[i]
+		if r.ID != "" {
+			continue
+		}
+		for {
+			id := fmt.Sprintf("r%05d", next)
+			next++
+			if _, taken := seen[id]; !taken {
+				r.ID = id
+				seen[id] = i
+				break
+			}
+		}
+	}
+	for i, r := range req.Records {
+		set := 0
+		for _, b := range []bool{r.Prompt != "", len(r.Messages) > 0, len(r.ModelInput) > 0} {
+			if b {
+				set++
+			}
+		}
+		if set != 1 {
+			return job.Fieldf(fmt.Sprintf("records[%d]", i), "give exactly one of prompt, messages or model_input (got %d)", set)
+		}
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

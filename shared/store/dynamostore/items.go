@@ -1,0 +1,354 @@
+package dynamostore
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store/internal/storeutil"
+)
+
+// Attribute and key names of the single-table design (DESIGN §4). The CDK
+// stack declares the same names; change them together.
+const (
+	attrPK      = "PK"
+	attrSK      = "SK"
+	attrGSI1PK  = "GSI1PK"
+	attrGSI1SK  = "GSI1SK"
+	attrGSI2PK  = "GSI2PK"
+	attrGSI2SK  = "GSI2SK"
+	attrExpires = "expiresAt"
+	attrStatus  = "status"
+	attrVersion = "version"
+
+	attrParts      = "parts"
+	attrCheckpoint = "checkpoint"
+
+	// IndexOwner lists an owner's jobs, newest first.
+	IndexOwner = "GSI1"
+	// IndexInFlight is sparse: only non-terminal jobs carry its keys.
+	IndexInFlight = "GSI2"
+	// TTLAttribute is the table's TTL attribute (epoch seconds).
+	TTLAttribute = attrExpires
+
+	skJob       = "META"
+	skRecPrefix = "REC#"
+)
+
+// sortTimeLayout is fixed width (always nine fraction digits, always UTC) so
+// that sort keys order by time as strings; RFC3339Nano trims zeros and would not.
+const sortTimeLayout = "2006-01-02T15:04:05.000000000Z"
+
+func sortTime(t time.Time) string { return t.UTC().Format(sortTimeLayout) }
+
+func jobPK(id string) string { return "JOB#" + id }
+
+func recordPK(jobID string, shard int) string { return "JOB#" + jobID + "#" + strconv.Itoa(shard) }
+
+func recordSK(id string) string { return skRecPrefix + id }
+
+func ownerPK(owner string) string { return "OWNER#" + owner }
+
+func inFlightPK(provider string) string { return "INFLIGHT#" + provider }
+
+// jobItem is a job as DynamoDB attributes: real attributes, so the console,
+// exports and filter expressions can see them. Parts and Checkpoint are nested
+// maps added beside it (see encodeJob).
+type jobItem struct {
+	PK     string `dynamodbav:"PK"`
+	SK     string `dynamodbav:"SK"`
+	GSI1PK string `dynamodbav:"GSI1PK"`
+	GSI1SK string `dynamodbav:"GSI1SK"`
+	// Sparse index keys: absent once the job is terminal, so it leaves GSI2.
+	GSI2PK    string `dynamodbav:"GSI2PK,omitempty"`
+	GSI2SK    string `dynamodbav:"GSI2SK,omitempty"`
+	ExpiresAt int64  `dynamodbav:"expiresAt,omitempty"`
+
+	ID                   string `dynamodbav:"id"`
+	Owner                string `dynamodbav:"owner"`
+	Name                 string `dynamodbav:"name,omitempty"`
+	Provider             string `dynamodbav:"provider"`
+	Model                string `dynamodbav:"model,omitempty"`
+	Status               string `dynamodbav:"status"`
+	ProviderStatus       string `dynamodbav:"providerStatus,omitempty"`
+	FinalStatus          string `dynamodbav:"finalStatus,omitempty"`
+	InputURI             string `dynamodbav:"inputUri,omitempty"`
+	OutputURI            string `dynamodbav:"outputUri,omitempty"`
+	RecordCount          int    `dynamodbav:"recordCount"`
+	Succeeded            int    `dynamodbav:"succeeded"`
+	Failed               int    `dynamodbav:"failed"`
+	BadLines             int    `dynamodbav:"badLines"`
+	InputTokens          int64  `dynamodbav:"inputTokens"`
+	OutputTokens         int64  `dynamodbav:"outputTokens"`
+	Shards               int    `dynamodbav:"shards"`
+	Error                string `dynamodbav:"error,omitempty"`
+	OutputReadyPublished bool   `dynamodbav:"outputReadyPublished,omitempty"`
+	TTLDays              int    `dynamodbav:"ttlDays"`
+	CreatedAt            string `dynamodbav:"createdAt"`
+	UpdatedAt            string `dynamodbav:"updatedAt"`
+	SubmittedAt          string `dynamodbav:"submittedAt,omitempty"`
+	CompletedAt          string `dynamodbav:"completedAt,omitempty"`
+	LastEventAt          string `dynamodbav:"lastEventAt,omitempty"`
+	Version              int64  `dynamodbav:"version"`
+}
+
+// nestedOpts encode job.Part and job.Checkpoint by their json tags, so the
+// nested maps use the same camelCase names as the API and stay in step when
+// the domain types gain fields.
+func nestedEncOpts(o *attributevalue.EncoderOptions) { o.TagKey = "json" }
+func nestedDecOpts(o *attributevalue.DecoderOptions) { o.TagKey = "json" }
+
+func encodeJob(j *job.Job) (map[string]types.AttributeValue, error) {
+	it := jobItem{
+		PK:                   jobPK(j.ID),
+		SK:                   skJob,
+		GSI1PK:               ownerPK(j.Owner),
+		GSI1SK:               sortTime(j.CreatedAt) + "#" + j.ID,
+		ExpiresAt:            storeutil.ExpiresUnix(j.ExpiresAt),
+		ID:                   j.ID,
+		Owner:                j.Owner,
+		Name:                 j.Name,
+		Provider:             j.Provider,
+		Model:                j.Model,
+		Status:               string(j.Status),
+		ProviderStatus:       j.ProviderStatus,
+		FinalStatus:          string(j.FinalStatus),
+		InputURI:             j.InputURI,
+		OutputURI:            j.OutputURI,
+		RecordCount:          j.RecordCount,
+		Succeeded:            j.Succeeded,
+		Failed:               j.Failed,
+		BadLines:             j.BadLines,
+		InputTokens:          j.InputTokens,
+		OutputTokens:         j.OutputTokens,
+		Shards:               j.Shards,
+		Error:                j.Error,
+		OutputReadyPublished: j.OutputReadyPublished,
+		TTLDays:              j.TTLDays,
+		CreatedAt:            formatTime(j.CreatedAt),
+		UpdatedAt:            formatTime(j.UpdatedAt),
+		SubmittedAt:          formatTime(j.SubmittedAt),
+		CompletedAt:          formatTime(j.CompletedAt),
+		LastEventAt:          formatTime(j.LastEventAt),
+		Version:              j.Version,
+	}
+	if !j.Status.Terminal() {
+		it.GSI2PK = inFlightPK(j.Provider)
+		it.GSI2SK = sortTime(j.UpdatedAt) + "#" + j.ID
+	}
+	m, err := attributevalue.MarshalMap(&it)
+	if err != nil {
+		return nil, fmt.Errorf("encode job %s: %w", j.ID, err)
+	}
+	if len(j.Parts) > 0 {
+		av, err := attributevalue.MarshalWithOptions(j.Parts, nestedEncOpts)
+		if err != nil {
+			return nil, fmt.Errorf("encode job %s parts: %w", j.ID, err)
+		}
+		m[attrParts] = av
+	}
+	if j.Checkpoint != nil {
+		av, err := attributevalue.MarshalWithOptions(j.Checkpoint, nestedEncOpts)
+		if err != nil {
+			return nil, fmt.Errorf("encode job %s checkpoint: %w", j.ID, err)
+		}
+		m[attrCheckpoint] = av
+	}
+	return m, nil
+}
+
+func decodeJob(m map[string]types.AttributeValue) (*job.Job, error) {
+	var it jobItem
+	if err := attributevalue.UnmarshalMap(m, &it); err != nil {
+		return nil, fmt.Errorf("decode job item: %w", err)
+	}
+	j := &job.Job{
+		ID:                   it.ID,
+		Owner:                it.Owner,
+		Name:                 it.Name,
+		Provider:             it.Provider,
+		Model:                it.Model,
+		Status:               job.Status(it.Status),
+		ProviderStatus:       it.ProviderStatus,
+		FinalStatus:          job.Status(it.FinalStatus),
+		InputURI:             it.InputURI,
+		OutputURI:            it.OutputURI,
+		RecordCount:          it.RecordCount,
+		Succeeded:            it.Succeeded,
+		Failed:               it.Failed,
+		BadLines:             it.BadLines,
+		InputTokens:          it.InputTokens,
+		OutputTokens:         it.OutputTokens,
+		Shards:               it.Shards,
+		Error:                it.Error,
+		OutputReadyPublished: it.OutputReadyPublished,
+		TTLDays:              it.TTLDays,
+		ExpiresAt:            storeutil.FromExpiresUnix(it.ExpiresAt),
+		Version:              it.Version,
+	}
+	var err error
+	for _, f := range []struct {
+		dst *time.Time
+		src string
+	}{
+		{&j.CreatedAt, it.CreatedAt}, {&j.UpdatedAt, it.UpdatedAt}, {&j.SubmittedAt, it.SubmittedAt},
+		{&j.CompletedAt, it.CompletedAt}, {&j.LastEventAt, it.LastEventAt},
+	} {
+		if *f.dst, err = parseTime(f.src); err != nil {
+			return nil, fmt.Errorf("decode job %s: %w", it.ID, err)
+		}
+	}
+	if av, ok := m[attrParts]; ok {
+		if err := attributevalue.UnmarshalWithOptions(av, &j.Parts, nestedDecOpts); err != nil {
+			return nil, fmt.Errorf("decode job %s parts: %w", it.ID, err)
+		}
+	}
+	if av, ok := m[attrCheckpoint]; ok {
+		if err := attributevalue.UnmarshalWithOptions(av, &j.Checkpoint, nestedDecOpts); err != nil {
+			return nil, fmt.Errorf("decode job %s checkpoint: %w", it.ID, err)
+		}
+	}
+	return j, nil
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("parse time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
+
+// recordItem is one result. A long output is stored gzip-compressed in
+// OutputGz (Binary) when that is smaller: write units are billed per KB.
+type recordItem struct {
+	PK           string `dynamodbav:"PK"`
+	SK           string `dynamodbav:"SK"`
+	ExpiresAt    int64  `dynamodbav:"expiresAt,omitempty"`
+	JobID        string `dynamodbav:"jobId"`
+	ID           string `dynamodbav:"recordId"`
+	Status       string `dynamodbav:"status"`
+	Output       string `dynamodbav:"output,omitempty"`
+	OutputGz     []byte `dynamodbav:"outputGz,omitempty"`
+	OutputRef    string `dynamodbav:"outputRef,omitempty"`
+	StopReason   string `dynamodbav:"stopReason,omitempty"`
+	ErrorCode    string `dynamodbav:"errorCode,omitempty"`
+	ErrorMessage string `dynamodbav:"errorMessage,omitempty"`
+	InputTokens  int64  `dynamodbav:"inputTokens,omitempty"`
+	OutputTokens int64  `dynamodbav:"outputTokens,omitempty"`
+}
+
+// compressMin is the output length from which compression is tried: below
+// one write unit (1 KB) it cannot lower the cost.
+const compressMin = 1024
+
+func encodeRecord(jobID string, shards int, r *job.Record) (map[string]types.AttributeValue, error) {
+	it := recordItem{
+		PK:           recordPK(jobID, job.RecordShard(r.ID, shards)),
+		SK:           recordSK(r.ID),
+		ExpiresAt:    storeutil.ExpiresUnix(r.ExpiresAt),
+		JobID:        jobID,
+		ID:           r.ID,
+		Status:       string(r.Status),
+		Output:       r.Output,
+		OutputRef:    r.OutputRef,
+		StopReason:   r.StopReason,
+		ErrorCode:    r.ErrorCode,
+		ErrorMessage: r.ErrorMessage,
+		InputTokens:  r.InputTokens,
+		OutputTokens: r.OutputTokens,
+	}
+	if len(r.Output) > compressMin {
+		gz, err := gzipString(r.Output)
+		if err != nil {
+			return nil, fmt.Errorf("compress record %s output: %w", r.ID, err)
+		}
+		if len(gz) < len(r.Output) {
+			it.Output, it.OutputGz = "", gz
+		}
+	}
+	m, err := attributevalue.MarshalMap(&it)
+	if err != nil {
+		return nil, fmt.Errorf("encode record %s: %w", r.ID, err)
+	}
+	return m, nil
+}
+
+func decodeRecord(m map[string]types.AttributeValue) (job.Record, error) {
+	var it recordItem
+	if err := attributevalue.UnmarshalMap(m, &it); err != nil {
+		return job.Record{}, fmt.Errorf("decode record item: %w", err)
+	}
+	out := it.Output
+	if it.OutputGz != nil {
+		s, err := gunzipString(it.OutputGz)
+		if err != nil {
+			return job.Record{}, fmt.Errorf("decompress record %s output: %w", it.ID, err)
+		}
+		out = s
+	}
+	return job.Record{
+		JobID:        it.JobID,
+		ID:           it.ID,
+		Status:       job.RecordStatus(it.Status),
+		Output:       out,
+		OutputRef:    it.OutputRef,
+		StopReason:   it.StopReason,
+		ErrorCode:    it.ErrorCode,
+		ErrorMessage: it.ErrorMessage,
+		InputTokens:  it.InputTokens,
+		OutputTokens: it.OutputTokens,
+		ExpiresAt:    storeutil.FromExpiresUnix(it.ExpiresAt),
+	}, nil
+}
+
+func gzipString(s string) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.WriteString(zw, s); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// maxInflated bounds decompression: no stored output is longer than this.
+const maxInflated = 4 * job.MaxInlineOutputBytes
+
+func gunzipString(b []byte) (string, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return "", err
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(io.LimitReader(zr, maxInflated+1))
+	if err != nil {
+		return "", err
+	}
+	if len(out) > maxInflated {
+		return "", fmt.Errorf("inflated output over %d bytes", maxInflated)
+	}
+	return string(out), nil
+}

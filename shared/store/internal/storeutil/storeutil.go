@@ -1,0 +1,106 @@
+// Package storeutil holds the rules both store adapters share (page limits,
+// expiry, cursor encoding, record checks), so localstore and dynamostore
+// cannot drift apart on what the store contract means.
+package storeutil
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// PageLimit clamps a requested page size to 1..job.MaxPageSize, with
+// job.DefaultPageSize for an unset (zero or negative) limit.
+func PageLimit(n int) int {
+	if n <= 0 {
+		return job.DefaultPageSize
+	}
+	return min(n, job.MaxPageSize)
+}
+
+// ExpiresUnix is the TTL value stored for t: epoch seconds, 0 for "never".
+func ExpiresUnix(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+// FromExpiresUnix is the inverse of ExpiresUnix.
+func FromExpiresUnix(s int64) time.Time {
+	if s == 0 {
+		return time.Time{}
+	}
+	return time.Unix(s, 0).UTC()
+}
+
+// Live reports whether an item with TTL exp (epoch seconds, 0 = never) is
+// still visible at now. It matches DynamoDB's rule: expired once exp <= now.
+func Live(exp int64, now time.Time) bool {
+	return exp == 0 || exp > now.Unix()
+}
+
+// Shards clamps a shard count to at least 1.
+func Shards(n int) int { return max(1, n) }
+
+// CheckRecords rejects records no adapter may store, before anything is
+// written, so a batch never half-lands because of one bad record.
+func CheckRecords(recs []job.Record) error {
+	for i := range recs {
+		r := &recs[i]
+		if r.ID == "" {
+			return fmt.Errorf("record %d: empty record id", i)
+		}
+		if len(r.Output) > job.MaxInlineOutputBytes {
+			return fmt.Errorf("record %s: output of %d bytes (limit %d): %w",
+				r.ID, len(r.Output), job.MaxInlineOutputBytes, store.ErrTooLarge)
+		}
+	}
+	return nil
+}
+
+// Dedupe keeps the last record of each id, in first-seen order: a batch
+// carrying one id twice is an idempotent overwrite, and DynamoDB rejects a
+// BatchWriteItem with duplicate keys.
+func Dedupe(recs []job.Record) []job.Record {
+	idx := make(map[string]int, len(recs))
+	out := make([]job.Record, 0, len(recs))
+	for _, r := range recs {
+		if i, ok := idx[r.ID]; ok {
+			out[i] = r
+			continue
+		}
+		idx[r.ID] = len(out)
+		out = append(out, r)
+	}
+	return out
+}
+
+// EncodeCursor makes an opaque page cursor: base64url of the JSON of v.
+func EncodeCursor(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode cursor: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// DecodeCursor parses a cursor made by EncodeCursor into v; anything else is
+// an error wrapping store.ErrBadCursor.
+func DecodeCursor(s string, v any) error {
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+	if err != nil {
+		return fmt.Errorf("%w: not base64url", store.ErrBadCursor)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %v", store.ErrBadCursor, err)
+	}
+	return nil
+}

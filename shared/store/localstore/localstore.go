@@ -1,0 +1,551 @@
+// Package localstore is the store.Store adapter over embedded SQLite
+// (modernc.org/sqlite, pure Go) for `make dev` and tests: the same contract as
+// dynamostore, no AWS account needed.
+package localstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+	"github.com/mcpbatch/mcpbatch/shared/store/internal/storeutil"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// schemaVersion is kept in PRAGMA user_version so a later release can migrate.
+const schemaVersion = 1
+
+// The job and record documents are JSON; the columns beside them exist only to
+// key, filter and order, mirroring the DynamoDB keys and indexes.
+const schema = `
+CREATE TABLE IF NOT EXISTS jobs (
+	id         TEXT PRIMARY KEY,
+	owner      TEXT NOT NULL,
+	provider   TEXT NOT NULL,
+	status     TEXT NOT NULL,
+	terminal   INTEGER NOT NULL,
+	created_at INTEGER NOT NULL, -- unix nanoseconds
+	updated_at INTEGER NOT NULL, -- unix nanoseconds
+	expires_at INTEGER,          -- unix seconds, NULL = never
+	version    INTEGER NOT NULL,
+	doc        TEXT NOT NULL
+);
+-- owner listing, newest first (GSI1)
+CREATE INDEX IF NOT EXISTS jobs_owner ON jobs (owner, created_at DESC, id DESC);
+-- in-flight listing, oldest first; partial, so terminal jobs leave it (sparse GSI2)
+CREATE INDEX IF NOT EXISTS jobs_inflight ON jobs (provider, updated_at, id) WHERE terminal = 0;
+CREATE TABLE IF NOT EXISTS records (
+	job_id     TEXT NOT NULL,
+	shard      INTEGER NOT NULL,
+	record_id  TEXT NOT NULL,
+	status     TEXT NOT NULL,
+	expires_at INTEGER,
+	doc        TEXT NOT NULL,
+	PRIMARY KEY (job_id, shard, record_id)
+) WITHOUT ROWID;
+`
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithNow sets the clock used for expiry filtering and UpdatedAt stamps (tests).
+func WithNow(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// WithBusyTimeout sets how long a write waits for another process holding the
+// database lock (default 10s).
+func WithBusyTimeout(d time.Duration) Option { return func(s *Store) { s.busyTimeout = d } }
+
+// Store is the SQLite adapter. It is safe for concurrent use.
+type Store struct {
+	db          *sql.DB
+	now         func() time.Time
+	busyTimeout time.Duration
+	// writeMu serialises this process's write transactions, so goroutines
+	// queue in Go instead of spinning in SQLite's busy handler; the busy
+	// timeout still covers other processes sharing the file.
+	writeMu sync.Mutex
+	// tmpDir is removed on Close when the store was opened as ":memory:".
+	tmpDir string
+}
+
+// Open opens (creating if needed) the database at path. The path ":memory:"
+// (or "") gives a private database in a temporary file, removed on Close: a
+// real file, so WAL and concurrent connections behave as in `make dev`.
+func Open(path string, opts ...Option) (*Store, error) {
+	s := &Store{now: time.Now, busyTimeout: 10 * time.Second}
+	for _, o := range opts {
+		o(s)
+	}
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file::memory:") {
+		dir, err := os.MkdirTemp("", "mcpbatch-localstore-")
+		if err != nil {
+			return nil, fmt.Errorf("localstore: temp dir: %w", err)
+		}
+		s.tmpDir = dir
+		path = filepath.Join(dir, "store.db")
+	} else if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("localstore: create %s: %w", dir, err)
+		}
+	}
+	// _txlock=immediate: a read-modify-write transaction takes the write lock
+	// up front, so it never fails with SQLITE_BUSY when upgrading its snapshot.
+	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate",
+		path, s.busyTimeout.Milliseconds())
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		s.cleanup()
+		return nil, fmt.Errorf("localstore: open %s: %w", path, err)
+	}
+	s.db = db
+	if err := s.migrate(context.Background()); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("localstore: read schema version: %w", err)
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("localstore: database schema %d is newer than this build (%d)", v, schemaVersion)
+	}
+	if _, err := s.db.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("localstore: create schema: %w", err)
+	}
+	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return fmt.Errorf("localstore: set schema version: %w", err)
+	}
+	return nil
+}
+
+// Close closes the database (and removes it when it was a ":memory:" store).
+func (s *Store) Close() error {
+	var err error
+	if s.db != nil {
+		err = s.db.Close()
+	}
+	s.cleanup()
+	return err
+}
+
+func (s *Store) cleanup() {
+	if s.tmpDir != "" {
+		_ = os.RemoveAll(s.tmpDir)
+		s.tmpDir = ""
+	}
+}
+
+// Purge deletes expired jobs and records, as DynamoDB's TTL sweeper does, so a
+// long-lived local database does not grow without bound. Reads already hide
+// expired items; this only reclaims space.
+func (s *Store) Purge(ctx context.Context) (int64, error) {
+	now := s.now().Unix()
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	var n int64
+	for _, q := range []string{
+		"DELETE FROM records WHERE expires_at IS NOT NULL AND expires_at <= ?",
+		"DELETE FROM jobs WHERE expires_at IS NOT NULL AND expires_at <= ?",
+	} {
+		res, err := s.db.ExecContext(ctx, q, now)
+		if err != nil {
+			return n, fmt.Errorf("localstore: purge: %w", err)
+		}
+		c, _ := res.RowsAffected()
+		n += c
+	}
+	return n, nil
+}
+
+// liveClause filters out expired rows; its one argument is now in epoch seconds.
+const liveClause = "(expires_at IS NULL OR expires_at > ?)"
+
+// CreateJob implements store.Store.
+func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
+	now := s.now()
+	if j.CreatedAt.IsZero() {
+		j.CreatedAt = now
+	}
+	if j.UpdatedAt.IsZero() {
+		j.UpdatedAt = j.CreatedAt
+	}
+	j.Version = 1
+	doc, cols, err := encodeJob(j)
+	if err != nil {
+		return err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	// An expired job that TTL has not swept yet does not hold its id, as in DynamoDB.
+	res, err := s.db.ExecContext(ctx, `
+INSERT INTO jobs (id, owner, provider, status, terminal, created_at, updated_at, expires_at, version, doc)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET
+	owner = excluded.owner, provider = excluded.provider, status = excluded.status,
+	terminal = excluded.terminal, created_at = excluded.created_at, updated_at = excluded.updated_at,
+	expires_at = excluded.expires_at, version = excluded.version, doc = excluded.doc
+WHERE jobs.expires_at IS NOT NULL AND jobs.expires_at <= ?`,
+		j.ID, cols.owner, cols.provider, cols.status, cols.terminal, cols.created, cols.updated, cols.expires, j.Version, doc,
+		now.Unix())
+	if err != nil {
+		return fmt.Errorf("localstore: create job %s: %w", j.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("create job %s: %w", j.ID, store.ErrExists)
+	}
+	return nil
+}
+
+// GetJob implements store.Store.
+func (s *Store) GetJob(ctx context.Context, id string) (*job.Job, error) {
+	var doc string
+	err := s.db.QueryRowContext(ctx, "SELECT doc FROM jobs WHERE id = ? AND "+liveClause, id, s.now().Unix()).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("localstore: get job %s: %w", id, err)
+	}
+	return decodeJob(doc)
+}
+
+// UpdateJob implements store.Store. The read, fn and write run in one
+// immediate transaction, so concurrent updates serialise instead of racing.
+func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("localstore: update job %s: begin: %w", id, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+
+	now := s.now()
+	var doc string
+	err = tx.QueryRowContext(ctx, "SELECT doc FROM jobs WHERE id = ? AND "+liveClause, id, now.Unix()).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("localstore: update job %s: read: %w", id, err)
+	}
+	cur, err := decodeJob(doc)
+	if err != nil {
+		return nil, err
+	}
+	// fn works on its own copy, so a mutator that gives up half way cannot
+	// leak its edits into the job returned with ErrNoChange.
+	work, err := decodeJob(doc)
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(work); err != nil {
+		if errors.Is(err, store.ErrNoChange) {
+			return cur, err
+		}
+		return nil, err
+	}
+	work.ID = id
+	work.Version = cur.Version + 1
+	work.UpdatedAt = now
+	newDoc, cols, err := encodeJob(work)
+	if err != nil {
+		return nil, err
+	}
+	res, err := tx.ExecContext(ctx, `
+UPDATE jobs SET owner = ?, provider = ?, status = ?, terminal = ?, created_at = ?, updated_at = ?,
+	expires_at = ?, version = ?, doc = ?
+WHERE id = ? AND version = ?`,
+		cols.owner, cols.provider, cols.status, cols.terminal, cols.created, cols.updated, cols.expires, work.Version, newDoc,
+		id, cur.Version)
+	if err != nil {
+		return nil, fmt.Errorf("localstore: update job %s: write: %w", id, err)
+	}
+	// Another process changed the row despite the lock (should not happen
+	// with an immediate transaction): report it rather than lose its write.
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil, fmt.Errorf("update job %s: %w", id, store.ErrConflict)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("localstore: update job %s: commit: %w", id, err)
+	}
+	// Return what was stored (normalised times), exactly as GetJob would.
+	return decodeJob(newDoc)
+}
+
+// jobCursor is the keyset position after the last job of a page.
+type jobCursor struct {
+	Owner   string `json:"o"`
+	Created int64  `json:"c"`
+	ID      string `json:"id"`
+}
+
+// ListJobs implements store.Store.
+func (s *Store) ListJobs(ctx context.Context, owner string, q store.JobQuery) ([]*job.Job, string, error) {
+	limit := storeutil.PageLimit(q.Limit)
+	where := []string{"owner = ?", liveClause}
+	args := []any{owner, s.now().Unix()}
+	if q.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, string(q.Status))
+	}
+	if q.Cursor != "" {
+		var c jobCursor
+		if err := storeutil.DecodeCursor(q.Cursor, &c); err != nil {
+			return nil, "", err
+		}
+		if c.Owner != owner || c.ID == "" {
+			return nil, "", fmt.Errorf("%w: not a cursor of this listing", store.ErrBadCursor)
+		}
+		where = append(where, "(created_at, id) < (?, ?)")
+		args = append(args, c.Created, c.ID)
+	}
+	// One extra row tells whether another page exists, so the last page has no cursor.
+	args = append(args, limit+1)
+	rows, err := s.db.QueryContext(ctx, "SELECT doc, created_at FROM jobs WHERE "+strings.Join(where, " AND ")+
+		" ORDER BY created_at DESC, id DESC LIMIT ?", args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("localstore: list jobs of %s: %w", owner, err)
+	}
+	defer rows.Close()
+	var (
+		jobs    []*job.Job
+		created []int64
+	)
+	for rows.Next() {
+		var (
+			doc string
+			c   int64
+		)
+		if err := rows.Scan(&doc, &c); err != nil {
+			return nil, "", fmt.Errorf("localstore: list jobs of %s: %w", owner, err)
+		}
+		j, err := decodeJob(doc)
+		if err != nil {
+			return nil, "", err
+		}
+		jobs = append(jobs, j)
+		created = append(created, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("localstore: list jobs of %s: %w", owner, err)
+	}
+	if len(jobs) <= limit {
+		return jobs, "", nil
+	}
+	jobs = jobs[:limit]
+	next, err := storeutil.EncodeCursor(jobCursor{Owner: owner, Created: created[limit-1], ID: jobs[limit-1].ID})
+	return jobs, next, err
+}
+
+// ListInFlight implements store.Store.
+func (s *Store) ListInFlight(ctx context.Context, provider string, updatedBefore time.Time, limit int) ([]*job.Job, error) {
+	rows, err := s.db.QueryContext(ctx, `
+SELECT doc FROM jobs
+WHERE provider = ? AND terminal = 0 AND updated_at < ? AND `+liveClause+`
+ORDER BY updated_at, id LIMIT ?`,
+		provider, updatedBefore.UnixNano(), s.now().Unix(), storeutil.PageLimit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("localstore: list in-flight %s jobs: %w", provider, err)
+	}
+	defer rows.Close()
+	var jobs []*job.Job
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("localstore: list in-flight %s jobs: %w", provider, err)
+		}
+		j, err := decodeJob(doc)
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("localstore: list in-flight %s jobs: %w", provider, err)
+	}
+	return jobs, nil
+}
+
+// PutRecords implements store.Store: one transaction, upserting by key.
+func (s *Store) PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error {
+	if err := storeutil.CheckRecords(recs); err != nil {
+		return fmt.Errorf("put records of job %s: %w", jobID, err)
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	shards = storeutil.Shards(shards)
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("localstore: put records of job %s: begin: %w", jobID, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	stmt, err := tx.PrepareContext(ctx, `
+INSERT INTO records (job_id, shard, record_id, status, expires_at, doc) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (job_id, shard, record_id) DO UPDATE SET
+	status = excluded.status, expires_at = excluded.expires_at, doc = excluded.doc`)
+	if err != nil {
+		return fmt.Errorf("localstore: put records of job %s: prepare: %w", jobID, err)
+	}
+	defer stmt.Close()
+	for _, r := range recs {
+		r.JobID = jobID
+		r.ExpiresAt = storeutil.FromExpiresUnix(storeutil.ExpiresUnix(r.ExpiresAt))
+		doc, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("localstore: encode record %s: %w", r.ID, err)
+		}
+		if _, err := stmt.ExecContext(ctx, jobID, job.RecordShard(r.ID, shards), r.ID, string(r.Status),
+			nullInt(storeutil.ExpiresUnix(r.ExpiresAt)), string(doc)); err != nil {
+			return fmt.Errorf("localstore: put record %s of job %s: %w", r.ID, jobID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("localstore: put records of job %s: commit: %w", jobID, err)
+	}
+	return nil
+}
+
+// recordCursor is the keyset position after the last record of a page.
+type recordCursor struct {
+	JobID string `json:"j"`
+	Shard int    `json:"s"`
+	ID    string `json:"id"`
+}
+
+// ListRecords implements store.Store: shard by shard, by record id within a
+// shard (byte order, as DynamoDB sorts sort keys).
+func (s *Store) ListRecords(ctx context.Context, jobID string, shards int, q store.RecordQuery) ([]job.Record, string, error) {
+	limit := storeutil.PageLimit(q.Limit)
+	shards = storeutil.Shards(shards)
+	where := []string{"job_id = ?", "shard < ?", liveClause}
+	args := []any{jobID, shards, s.now().Unix()}
+	if q.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, string(q.Status))
+	}
+	if q.Cursor != "" {
+		var c recordCursor
+		if err := storeutil.DecodeCursor(q.Cursor, &c); err != nil {
+			return nil, "", err
+		}
+		if c.JobID != jobID || c.Shard < 0 || c.Shard >= shards || c.ID == "" {
+			return nil, "", fmt.Errorf("%w: not a cursor of this listing", store.ErrBadCursor)
+		}
+		where = append(where, "(shard, record_id) > (?, ?)")
+		args = append(args, c.Shard, c.ID)
+	}
+	args = append(args, limit+1)
+	rows, err := s.db.QueryContext(ctx, "SELECT shard, doc FROM records WHERE "+strings.Join(where, " AND ")+
+		" ORDER BY shard, record_id LIMIT ?", args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("localstore: list records of job %s: %w", jobID, err)
+	}
+	defer rows.Close()
+	var (
+		recs     []job.Record
+		shardsOf []int
+	)
+	for rows.Next() {
+		var (
+			shard int
+			doc   string
+		)
+		if err := rows.Scan(&shard, &doc); err != nil {
+			return nil, "", fmt.Errorf("localstore: list records of job %s: %w", jobID, err)
+		}
+		var r job.Record
+		if err := json.Unmarshal([]byte(doc), &r); err != nil {
+			return nil, "", fmt.Errorf("localstore: decode record of job %s: %w", jobID, err)
+		}
+		recs = append(recs, r)
+		shardsOf = append(shardsOf, shard)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("localstore: list records of job %s: %w", jobID, err)
+	}
+	if len(recs) <= limit {
+		return recs, "", nil
+	}
+	recs = recs[:limit]
+	next, err := storeutil.EncodeCursor(recordCursor{JobID: jobID, Shard: shardsOf[limit-1], ID: recs[limit-1].ID})
+	return recs, next, err
+}
+
+// jobCols are the indexed columns derived from a job.
+type jobCols struct {
+	owner, provider, status string
+	terminal                bool
+	created, updated        int64
+	expires                 any
+}
+
+// encodeJob normalises a job's times (UTC, ExpiresAt to the second, as
+// dynamostore keeps them) and returns its JSON document and columns.
+func encodeJob(j *job.Job) (string, jobCols, error) {
+	c := *j
+	c.CreatedAt = utc(c.CreatedAt)
+	c.UpdatedAt = utc(c.UpdatedAt)
+	c.SubmittedAt = utc(c.SubmittedAt)
+	c.CompletedAt = utc(c.CompletedAt)
+	c.LastEventAt = utc(c.LastEventAt)
+	exp := storeutil.ExpiresUnix(c.ExpiresAt)
+	c.ExpiresAt = storeutil.FromExpiresUnix(exp)
+	doc, err := json.Marshal(&c)
+	if err != nil {
+		return "", jobCols{}, fmt.Errorf("localstore: encode job %s: %w", j.ID, err)
+	}
+	return string(doc), jobCols{
+		owner:    c.Owner,
+		provider: c.Provider,
+		status:   string(c.Status),
+		terminal: c.Status.Terminal(),
+		created:  c.CreatedAt.UnixNano(),
+		updated:  c.UpdatedAt.UnixNano(),
+		expires:  nullInt(exp),
+	}, nil
+}
+
+func decodeJob(doc string) (*job.Job, error) {
+	var j job.Job
+	if err := json.Unmarshal([]byte(doc), &j); err != nil {
+		return nil, fmt.Errorf("localstore: decode job: %w", err)
+	}
+	return &j, nil
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.Round(0).UTC()
+}
+
+// nullInt stores 0 ("never") as NULL.
+func nullInt(v int64) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
