@@ -48,11 +48,11 @@ lint:
 
 ## synth: the CloudFormation template into cdk.out/ (no AWS account needed).
 synth: build .cdk/node_modules/.bin/cdk
-	$(CDK) synth --quiet
+	$(CDK) synth --quiet $(CDK_ARGS)
 
 ## deploy: build and deploy the stack to the account in your AWS credentials.
 deploy: build .cdk/node_modules/.bin/cdk
-	$(CDK) deploy --require-approval broadening
+	$(CDK) deploy --require-approval broadening $(CDK_ARGS)
 
 .cdk/node_modules/.bin/cdk:
 	@echo "installing the AWS CDK CLI under .cdk/ (npm)"

@@ -30,7 +30,7 @@ func allow(sid string, actions []string, resources []*string, conditions map[str
 }
 
 func grantAccess(f *Functions, p *FunctionsProps) {
-	stack := awscdk.Stack_Of(f)
+	stack := awscdk.Stack_Of(f.Scope)
 	d := p.Data
 	jobs := []*string{JobArnPattern(stack)}
 
@@ -54,6 +54,10 @@ func grantAccess(f *Functions, p *FunctionsProps) {
 	// CreateModelInvocationJob is authorized on the new job and on the model it runs.
 	createOn := append(append([]*string{}, jobs...), p.Bedrock.ModelArns...)
 	mcp.Role.AddToPrincipalPolicy(allow("CreateBatchJobs", []string{"bedrock:CreateModelInvocationJob"}, createOn, nil))
+	// Submit tags each job (mcpbatch:job, mcpbatch:owner-hash); tagging on create is authorized
+	// as bedrock:TagResource on the new job, limited here to the suite's own tag keys.
+	mcp.Role.AddToPrincipalPolicy(allow("TagBatchJobs", []string{"bedrock:TagResource"}, jobs,
+		map[string]interface{}{"ForAllValues:StringLike": map[string]interface{}{"aws:TagKeys": jsii.Strings("mcpbatch:*")}}))
 	mcp.Role.AddToPrincipalPolicy(allow("ManageBatchJobs",
 		[]string{"bedrock:GetModelInvocationJob", "bedrock:StopModelInvocationJob"}, jobs, nil))
 	// ListModelInvocationJobs has no resource type in IAM: it only takes "*".

@@ -20,8 +20,10 @@ type BedrockRoleProps struct {
 // BedrockRole is the service role Bedrock assumes to run this stack's batch jobs:
 // read input/, write output/, invoke only the allowed models.
 type BedrockRole struct {
-	constructs.Construct
-	Role awsiam.Role
+	// Scope is the construct that groups these resources (not embedded, so the Go
+	// wrapper can never be handed to jsii as a construct by mistake).
+	Scope constructs.Construct
+	Role  awsiam.Role
 	// ModelArns are the foundation-model and inference-profile ARNs of the allowed models;
 	// the mcp function's CreateModelInvocationJob is scoped to the same list.
 	ModelArns []*string
@@ -31,7 +33,7 @@ type BedrockRole struct {
 func NewBedrockRole(scope constructs.Construct, id string, props *BedrockRoleProps) *BedrockRole {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	stack := awscdk.Stack_Of(c)
-	b := &BedrockRole{Construct: c, ModelArns: ModelArns(stack, props.Models)}
+	b := &BedrockRole{Scope: c, ModelArns: ModelArns(stack, props.Models)}
 	bucket := props.Data.Bucket
 
 	// Confused-deputy guard: only Bedrock jobs in this account and region may assume the role.

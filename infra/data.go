@@ -38,7 +38,9 @@ const (
 
 // Data is the state of the suite: one table for jobs and results, one bucket for files.
 type Data struct {
-	constructs.Construct
+	// Scope is the construct that groups these resources (not embedded, so the Go
+	// wrapper can never be handed to jsii as a construct by mistake).
+	Scope      constructs.Construct
 	Table      awsdynamodb.Table
 	Bucket     awss3.Bucket
 	AccessLogs awss3.Bucket
@@ -47,7 +49,7 @@ type Data struct {
 // NewData creates the table, the data bucket and its access-log bucket.
 func NewData(scope constructs.Construct, id string) *Data {
 	c := constructs.NewConstruct(scope, jsii.String(id))
-	d := &Data{Construct: c}
+	d := &Data{Scope: c}
 
 	str := func(name string) *awsdynamodb.Attribute {
 		return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}

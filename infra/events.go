@@ -34,7 +34,9 @@ type RoutingProps struct {
 
 // Routing holds the EventBridge rules.
 type Routing struct {
-	constructs.Construct
+	// Scope is the construct that groups these resources (not embedded, so the Go
+	// wrapper can never be handed to jsii as a construct by mistake).
+	Scope       constructs.Construct
 	BedrockJobs awsevents.Rule
 	OutputReady awsevents.Rule
 }
@@ -50,7 +52,7 @@ type Routing struct {
 func NewRouting(scope constructs.Construct, id string, p *RoutingProps) *Routing {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	stack := awscdk.Stack_Of(c)
-	r := &Routing{Construct: c}
+	r := &Routing{Scope: c}
 
 	target := func(g *GoFunction) awsevents.IRuleTarget {
 		return awseventstargets.NewLambdaFunction(g.Function, &awseventstargets.LambdaFunctionProps{

@@ -34,7 +34,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	CheckWithNag(stack, true)
+	CheckWithNag(stack.Stack, true)
 	app.Synth(nil)
 	return nil
 }

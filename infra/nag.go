@@ -2,9 +2,9 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 )
 
 // cdk-nag (AwsSolutions) suppressions. Each one names the exact finding it covers
@@ -23,7 +23,8 @@ var (
 			"the grant is limited to one named key prefix of this stack's own data bucket.",
 	}
 	wildJobs = wildcard{
-		pattern: `/^Resource::arn:<AWS::Partition>:bedrock:[^:]+:[^:]+:model-invocation-job\/\*$/`,
+		// Region and account are literals with a pinned env, <AWS::Region>/<AWS::AccountId> without.
+		pattern: `/^Resource::arn:<AWS::Partition>:bedrock:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|[0-9]{12}):model-invocation-job\/\*$/`,
 		reason: "Bedrock batch job ARNs end in an id Bedrock assigns at creation (not our jobName), so they " +
 			"cannot be named in advance; the pattern is limited to batch jobs in this account and region.",
 	}

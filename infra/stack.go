@@ -18,7 +18,7 @@ type StackProps struct {
 
 // Stack is the whole suite in one stack: data, Bedrock role, bus, functions, routing.
 type Stack struct {
-	awscdk.Stack
+	Stack     awscdk.Stack
 	Settings  Settings
 	Data      *Data
 	Bedrock   *BedrockRole
@@ -43,16 +43,17 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	if sp.Description == nil {
 		sp.Description = jsii.String("mcpbatch: MCP tools for bulk and long-running inference (Bedrock batch)")
 	}
-	st := &Stack{Stack: awscdk.NewStack(scope, jsii.String(id), &sp), Settings: s}
-	stackName := *st.StackName()
+	stack := awscdk.NewStack(scope, jsii.String(id), &sp)
+	st := &Stack{Stack: stack, Settings: s}
+	stackName := *stack.StackName()
 
-	st.Data = NewData(st, "Data")
-	st.Bedrock = NewBedrockRole(st, "Bedrock", &BedrockRoleProps{Data: st.Data, Models: s.BedrockModels})
-	st.Bus = NewProjectBus(st, "Bus", stackName)
-	st.Functions = NewFunctions(st, "Functions", &FunctionsProps{
+	st.Data = NewData(stack, "Data")
+	st.Bedrock = NewBedrockRole(stack, "Bedrock", &BedrockRoleProps{Data: st.Data, Models: s.BedrockModels})
+	st.Bus = NewProjectBus(stack, "Bus", stackName)
+	st.Functions = NewFunctions(stack, "Functions", &FunctionsProps{
 		Settings: s, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus,
 	})
-	st.Routing = NewRouting(st, "Routing", &RoutingProps{
+	st.Routing = NewRouting(stack, "Routing", &RoutingProps{
 		JobPrefix: s.JobPrefix, Bus: st.Bus, Functions: st.Functions,
 	})
 	st.addOutputs()
@@ -61,7 +62,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 }
 
 func (s *Stack) output(id, desc string, value *string) {
-	awscdk.NewCfnOutput(s, jsii.String(id), &awscdk.CfnOutputProps{
+	awscdk.NewCfnOutput(s.Stack, jsii.String(id), &awscdk.CfnOutputProps{
 		Description: jsii.String(desc),
 		Value:       value,
 	})
@@ -71,7 +72,7 @@ func (s *Stack) addOutputs() {
 	url := s.Functions.URL.Url()
 	// The MCP endpoint is served under /mcp, as in local mode (http://127.0.0.1:8787/mcp).
 	endpoint := jsii.String(*url + "mcp")
-	region := *s.Region()
+	region := *s.Stack.Region()
 	s.output("McpUrl", "Function URL of the MCP server (AWS_IAM auth: requests must be SigV4-signed)", url)
 	s.output("TableName", "DynamoDB table (jobs and results)", s.Data.Table.TableName())
 	s.output("BucketName", "S3 data bucket (input/, output/, results/, exports/)", s.Data.Bucket.BucketName())

@@ -34,8 +34,8 @@ type LocalOptions struct {
 	StepDelay time.Duration
 	// FailEvery makes every Nth record fail in the simulator (0: none).
 	FailEvery int
-	// Owner is the identity every local request runs as.
-	Owner string
+	// Owner names the caller of a request (default: everyone is "local-dev").
+	Owner mcpserver.OwnerFunc
 	Log   *slog.Logger
 }
 
@@ -49,7 +49,7 @@ type Local struct {
 	SimURL  string
 	MCP     *mcpserver.Server
 	store   *localstore.Store
-	owner   string
+	owner   mcpserver.OwnerFunc
 	log     *slog.Logger
 }
 
@@ -64,8 +64,8 @@ func NewLocal(ctx context.Context, o LocalOptions) (*Local, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	if o.Owner == "" {
-		o.Owner = "local-dev"
+	if o.Owner == nil {
+		o.Owner = func(*http.Request) (string, error) { return "local-dev", nil }
 	}
 	st, err := localstore.Open(filepath.Join(o.Dir, "mcpbatch.db"))
 	if err != nil {
@@ -110,7 +110,7 @@ func NewLocal(ctx context.Context, o LocalOptions) (*Local, error) {
 // Handler serves /mcp and /local/events.
 func (l *Local) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", l.MCP.Handler(func(*http.Request) (string, error) { return l.owner, nil }))
+	mux.Handle("/mcp", l.MCP.Handler(l.owner))
 	mux.HandleFunc("POST /local/events", l.postEvent)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux

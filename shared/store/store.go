@@ -36,14 +36,14 @@ var (
 type JobQuery struct {
 	Status job.Status // optional filter
 	Cursor string     // opaque, from a previous page
-	Limit  int        // 1..500
+	Limit  int        // 1..job.MaxPageSize; 0 means job.DefaultPageSize
 }
 
 // RecordQuery pages through a job's results.
 type RecordQuery struct {
 	Status job.RecordStatus // optional filter
 	Cursor string
-	Limit  int
+	Limit  int // as in JobQuery
 }
 
 // Store persists jobs and results. Every read hides items whose ExpiresAt has passed.
@@ -62,7 +62,7 @@ type Store interface {
 	// ListJobs lists an owner's jobs, newest first (GSI1 in DynamoDB).
 	ListJobs(ctx context.Context, owner string, q JobQuery) (jobs []*job.Job, next string, err error)
 	// ListInFlight lists non-terminal jobs of a provider whose UpdatedAt is before
-	// the given time, oldest first (the sparse GSI2 in DynamoDB).
+	// the given time, oldest first (the sparse GSI2 in DynamoDB); limit as in JobQuery.
 	ListInFlight(ctx context.Context, provider string, updatedBefore time.Time, limit int) ([]*job.Job, error)
 	// PutRecords writes results (idempotent: same job and record id overwrite).
 	// shards is the job's shard count. It retries partial writes with capped

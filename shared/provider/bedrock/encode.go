@@ -91,11 +91,21 @@ func EncodeRecordAt(i int, model string, in job.Input, p job.Params) ([]byte, er
 			return nil, err
 		}
 	}
+	line, err := marshal(inputLine{RecordID: in.ID, ModelInput: body})
+	if err != nil {
+		return nil, job.Fieldf(f("model_input"), "not valid JSON: %v", err)
+	}
+	return line, nil
+}
+
+// marshal is json.Marshal without HTML escaping: prompts are full of <tags> and
+// &s, and \u003c would only make the input bigger and harder to read.
+func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // prompts are full of <tags>; keep them readable
-	if err := enc.Encode(inputLine{RecordID: in.ID, ModelInput: body}); err != nil {
-		return nil, job.Fieldf(f("model_input"), "not valid JSON: %v", err)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
@@ -116,7 +126,7 @@ func claudeInput(f func(string) string, in job.Input, p job.Params) ([]byte, err
 	}
 	switch {
 	case in.Prompt != "":
-		msgs, err := json.Marshal([]message{{Role: "user", Content: mustString(in.Prompt)}})
+		msgs, err := marshal([]message{{Role: "user", Content: mustString(in.Prompt)}})
 		if err != nil {
 			return nil, job.Fieldf(f("prompt"), "cannot encode: %v", err)
 		}
@@ -129,13 +139,11 @@ func claudeInput(f func(string) string, in job.Input, p job.Params) ([]byte, err
 	default:
 		return nil, job.Fieldf(f("prompt"), "one of prompt, messages or model_input is required")
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(body); err != nil {
+	b, err := marshal(body)
+	if err != nil {
 		return nil, job.Fieldf(f("messages"), "cannot encode: %v", err)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // validateMessages checks the shape Claude needs: a non-empty array of
@@ -183,11 +191,8 @@ func nonEmptyContent(c json.RawMessage) bool {
 }
 
 func mustString(s string) json.RawMessage {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a Go string always encodes
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+	b, _ := marshal(s) // a Go string always encodes
+	return b
 }
 
 func isObject(b []byte) bool { return firstByte(b) == '{' && json.Valid(b) }

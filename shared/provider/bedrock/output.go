@@ -28,109 +28,227 @@ func OutputPrefix(outputURI, jobARN string) string {
 	return blob.Join(outputURI, JobID(jobARN)) + "/"
 }
 
-// outputLine is one line of Bedrock's output JSONL. modelInput is deliberately
-// absent: the decoder skips it without building anything, which keeps ingest fast.
-type outputLine struct {
-	RecordID    string          `json:"recordId"`
-	ModelOutput json.RawMessage `json:"modelOutput"`
-	Error       *lineError      `json:"error"`
-}
-
-type lineError struct {
-	ErrorCode    errorCode `json:"errorCode"`
-	ErrorMessage string    `json:"errorMessage"`
-}
-
-// errorCode takes Bedrock's errorCode, which is a number (400) or a string
-// ("ThrottlingException") depending on where the record failed.
-type errorCode string
-
-func (c *errorCode) UnmarshalJSON(b []byte) error {
-	switch {
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = errorCode(s)
-	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
-		*c = errorCode(b) // the literal as written: 400, not 400.0
-	default:
-		return fmt.Errorf("errorCode must be a string or a number, got %s", b)
-	}
-	return nil
-}
-
-// claudeOutput is the part of a Claude Messages response ingest keeps.
-type claudeOutput struct {
-	Type    string `json:"type"`
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	StopReason string `json:"stop_reason"`
-	Usage      struct {
-		InputTokens  int64 `json:"input_tokens"`
-		OutputTokens int64 `json:"output_tokens"`
-	} `json:"usage"`
-}
-
 // ErrBadLine marks an output line that is not a Bedrock result; the caller counts it and moves on.
 var ErrBadLine = errors.New("bad bedrock output line")
 
+func badLine(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadLine, fmt.Sprintf(format, args...))
+}
+
 // ParseOutputLine parses one line of Bedrock output into a record result (JobID
 // and ExpiresAt are the caller's). A line that is not a result (truncated JSON,
-// wrong types, no recordId, neither modelOutput nor error) is an error wrapping ErrBadLine.
+// wrong types, no recordId, neither modelOutput nor error) is an error wrapping
+// ErrBadLine. Lines are {recordId, modelInput, modelOutput} or {recordId,
+// modelInput, error: {errorCode (string or number), errorMessage}}; modelInput is
+// checked for syntax and skipped.
 func ParseOutputLine(line []byte) (job.Record, error) {
-	var l outputLine
-	if err := json.Unmarshal(line, &l); err != nil {
+	var (
+		rec        job.Record
+		output     []byte // the modelOutput value, nil when absent or null
+		failed     bool
+		errCode    string
+		errMessage string
+	)
+	end, err := eachMember(line, 0, func(key []byte, i int) (next int, err error) {
+		switch string(key) {
+		case "recordId":
+			rec.ID, next, err = readString(line, i, "recordId")
+			return next, err
+		case "modelOutput":
+			next, err := skipValue(line, i)
+			if err != nil {
+				return next, err
+			}
+			switch line[i] {
+			case '{':
+				output = line[i:next]
+			case 'n':
+				output = nil
+			default:
+				return next, fmt.Errorf("modelOutput: want an object, got %s", line[i:min(next, i+20)])
+			}
+			return next, nil
+		case "error":
+			switch byteAt(line, i) {
+			case 'n':
+				failed = false
+				return literal(line, i, "null")
+			case '{':
+			default:
+				return i, syntaxErr(line, i, "an object for error")
+			}
+			failed = true
+			return eachMember(line, i, func(key []byte, j int) (next int, err error) {
+				switch string(key) {
+				case "errorCode":
+					switch c := byteAt(line, j); {
+					case c == '"':
+						errCode, next, err = readString(line, j, "errorCode")
+						return next, err
+					case c == '-' || '0' <= c && c <= '9':
+						next, err = scanNumber(line, j)
+						errCode = string(line[j:next]) // the literal as written: 400
+						return next, err
+					}
+					return j, syntaxErr(line, j, "a string or a number for errorCode")
+				case "errorMessage":
+					errMessage, next, err = readStringOrNull(line, j, "errorMessage")
+					return next, err
+				}
+				return skipValue(line, j)
+			})
+		}
+		return skipValue(line, i) // modelInput and anything new
+	})
+	if err != nil {
 		return job.Record{}, fmt.Errorf("%w: %v", ErrBadLine, err)
 	}
-	if l.RecordID == "" {
-		return job.Record{}, fmt.Errorf("%w: no recordId", ErrBadLine)
+	if end = skipWS(line, end); end != len(line) {
+		return job.Record{}, badLine("data after the object at offset %d", end)
 	}
-	rec := job.Record{ID: l.RecordID}
-	if l.Error != nil {
+	if rec.ID == "" {
+		return job.Record{}, badLine("no recordId")
+	}
+	if failed {
 		rec.Status = job.RecordFailed
-		rec.ErrorCode = string(l.Error.ErrorCode)
-		rec.ErrorMessage = l.Error.ErrorMessage
+		rec.ErrorCode, rec.ErrorMessage = errCode, errMessage
 		return rec, nil
 	}
-	out := l.ModelOutput
-	if len(out) == 0 || out[0] != '{' {
-		if len(out) == 0 || bytes.Equal(out, []byte("null")) {
-			return job.Record{}, fmt.Errorf("%w: record %s has neither modelOutput nor error", ErrBadLine, l.RecordID)
-		}
-		return job.Record{}, fmt.Errorf("%w: record %s: modelOutput is not an object", ErrBadLine, l.RecordID)
+	if output == nil {
+		return job.Record{}, badLine("record %s has neither modelOutput nor error", rec.ID)
 	}
 	rec.Status = job.RecordSucceeded
-	var c claudeOutput
-	err := json.Unmarshal(out, &c)
+	isClaude, typ, err := parseClaude(output, &rec)
 	switch {
-	case err == nil && c.Content != nil:
-		var text strings.Builder
-		for _, b := range c.Content {
-			if b.Type == "text" {
-				text.WriteString(b.Text)
-			}
-		}
-		rec.Output = text.String()
-		rec.StopReason = c.StopReason
-		rec.InputTokens = c.Usage.InputTokens
-		rec.OutputTokens = c.Usage.OutputTokens
+	case err == nil && isClaude:
 		return rec, nil
-	case err != nil && c.Type == "message":
-		// It says it is a Claude message but the fields have the wrong types.
-		return job.Record{}, fmt.Errorf("%w: record %s: claude modelOutput: %v", ErrBadLine, l.RecordID, err)
+	case err != nil && typ == "message":
+		// It says it is a Claude message but its fields have the wrong types.
+		return job.Record{}, badLine("record %s: claude modelOutput: %v", rec.ID, err)
 	}
 	// Another model family: keep its native response, compacted.
+	rec.Output, rec.StopReason, rec.InputTokens, rec.OutputTokens = "", "", 0, 0
 	var buf bytes.Buffer
-	buf.Grow(len(out))
-	if err := json.Compact(&buf, out); err != nil {
-		return job.Record{}, fmt.Errorf("%w: record %s: %v", ErrBadLine, l.RecordID, err)
+	buf.Grow(len(output))
+	if err := json.Compact(&buf, output); err != nil {
+		return job.Record{}, badLine("record %s: %v", rec.ID, err)
 	}
 	rec.Output = buf.String()
 	return rec, nil
+}
+
+// parseClaude reads a Claude Messages response: the text blocks, stop_reason and
+// usage. isClaude says a content array was there; typ is the "type" member, read
+// even when another member has the wrong type.
+func parseClaude(b []byte, rec *job.Record) (isClaude bool, typ string, err error) {
+	var text []byte
+	blocks := 0
+	_, err = eachMember(b, 0, func(key []byte, i int) (next int, err error) {
+		switch string(key) {
+		case "type":
+			typ, next, err = readString(b, i, "type")
+			return next, err
+		case "content":
+			if byteAt(b, i) != '[' {
+				return i, syntaxErr(b, i, "an array for content")
+			}
+			isClaude = true
+			return eachElement(b, i, func(j int) (int, error) {
+				var btype, btext string
+				next, err := eachMember(b, j, func(key []byte, k int) (next int, err error) {
+					switch string(key) {
+					case "type":
+						btype, next, err = readString(b, k, "content.type")
+					case "text":
+						btext, next, err = readString(b, k, "content.text")
+					default:
+						next, err = skipValue(b, k)
+					}
+					return next, err
+				})
+				if btype == "text" {
+					if blocks == 0 {
+						text = append(text[:0], btext...)
+					} else {
+						text = append(text, btext...)
+					}
+					blocks++
+				}
+				return next, err
+			})
+		case "stop_reason":
+			rec.StopReason, next, err = readStringOrNull(b, i, "stop_reason")
+			return next, err
+		case "usage":
+			if byteAt(b, i) == 'n' {
+				return literal(b, i, "null")
+			}
+			return eachMember(b, i, func(key []byte, j int) (next int, err error) {
+				switch string(key) {
+				case "input_tokens":
+					rec.InputTokens, next, err = readInt(b, j, "usage.input_tokens")
+				case "output_tokens":
+					rec.OutputTokens, next, err = readInt(b, j, "usage.output_tokens")
+				default:
+					next, err = skipValue(b, j)
+				}
+				return next, err
+			})
+		}
+		return skipValue(b, i)
+	})
+	if err != nil && typ == "" {
+		typ = memberString(b, "type")
+	}
+	rec.Output = string(text)
+	return isClaude, typ, err
+}
+
+// byteAt is b[i], or 0 past the end (a truncated line).
+func byteAt(b []byte, i int) byte {
+	if i < len(b) {
+		return b[i]
+	}
+	return 0
+}
+
+// memberString returns the top-level string member key of object b, or "".
+func memberString(b []byte, want string) string {
+	var out string
+	_, _ = eachMember(b, 0, func(key []byte, i int) (int, error) {
+		if string(key) == want && byteAt(b, i) == '"' {
+			s, next, err := readString(b, i, want)
+			if err == nil {
+				out = s
+			}
+			return next, err
+		}
+		return skipValue(b, i)
+	})
+	return out
+}
+
+// eachElement calls fn for every element of the array at b[i]; fn consumes it.
+func eachElement(b []byte, i int, fn func(at int) (int, error)) (int, error) {
+	i = skipWS(b, i+1) // b[i] == '['
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = fn(skipWS(b, i)); err != nil {
+			return i, err
+		}
+		i = skipWS(b, i)
+		if i < len(b) && b[i] == ',' {
+			i++
+			continue
+		}
+		if i < len(b) && b[i] == ']' {
+			return i + 1, nil
+		}
+		return i, syntaxErr(b, i, "',' or ']'")
+	}
 }
 
 // Manifest is manifest.json.out: Bedrock's own counts for a job's output.

@@ -1,0 +1,98 @@
+package job
+
+import (
+	"sort"
+	"testing"
+	"time"
+)
+
+func TestCanMove(t *testing.T) {
+	tests := []struct {
+		from, to Status
+		want     bool
+	}{
+		{StatusQueued, StatusSubmitted, true},
+		{StatusSubmitted, StatusInProgress, true},
+		{StatusInProgress, StatusValidating, false},
+		{StatusIngesting, StatusInProgress, false},
+		{StatusCompleted, StatusInProgress, false},
+		{StatusCompleted, StatusFailed, false},
+		{StatusIngesting, StatusPartiallyCompleted, true},
+		{StatusInProgress, StatusInProgress, false},
+		{StatusCancelling, StatusIngesting, true},
+		{Status("bogus"), StatusCompleted, false},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.from)+"->"+string(tc.to), func(t *testing.T) {
+			if got := CanMove(tc.from, tc.to); got != tc.want {
+				t.Fatalf("CanMove = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBedrockOutcomeCoversAllTen(t *testing.T) {
+	all := []string{BedrockSubmitted, BedrockValidating, BedrockScheduled, BedrockInProgress, BedrockCompleted,
+		BedrockPartiallyCompleted, BedrockFailed, BedrockStopping, BedrockStopped, BedrockExpired}
+	for _, s := range all {
+		t.Run(s, func(t *testing.T) {
+			o, ok := BedrockOutcome(s)
+			if !ok || !o.Status.Valid() {
+				t.Fatalf("no outcome for %s", s)
+			}
+			if o.HasOutput && (o.Status != StatusIngesting || !o.Final.Terminal()) {
+				t.Fatalf("%s has output but outcome %+v", s, o)
+			}
+			if o.Ended != (o.HasOutput || o.Status == StatusFailed) {
+				t.Fatalf("%s: ended=%v inconsistent with %+v", s, o.Ended, o)
+			}
+		})
+	}
+	if _, ok := BedrockOutcome("Exploded"); ok {
+		t.Fatal("unknown status mapped")
+	}
+}
+
+func TestNewIDSortableAndValid(t *testing.T) {
+	base := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	var ids []string
+	for i := range 100 {
+		id := NewID(base.Add(time.Duration(i) * time.Millisecond))
+		if !ValidID(id) || len(id) != IDLen {
+			t.Fatalf("invalid id %q", id)
+		}
+		ids = append(ids, id)
+	}
+	if !sort.StringsAreSorted(ids) {
+		t.Fatal("ids are not time-sortable")
+	}
+	for _, bad := range []string{"", "short", "01JDZ3K6R8X9Y2W4V5T7Q0M1N3", "01jdz3k6r8x9y2w4v5t7q0m1n!", "01jdz3k6r8x9y2w4v5t7q0m1nu"} {
+		if ValidID(bad) {
+			t.Errorf("ValidID(%q) = true", bad)
+		}
+	}
+}
+
+func TestShards(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{{1, 1}, {2500, 1}, {2501, 2}, {50_000, 20}, {1_000_000, 32}} {
+		if got := ShardsFor(tc.n); got != tc.want {
+			t.Errorf("ShardsFor(%d) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+	counts := make([]int, 8)
+	for i := range 8000 {
+		counts[RecordShard(NewID(time.Now())+string(rune('a'+i%26)), 8)]++
+	}
+	for s, c := range counts {
+		if c < 700 || c > 1300 {
+			t.Errorf("shard %d holds %d of 8000: hash spreads badly", s, c)
+		}
+	}
+}
+
+func TestAggregate(t *testing.T) {
+	j := &Job{Status: StatusSubmitted, Parts: []Part{{Status: StatusIngesting}, {Status: StatusInProgress}}}
+	if got := j.Aggregate(); got != StatusInProgress {
+		t.Fatalf("Aggregate = %s, want in_progress (least advanced part)", got)
+	}
+}

@@ -1,0 +1,180 @@
+package bedrock_test
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const (
+	haiku   = "anthropic.claude-3-5-haiku-20241022-v1:0"
+	profile = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+	nova    = "amazon.nova-lite-v1:0"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestEncodeRecordGolden(t *testing.T) {
+	tests := []struct {
+		name  string
+		model string
+		in    job.Input
+		p     job.Params
+	}{
+		{
+			name: "claude_prompt", model: haiku,
+			in: job.Input{ID: "r00001", Prompt: "Summarise <doc>Q3 & Q4 \"sales\"</doc> in one line."},
+			p:  job.Params{MaxTokens: 512},
+		},
+		{
+			name: "claude_messages_system", model: haiku,
+			in: job.Input{ID: "r00002", System: "Answer as a pirate.", Messages: json.RawMessage(`[
+				{"role": "user", "content": "Hi"},
+				{"role": "assistant", "content": "Ahoy"},
+				{"role": "user", "content": [{"type": "text", "text": "Where is the treasure?"}]}
+			]`)},
+			p: job.Params{System: "You are terse."},
+		},
+		{
+			name: "claude_job_system_default_max_tokens", model: haiku,
+			in: job.Input{ID: "r00003", Prompt: "Hello"},
+			p:  job.Params{System: "You are terse."},
+		},
+		{
+			name: "claude_profile_temperature", model: profile,
+			in: job.Input{ID: "r00004", Prompt: "Pick a colour."},
+			p:  job.Params{MaxTokens: 100, Temperature: ptr(0.2)},
+		},
+		{
+			name: "claude_temperature_zero", model: haiku,
+			in: job.Input{ID: "r00005", Prompt: "Pick a number."},
+			p:  job.Params{MaxTokens: 16, Temperature: ptr(0.0)},
+		},
+		{
+			name: "passthrough_nova", model: nova,
+			in: job.Input{ID: "n-1", ModelInput: json.RawMessage(`{
+				"schemaVersion": "messages-v1",
+				"messages": [{"role": "user", "content": [{"text": "Hi <there>"}]}],
+				"inferenceConfig": {"maxTokens": 64}
+			}`)},
+			p: job.Params{MaxTokens: 999, System: "ignored for passthrough"},
+		},
+		{
+			name: "passthrough_claude", model: haiku,
+			in: job.Input{ID: "raw_1", ModelInput: json.RawMessage(`{"anthropic_version":"bedrock-2023-05-31","max_tokens":5,"top_k":3,"messages":[{"role":"user","content":"x"}]}`)},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := bedrock.EncodeRecord(tc.model, tc.in, tc.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(got) {
+				t.Fatalf("not JSON: %s", got)
+			}
+			for _, c := range got {
+				if c == '\n' {
+					t.Fatalf("a JSONL line must not contain a newline: %s", got)
+				}
+			}
+			path := filepath.Join("testdata", "encode_"+tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if string(want) != string(got)+"\n" {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+func TestEncodeRecordBadInput(t *testing.T) {
+	msgs := func(s string) job.Input { return job.Input{ID: "r1", Messages: json.RawMessage(s)} }
+	tests := []struct {
+		name      string
+		model     string
+		in        job.Input
+		p         job.Params
+		wantField string
+	}{
+		{"no id", haiku, job.Input{Prompt: "x"}, job.Params{}, "records[3].id"},
+		{"id with a space", haiku, job.Input{ID: "r 1", Prompt: "x"}, job.Params{}, "records[3].id"},
+		{"id too long", haiku, job.Input{ID: string(make([]byte, 65)), Prompt: "x"}, job.Params{}, "records[3].id"},
+		{"nothing to send", haiku, job.Input{ID: "r1"}, job.Params{}, "records[3].prompt"},
+		{"prompt and messages", haiku, job.Input{ID: "r1", Prompt: "x", Messages: json.RawMessage(`[]`)}, job.Params{}, "records[3].prompt"},
+		{"prompt and model_input", haiku, job.Input{ID: "r1", Prompt: "x", ModelInput: json.RawMessage(`{}`)}, job.Params{}, "records[3].prompt"},
+		{"messages not an array", haiku, msgs(`{"role":"user","content":"x"}`), job.Params{}, "records[3].messages"},
+		{"messages truncated", haiku, msgs(`[{"role":"user",`), job.Params{}, "records[3].messages"},
+		{"messages empty", haiku, msgs(`[]`), job.Params{}, "records[3].messages"},
+		{"message not an object", haiku, msgs(`["hi"]`), job.Params{}, "records[3].messages[0]"},
+		{"role wrong type", haiku, msgs(`[{"role":1,"content":"x"}]`), job.Params{}, "records[3].messages[0]"},
+		{"role unknown", haiku, msgs(`[{"role":"system","content":"x"}]`), job.Params{}, "records[3].messages[0].role"},
+		{"first role assistant", haiku, msgs(`[{"role":"assistant","content":"x"}]`), job.Params{}, "records[3].messages[0].role"},
+		{"content missing", haiku, msgs(`[{"role":"user","content":"x"},{"role":"assistant"}]`), job.Params{}, "records[3].messages[1].content"},
+		{"content empty", haiku, msgs(`[{"role":"user","content":""}]`), job.Params{}, "records[3].messages[0].content"},
+		{"content a number", haiku, msgs(`[{"role":"user","content":7}]`), job.Params{}, "records[3].messages[0].content"},
+		{"content empty array", haiku, msgs(`[{"role":"user","content":[]}]`), job.Params{}, "records[3].messages[0].content"},
+		{"prompt for a non-Claude model", nova, job.Input{ID: "r1", Prompt: "x"}, job.Params{}, "records[3].model_input"},
+		{"model_input an array", nova, job.Input{ID: "r1", ModelInput: json.RawMessage(`[1]`)}, job.Params{}, "records[3].model_input"},
+		{"model_input truncated", nova, job.Input{ID: "r1", ModelInput: json.RawMessage(`{"a":`)}, job.Params{}, "records[3].model_input"},
+		{"system with model_input", haiku, job.Input{ID: "r1", System: "s", ModelInput: json.RawMessage(`{}`)}, job.Params{}, "records[3].system"},
+		{"temperature above 1", haiku, job.Input{ID: "r1", Prompt: "x"}, job.Params{Temperature: ptr(1.5)}, "temperature"},
+		{"negative temperature", haiku, job.Input{ID: "r1", Prompt: "x"}, job.Params{Temperature: ptr(-0.1)}, "temperature"},
+		{"negative max tokens", haiku, job.Input{ID: "r1", Prompt: "x"}, job.Params{MaxTokens: -1}, "maxTokens"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := bedrock.EncodeRecordAt(3, tc.model, tc.in, tc.p)
+			var fe *job.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("got %s, %v; want a *job.FieldError", got, err)
+			}
+			if fe.Field != tc.wantField || fe.Reason == "" {
+				t.Errorf("field %q (%s), want %q", fe.Field, fe.Reason, tc.wantField)
+			}
+		})
+	}
+}
+
+func TestEncodeRecordFieldWithoutIndex(t *testing.T) {
+	_, err := bedrock.EncodeRecord(haiku, job.Input{ID: "r1", Messages: json.RawMessage(`[]`)}, job.Params{})
+	var fe *job.FieldError
+	if !errors.As(err, &fe) || fe.Field != "messages" {
+		t.Errorf("err = %v, want a FieldError on messages", err)
+	}
+}
+
+func TestIsClaude(t *testing.T) {
+	tests := map[string]bool{
+		haiku:   true,
+		profile: true,
+		"global.anthropic.claude-sonnet-4-5-20250929-v1:0":                                                     true,
+		"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0":                 true,
+		"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0": true,
+		nova:                             false,
+		"meta.llama3-1-8b-instruct-v1:0": false,
+		"us.amazon.nova-pro-v1:0":        false,
+	}
+	for model, want := range tests {
+		t.Run(model, func(t *testing.T) {
+			if got := bedrock.IsClaude(model); got != want {
+				t.Errorf("IsClaude = %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,393 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mcpbatch/mcpbatch/shared/internal/motoserver"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+	"github.com/mcpbatch/mcpbatch/shared/store/storetest"
+)
+
+var srv *motoserver.Server
+
+func TestMain(m *testing.M) { os.Exit(motoserver.Main(m, &srv)) }
+
+var tableSeq atomic.Int64
+
+// newTable creates a fresh table for one test and returns a client for it.
+func newTable(t *testing.T) (*dynamodb.Client, string) {
+	t.Helper()
+	client := dynamodb.NewFromConfig(srv.Config(), func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(srv.Endpoint)
+	})
+	name := fmt.Sprintf("mcpbatch-test-%d-%d", os.Getpid(), tableSeq.Add(1))
+	if err := CreateTable(t.Context(), client, name); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+	})
+	return client, name
+}
+
+// atomicPuts serialises PutItem calls. Real DynamoDB checks a condition and
+// writes the item atomically; moto's threaded server does not (two puts
+// conditioned on the same version were seen to both succeed, losing one of the
+// 20 concurrent increments). Reads still interleave, so UpdateJob still races
+// and retries here; only the check-and-set is made as atomic as in AWS.
+type atomicPuts struct {
+	Client
+	mu sync.Mutex
+}
+
+func (a *atomicPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.Client.PutItem(ctx, in, optFns...)
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Store {
+		client, table := newTable(t)
+		return New(&atomicPuts{Client: client}, table, WithNow(now))
+	})
+}
+
+func TestCreateTable(t *testing.T) {
+	client, table := newTable(t)
+	out, err := client.DescribeTable(t.Context(), &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatalf("DescribeTable: %v", err)
+	}
+	if out.Table.BillingModeSummary == nil || out.Table.BillingModeSummary.BillingMode != types.BillingModePayPerRequest {
+		t.Errorf("billing mode %+v, want PAY_PER_REQUEST", out.Table.BillingModeSummary)
+	}
+	var gsis []string
+	for _, g := range out.Table.GlobalSecondaryIndexes {
+		gsis = append(gsis, aws.ToString(g.IndexName))
+		if g.Projection == nil || g.Projection.ProjectionType != types.ProjectionTypeAll {
+			t.Errorf("%s projects %+v, want ALL", aws.ToString(g.IndexName), g.Projection)
+		}
+	}
+	slices.Sort(gsis)
+	if !slices.Equal(gsis, []string{IndexOwner, IndexInFlight}) {
+		t.Errorf("GSIs %v", gsis)
+	}
+	ttl, err := client.DescribeTimeToLive(t.Context(), &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatalf("DescribeTimeToLive: %v", err)
+	}
+	if d := ttl.TimeToLiveDescription; d == nil || aws.ToString(d.AttributeName) != TTLAttribute ||
+		d.TimeToLiveStatus != types.TimeToLiveStatusEnabled {
+		t.Errorf("TTL %+v, want enabled on %s", d, TTLAttribute)
+	}
+	// Creating it again (a restarted `make dev`) is fine.
+	if err := CreateTable(t.Context(), client, table); err != nil {
+		t.Errorf("CreateTable on an existing table: %v", err)
+	}
+}
+
+// TestItemLayout checks the stored shape the CDK stack and operators rely on:
+// keys, sparse GSI2, TTL, real attributes, compressed long outputs.
+func TestItemLayout(t *testing.T) {
+	client, table := newTable(t)
+	clock := storetest.NewClock(time.Date(2031, 1, 2, 3, 4, 5, 6, time.UTC))
+	s := New(client, table, WithNow(clock.Now))
+	ctx := t.Context()
+	j := &job.Job{ID: job.NewID(clock.Now()), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusSubmitted,
+		Shards: 4, CreatedAt: clock.Now(), ExpiresAt: job.ExpiresAt(clock.Now(), 7),
+		Parts: []job.Part{{Index: 0, Name: "p1", Status: job.StatusSubmitted}}}
+	if err := s.CreateJob(ctx, j); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	get := func(pk, sk string) map[string]types.AttributeValue {
+		t.Helper()
+		out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table),
+			Key: map[string]types.AttributeValue{"PK": str(pk), "SK": str(sk)}})
+		if err != nil || out.Item == nil {
+			t.Fatalf("GetItem(%s, %s): %v, %v", pk, sk, err, out)
+		}
+		return out.Item
+	}
+	s2 := func(item map[string]types.AttributeValue, name string) string {
+		v, _ := item[name].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	item := get("JOB#"+j.ID, "META")
+	want := map[string]string{
+		"GSI1PK": "OWNER#alice",
+		"GSI1SK": "2031-01-02T03:04:05.000000006Z#" + j.ID,
+		"GSI2PK": "INFLIGHT#bedrock",
+		"GSI2SK": "2031-01-02T03:04:05.000000006Z#" + j.ID,
+		"status": "submitted",
+		"owner":  "alice",
+	}
+	for k, v := range want {
+		if got := s2(item, k); got != v {
+			t.Errorf("job %s = %q, want %q", k, got, v)
+		}
+	}
+	if n, ok := item["expiresAt"].(*types.AttributeValueMemberN); !ok || n.Value != fmt.Sprint(j.ExpiresAt.Unix()) {
+		t.Errorf("expiresAt %#v, want N %d", item["expiresAt"], j.ExpiresAt.Unix())
+	}
+	if parts, ok := item["parts"].(*types.AttributeValueMemberL); !ok || len(parts.Value) != 1 {
+		t.Errorf("parts %#v, want a list of one map", item["parts"])
+	} else if p, ok := parts.Value[0].(*types.AttributeValueMemberM); !ok || s2(p.Value, "name") != "p1" {
+		t.Errorf("part %#v, want a map with name p1", parts.Value[0])
+	}
+
+	if _, err := s.UpdateJob(ctx, j.ID, func(x *job.Job) error { x.Status = job.StatusCompleted; return nil }); err != nil {
+		t.Fatalf("UpdateJob: %v", err)
+	}
+	item = get("JOB#"+j.ID, "META")
+	for _, k := range []string{"GSI2PK", "GSI2SK"} {
+		if _, ok := item[k]; ok {
+			t.Errorf("terminal job still has %s", k)
+		}
+	}
+
+	long := strings.Repeat("compress me ", 200)
+	recs := []job.Record{
+		{ID: "short", Status: job.RecordSucceeded, Output: "hi", ExpiresAt: j.ExpiresAt},
+		{ID: "long", Status: job.RecordSucceeded, Output: long, ExpiresAt: j.ExpiresAt},
+	}
+	if err := s.PutRecords(ctx, j.ID, j.Shards, recs); err != nil {
+		t.Fatalf("PutRecords: %v", err)
+	}
+	short := get(fmt.Sprintf("JOB#%s#%d", j.ID, job.RecordShard("short", 4)), "REC#short")
+	if s2(short, "output") != "hi" || short["outputGz"] != nil || short["expiresAt"] == nil {
+		t.Errorf("short record %#v, want plain output and expiresAt", short)
+	}
+	longItem := get(fmt.Sprintf("JOB#%s#%d", j.ID, job.RecordShard("long", 4)), "REC#long")
+	gz, ok := longItem["outputGz"].(*types.AttributeValueMemberB)
+	if !ok || len(gz.Value) >= len(long) || longItem["output"] != nil {
+		t.Errorf("long record %#v, want only a smaller binary outputGz", longItem)
+	}
+}
+
+// faultyClient returns part of each BatchWriteItem request as UnprocessedItems
+// (writing the rest for real) while failures remain; -1 fails for ever.
+type faultyClient struct {
+	Client
+	mu       sync.Mutex
+	failures int
+	calls    int
+	onBatch  func(call int)
+}
+
+func (f *faultyClient) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	f.mu.Lock()
+	f.calls++
+	call, fail := f.calls, f.failures != 0
+	if f.failures > 0 {
+		f.failures--
+	}
+	hook := f.onBatch
+	f.mu.Unlock()
+	if hook != nil {
+		hook(call)
+	}
+	if !fail {
+		return f.Client.BatchWriteItem(ctx, in, optFns...)
+	}
+	// Write the first half, hand back the second half as DynamoDB does under throttling.
+	unprocessed := map[string][]types.WriteRequest{}
+	written := map[string][]types.WriteRequest{}
+	for table, reqs := range in.RequestItems {
+		keep := len(reqs) / 2
+		written[table] = reqs[:keep]
+		unprocessed[table] = reqs[keep:]
+		if keep == 0 {
+			delete(written, table)
+		}
+	}
+	if len(written) > 0 {
+		out, err := f.Client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: written}, optFns...)
+		if err != nil {
+			return nil, err
+		}
+		for table, reqs := range out.UnprocessedItems {
+			unprocessed[table] = append(unprocessed[table], reqs...)
+		}
+	}
+	return &dynamodb.BatchWriteItemOutput{UnprocessedItems: unprocessed}, nil
+}
+
+func (f *faultyClient) callCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+func testRecords(n int) []job.Record {
+	recs := make([]job.Record, n)
+	for i := range recs {
+		recs[i] = job.Record{ID: fmt.Sprintf("r%03d", i), Status: job.RecordSucceeded, Output: fmt.Sprint(i)}
+	}
+	return recs
+}
+
+func countRecords(t *testing.T, s *Store, jobID string, shards int) int {
+	t.Helper()
+	n := 0
+	q := store.RecordQuery{Limit: 500}
+	for {
+		recs, next, err := s.ListRecords(t.Context(), jobID, shards, q)
+		if err != nil {
+			t.Fatalf("ListRecords: %v", err)
+		}
+		n += len(recs)
+		if next == "" {
+			return n
+		}
+		q.Cursor = next
+	}
+}
+
+func TestPutRecordsRetriesUnprocessed(t *testing.T) {
+	cases := []struct {
+		name      string
+		records   int
+		failures  int
+		wantCalls int
+	}{
+		// One chunk: 3 faulty calls halve the pending set, then a clean one.
+		{"one-chunk", 20, 3, 4},
+		// Two chunks (25 + 15): the faults hit the first chunk only.
+		{"two-chunks", 40, 4, 6},
+		{"no-faults", 60, 0, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			client, table := newTable(t)
+			f := &faultyClient{Client: client, failures: tc.failures}
+			s := New(f, table, WithBackoff(time.Millisecond, 5*time.Millisecond), WithMaxBatchAttempts(10))
+			jobID := job.NewID(time.Now())
+			if err := s.PutRecords(t.Context(), jobID, 3, testRecords(tc.records)); err != nil {
+				t.Fatalf("PutRecords: %v", err)
+			}
+			if got := f.callCount(); got != tc.wantCalls {
+				t.Errorf("%d BatchWriteItem calls, want %d", got, tc.wantCalls)
+			}
+			if got := countRecords(t, s, jobID, 3); got != tc.records {
+				t.Errorf("%d records landed, want %d", got, tc.records)
+			}
+		})
+	}
+}
+
+func TestPutRecordsGivesUp(t *testing.T) {
+	client, table := newTable(t)
+	const attempts = 4
+	f := &faultyClient{Client: client, failures: -1}
+	s := New(f, table, WithBackoff(time.Millisecond, 2*time.Millisecond), WithMaxBatchAttempts(attempts))
+	jobID := job.NewID(time.Now())
+	recs := testRecords(30) // chunks of 25 and 5
+	err := s.PutRecords(t.Context(), jobID, 2, recs)
+	if !errors.Is(err, store.ErrUnprocessed) {
+		t.Fatalf("PutRecords: %v, want ErrUnprocessed", err)
+	}
+	if got := f.callCount(); got != attempts {
+		t.Errorf("%d BatchWriteItem calls, want %d (the cap, then stop)", got, attempts)
+	}
+	// 25 halved 4 times leaves 2 of the first chunk, plus the 5 never tried.
+	if !strings.Contains(err.Error(), "7 records left") {
+		t.Errorf("error %q does not say how many records were left", err)
+	}
+	if got := countRecords(t, s, jobID, 2); got >= len(recs) {
+		t.Fatalf("%d records landed despite the fault", got)
+	}
+
+	// The job stays re-ingestable: the same batch lands once the fault is gone.
+	f.mu.Lock()
+	f.failures = 0
+	f.mu.Unlock()
+	if err := s.PutRecords(t.Context(), jobID, 2, recs); err != nil {
+		t.Fatalf("PutRecords retry: %v", err)
+	}
+	if got := countRecords(t, s, jobID, 2); got != len(recs) {
+		t.Fatalf("%d records after the retry, want %d", got, len(recs))
+	}
+}
+
+func TestPutRecordsHonoursContext(t *testing.T) {
+	client, table := newTable(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	f := &faultyClient{Client: client, failures: -1, onBatch: func(int) { cancel() }}
+	// A long backoff: only cancellation can end the wait quickly.
+	s := New(f, table, WithBackoff(time.Minute, time.Minute), WithMaxBatchAttempts(100))
+	start := time.Now()
+	err := s.PutRecords(ctx, job.NewID(time.Now()), 1, testRecords(10))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("PutRecords: %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("PutRecords took %v after cancellation", d)
+	}
+}
+
+// racyClient makes every conditional put lose, as if another writer always won.
+type racyClient struct {
+	Client
+	puts atomic.Int64
+}
+
+func (r *racyClient) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if strings.Contains(aws.ToString(in.ConditionExpression), ":v") {
+		r.puts.Add(1)
+		return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+	}
+	return r.Client.PutItem(ctx, in, optFns...)
+}
+
+func TestUpdateJobConflict(t *testing.T) {
+	client, table := newTable(t)
+	r := &racyClient{Client: client}
+	s := New(r, table, WithMaxUpdateAttempts(3))
+	j := &job.Job{ID: job.NewID(time.Now()), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusSubmitted}
+	if err := s.CreateJob(t.Context(), j); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	calls := 0
+	_, err := s.UpdateJob(t.Context(), j.ID, func(x *job.Job) error { calls++; x.Failed++; return nil })
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("UpdateJob: %v, want ErrConflict", err)
+	}
+	if calls != 3 || r.puts.Load() != 3 {
+		t.Fatalf("mutator ran %d times, %d puts; want 3 each", calls, r.puts.Load())
+	}
+}
+
+func TestFullJitter(t *testing.T) {
+	cases := []struct {
+		attempt int
+		max     time.Duration
+	}{{1, 10 * time.Millisecond}, {2, 20 * time.Millisecond}, {4, 80 * time.Millisecond}, {10, 100 * time.Millisecond}, {80, 100 * time.Millisecond}}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.attempt), func(t *testing.T) {
+			for range 200 {
+				if d := fullJitter(10*time.Millisecond, 100*time.Millisecond, tc.attempt); d < 0 || d > tc.max {
+					t.Fatalf("delay %v outside [0, %v]", d, tc.max)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,122 @@
+package localstore
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+	"github.com/mcpbatch/mcpbatch/shared/store/storetest"
+)
+
+func open(t *testing.T, path string, now func() time.Time) *Store {
+	t.Helper()
+	s, err := Open(path, WithNow(now))
+	if err != nil {
+		t.Fatalf("Open(%q): %v", path, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Store {
+		return open(t, filepath.Join(t.TempDir(), "store.db"), now)
+	})
+}
+
+func TestContractMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Store {
+		return open(t, ":memory:", now)
+	})
+}
+
+// TestReopen checks that data survives a restart of `make dev`.
+func TestReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nested", "store.db")
+	clock := storetest.NewClock(time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := Open(path, WithNow(clock.Now))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	j := &job.Job{ID: job.NewID(clock.Now()), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusQueued,
+		ExpiresAt: job.ExpiresAt(clock.Now(), 7)}
+	if err := s.CreateJob(t.Context(), j); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s = open(t, path, clock.Now)
+	if _, err := s.GetJob(t.Context(), j.ID); err != nil {
+		t.Fatalf("GetJob after reopen: %v", err)
+	}
+}
+
+func TestPurge(t *testing.T) {
+	clock := storetest.NewClock(time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := open(t, ":memory:", clock.Now)
+	ctx := t.Context()
+	mk := func(ttl time.Duration) *job.Job {
+		j := &job.Job{ID: job.NewID(clock.Now()), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusCompleted,
+			ExpiresAt: clock.Now().Add(ttl)}
+		if err := s.CreateJob(ctx, j); err != nil {
+			t.Fatalf("CreateJob: %v", err)
+		}
+		if err := s.PutRecords(ctx, j.ID, 1, []job.Record{{ID: "a", Status: job.RecordSucceeded, ExpiresAt: j.ExpiresAt}}); err != nil {
+			t.Fatalf("PutRecords: %v", err)
+		}
+		return j
+	}
+	mk(time.Hour)
+	keep := mk(48 * time.Hour)
+	clock.Advance(2 * time.Hour)
+	n, err := s.Purge(ctx)
+	if err != nil {
+		t.Fatalf("Purge: %v", err)
+	}
+	if n != 2 {
+		t.Fatalf("Purge deleted %d rows, want 2 (one job, one record)", n)
+	}
+	if _, err := s.GetJob(ctx, keep.ID); err != nil {
+		t.Fatalf("GetJob(kept): %v", err)
+	}
+}
+
+// TestTwoHandles runs concurrent updates through two Stores on one file, as
+// two processes would: the immediate transactions and the busy timeout, not
+// the in-process mutex, keep every increment.
+func TestTwoHandles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	clock := storetest.NewClock(time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC))
+	a, b := open(t, path, clock.Now), open(t, path, clock.Now)
+	j := &job.Job{ID: job.NewID(clock.Now()), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusInProgress}
+	if err := a.CreateJob(t.Context(), j); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 20 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		wg.Go(func() {
+			_, err := s.UpdateJob(t.Context(), j.ID, func(x *job.Job) error { x.Succeeded++; return nil })
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("UpdateJob: %v", err)
+		}
+	}
+	got, err := b.GetJob(t.Context(), j.ID)
+	if err != nil || got.Succeeded != 20 || got.Version != 21 {
+		t.Fatalf("GetJob: %v, succeeded %d version %d; want 20 and 21", err, got.Succeeded, got.Version)
+	}
+}
