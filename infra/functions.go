@@ -172,7 +172,8 @@ func NewFunctions(scope constructs.Construct, id string, p *FunctionsProps) *Fun
 		MemoryMB: 512,
 	})
 	f.URL = f.MCP.Function.AddFunctionUrl(&awslambda.FunctionUrlOptions{
-		// SigV4: callers need lambda:InvokeFunctionUrl on this function in their IAM policy.
+		// SigV4: same-account callers need lambda:InvokeFunctionUrl and (for URLs created since
+		// October 2025) lambda:InvokeFunction on this function; see the McpCallerPolicy output.
 		AuthType: awslambda.FunctionUrlAuthType_AWS_IAM,
 		// aws-lambda-go's lambdaurl handler only works with a streamed response.
 		InvokeMode: awslambda.InvokeMode_RESPONSE_STREAM,

@@ -80,11 +80,14 @@ func (s *Stack) addOutputs() {
 	s.output("BedrockRoleArn", "Service role Bedrock assumes for batch jobs", s.Bedrock.Role.RoleArn())
 	s.output("BedrockEventsDlqUrl", "Dead-letter queue of the bedrock-events function", s.Functions.BedrockEvents.DLQ.QueueUrl())
 	s.output("IngestDlqUrl", "Dead-letter queue of the ingest function", s.Functions.Ingest.DLQ.QueueUrl())
-	// MCP clients cannot SigV4-sign; the AWS MCP proxy bridges stdio to the IAM-authed URL.
-	// The caller's credentials need lambda:InvokeFunctionUrl on the mcp function.
+	// MCP clients cannot SigV4-sign; the AWS MCP proxy bridges stdio to the IAM-authed URL
+	// with the caller's own credentials, which need the McpCallerPolicy permissions.
 	s.output("McpProxyCommand", "Run the MCP server locally through the SigV4 proxy",
 		jsii.String(fmt.Sprintf("uvx mcp-proxy-for-aws@latest %s --service lambda --region %s", *endpoint, region)))
 	s.output("McpClientConfig", "Paste into an MCP client's config (mcpServers) for IAM mode",
 		jsii.String(fmt.Sprintf(`{"mcpServers":{"mcpbatch":{"command":"uvx","args":["mcp-proxy-for-aws@latest","%s","--service","lambda","--region","%s"]}}}`,
 			*endpoint, region)))
+	s.output("McpCallerPolicy", "IAM policy a caller (user/role) needs to use the MCP endpoint",
+		jsii.String(fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["lambda:InvokeFunctionUrl","lambda:InvokeFunction"],"Resource":"%s"}]}`,
+			*s.Functions.MCP.Function.FunctionArn())))
 }

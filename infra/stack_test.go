@@ -847,6 +847,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"bedrock:CreateModelInvocationJob": sorted(append([]string{jobArns}, expectedModelArns(config.DefaultBedrockModels)...)...),
 		"bedrock:GetModelInvocationJob":    {jobArns},
 		"bedrock:StopModelInvocationJob":   {jobArns},
+		"bedrock:TagResource":              {jobArns},
 		"bedrock:ListModelInvocationJobs":  {"*"},
 		"iam:PassRole":                     {"<" + bedrockRole + ".Arn>"},
 	}
@@ -934,7 +935,7 @@ func TestLeastPrivilege(t *testing.T) {
 
 func TestOutputs(t *testing.T) {
 	outs := fx.main.json["Outputs"].(obj)
-	for _, name := range []string{"McpUrl", "TableName", "BucketName", "BusName", "BedrockRoleArn", "McpProxyCommand", "McpClientConfig"} {
+	for _, name := range []string{"McpUrl", "TableName", "BucketName", "BusName", "BedrockRoleArn", "McpProxyCommand", "McpClientConfig", "McpCallerPolicy"} {
 		t.Run(name, func(t *testing.T) {
 			if _, ok := outs[name]; !ok {
 				t.Fatalf("output %s missing (have %v)", name, slices.Sorted(func(yield func(string) bool) {
@@ -947,6 +948,23 @@ func TestOutputs(t *testing.T) {
 			}
 		})
 	}
+	t.Run("caller policy is JSON on the mcp function", func(t *testing.T) {
+		mcpID, _ := oneResource(t, fx.main.json, "AWS::Lambda::Function", "FunctionsMcpFunction")
+		v := flatten(outs["McpCallerPolicy"].(obj)["Value"])
+		var pol struct {
+			Statement []struct {
+				Action   []string
+				Resource string
+			}
+		}
+		if err := json.Unmarshal([]byte(v), &pol); err != nil {
+			t.Fatalf("%v: %s", err, v)
+		}
+		if len(pol.Statement) != 1 || pol.Statement[0].Resource != "<"+mcpID+".Arn>" ||
+			!reflect.DeepEqual(pol.Statement[0].Action, []string{"lambda:InvokeFunctionUrl", "lambda:InvokeFunction"}) {
+			t.Fatalf("caller policy = %s", v)
+		}
+	})
 	t.Run("client config is JSON with the proxy", func(t *testing.T) {
 		v := flatten(outs["McpClientConfig"].(obj)["Value"])
 		var cfg struct {

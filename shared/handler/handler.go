@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -46,22 +47,44 @@ func (h *BedrockEvents) Handle(ctx context.Context, ev events.CloudWatchEvent) e
 // IngestService is what Ingest needs.
 type IngestService interface {
 	Ingest(ctx context.Context, jobID string) error
+	// ContinueIngest asks for another ingest run that resumes from the checkpoint.
+	ContinueIngest(ctx context.Context, jobID string) error
 }
 
 // Ingest handles "Job Output Ready" from the project bus.
 type Ingest struct {
 	Svc IngestService
 	Log *slog.Logger
+	// Reserve is the time kept back from the invocation deadline to save the
+	// checkpoint and hand the rest of the file to a fresh invocation.
+	Reserve time.Duration
 }
 
-// Handle ingests the job named in the event.
+// Handle ingests the job named in the event. When the invocation is about to
+// time out it stops at a checkpoint and publishes a continuation, so a huge
+// output never depends on one Lambda run or on async-invoke retries.
 func (h *Ingest) Handle(ctx context.Context, ev events.CloudWatchEvent) error {
 	var d service.OutputReady
 	if err := json.Unmarshal(ev.Detail, &d); err != nil || d.JobID == "" {
 		h.Log.ErrorContext(ctx, "malformed Job Output Ready event; ignored", "event_id", ev.ID, "error", err)
 		return nil
 	}
-	return h.Svc.Ingest(ctx, d.JobID)
+	runCtx := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		reserve := h.Reserve
+		if reserve == 0 {
+			reserve = 30 * time.Second
+		}
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithDeadline(ctx, deadline.Add(-reserve))
+		defer cancel()
+	}
+	err := h.Svc.Ingest(runCtx, d.JobID)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		h.Log.InfoContext(ctx, "ingest reached the invocation's time budget; continuing in a new invocation", "job_id", d.JobID)
+		return h.Svc.ContinueIngest(ctx, d.JobID)
+	}
+	return err
 }
 
 // ErrUnroutable is an event no handler takes; make dev answers it with 400.

@@ -222,7 +222,7 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 			j.Error = strings.TrimPrefix(j.Error+fmt.Sprintf("; %d records had no result in the provider output", missing), "; ")
 		}
 		if res.BadLines > 0 {
-			j.Error = strings.TrimPrefix(j.Error+fmt.Sprintf("; %d output lines could not be read (%s)", res.BadLines, res.BadLineSummary()), "; ")
+			j.Error = strings.TrimPrefix(j.Error+fmt.Sprintf("; %d output lines could not be read (%s)", res.BadLines, badLineSummary(res.Bad)), "; ")
 		}
 		for i := range j.Parts {
 			if j.Parts[i].Status == job.StatusIngesting {
@@ -253,11 +253,30 @@ func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.Fi
 		}
 		var nf *ingest.MissingFileError
 		if errors.As(err, &nf) && missingOK[nf.File.Part] {
+			s.log().InfoContext(ctx, "stopped or expired part wrote no output", "job_id", j.ID, "part", nf.File.Part)
 			files = removeFile(files, nf.File)
+			// Resume from what the failed run checkpointed, not from the stale copy.
+			id := j.ID
+			if j, err = s.Store.GetJob(ctx, id); err != nil {
+				return res, fmt.Errorf("reload job %s: %w", id, err)
+			}
 			continue
 		}
 		return res, fmt.Errorf("ingest job %s: %w", j.ID, err)
 	}
+}
+
+// badLineSummary names the first few bad lines for the job's error text.
+func badLineSummary(bad []ingest.BadLine) string {
+	var parts []string
+	for i, b := range bad {
+		if i == 3 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("part %d line %d: %s", b.Part+1, b.Line, b.Reason))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func removeFile(files []ingest.File, f ingest.File) []ingest.File {
@@ -296,6 +315,18 @@ func (s *Service) loadIDs(ctx context.Context, j *job.Job) (func(string) bool, e
 func ownerTag(owner string) string {
 	h := sha256.Sum256([]byte(owner))
 	return hex.EncodeToString(h[:8])
+}
+
+// ContinueIngest republishes "Job Output Ready" so another run resumes from the checkpoint.
+func (s *Service) ContinueIngest(ctx context.Context, id string) error {
+	j, err := s.Store.GetJob(ctx, id)
+	if err != nil {
+		return fmt.Errorf("load job %s: %w", id, err)
+	}
+	if err := s.Bus.Publish(ctx, config.DetailJobOutputReady, OutputReady{JobID: id, Provider: j.Provider}); err != nil {
+		return fmt.Errorf("publish continuation for %s: %w", id, err)
+	}
+	return nil
 }
 
 // SaveCheckpoint records ingest progress on the job, only while it is still ingesting.

@@ -43,6 +43,13 @@ func scanString(b []byte, i int) (raw []byte, escaped bool, next int, err error)
 	}
 	start := i + 1
 	for j := start; j < len(b); j++ {
+		// Most bytes are plain: one table load per byte in the tight loop.
+		for j < len(b) && plain[b[j]] {
+			j++
+		}
+		if j >= len(b) {
+			break
+		}
 		switch c := b[j]; {
 		case c == '"':
 			return b[start:j], escaped, j + 1, nil
@@ -62,12 +69,20 @@ func scanString(b []byte, i int) (raw []byte, escaped bool, next int, err error)
 			default:
 				return nil, false, j, syntaxErr(b, j, "a valid escape")
 			}
-		case c < 0x20:
+		default: // a control character
 			return nil, false, j, syntaxErr(b, j, "no control character in a string")
 		}
 	}
 	return nil, false, len(b), syntaxErr(b, len(b), `a closing '"'`)
 }
+
+// plain marks the bytes a string holds as they are: not '"', '\\' or a control character.
+var plain = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex4(h []byte) bool {
 	for _, c := range h {

@@ -1,0 +1,111 @@
+// Command memprobe ingests a generated output of a given size through the real
+// pipeline (parser, batches, workers, checkpoints) and prints the process's
+// peak RSS, to show that memory stays flat as outputs grow:
+//
+//	go run ./shared/ingest/internal/memprobe -mb 100
+//	go run ./shared/ingest/internal/memprobe -mb 400
+//
+// The output is generated lazily while it is read, so nothing but the pipeline
+// itself occupies memory.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/ingest"
+	"github.com/mcpbatch/mcpbatch/shared/ingest/internal/ingesttest"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+)
+
+func main() {
+	mb := flag.Int("mb", 100, "size of the generated output in MB")
+	lineBytes := flag.Int("line", 2048, "bytes per output line")
+	latency := flag.Duration("latency", 0, "time each 25-record write takes")
+	flag.Parse()
+	if err := run(*mb, *lineBytes, *latency, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "memprobe:", err)
+		os.Exit(1)
+	}
+}
+
+func run(mb, lineBytes int, latency time.Duration, out io.Writer) error {
+	spec := ingesttest.Spec{Records: mb << 20 / lineBytes, LineBytes: lineBytes, ErrorEvery: 50}
+	in := &ingest.Ingester{
+		Records:       writer{latency},
+		Blobs:         genBlobs{spec},
+		Checkpoints:   ingest.SaveFunc(func(context.Context, string, job.Checkpoint) error { return nil }),
+		ResultsPrefix: "s3://results/out",
+		Log:           slog.New(slog.DiscardHandler),
+	}
+	j := &job.Job{ID: job.NewID(time.Now()), Shards: 20, ExpiresAt: time.Now().Add(24 * time.Hour)}
+	t0 := time.Now()
+	res, err := in.Ingest(context.Background(), j, []ingest.File{{Part: 0, URI: "s3://out/probe/records.jsonl.out"}}, ingesttest.Parse, nil)
+	if err != nil {
+		return err
+	}
+	if res.Succeeded+res.Failed != spec.Records {
+		return fmt.Errorf("ingested %d records, want %d", res.Succeeded+res.Failed, spec.Records)
+	}
+	hwm, err := peakRSS()
+	if err != nil {
+		return err
+	}
+	took := time.Since(t0)
+	fmt.Fprintf(out, "output_mb=%d records=%d line_bytes=%d took=%s mb_per_s=%.0f peak_rss_mb=%.1f\n",
+		spec.Size()>>20, spec.Records, lineBytes, took.Round(time.Millisecond),
+		float64(spec.Size())/(1<<20)/took.Seconds(), float64(hwm)/(1<<20))
+	return nil
+}
+
+// peakRSS reads VmHWM, the resident set's high-water mark, from /proc/self/status.
+func peakRSS() (int64, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, fmt.Errorf("peak rss: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("peak rss: %q: %w", rest, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("peak rss: no VmHWM in /proc/self/status")
+}
+
+// genBlobs serves the generated output; Put discards (no output here is big).
+type genBlobs struct{ spec ingesttest.Spec }
+
+func (g genBlobs) Open(_ context.Context, _ string, offset int64) (io.ReadCloser, error) {
+	gen := ingesttest.NewGenerator(g.spec)
+	if _, err := io.CopyN(io.Discard, gen, offset); err != nil {
+		return nil, err
+	}
+	return io.NopCloser(gen), nil
+}
+
+func (genBlobs) Put(_ context.Context, _ string, r io.Reader, _ string) (int64, error) {
+	return io.Copy(io.Discard, r)
+}
+
+type writer struct{ latency time.Duration }
+
+func (w writer) PutRecords(ctx context.Context, _ string, _ int, _ []job.Record) error {
+	if w.latency > 0 {
+		time.Sleep(w.latency)
+	}
+	return ctx.Err()
+}
