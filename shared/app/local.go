@@ -82,7 +82,7 @@ func NewLocal(ctx context.Context, o LocalOptions) (*Local, error) {
 	l.Sim = sim.NewBedrockSim(blobs, func(ctx context.Context, ev []byte) { l.Bus.Send(ev) })
 	l.Sim.StepDelay = o.StepDelay
 	l.Sim.FailEvery = o.FailEvery
-	l.Sim.Log = o.Log.With("component", "bedrock-simulator")
+	l.Sim.Log = o.Log
 	if l.SimURL, err = l.Sim.Listen("127.0.0.1:0"); err != nil {
 		return nil, err
 	}

@@ -87,8 +87,10 @@ type BadLine struct {
 
 // Result is the outcome of an Ingest call.
 type Result struct {
-	// Checkpoint holds the final counters on success. On error it is the last
-	// checkpoint saved: every line before it is written and counted exactly once.
+	// Checkpoint holds the final counters on success; its Part is then one past
+	// the last file's part, so a replayed Ingest with it skips every file and
+	// returns the same totals. On error it is the last checkpoint saved: every
+	// line before it is written and counted exactly once.
 	job.Checkpoint
 	// Bad holds the first bad lines met in this call, with line numbers (lines
 	// before a resumed checkpoint were reported by the earlier call); the

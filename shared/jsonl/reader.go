@@ -18,8 +18,11 @@ const (
 	DefaultKeepBadLines = 20
 
 	initialBufferBytes = 64 << 10
+	maxMaxLineBytes    = 1 << 30 // Bedrock's whole-file limit; also keeps max+1 from overflowing
 	maxEmptyReads      = 100
 )
+
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 // Options configure a Reader.
 type Options struct {
@@ -97,6 +100,7 @@ func NewReader(src io.Reader, opt Options) *Reader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
+	maxLine = min(maxLine, maxMaxLineBytes)
 	bad := opt.Bad
 	if bad == nil {
 		bad = &BadLog{}
@@ -164,6 +168,10 @@ func (r *Reader) accept(line []byte, lineStart int64) bool {
 		return false
 	}
 	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if lineStart == 0 {
+		// Editors on Windows start files with a byte order mark; it is not JSON.
+		line = bytes.TrimPrefix(line, utf8BOM)
+	}
 	if len(bytes.TrimSpace(line)) == 0 {
 		return false
 	}

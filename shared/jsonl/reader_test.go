@@ -46,12 +46,16 @@ func reference(data []byte, maxLine int, startOff int64, startLine int) (lines [
 		seg := data[pos:end]
 		num++
 		start := startOff + int64(pos)
+		text := bytes.TrimSuffix(seg, []byte("\r"))
+		if start == 0 {
+			text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))
+		}
 		switch {
 		case len(seg) > maxLine:
 			bad = append(bad, jsonl.BadLine{Line: num, Offset: start, Reason: fmt.Sprintf("line longer than %d bytes", maxLine)})
-		case len(bytes.TrimSpace(bytes.TrimSuffix(seg, []byte("\r")))) == 0:
+		case len(bytes.TrimSpace(text)) == 0:
 		default:
-			lines = append(lines, line{Num: num, Text: string(bytes.TrimSuffix(seg, []byte("\r"))), Start: start, End: startOff + int64(next)})
+			lines = append(lines, line{Num: num, Text: string(text), Start: start, End: startOff + int64(next)})
 		}
 		pos = next
 	}
@@ -78,6 +82,7 @@ func TestReader(t *testing.T) {
 		{name: "over-long final line without newline", in: "ok\n" + long, max: 10, want: []string{"ok"}, nums: []int{1}, badNums: []int{2}},
 		{name: "line exactly at the limit", in: "0123456789\n01234567890\n", max: 10, want: []string{"0123456789"}, nums: []int{1}, badNums: []int{2}},
 		{name: "several over-long lines in a row", in: long + "\n" + long + "\n" + long + "\nz", max: 5, want: []string{"z"}, nums: []int{4}, badNums: []int{1, 2, 3}},
+		{name: "byte order mark", in: "\xef\xbb\xbf{}\n\xef\xbb\xbf[]\n", want: []string{"{}", "\xef\xbb\xbf[]"}, nums: []int{1, 2}},
 		{name: "binary junk", in: "\x00\xff\xfe\n{}\n", want: []string{"\x00\xff\xfe", "{}"}, nums: []int{1, 2}},
 	}
 	sources := []struct {
@@ -250,6 +255,7 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte("\r\n\r\n"), 1, 0)
 	f.Add([]byte(strings.Repeat("x", 300)+"\nok"), 16, 1)
 	f.Add([]byte(""), 0, 0)
+	f.Add([]byte("\xef\xbb\xbf\n{}"), 3, 0)
 	f.Fuzz(func(t *testing.T, data []byte, maxLine int, stopAfter int) {
 		maxLine = 1 + abs(maxLine)%64
 		r := jsonl.NewReader(iotest.HalfReader(bytes.NewReader(data)), jsonl.Options{MaxLineBytes: maxLine})

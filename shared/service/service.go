@@ -29,13 +29,13 @@ func (e *ModelError) Error() string {
 
 // Service runs the use cases. Its fields are its dependencies.
 type Service struct {
-	Store     store.Store
-	Blobs     Blobs
-	Bedrock   BatchProvider
-	Bus       Publisher
-	Ingester  Ingester
-	Log       *slog.Logger
-	Now       Clock
+	Store    store.Store
+	Blobs    Blobs
+	Bedrock  BatchProvider
+	Bus      Publisher
+	Ingester Ingester
+	Log      *slog.Logger
+	Now      Clock
 	// Bucket is the s3:// URI root of job inputs, outputs and big results.
 	Bucket string
 	// JobPrefix prefixes provider job names so the event rule matches only this stack's jobs.
