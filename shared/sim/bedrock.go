@@ -64,7 +64,8 @@ type BedrockSim struct {
 	// Blobs holds the input JSONL (read at the input s3:// URI) and receives the output.
 	Blobs blob.Store
 	// Emit receives every state-change event as EventBridge delivers it to a Lambda
-	// target. Nil discards events.
+	// target, in order, from the goroutine that steps. It may call the simulator's
+	// HTTP API but not Step or Settle. Nil discards events.
 	Emit func(ctx context.Context, event []byte)
 	// Account and Region appear in ARNs and events.
 	Account string
@@ -118,7 +119,8 @@ type BedrockSim struct {
 	srv     *http.Server
 	closed  bool
 
-	stepMu sync.Mutex // one step at a time: steps do the I/O
+	stepMu  sync.Mutex // one step at a time: steps do the I/O
+	flushMu sync.Mutex // events leave in the order they were queued
 }
 
 // NewBedrockSim returns a simulator over blobs that sends events to emit.
@@ -759,7 +761,7 @@ func (s *BedrockSim) advance(ctx context.Context, j *simJob) {
 		switch {
 		case err != nil:
 			next, message = job.BedrockFailed, "Internal error while processing the job: "+err.Error()
-		case res.processed < j.totalLocked(s):
+		case res.processed < s.total(j):
 			next, message = job.BedrockPartiallyCompleted, "Not all records could be processed before the job's timeout."
 		default:
 			next = job.BedrockCompleted
@@ -768,7 +770,7 @@ func (s *BedrockSim) advance(ctx context.Context, j *simJob) {
 		next = job.BedrockStopped
 		if stoppedFrom == job.BedrockInProgress {
 			var err error
-			res, err = s.process(ctx, j, files, int(j.totalLocked(s)/2))
+			res, err = s.process(ctx, j, files, int(s.total(j)/2))
 			if err != nil {
 				next, message = job.BedrockFailed, "Internal error while stopping the job: "+err.Error()
 			}
@@ -787,7 +789,7 @@ func (s *BedrockSim) advance(ctx context.Context, j *simJob) {
 	s.setStatus(j, next, message)
 }
 
-func (j *simJob) totalLocked(s *BedrockSim) int64 {
+func (s *BedrockSim) total(j *simJob) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return j.total
@@ -850,6 +852,8 @@ type eventDetail struct {
 
 // flush delivers queued events in order, applying the loss and duplication knobs.
 func (s *BedrockSim) flush(ctx context.Context) {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
 	s.mu.Lock()
 	events := s.pending
 	s.pending = nil

@@ -230,7 +230,9 @@ func TestLifecycle(t *testing.T) {
 		},
 		{
 			name: "FailRecord", records: 100,
-			knobs:      func(s *sim.BedrockSim) { s.FailRecord = func(id string) bool { return id == "r00003" || id == "r00004" } },
+			knobs: func(s *sim.BedrockSim) {
+				s.FailRecord = func(id string) bool { return id == "r00003" || id == "r00004" }
+			},
 			wantStatus: []string{"Submitted", "Validating", "Scheduled", "InProgress", "Completed"},
 			wantTotal:  100, wantOK: 98, wantFailed: 2, wantOutput: true,
 		},

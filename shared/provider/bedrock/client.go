@@ -246,9 +246,9 @@ func (c *Client) Stop(ctx context.Context, arn string) error {
 	return fmt.Errorf("bedrock: stop job %s: %w", arn, classify(err))
 }
 
-// stateWords are the words a "wrong state" ValidationException carries; a
-// pattern or length violation names none of them.
-var stateWords = []string{"state", "status", "completed", "failed", "stopped", "stopping", "expired"}
+// endedStatuses are the words a "wrong state" ValidationException names, in
+// Bedrock's capitalisation (a constraint message says "failed to satisfy").
+var endedStatuses = []string{"Completed", "PartiallyCompleted", "Failed", "Stopped", "Stopping", "Expired"}
 
 func alreadyEnded(err error) bool {
 	var conflict *types.ConflictException
@@ -256,15 +256,20 @@ func alreadyEnded(err error) bool {
 		return true
 	}
 	var invalid *types.ValidationException
-	if errors.As(err, &invalid) {
-		msg := strings.ToLower(invalid.ErrorMessage())
-		for _, w := range stateWords {
-			if strings.Contains(msg, w) {
-				return true
-			}
+	if !errors.As(err, &invalid) {
+		return false
+	}
+	msg := invalid.ErrorMessage()
+	if strings.Contains(msg, "failed to satisfy constraint") {
+		return false // a malformed identifier, not the job's state
+	}
+	for _, w := range endedStatuses {
+		if strings.Contains(msg, w) {
+			return true
 		}
 	}
-	return false
+	lower := strings.ToLower(msg)
+	return strings.Contains(lower, "state") || strings.Contains(lower, "status")
 }
 
 // List calls fn for every job whose name contains nameContains (all jobs when
