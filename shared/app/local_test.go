@@ -526,3 +526,24 @@ func BenchmarkSubmit10k(b *testing.B) {
 		b.ReportMetric(float64(time.Since(start).Milliseconds()), "ms/submit")
 	}
 }
+
+func TestQuotaFullIsAClearError(t *testing.T) {
+	s := newSuite(t)
+	s.l.Sim.MaxJobsPerModel = 1
+	cs := s.client("alice")
+	first := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(100)})
+	msg := toolErr(t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(100)})
+	for _, w := range []string{"quota", "submit again"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error %q does not mention %q", msg, w)
+		}
+	}
+	// The refused job is on record as failed; the first one is untouched.
+	list := call[mcpserver.ListOut](t, cs, "list_jobs", map[string]any{"status": "failed"})
+	if len(list.Jobs) != 1 || list.Jobs[0].Error == "" {
+		t.Fatalf("failed jobs = %+v", list.Jobs)
+	}
+	if j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": first.JobID}); j.Status != "submitted" {
+		t.Errorf("first job = %+v", j)
+	}
+}

@@ -141,7 +141,10 @@ func (e *toolErr) Error() string { return e.msg }
 func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 	var fe *job.FieldError
 	var me *service.ModelError
+	var te *toolErr
 	switch {
+	case errors.As(err, &te):
+		return te
 	case errors.As(err, &fe):
 		return &toolErr{msg: fmt.Sprintf("invalid input: %s: %s", fe.Field, fe.Reason)}
 	case errors.As(err, &me):
@@ -183,13 +186,13 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		if err != nil {
 			return JobHandle{}, "", "", err
 		}
+		if j.Status == job.StatusFailed {
+			return JobHandle{}, "", j.ID, &toolErr{msg: fmt.Sprintf("submit_batch: the job could not be started (job_id %s is kept as failed): %s", j.ID, j.Error)}
+		}
 		h := JobHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
 			Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt)}
 		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; results stay until %s.",
 			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.ExpiresAt)
-		if j.Status == job.StatusFailed {
-			summary = fmt.Sprintf("Job %s could not be started: %s", j.ID, j.Error)
-		}
 		return h, summary, j.ID, nil
 	})
 }

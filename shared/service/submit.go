@@ -85,16 +85,12 @@ func (s *Service) startParts(ctx context.Context, id string) (*job.Job, error) {
 			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": ownerTag(j.Owner)},
 		})
 		now := s.now()
-		if errors.Is(err, ErrQuotaFull) {
-			s.log().WarnContext(ctx, "provider quota full; part stays queued", "job_id", j.ID, "part", p.Name)
-			continue
-		}
 		idx := p.Index
 		j, err = s.updatePart(ctx, id, idx, func(part *job.Part) {
 			if err != nil {
 				part.Status = job.StatusFailed
 				part.ProviderStatus = job.BedrockFailed
-				part.Message = "submit failed: " + err.Error()
+				part.Message = submitFailure(err)
 				return
 			}
 			part.Ref = ref
@@ -117,6 +113,16 @@ func (s *Service) startParts(ctx context.Context, id string) (*job.Job, error) {
 		s.publishCompleted(ctx, j)
 	}
 	return j, nil
+}
+
+// submitFailure says why a provider refused a job, and what to do about it.
+func submitFailure(err error) string {
+	if errors.Is(err, ErrQuotaFull) {
+		// Without a queue, waiting in "queued" would hang forever; fail clearly instead.
+		return "Bedrock's quota of concurrent batch jobs for this model is full (default 20 submitted + in progress); " +
+			"wait for running jobs to finish or cancel some, then submit again"
+	}
+	return "Bedrock refused the job: " + err.Error()
 }
 
 func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*job.Part), now time.Time) (*job.Job, error) {
