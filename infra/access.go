@@ -45,6 +45,8 @@ func grantAccess(f *Functions, p *FunctionsProps) {
 	// mcp: submit (input/ upload), read results and pages, write exports; drive Bedrock jobs.
 	mcp := f.MCP
 	tableRW(mcp)
+	// A submit Bedrock refuses, or a cancel before submit, ends the job here and announces it.
+	putEvents(mcp)
 	mcp.Role.AddToPrincipalPolicy(allow("BucketObjects",
 		[]string{"s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"},
 		d.ObjectArns(PrefixInput, PrefixOutput, PrefixResults, PrefixExports), nil))
@@ -77,6 +79,9 @@ func grantAccess(f *Functions, p *FunctionsProps) {
 	tableRW(in)
 	putEvents(in)
 	in.Role.AddToPrincipalPolicy(allow("ReadOutput", []string{"s3:GetObject"}, d.ObjectArns(PrefixOutput), nil))
+	// The record ids written at submit tell an unknown recordId in the output from a real one.
+	in.Role.AddToPrincipalPolicy(allow("ReadRecordIds", []string{"s3:GetObject"},
+		[]*string{jsii.String(*d.Bucket.BucketArn() + "/" + PrefixInput + "*/ids.txt")}, nil))
 	in.Role.AddToPrincipalPolicy(allow("ListOutput", []string{"s3:ListBucket"}, []*string{d.Bucket.BucketArn()},
 		map[string]interface{}{"StringLike": map[string]interface{}{"s3:prefix": jsii.Strings(PrefixOutput + "*")}}))
 	in.Role.AddToPrincipalPolicy(allow("WriteResults", []string{"s3:PutObject", "s3:AbortMultipartUpload"},

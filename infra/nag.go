@@ -22,6 +22,11 @@ var (
 		reason: "S3 object keys embed job ids created at run time, so objects cannot be listed in advance; " +
 			"the grant is limited to one named key prefix of this stack's own data bucket.",
 	}
+	wildRecordIDs = wildcard{
+		pattern: `/^Resource::<[A-Za-z0-9]+\.Arn>\/input\/\*\/ids\.txt$/`,
+		reason: "ingest reads only the record-id list each submit writes at input/<job id>/ids.txt; job ids " +
+			"are created at run time, and the grant names the file, not the job's input.",
+	}
 	wildJobs = wildcard{
 		// Region and account are literals with a pinned env, <AWS::Region>/<AWS::AccountId> without.
 		pattern: `/^Resource::arn:<AWS::Partition>:bedrock:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|[0-9]{12}):model-invocation-job\/\*$/`,
@@ -65,7 +70,7 @@ func (s *Stack) addNagSuppressions() {
 	suppressWildcards(s.Bedrock.Role, wildObjects, wildModelRegions)
 	suppressWildcards(s.Functions.MCP.Role, wildObjects, wildJobs, wildModelRegions, wildListJobs)
 	suppressWildcards(s.Functions.BedrockEvents.Role, wildJobs)
-	suppressWildcards(s.Functions.Ingest.Role, wildObjects)
+	suppressWildcards(s.Functions.Ingest.Role, wildObjects, wildRecordIDs)
 
 	suppress(s.Data.AccessLogs, "AwsSolutions-S1",
 		"This is the server-access-log target of the data bucket; logging it to itself would loop and "+

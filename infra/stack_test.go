@@ -850,6 +850,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"bedrock:TagResource":              {jobArns},
 		"bedrock:ListModelInvocationJobs":  {"*"},
 		"iam:PassRole":                     {"<" + bedrockRole + ".Arn>"},
+		"events:PutEvents":                 {bus},
 	}
 	tableGrants(mcp)
 	be := map[string][]string{
@@ -859,7 +860,7 @@ func TestLeastPrivilege(t *testing.T) {
 	tableGrants(be)
 	ingest := map[string][]string{
 		"events:PutEvents":        {bus},
-		"s3:GetObject":            {objects("output/")},
+		"s3:GetObject":            sorted(bucket+"/input/*/ids.txt", objects("output/")),
 		"s3:ListBucket":           {bucket},
 		"s3:PutObject":            {objects("results/")},
 		"s3:AbortMultipartUpload": {objects("results/")},

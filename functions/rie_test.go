@@ -1,0 +1,852 @@
+//go:build linux
+
+// Package functions_test is test layer 6 (DESIGN §7): every Lambda bootstrap,
+// built exactly as `make build` builds it (for the host architecture), runs
+// under the AWS Lambda Runtime Interface Emulator against moto_server and is
+// invoked with the sample events in events/.
+package functions_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
+)
+
+// functions are the Lambdas under functions/, as the Makefile's FUNCTIONS lists them.
+var functions = []string{"mcp", "bedrock-events", "ingest"}
+
+// maxBootstrapBytes bounds a stripped bootstrap: a jump in size usually means a
+// heavy dependency slipped into a Lambda (and costs cold-start time).
+const maxBootstrapBytes = 15_000_000
+
+// The five MCP tools of DESIGN §3.
+var wantTools = []string{"submit_batch", "get_job", "get_job_results", "cancel_job", "list_jobs"}
+
+const (
+	region        = "us-east-1"
+	jobPrefix     = "mcpbatch"
+	bedrockRole   = "arn:aws:iam::123456789012:role/mcpbatch-bedrock"
+	rieInstallMsg = "install it with `make tools` (bash .ci/tools.sh puts it in .tools/bin) and set MCPBATCH_TOOLS, or put aws-lambda-rie on PATH"
+)
+
+var (
+	// buildDir holds the bootstraps; TestMain creates and removes it.
+	buildDir string
+
+	builds struct {
+		once  sync.Once
+		paths map[string]string
+		err   error
+	}
+
+	moto struct {
+		once     sync.Once
+		endpoint string
+		cmd      *exec.Cmd
+		err      error
+	}
+
+	seq atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcpbatch-rie-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildDir = dir
+	code := m.Run()
+	// moto_server starts on first use (a size-only run needs none) but once for
+	// the whole package; it stops here, after every test and benchmark.
+	if moto.cmd != nil {
+		killGroup(moto.cmd.Process.Pid)
+		_ = moto.cmd.Wait()
+	}
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// missing skips when an external tool is absent, unless MCPBATCH_E2E=1 (make
+// test) demands the whole layer run.
+func missing(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("MCPBATCH_E2E") == "1" {
+		tb.Fatalf("MCPBATCH_E2E=1 but %s", msg)
+	}
+	tb.Skip(msg)
+}
+
+// rieBinary finds aws-lambda-rie in $MCPBATCH_TOOLS/bin, then on PATH.
+func rieBinary(tb testing.TB) string {
+	tb.Helper()
+	if tools := os.Getenv("MCPBATCH_TOOLS"); tools != "" {
+		p := filepath.Join(tools, "bin", "aws-lambda-rie")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	p, err := exec.LookPath("aws-lambda-rie")
+	if err != nil {
+		missing(tb, "aws-lambda-rie is not in $MCPBATCH_TOOLS/bin (MCPBATCH_TOOLS=%q) nor on PATH: %s",
+			os.Getenv("MCPBATCH_TOOLS"), rieInstallMsg)
+	}
+	return p
+}
+
+// bootstrap returns the path of fn's bootstrap, building all of them on first use.
+func bootstrap(tb testing.TB, fn string) string {
+	tb.Helper()
+	builds.once.Do(buildAll)
+	if builds.err != nil {
+		tb.Fatal(builds.err)
+	}
+	return builds.paths[fn]
+}
+
+// buildAll builds every function with the Makefile's flags (only GOARCH differs:
+// the host's, so RIE can run it), concurrently to keep the test short.
+func buildAll() {
+	builds.paths = map[string]string{}
+	errs := make([]error, len(functions))
+	var wg sync.WaitGroup
+	for i, fn := range functions {
+		out := filepath.Join(buildDir, fn, "bootstrap")
+		builds.paths[fn] = out
+		wg.Go(func() {
+			cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w",
+				"-o", out, "./functions/"+fn)
+			cmd.Dir = ".." // the module root: go test runs in functions/
+			cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("go build ./functions/%s: %v\n%s", fn, err, b)
+			}
+		})
+	}
+	wg.Wait()
+	builds.err = errors.Join(errs...)
+}
+
+func TestBootstrapSize(t *testing.T) {
+	for _, fn := range functions {
+		t.Run(fn, func(t *testing.T) {
+			fi, err := os.Stat(bootstrap(t, fn))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s bootstrap (linux/%s, stripped): %d bytes (%.2f MB)", fn, runtime.GOARCH, fi.Size(), float64(fi.Size())/1e6)
+			if fi.Size() >= maxBootstrapBytes {
+				t.Errorf("%s bootstrap is %d bytes, want under %d", fn, fi.Size(), maxBootstrapBytes)
+			}
+		})
+	}
+}
+
+// motoEndpoint starts moto_server once for the package and returns its URL.
+func motoEndpoint(tb testing.TB) string {
+	tb.Helper()
+	moto.once.Do(startMoto)
+	if errors.Is(moto.err, exec.ErrNotFound) {
+		missing(tb, "moto_server is not on PATH (pip install 'moto[server]'; make tools installs it)")
+	}
+	if moto.err != nil {
+		tb.Fatal(moto.err)
+	}
+	return moto.endpoint
+}
+
+// startMoto mirrors shared/internal/motoserver, which Go's internal rule keeps
+// out of reach of functions/.
+func startMoto() {
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		moto.err = err
+		return
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		moto.err = err
+		return
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, "-H", host, "-p", port)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		moto.err = fmt.Errorf("start moto_server: %w", err)
+		return
+	}
+	moto.cmd = cmd
+	moto.endpoint = "http://" + addr
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(moto.endpoint + "/moto-api/"); err == nil {
+			resp.Body.Close()
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	moto.err = fmt.Errorf("moto_server on %s did not answer within 60s", moto.endpoint)
+}
+
+// stack is one copy of the stack's stateful resources in moto, named apart so
+// tests do not see each other's jobs.
+type stack struct {
+	endpoint, table, bucket, bus string
+	s3                           *s3.Client
+	store                        *dynamostore.Store
+}
+
+func newStack(tb testing.TB) *stack {
+	tb.Helper()
+	endpoint := motoEndpoint(tb)
+	n := seq.Add(1)
+	st := &stack{
+		endpoint: endpoint,
+		table:    fmt.Sprintf("mcpbatch-rie-%d-%d", os.Getpid(), n),
+		bucket:   fmt.Sprintf("mcpbatch-rie-%d-%d", os.Getpid(), n),
+		bus:      fmt.Sprintf("mcpbatch-rie-%d-%d", os.Getpid(), n),
+	}
+	cfg := aws.Config{
+		Region:       region,
+		Credentials:  credentials.NewStaticCredentialsProvider("testing", "testing", ""),
+		BaseEndpoint: aws.String(endpoint),
+	}
+	ctx := context.Background()
+	ddb := dynamodb.NewFromConfig(cfg)
+	if err := dynamostore.CreateTable(ctx, ddb, st.table); err != nil {
+		tb.Fatal(err)
+	}
+	st.store = dynamostore.New(ddb, st.table)
+	st.s3 = s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
+	if _, err := st.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(st.bucket)}); err != nil {
+		tb.Fatalf("create bucket: %v", err)
+	}
+	eb := eventbridge.NewFromConfig(cfg)
+	if _, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(st.bus)}); err != nil {
+		tb.Fatalf("create event bus: %v", err)
+	}
+	return st
+}
+
+// env is the whole environment of RIE and so of the bootstrap (RIE passes its
+// own on): nothing from the host, so no stray AWS_PROFILE reaches real AWS.
+func (st *stack) env(fn, home string) []string {
+	return []string{
+		"PATH=/usr/bin:/bin",
+		"HOME=" + home,
+		"AWS_ENDPOINT_URL=" + st.endpoint, // the SDK v2 sends every client there
+		"AWS_REGION=" + region,
+		"AWS_ACCESS_KEY_ID=testing",
+		"AWS_SECRET_ACCESS_KEY=testing",
+		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_LAMBDA_FUNCTION_NAME=mcpbatch-" + fn,
+		"AWS_LAMBDA_FUNCTION_TIMEOUT=30",
+		"MCPBATCH_TABLE=" + st.table,
+		"MCPBATCH_BUCKET=" + st.bucket,
+		"MCPBATCH_BUS=" + st.bus,
+		"MCPBATCH_BEDROCK_ROLE_ARN=" + bedrockRole,
+		"MCPBATCH_JOB_PREFIX=" + jobPrefix,
+		"MCPBATCH_LOG_LEVEL=DEBUG",
+	}
+}
+
+// lambdaProc is one RIE process serving one bootstrap.
+type lambdaProc struct {
+	fn      string
+	url     string
+	cmd     *exec.Cmd
+	out     *syncBuffer
+	started time.Time
+	stopped sync.Once
+}
+
+// startLambda runs fn's bootstrap under RIE on free loopback ports and waits
+// until RIE accepts connections. RIE starts the bootstrap on the first invoke.
+func startLambda(tb testing.TB, fn string, st *stack) *lambdaProc {
+	tb.Helper()
+	rie := rieBinary(tb)
+	bin := bootstrap(tb, fn)
+	invokeAddr, err := freeAddr()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	apiAddr, err := freeAddr()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &lambdaProc{fn: fn, url: "http://" + invokeAddr + "/2015-03-31/functions/function/invocations", out: &syncBuffer{}}
+	p.cmd = exec.Command(rie, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", apiAddr, bin)
+	p.cmd.Dir = filepath.Dir(bin)
+	p.cmd.Env = st.env(fn, tb.TempDir())
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	// Own process group so cleanup can kill it whole; die with the test binary.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	p.started = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		tb.Fatalf("start RIE for %s: %v", fn, err)
+	}
+	tb.Cleanup(func() {
+		p.stop()
+		if tb.Failed() {
+			tb.Logf("RIE and %s output:\n%s", fn, p.out.String())
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", invokeAddr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return p
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("RIE for %s did not accept on %s within 10s:\n%s", fn, invokeAddr, p.out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// stop kills RIE and the bootstrap. RIE starts the bootstrap in a process group
+// of its own, so RIE's group alone would not include it: both groups are killed.
+func (p *lambdaProc) stop() {
+	p.stopped.Do(func() {
+		pid := p.cmd.Process.Pid
+		for _, child := range descendants(pid) {
+			killGroup(child)
+		}
+		killGroup(pid)
+		_ = p.cmd.Wait()
+	})
+}
+
+// invokeClient talks to RIE; no keep-alive, so nothing lingers once RIE is killed.
+var invokeClient = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+// invoke sends payload as the function's event and returns the raw response.
+// A function error (RIE answers {"errorType","errorMessage"}) fails the test.
+func (p *lambdaProc) invoke(tb testing.TB, payload []byte) []byte {
+	tb.Helper()
+	resp, err := invokeClient.Post(p.url, "application/json", bytes.NewReader(payload))
+	if err != nil {
+		tb.Fatalf("invoke %s: %v", p.fn, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("invoke %s: read response: %v", p.fn, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("invoke %s: RIE answered %s: %s", p.fn, resp.Status, body)
+	}
+	var fnErr struct {
+		Type    string `json:"errorType"`
+		Message string `json:"errorMessage"`
+	}
+	if json.Unmarshal(body, &fnErr) == nil && (fnErr.Type != "" || fnErr.Message != "") {
+		tb.Fatalf("invoke %s: function error %s: %s", p.fn, fnErr.Type, fnErr.Message)
+	}
+	return body
+}
+
+var initReport = regexp.MustCompile(`INIT REPORT\(durationMs: ([0-9.]+)\)`)
+
+// initMS is the runtime init time RIE measured (bootstrap start to its first
+// /next). The REPORT line's "Init Duration" is useless under RIE: it times only
+// the asynchronous start request.
+func (p *lambdaProc) initMS(tb testing.TB) float64 {
+	tb.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		if m := initReport.FindStringSubmatch(p.out.String()); m != nil {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			return v
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("no INIT REPORT in RIE output of %s:\n%s", p.fn, p.out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// acknowledged fails unless the handler returned no error and no value: the
+// event was taken, so EventBridge will not retry it.
+func acknowledged(t *testing.T, body []byte) {
+	t.Helper()
+	if got := string(bytes.TrimSpace(body)); got != "null" {
+		t.Errorf("response %q, want null (acknowledged)", got)
+	}
+}
+
+// bedrockSample is the part of a "Batch Inference Job State Change" sample the tests use.
+type bedrockSample struct {
+	raw    []byte
+	name   string // batchJobName
+	arn    string // batchJobArn
+	status string
+}
+
+func readBedrockSample(t testing.TB, path string) bedrockSample {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		Detail struct {
+			Name   string `json:"batchJobName"`
+			ARN    string `json:"batchJobArn"`
+			Status string `json:"status"`
+		} `json:"detail"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return bedrockSample{raw: raw, name: ev.Detail.Name, arn: ev.Detail.ARN, status: ev.Detail.Status}
+}
+
+// jobID is the job a sample names: its batchJobName without the stack prefix.
+func (s bedrockSample) jobID(t testing.TB) string {
+	t.Helper()
+	id, ok := strings.CutPrefix(s.name, jobPrefix+"-")
+	if !ok || !job.ValidID(id) {
+		t.Fatalf("sample batchJobName %q is not %s-<job id>", s.name, jobPrefix)
+	}
+	return id
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Every Bedrock sample names a job this stack's table does not hold: the
+// function must acknowledge it (no error, so no retry storm) and store nothing.
+func TestBedrockEventsUnknownJob(t *testing.T) {
+	samples, _ := filepath.Glob("../events/bedrock/*.json")
+	if len(samples) == 0 {
+		t.Fatal("no samples in events/bedrock")
+	}
+	st := newStack(t)
+	fn := startLambda(t, "bedrock-events", st)
+	for _, path := range samples {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
+			s := readBedrockSample(t, path)
+			acknowledged(t, fn.invoke(t, s.raw))
+			if _, err := st.store.GetJob(t.Context(), s.jobID(t)); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("GetJob after an event for an unknown job: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+func TestIngestUnknownJob(t *testing.T) {
+	ready := readFile(t, "../events/project/job-output-ready.json")
+	var noJobID map[string]any
+	if err := json.Unmarshal(ready, &noJobID); err != nil {
+		t.Fatal(err)
+	}
+	noJobID["detail"] = map[string]any{"provider": "bedrock"}
+	malformed, _ := json.Marshal(noJobID)
+
+	st := newStack(t)
+	fn := startLambda(t, "ingest", st)
+	for _, c := range []struct {
+		name    string
+		payload []byte
+	}{
+		{"job-output-ready", ready},
+		// A detail without jobId can never succeed: retrying it would only loop.
+		{"detail without jobId", malformed},
+	} {
+		t.Run(c.name, func(t *testing.T) { acknowledged(t, fn.invoke(t, c.payload)) })
+	}
+}
+
+// TestJobLifecycle drives one known job through both event functions, in order,
+// as EventBridge would: each step is one invocation and the job read back from
+// DynamoDB. Later steps build on earlier ones.
+func TestJobLifecycle(t *testing.T) {
+	sample := func(name string) bedrockSample { return readBedrockSample(t, "../events/bedrock/"+name+".json") }
+	inProgress := sample("InProgress")
+	id := inProgress.jobID(t)
+	ready := readFile(t, "../events/project/job-output-ready.json")
+	var readyEv struct {
+		Detail struct {
+			JobID string `json:"jobId"`
+		} `json:"detail"`
+	}
+	if err := json.Unmarshal(ready, &readyEv); err != nil || readyEv.Detail.JobID != id {
+		t.Fatalf("events/project/job-output-ready.json names job %q (%v), want the Bedrock samples' %q", readyEv.Detail.JobID, err, id)
+	}
+
+	st := newStack(t)
+	events := startLambda(t, "bedrock-events", st)
+	ingest := startLambda(t, "ingest", st)
+
+	// The job as Submit leaves it: one part, submitted, named like the samples.
+	bucket := "s3://" + st.bucket
+	inputURI := bucket + "/input/" + id
+	outputURI := bucket + "/output/" + id
+	now := time.Now()
+	err := st.store.CreateJob(t.Context(), &job.Job{
+		ID: id, Owner: "arn:aws:iam::123456789012:user/alice", Provider: job.ProviderBedrock,
+		Model: "anthropic.claude-3-5-haiku-20241022-v1:0", Status: job.StatusSubmitted,
+		InputURI: inputURI, OutputURI: outputURI, RecordCount: 2, Shards: 1, TTLDays: 7,
+		ExpiresAt: job.ExpiresAt(now, 7), SubmittedAt: now,
+		Parts: []job.Part{{
+			Index: 0, Name: inProgress.name, Status: job.StatusSubmitted, RecordCount: 2,
+			InputURI: inputURI + "/part-1/records.jsonl", OutputURI: outputURI + "/part-1/",
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// What Bedrock writes for this part: <output>/<ARN's job id>/<input name>.out,
+	// one success and one failure.
+	putOutput := func(t *testing.T) {
+		jobDir := inProgress.arn[strings.LastIndexByte(inProgress.arn, '/')+1:]
+		for key, body := range map[string]string{
+			"input/" + id + "/ids.txt": "r1\nr2\n",
+			"output/" + id + "/part-1/" + jobDir + "/records.jsonl.out": `{"recordId":"r1","modelInput":{"anthropic_version":"bedrock-2023-05-31","max_tokens":64,"messages":[{"role":"user","content":"Say hi"}]},"modelOutput":{"id":"msg_bdrk_1","type":"message","role":"assistant","model":"claude-3-5-haiku-20241022","content":[{"type":"text","text":"Hi!"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":3}}}` + "\n" +
+				`{"recordId":"r2","modelInput":{"anthropic_version":"bedrock-2023-05-31","max_tokens":64,"messages":[{"role":"user","content":"Say bye"}]},"error":{"errorCode":400,"errorMessage":"Malformed input request"}}` + "\n",
+		} {
+			_, err := st.s3.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(st.bucket), Key: aws.String(key), Body: strings.NewReader(body)})
+			if err != nil {
+				t.Fatalf("put s3://%s/%s: %v", st.bucket, key, err)
+			}
+		}
+	}
+
+	steps := []struct {
+		name         string
+		fn           *lambdaProc
+		event        []byte
+		before       func(*testing.T)
+		wantStatus   job.Status
+		wantProvider string
+		check        func(*testing.T, *job.Job)
+	}{
+		{name: "Submitted records the job ARN", fn: events, event: sample("Submitted").raw,
+			wantStatus: job.StatusSubmitted, wantProvider: job.BedrockSubmitted,
+			check: func(t *testing.T, j *job.Job) {
+				if j.Parts[0].Ref != inProgress.arn {
+					t.Errorf("part ref %q, want %q", j.Parts[0].Ref, inProgress.arn)
+				}
+			}},
+		{name: "Validating", fn: events, event: sample("Validating").raw,
+			wantStatus: job.StatusValidating, wantProvider: job.BedrockValidating},
+		{name: "Scheduled stays validating", fn: events, event: sample("Scheduled").raw,
+			wantStatus: job.StatusValidating, wantProvider: job.BedrockScheduled},
+		{name: "InProgress", fn: events, event: inProgress.raw,
+			wantStatus: job.StatusInProgress, wantProvider: job.BedrockInProgress},
+		// EventBridge does not keep order: a late event must not move the job back.
+		{name: "late Validating changes nothing", fn: events, event: sample("Validating").raw,
+			wantStatus: job.StatusInProgress, wantProvider: job.BedrockInProgress},
+		{name: "Completed waits for ingest", fn: events, event: sample("Completed").raw,
+			wantStatus: job.StatusIngesting, wantProvider: job.BedrockCompleted,
+			check: func(t *testing.T, j *job.Job) {
+				// Set only after PutEvents to the project bus (in moto) succeeded.
+				if !j.OutputReadyPublished {
+					t.Error("Job Output Ready not recorded as published")
+				}
+				if j.FinalStatus != job.StatusCompleted {
+					t.Errorf("final status %q, want %q", j.FinalStatus, job.StatusCompleted)
+				}
+			}},
+		{name: "Job Output Ready ingests the output", fn: ingest, event: ready, before: putOutput,
+			wantStatus: job.StatusPartiallyCompleted, wantProvider: job.BedrockCompleted,
+			check: func(t *testing.T, j *job.Job) {
+				if j.Succeeded != 1 || j.Failed != 1 || j.InputTokens != 10 || j.OutputTokens != 3 {
+					t.Errorf("succeeded %d failed %d tokens %d/%d, want 1 1 10/3", j.Succeeded, j.Failed, j.InputTokens, j.OutputTokens)
+				}
+				recs, _, err := st.store.ListRecords(t.Context(), id, j.Shards, store.RecordQuery{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]job.RecordStatus{}
+				for _, r := range recs {
+					got[r.ID] = r.Status
+				}
+				if len(recs) != 2 || got["r1"] != job.RecordSucceeded || got["r2"] != job.RecordFailed {
+					t.Errorf("records %+v, want r1 succeeded and r2 failed", recs)
+				}
+			}},
+		{name: "duplicate Completed after ingest changes nothing", fn: events, event: sample("Completed").raw,
+			wantStatus: job.StatusPartiallyCompleted, wantProvider: job.BedrockCompleted},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			if s.before != nil {
+				s.before(t)
+			}
+			acknowledged(t, s.fn.invoke(t, s.event))
+			j, err := st.store.GetJob(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Status != s.wantStatus || j.ProviderStatus != s.wantProvider {
+				t.Errorf("job %s/%s, want %s/%s", j.Status, j.ProviderStatus, s.wantStatus, s.wantProvider)
+			}
+			if s.check != nil {
+				s.check(t, j)
+			}
+		})
+	}
+}
+
+// functionURLEvent is the Function URL request of a signed MCP tools/list.
+func functionURLEvent(t testing.TB, withIAM bool) []byte {
+	t.Helper()
+	raw := readFile(t, "testdata/function-url-tools-list.json")
+	if withIAM {
+		return raw
+	}
+	// Edit the JSON as a map so nothing else in the event changes.
+	var ev map[string]any
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	delete(ev["requestContext"].(map[string]any), "authorizer")
+	out, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// streamed splits a RESPONSE_STREAM answer as RIE returns it: the
+// http-integration-response prelude JSON, eight NUL bytes, then the body.
+func streamed(t testing.TB, raw []byte) (status int, headers map[string]string, body []byte) {
+	t.Helper()
+	prelude, body, ok := bytes.Cut(raw, make([]byte, 8))
+	if !ok {
+		t.Fatalf("no 8-NUL separator in the streamed response: %q", raw)
+	}
+	var p struct {
+		StatusCode int               `json:"statusCode"`
+		Headers    map[string]string `json:"headers"`
+	}
+	if err := json.Unmarshal(prelude, &p); err != nil {
+		t.Fatalf("prelude %q: %v", prelude, err)
+	}
+	return p.StatusCode, p.Headers, body
+}
+
+// jsonRPCResult takes the JSON-RPC message out of a Streamable HTTP body,
+// which is an SSE stream or plain JSON.
+func jsonRPCResult(t testing.TB, body []byte) json.RawMessage {
+	t.Helper()
+	msg := bytes.TrimSpace(body)
+	if !bytes.HasPrefix(msg, []byte("{")) {
+		msg = nil
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
+				msg = append(msg, strings.TrimSpace(data)...)
+			}
+		}
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg, &resp); err != nil {
+		t.Fatalf("body %q is not a JSON-RPC response: %v", body, err)
+	}
+	if resp.Error != nil {
+		t.Fatalf("JSON-RPC error %d: %s", resp.Error.Code, resp.Error.Message)
+	}
+	return resp.Result
+}
+
+func TestMCPFunctionURL(t *testing.T) {
+	st := newStack(t)
+	fn := startLambda(t, "mcp", st)
+	for _, c := range []struct {
+		name       string
+		withIAM    bool
+		wantStatus int
+	}{
+		{"IAM caller lists the tools", true, http.StatusOK},
+		// AWS_IAM auth always sets the authorizer; without it nobody owns the request.
+		{"no IAM authorizer", false, http.StatusUnauthorized},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			status, headers, body := streamed(t, fn.invoke(t, functionURLEvent(t, c.withIAM)))
+			if status != c.wantStatus {
+				t.Fatalf("status %d, want %d; headers %v; body %q", status, c.wantStatus, headers, body)
+			}
+			if status != http.StatusOK {
+				return
+			}
+			var list struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			}
+			if err := json.Unmarshal(jsonRPCResult(t, body), &list); err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+			}
+			for _, want := range wantTools {
+				if !slices.Contains(names, want) {
+					t.Errorf("tools/list has %v, want %s among them", names, want)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkColdStart starts RIE and a fresh bootstrap per iteration and reports
+// init-ms (runtime init as RIE measures it), cold-ms (RIE process start to the
+// end of the first invocation) and warm-ms (the second invocation).
+//
+//	go test ./functions/ -run '^$' -bench ColdStart -benchtime 5x
+func BenchmarkColdStart(b *testing.B) {
+	st := newStack(b)
+	for _, c := range []struct {
+		fn    string
+		event func(testing.TB) []byte
+	}{
+		{"mcp", func(tb testing.TB) []byte { return functionURLEvent(tb, true) }},
+		{"bedrock-events", func(tb testing.TB) []byte { return readFile(tb, "../events/bedrock/InProgress.json") }},
+		{"ingest", func(tb testing.TB) []byte { return readFile(tb, "../events/project/job-output-ready.json") }},
+	} {
+		b.Run(c.fn, func(b *testing.B) {
+			payload := c.event(b)
+			if fi, err := os.Stat(bootstrap(b, c.fn)); err == nil {
+				b.ReportMetric(float64(fi.Size())/1e6, "bootstrap-MB")
+			}
+			var initMS, coldMS, warmMS float64
+			n := 0
+			for b.Loop() {
+				p := startLambda(b, c.fn, st)
+				p.invoke(b, payload)
+				coldMS += ms(time.Since(p.started))
+				initMS += p.initMS(b)
+				t := time.Now()
+				p.invoke(b, payload)
+				warmMS += ms(time.Since(t))
+				p.stop()
+				n++
+			}
+			b.ReportMetric(initMS/float64(n), "init-ms")
+			b.ReportMetric(coldMS/float64(n), "cold-ms")
+			b.ReportMetric(warmMS/float64(n), "warm-ms")
+		})
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// freeAddr picks a free loopback address (RIE takes addresses, not listeners).
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// killGroup SIGKILLs the process group led by pid, and pid itself should it
+// lead none (every process here is started with Setpgid).
+func killGroup(pid int) {
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// descendants lists the processes under pid, read from /proc.
+func descendants(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command name: state, ppid, ...
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(f[1]); err == nil {
+			children[ppid] = append(children[ppid], p)
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		out = append(out, children[p]...)
+		queue = append(queue, children[p]...)
+	}
+	return out
+}
+
+// syncBuffer collects RIE's stdout and stderr, written from two goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
