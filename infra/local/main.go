@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 )
 
 func main() {
@@ -35,7 +36,7 @@ func run(addr, dir string, step time.Duration, failEvery int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := app.Logger()
-	l, err := app.NewLocal(ctx, app.LocalOptions{Dir: dir, StepDelay: step, FailEvery: failEvery, Log: log})
+	l, err := local.New(ctx, local.Options{Dir: dir, StepDelay: step, FailEvery: failEvery, Log: log})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,9 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
+// Version is stamped by the linker in release builds.
+var Version = "dev"
+
 // BedrockProvider adapts the Bedrock client to the service's BatchProvider port.
 type BedrockProvider struct {
 	Client  *bedrock.Client

@@ -75,6 +75,8 @@ func (h *Ingest) Handle(ctx context.Context, ev events.CloudWatchEvent) error {
 		if reserve == 0 {
 			reserve = 30 * time.Second
 		}
+		// A short timeout keeps most of itself for work, or every run would only hand over.
+		reserve = min(reserve, time.Until(deadline)/5)
 		var cancel context.CancelFunc
 		runCtx, cancel = context.WithDeadline(ctx, deadline.Add(-reserve))
 		defer cancel()

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/jsonl"
+	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
 // Defaults for the Ingester's zero fields.
@@ -71,7 +72,10 @@ type Blobs interface {
 	Put(ctx context.Context, uri string, r io.Reader, contentType string) (int64, error)
 }
 
-var _ Blobs = blob.Store(nil)
+var (
+	_ Blobs        = blob.Store(nil)
+	_ RecordWriter = store.Store(nil)
+)
 
 // File is one output file of one part (provider job) of a job.
 type File struct {
@@ -168,6 +172,10 @@ func (in *Ingester) Ingest(ctx context.Context, j *job.Job, files []File, parse 
 	err := r.firstErr()
 	if err == nil && readErr != nil {
 		err = readErr
+	}
+	if cause := context.Cause(ctx); cause != nil && err != nil && !errors.Is(err, cause) {
+		// A cancelled read can surface as a transport error; keep the cause visible.
+		err = fmt.Errorf("%w: %w", cause, err)
 	}
 	if err != nil {
 		r.log.Warn("ingest stopped", "err", err, "checkpoint_part", res.Part, "checkpoint_line", res.Line,

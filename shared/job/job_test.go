@@ -96,3 +96,24 @@ func TestAggregate(t *testing.T) {
 		t.Fatalf("Aggregate = %s, want in_progress (least advanced part)", got)
 	}
 }
+
+func TestBedrockLater(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"", BedrockSubmitted, true},
+		{BedrockValidating, BedrockScheduled, true},
+		{BedrockScheduled, BedrockValidating, false},
+		{BedrockScheduled, BedrockScheduled, false},
+		{BedrockCompleted, BedrockInProgress, false},
+		{BedrockInProgress, "Exploded", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.a+"->"+tc.b, func(t *testing.T) {
+			if got := BedrockLater(tc.a, tc.b); got != tc.want {
+				t.Fatalf("BedrockLater = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

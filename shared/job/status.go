@@ -114,6 +114,24 @@ var bedrockOutcomes = map[string]ProviderOutcome{
 	BedrockFailed:  {Status: StatusFailed, Ended: true, Final: StatusFailed},
 }
 
+// bedrockOrder orders Bedrock's statuses within the neutral ranks, so that
+// Scheduled (after Validating, same neutral status) still shows as provider_status
+// while a late Validating cannot overwrite it.
+var bedrockOrder = map[string]int{
+	BedrockSubmitted: 0, BedrockValidating: 1, BedrockScheduled: 2, BedrockInProgress: 3, BedrockStopping: 4,
+	BedrockCompleted: 5, BedrockPartiallyCompleted: 5, BedrockFailed: 5, BedrockStopped: 5, BedrockExpired: 5,
+}
+
+// BedrockLater reports whether Bedrock status b comes after a ("" comes before everything).
+func BedrockLater(a, b string) bool {
+	ob, ok := bedrockOrder[b]
+	if !ok {
+		return false
+	}
+	oa, ok := bedrockOrder[a]
+	return !ok || ob > oa
+}
+
 // BedrockOutcome maps one of Bedrock's ten statuses onto the neutral model.
 func BedrockOutcome(s string) (ProviderOutcome, bool) {
 	o, ok := bedrockOutcomes[s]

@@ -94,19 +94,23 @@ func (s *Service) OnBedrockEvent(ctx context.Context, ev ProviderEvent) error {
 			p.Ref = ev.Ref
 			moved = true
 		}
-		if job.CanMove(p.Status, outcome.Status) {
+		switch {
+		case job.CanMove(p.Status, outcome.Status):
 			p.Status = outcome.Status
 			p.ProviderStatus = ev.Status
 			if ev.Message != "" {
 				p.Message = ev.Message
 			}
 			moved = true
+		case p.Status == outcome.Status && job.BedrockLater(p.ProviderStatus, ev.Status):
+			// Same neutral status, later provider step (Validating → Scheduled).
+			p.ProviderStatus = ev.Status
+			moved = true
 		}
 		if !moved {
 			return store.ErrNoChange
 		}
 		j.LastEventAt = now
-		j.ProviderStatus = ev.Status
 		s.settle(j, now)
 		return nil
 	})
@@ -128,6 +132,18 @@ func (s *Service) OnBedrockEvent(ctx context.Context, ev ProviderEvent) error {
 }
 
 var errUnknownPart = errors.New("unknown part")
+
+// leastAdvanced is the part that holds the job back: its provider status is the job's.
+func leastAdvanced(parts []job.Part) job.Part {
+	least := parts[0]
+	for _, p := range parts[1:] {
+		if p.Status.Rank() < least.Status.Rank() ||
+			(p.Status == least.Status && job.BedrockLater(p.ProviderStatus, least.ProviderStatus)) {
+			least = p
+		}
+	}
+	return least
+}
 
 // afterStatus publishes what a status calls for. Publishing "Job Output Ready" is
 // recorded on the job, so a retried event republishes only when the first try failed.

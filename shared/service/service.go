@@ -234,6 +234,9 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 
 // settle recomputes the job status from its parts after a part changed.
 func (s *Service) settle(j *job.Job, now time.Time) {
+	if len(j.Parts) > 0 {
+		j.ProviderStatus = leastAdvanced(j.Parts).ProviderStatus
+	}
 	agg := j.Aggregate()
 	if job.CanMove(j.Status, agg) {
 		j.Status = agg

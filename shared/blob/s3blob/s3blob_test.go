@@ -12,7 +12,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/blob/blobtest"
 	"github.com/mcpbatch/mcpbatch/shared/blob/s3blob"
-	"github.com/mcpbatch/mcpbatch/shared/internal/motoserver"
+	"github.com/mcpbatch/mcpbatch/shared/motoserver"
 )
 
 var srv *motoserver.Server

@@ -53,13 +53,11 @@ func Parse(line []byte) (job.Record, error) {
 		rec.ErrorMessage = l.Error.ErrorMessage
 	case l.ModelOutput != nil:
 		rec.Status = job.RecordSucceeded
-		var text strings.Builder
 		for _, c := range l.ModelOutput.Content {
 			if c.Type == "text" {
-				text.WriteString(c.Text)
+				rec.Output += c.Text // one block in practice: no copy
 			}
 		}
-		rec.Output = text.String()
 		rec.StopReason = l.ModelOutput.StopReason
 		rec.InputTokens = l.ModelOutput.Usage.InputTokens
 		rec.OutputTokens = l.ModelOutput.Usage.OutputTokens

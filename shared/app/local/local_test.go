@@ -1,4 +1,4 @@
-package app_test
+package local_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
@@ -27,7 +27,7 @@ const haiku = "anthropic.claude-3-5-haiku-20241022-v1:0"
 
 type suite struct {
 	t   *testing.T
-	l   *app.Local
+	l   *local.Suite
 	srv *httptest.Server
 }
 
@@ -39,7 +39,7 @@ func newSuite(t *testing.T) *suite {
 	if testing.Verbose() {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	l, err := app.NewLocal(context.Background(), app.LocalOptions{
+	l, err := local.New(context.Background(), local.Options{
 		Dir: t.TempDir(), FailEvery: 10, Log: log,
 		Owner: func(r *http.Request) (string, error) {
 			if o := r.Header.Get("X-Test-Owner"); o != "" {
@@ -168,10 +168,11 @@ func TestSubmitToResults(t *testing.T) {
 	if h.JobID == "" || h.RecordCount != 150 || h.Status != "submitted" || h.Provider != "bedrock" {
 		t.Fatalf("handle = %+v", h)
 	}
-	seen := map[string]bool{}
+	seen, seenProvider := map[string]bool{}, map[string]bool{}
 	for i := 0; i < 20; i++ {
 		j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
 		seen[j.Status] = true
+		seenProvider[j.ProviderStatus] = true
 		if j.Terminal {
 			break
 		}
@@ -181,6 +182,11 @@ func TestSubmitToResults(t *testing.T) {
 	for _, st := range []string{"submitted", "validating", "in_progress", "partially_completed"} {
 		if !seen[st] {
 			t.Errorf("get_job never showed %s (saw %v)", st, seen)
+		}
+	}
+	for _, st := range []string{"Submitted", "Validating", "Scheduled", "InProgress"} {
+		if !seenProvider[st] {
+			t.Errorf("get_job never showed provider_status %s (saw %v)", st, seenProvider)
 		}
 	}
 	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
@@ -467,7 +473,7 @@ func TestCancel(t *testing.T) {
 
 func TestLocalEventsEndpoint(t *testing.T) {
 	s := newSuite(t)
-	sample, err := os.ReadFile(filepath.Join("..", "..", "events", "bedrock", "Completed.json"))
+	sample, err := os.ReadFile(filepath.Join("..", "..", "..", "events", "bedrock", "Completed.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +504,7 @@ func TestLocalEventsEndpoint(t *testing.T) {
 }
 
 func BenchmarkSubmit10k(b *testing.B) {
-	l, err := app.NewLocal(context.Background(), app.LocalOptions{Dir: b.TempDir(), Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	l, err := local.New(context.Background(), local.Options{Dir: b.TempDir(), Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Owner: func(*http.Request) (string, error) { return "bench", nil }})
 	if err != nil {
 		b.Fatal(err)

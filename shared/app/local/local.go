@@ -1,4 +1,8 @@
-package app
+// Package local wires the whole suite into one process for make dev and for
+// tests: SQLite, a folder for objects, an in-process bus and the Bedrock
+// simulator reached over HTTP by the real SDK client. It lives apart from
+// package app so none of it is linked into the Lambda binaries.
+package local
 
 import (
 	"context"
@@ -14,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	sdkbedrock "github.com/aws/aws-sdk-go-v2/service/bedrock"
 
+	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/bus"
 	"github.com/mcpbatch/mcpbatch/shared/config"
@@ -26,8 +31,8 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
-// LocalOptions configure make dev.
-type LocalOptions struct {
+// Options configure make dev.
+type Options struct {
 	// Dir holds the SQLite store and the object folder (default .mcpbatch).
 	Dir string
 	// StepDelay is the simulator's time between two job statuses.
@@ -39,9 +44,9 @@ type LocalOptions struct {
 	Log   *slog.Logger
 }
 
-// Local is the whole suite in one process: the MCP handler, the event router,
+// Suite is the whole suite in one process: the MCP handler, the event router,
 // the stores and the Bedrock simulator reached over HTTP by the real SDK client.
-type Local struct {
+type Suite struct {
 	Service *service.Service
 	Router  *handler.Router
 	Bus     *bus.Local
@@ -53,11 +58,11 @@ type Local struct {
 	log     *slog.Logger
 }
 
-// LocalBucket is the bucket URI local jobs live under (a folder of Dir).
-const LocalBucket = "s3://mcpbatch-local"
+// Bucket is the bucket URI local jobs live under (a folder of Dir).
+const Bucket = "s3://mcpbatch-local"
 
-// NewLocal builds the local suite and starts the simulator on a loopback port.
-func NewLocal(ctx context.Context, o LocalOptions) (*Local, error) {
+// New builds the local suite and starts the simulator on a loopback port.
+func New(ctx context.Context, o Options) (*Suite, error) {
 	if o.Dir == "" {
 		o.Dir = ".mcpbatch"
 	}
@@ -75,7 +80,7 @@ func NewLocal(ctx context.Context, o LocalOptions) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open local objects: %w", err)
 	}
-	l := &Local{store: st, owner: o.Owner, log: o.Log}
+	l := &Suite{store: st, owner: o.Owner, log: o.Log}
 	l.Bus = &bus.Local{Source: config.EventSource, Account: sim.DefaultAccount, Region: sim.DefaultRegion, Log: o.Log,
 		Deliver: func(ctx context.Context, ev []byte) error { return l.Router.Route(ctx, ev) }}
 
@@ -93,22 +98,22 @@ func NewLocal(ctx context.Context, o LocalOptions) (*Local, error) {
 
 	l.Service = &service.Service{
 		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log,
-		Bedrock:   &BedrockProvider{Client: bedrock.New(client, o.Log), RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount)},
-		Bucket:    LocalBucket,
+		Bedrock:   &app.BedrockProvider{Client: bedrock.New(client, o.Log), RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount)},
+		Bucket:    Bucket,
 		JobPrefix: config.DefaultJobPrefix,
 		Models:    config.DefaultBedrockModels,
 	}
-	l.Service.Ingester = &ingest.Ingester{Blobs: blobs, Records: st, Checkpoints: l.Service, ResultsPrefix: LocalBucket + "/results", Log: o.Log}
+	l.Service.Ingester = &ingest.Ingester{Blobs: blobs, Records: st, Checkpoints: l.Service, ResultsPrefix: Bucket + "/results", Log: o.Log}
 	l.Router = &handler.Router{
 		Bedrock: &handler.BedrockEvents{Svc: l.Service, Log: o.Log},
 		Ingest:  &handler.Ingest{Svc: l.Service, Log: o.Log},
 	}
-	l.MCP = &mcpserver.Server{Svc: l.Service, Presign: blobs, Log: o.Log, Version: Version}
+	l.MCP = &mcpserver.Server{Svc: l.Service, Presign: blobs, Log: o.Log, Version: app.Version}
 	return l, nil
 }
 
 // Handler serves /mcp and /local/events.
-func (l *Local) Handler() http.Handler {
+func (l *Suite) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", l.MCP.Handler(l.owner))
 	mux.HandleFunc("POST /local/events", l.postEvent)
@@ -118,7 +123,7 @@ func (l *Local) Handler() http.Handler {
 
 // postEvent replays an event body exactly as AWS delivers it through the handler
 // a Lambda would run. It answers once the handler has finished.
-func (l *Local) postEvent(w http.ResponseWriter, r *http.Request) {
+func (l *Suite) postEvent(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
 		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
@@ -138,11 +143,8 @@ func (l *Local) postEvent(w http.ResponseWriter, r *http.Request) {
 }
 
 // Close stops the simulator, drains the bus and closes the store.
-func (l *Local) Close() error {
+func (l *Suite) Close() error {
 	err := l.Sim.Close()
 	l.Bus.Wait()
 	return errors.Join(err, l.store.Close())
 }
-
-// Version is stamped by the linker in release builds.
-var Version = "dev"
