@@ -35,10 +35,11 @@ test: tools lint
 	$(MAKE) synth
 	cfn-lint cdk.out/*.template.json
 
-## bench: the benchmarks, figures to stdout.
-bench:
-	go test -run '^$$' -bench . -benchmem -benchtime=1x ./shared/...
-	go test -run '^$$' -bench . -benchmem ./shared/jsonl/ ./shared/provider/...
+## bench: the benchmarks (figures to stdout) and the ingest peak-RSS probe.
+bench: tools
+	MCPBATCH_TOOLS=$(TOOLS) go test -run '^$$' -bench . -benchmem -benchtime=2x ./shared/... ./functions/
+	go run ./shared/ingest/internal/memprobe -mb 100
+	go run ./shared/ingest/internal/memprobe -mb 400
 
 ## lint: gofmt, go vet, cfn-lint on the synthesized template (when present).
 lint:

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/ingest/internal/ingesttest"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
 )
 
 // benchSpec is a realistic big Bedrock output: 50,000 records (the per-file
@@ -109,6 +110,21 @@ func BenchmarkParseTransform(b *testing.B) {
 	}
 }
 
+// BenchmarkParseTransformBedrock is (a) with the production Bedrock parser.
+func BenchmarkParseTransformBedrock(b *testing.B) {
+	data := output(b)
+	in := benchIngester(data, 0)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := in.Ingest(context.Background(), newJob(), benchFiles, bedrock.ParseOutputLine, nil)
+		if err != nil || res.Succeeded+res.Failed != benchSpec.Records {
+			b.Fatalf("%+v, %v", res.Checkpoint, err)
+		}
+	}
+}
+
 // BenchmarkParseOnly is the parser alone over the same lines, to show what
 // the pipeline adds on top of it.
 func BenchmarkParseOnly(b *testing.B) {
@@ -135,7 +151,7 @@ func BenchmarkConcurrentWrites(b *testing.B) {
 	for _, p := range []struct {
 		name  string
 		parse ingest.Parser
-	}{{"json", ingesttest.Parse}, {"cheap", cheapParse}} {
+	}{{"json", ingesttest.Parse}, {"bedrock", bedrock.ParseOutputLine}, {"cheap", cheapParse}} {
 		b.Run("parser="+p.name, func(b *testing.B) {
 			in := benchIngester(data, writeLatency)
 			for b.Loop() {
