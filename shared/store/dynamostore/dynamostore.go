@@ -184,25 +184,10 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) erro
 		if err != nil {
 			return nil, err
 		}
-		cur, err := decodeJob(item)
+		cur, work, err := storeutil.Mutate(id, s.now(), func() (*job.Job, error) { return decodeJob(item) }, fn)
 		if err != nil {
-			return nil, err
+			return cur, err
 		}
-		// fn works on its own copy, so a mutator that gives up half way
-		// cannot leak its edits into the job returned with ErrNoChange.
-		work, err := decodeJob(item)
-		if err != nil {
-			return nil, err
-		}
-		if err := fn(work); err != nil {
-			if errors.Is(err, store.ErrNoChange) {
-				return cur, err
-			}
-			return nil, err
-		}
-		work.ID = id
-		work.Version = cur.Version + 1
-		work.UpdatedAt = s.now().UTC()
 		newItem, err := encodeJob(work)
 		if err != nil {
 			return nil, err

@@ -247,25 +247,10 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) erro
 	if err != nil {
 		return nil, fmt.Errorf("localstore: update job %s: read: %w", id, err)
 	}
-	cur, err := decodeJob(doc)
+	cur, work, err := storeutil.Mutate(id, now, func() (*job.Job, error) { return decodeJob(doc) }, fn)
 	if err != nil {
-		return nil, err
+		return cur, err
 	}
-	// fn works on its own copy, so a mutator that gives up half way cannot
-	// leak its edits into the job returned with ErrNoChange.
-	work, err := decodeJob(doc)
-	if err != nil {
-		return nil, err
-	}
-	if err := fn(work); err != nil {
-		if errors.Is(err, store.ErrNoChange) {
-			return cur, err
-		}
-		return nil, err
-	}
-	work.ID = id
-	work.Version = cur.Version + 1
-	work.UpdatedAt = now
 	newDoc, cols, err := encodeJob(work)
 	if err != nil {
 		return nil, err

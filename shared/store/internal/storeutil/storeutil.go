@@ -6,6 +6,7 @@ package storeutil
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -103,4 +104,27 @@ func DecodeCursor(s string, v any) error {
 		return fmt.Errorf("%w: %v", store.ErrBadCursor, err)
 	}
 	return nil
+}
+
+// Mutate applies an UpdateJob mutator the way both adapters must: fn works on its
+// own decoded copy, so a mutator that gives up half way cannot leak its edits into
+// the job returned with store.ErrNoChange; on success the copy gets the id, the
+// next version and the update time. decode is called twice, once per copy.
+func Mutate(id string, now time.Time, decode func() (*job.Job, error), fn func(*job.Job) error) (cur, next *job.Job, err error) {
+	if cur, err = decode(); err != nil {
+		return nil, nil, err
+	}
+	if next, err = decode(); err != nil {
+		return nil, nil, err
+	}
+	if err := fn(next); err != nil {
+		if errors.Is(err, store.ErrNoChange) {
+			return cur, nil, err
+		}
+		return nil, nil, err
+	}
+	next.ID = id
+	next.Version = cur.Version + 1
+	next.UpdatedAt = now.UTC()
+	return cur, next, nil
 }
