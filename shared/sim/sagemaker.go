@@ -79,7 +79,8 @@ type SageMakerSim struct {
 	faults map[string][]string
 	calls  map[string]int
 	srv    *http.Server
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // the listener
+	async  sync.WaitGroup // accepted async inferences not yet notified
 	ctx    context.Context
 	cancel context.CancelFunc
 	mux    *http.ServeMux
@@ -179,12 +180,13 @@ func (s *SageMakerSim) Close() error {
 		err = s.srv.Shutdown(ctx)
 		cancel()
 	}
+	s.async.Wait()
 	s.wg.Wait()
 	return err
 }
 
 // Wait blocks until every async inference accepted so far has been notified.
-func (s *SageMakerSim) Wait() { s.wg.Wait() }
+func (s *SageMakerSim) Wait() { s.async.Wait() }
 
 // ServeHTTP implements the runtime routes.
 func (s *SageMakerSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -292,9 +294,9 @@ func (s *SageMakerSim) invokeAsync(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]string{"InferenceId": id})
 
 	req := asyncReq{endpoint: name, id: id, input: input, body: body, contentType: ct, accept: accept, out: out, fail: fail, received: time.Now().UTC()}
-	s.wg.Add(1)
+	s.async.Add(1)
 	go func() {
-		defer s.wg.Done()
+		defer s.async.Done()
 		if s.AsyncDelay > 0 {
 			t := time.NewTimer(s.AsyncDelay)
 			select {
