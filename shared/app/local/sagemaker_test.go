@@ -85,7 +85,7 @@ func TestSageMakerAsyncThroughMCP(t *testing.T) {
 		},
 		{
 			name: "body over the inline limit is streamed to S3, not rejected", wantStatus: "completed",
-			args: map[string]any{"endpoint_name": "demo-async", "body": big, "content_type": "text/plain"},
+			args:  map[string]any{"endpoint_name": "demo-async", "body": big, "content_type": "text/plain"},
 			knobs: func(s *suite) { s.l.SageMaker.Sim.OmitResponseBody = true },
 			check: func(t *testing.T, h asyncHandle, p resultsPage) {
 				if !strings.HasPrefix(h.InputLocation, local.Bucket+"/sagemaker/input/"+h.JobID) {
