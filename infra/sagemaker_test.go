@@ -33,8 +33,12 @@ func addSageMakerLifecycle(want map[string]string) {
 	want["expire "+config.SageMakerFailurePrefix] = "30"
 }
 
-// sageMakerEnvCount is how many SageMaker variables the stack adds to the mcp function.
-func sageMakerEnvCount(s Settings) int {
+// sageMakerEnvCount is how many SageMaker variables the stack adds to a function
+// (only mcp among TestFunctions' functions enforces the SageMaker settings).
+func sageMakerEnvCount(s Settings, fn string) int {
+	if fn != FnMCP {
+		return 0
+	}
 	n := 0
 	if len(s.SageMakerEndpoints) > 0 {
 		n++

@@ -662,7 +662,7 @@ func TestFunctions(t *testing.T) {
 						t.Errorf("env %s = %v, want %s", name, v, want)
 					}
 				}
-				if len(env) != 7+sageMakerEnvCount(s) {
+				if len(env) != 7+sageMakerEnvCount(s, f.asset) {
 					t.Errorf("env has %d variables, want 7: %v", len(env), env)
 				}
 				refs := map[string]string{

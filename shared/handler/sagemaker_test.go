@@ -55,7 +55,7 @@ type smEnv struct {
 
 // newSMEnv runs the real handler over the real service, with the embedded store
 // and object folder, and one submitted SageMaker job with the samples' id.
-func newSMEnv(t *testing.T) *smEnv {
+func newSMEnv(t testing.TB) *smEnv {
 	t.Helper()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	st, err := localstore.Open(filepath.Join(t.TempDir(), "db.sqlite"))
