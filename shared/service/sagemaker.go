@@ -207,6 +207,11 @@ func (m *SageMaker) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job
 		return nil, errors.Join(fmt.Errorf("record invocation of job %s: %w", id, err), invErr)
 	}
 	if invErr != nil {
+		// The job's one result says why, as a failed inference's would.
+		rec := job.Record{JobID: id, ID: id, Status: job.RecordFailed, ErrorCode: "InvocationRefused", ErrorMessage: invErr.Error(), ExpiresAt: j.ExpiresAt}
+		if err := s.Store.PutRecords(ctx, id, 1, []job.Record{rec}); err != nil {
+			s.log().ErrorContext(ctx, "store refusal of job", "job_id", id, "error", err)
+		}
 		s.publishCompleted(ctx, j)
 		return nil, fmt.Errorf("invoke endpoint %s async (job %s kept as failed): %w", req.Endpoint, id, invErr)
 	}

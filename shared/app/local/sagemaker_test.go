@@ -237,3 +237,29 @@ func TestSageMakerRealtimeThroughMCP(t *testing.T) {
 		}
 	}
 }
+
+// TestSageMakerRefusedInvocation: an allowed endpoint SageMaker does not know
+// ends the job failed, with the refusal as its one result and a clear tool error.
+func TestSageMakerRefusedInvocation(t *testing.T) {
+	s := newSuite(t)
+	s.l.SageMaker.Sim.Endpoints = []string{"demo-realtime"} // demo-async is allowed but does not exist
+	cs := s.client("alice")
+	msg := toolErr(t, cs, "invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "body": "x", "content_type": "text/plain"})
+	if !strings.Contains(msg, "SageMaker refused the request (ValidationError, not retried)") || !strings.Contains(msg, "demo-async") {
+		t.Fatalf("tool error %q", msg)
+	}
+	page := call[struct {
+		Jobs []struct {
+			JobID  string `json:"job_id"`
+			Status string `json:"status"`
+			Error  string `json:"error"`
+		} `json:"jobs"`
+	}](t, cs, "list_jobs", map[string]any{})
+	if len(page.Jobs) != 1 || page.Jobs[0].Status != "failed" || !strings.Contains(page.Jobs[0].Error, "not found") {
+		t.Fatalf("jobs %+v", page.Jobs)
+	}
+	p := call[resultsPage](t, cs, "get_job_results", map[string]any{"job_id": page.Jobs[0].JobID})
+	if len(p.Records) != 1 || p.Records[0].Status != "failed" || !strings.Contains(p.Records[0].ErrorMessage, "not found") {
+		t.Fatalf("results %+v", p.Records)
+	}
+}
