@@ -481,3 +481,64 @@ func cancelUnsupported(j *job.Job) error {
 	return job.Fieldf("job_id", "job %s is a SageMaker async inference, which cannot be cancelled (SageMaker has no API for it); "+
 		"it ends by itself within its inference_timeout_s after leaving the queue, or its request_ttl_s in the queue", j.ID)
 }
+
+// ReconcileSageMaker settles async jobs whose notification never arrived (a
+// mis-configured topic, a delivery that ended in the DLQ): for each in-flight
+// SageMaker job last updated before the given time, an output object at its
+// OutputLocation completes it and a failure object at its FailureLocation fails it
+// with the object's text as the reason, through the same idempotent path as a
+// notification. It returns how many jobs it settled.
+func (m *SageMaker) ReconcileSageMaker(ctx context.Context, updatedBefore time.Time, limit int) (int, error) {
+	s := m.Svc
+	jobs, err := s.Store.ListInFlight(ctx, job.ProviderSageMaker, updatedBefore, limit)
+	if err != nil {
+		return 0, fmt.Errorf("list in-flight SageMaker jobs: %w", err)
+	}
+	settled := 0
+	for _, j := range jobs {
+		ev, found, err := m.probe(ctx, j)
+		if err != nil {
+			return settled, err
+		}
+		if !found {
+			continue
+		}
+		if err := m.OnSageMakerEvent(ctx, ev); err != nil {
+			return settled, err
+		}
+		settled++
+	}
+	return settled, nil
+}
+
+// maxFailureReason bounds what is read of a failure object.
+const maxFailureReason = 4 << 10
+
+// probe looks for the output, then the failure object of an async job.
+func (m *SageMaker) probe(ctx context.Context, j *job.Job) (SageMakerEvent, bool, error) {
+	if j.OutputURI != "" {
+		rc, err := m.Svc.Blobs.Open(ctx, j.OutputURI, 0)
+		switch {
+		case err == nil:
+			rc.Close()
+			return SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerCompleted, OutputLocation: j.OutputURI}, true, nil
+		case !errors.Is(err, blob.ErrNotFound):
+			return SageMakerEvent{}, false, fmt.Errorf("probe output of job %s: %w", j.ID, err)
+		}
+	}
+	if j.FailureURI != "" {
+		rc, err := m.Svc.Blobs.Open(ctx, j.FailureURI, 0)
+		switch {
+		case err == nil:
+			reason, rerr := io.ReadAll(io.LimitReader(rc, maxFailureReason))
+			rc.Close()
+			if rerr != nil {
+				return SageMakerEvent{}, false, fmt.Errorf("read failure of job %s: %w", j.ID, rerr)
+			}
+			return SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerFailed, FailureReason: strings.TrimSpace(string(reason))}, true, nil
+		case !errors.Is(err, blob.ErrNotFound):
+			return SageMakerEvent{}, false, fmt.Errorf("probe failure of job %s: %w", j.ID, err)
+		}
+	}
+	return SageMakerEvent{}, false, nil
+}

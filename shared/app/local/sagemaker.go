@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
@@ -25,8 +26,9 @@ var SimEndpoints = []string{"demo-async", "demo-realtime"}
 // port, reached by the real sagemakerruntime client; its SNS notifications go
 // over the local bus to the same handler the sagemaker-events Lambda runs.
 type SageMakerLocal struct {
-	Sim *sim.SageMakerSim
-	URL string
+	Sim     *sim.SageMakerSim
+	URL     string
+	Service *service.SageMaker
 }
 
 // addSageMaker wires the SageMaker tools and event route into the suite.
@@ -55,7 +57,7 @@ func (l *Suite) addSageMaker(o Options, blobs blob.Store) error {
 		return fmt.Errorf("sagemaker settings: %w", err)
 	}
 	m.Endpoints = endpoints
-	l.SageMaker = &SageMakerLocal{Sim: s, URL: url}
+	l.SageMaker = &SageMakerLocal{Sim: s, URL: url, Service: m}
 	l.Router.SageMaker = &handler.SageMakerEvents{Svc: m, Log: o.Log}
 	l.MCP.SageMaker = m
 	return nil

@@ -263,3 +263,48 @@ func TestSageMakerRefusedInvocation(t *testing.T) {
 		t.Fatalf("results %+v", p.Records)
 	}
 }
+
+// TestSageMakerLostNotification: when the notification never arrives, the
+// reconciliation use case finds SageMaker's output or failure object and
+// settles the job the same way.
+func TestSageMakerLostNotification(t *testing.T) {
+	tests := []struct {
+		name       string
+		fail       bool
+		wantStatus string
+	}{
+		{"output object completes the job", false, "completed"},
+		{"failure object fails the job", true, "failed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSuite(t)
+			sm := s.l.SageMaker
+			sm.Sim.Emit = nil // the notification is lost
+			if tc.fail {
+				sm.Sim.FailAsync = func(string, []byte) string { return "ClientError: simulated crash" }
+			}
+			cs := s.client("alice")
+			h := call[asyncHandle](t, cs, "invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "body": "x", "content_type": "text/plain"})
+			sm.Sim.Wait()
+			if v := call[jobView](t, cs, "get_job", map[string]any{"job_id": h.JobID}); v.Terminal {
+				t.Fatalf("job ended without a notification: %+v", v)
+			}
+			ctx := t.Context()
+			if n, err := sm.Service.ReconcileSageMaker(ctx, time.Now().Add(time.Minute), 100); err != nil || n != 1 {
+				t.Fatalf("reconcile settled %d: %v", n, err)
+			}
+			if n, err := sm.Service.ReconcileSageMaker(ctx, time.Now().Add(time.Minute), 100); err != nil || n != 0 {
+				t.Fatalf("second reconcile settled %d: %v", n, err)
+			}
+			v := call[jobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+			if v.Status != tc.wantStatus {
+				t.Fatalf("status %s, want %s", v.Status, tc.wantStatus)
+			}
+			p := call[resultsPage](t, cs, "get_job_results", map[string]any{"job_id": h.JobID})
+			if len(p.Records) != 1 || tc.fail && p.Records[0].ErrorMessage != "ClientError: simulated crash" {
+				t.Fatalf("results %+v", p.Records)
+			}
+		})
+	}
+}
