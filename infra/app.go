@@ -39,7 +39,7 @@ const (
 )
 
 // FunctionNames lists every function whose bootstrap the stack packages.
-var FunctionNames = []string{FnMCP, FnBedrockEvents, FnIngest}
+var FunctionNames = []string{FnMCP, FnBedrockEvents, FnIngest, FnSageMakerEvents}
 
 // featureFlags are the CDK feature flags the stack relies on. They live in code rather
 // than only in cdk.json so tests (which never read cdk.json) synthesize what `cdk deploy` does.
@@ -62,6 +62,11 @@ type Settings struct {
 	// AssetDir holds <fn>/bootstrap for each function (`make build` output).
 	AssetDir string
 	LogLevel string
+
+	// SageMakerEndpoints are the endpoint names callers may invoke (empty: none).
+	SageMakerEndpoints []string
+	// SageMakerMaxResponseBytes caps a real-time response (0: the default).
+	SageMakerMaxResponseBytes int
 }
 
 // jobPrefixPattern keeps "<prefix>-<26-char id>[-pN]" inside Bedrock's jobName pattern
@@ -141,6 +146,7 @@ func SettingsFromContext(node constructs.Node) (Settings, error) {
 		errs = append(errs, fmt.Errorf("context %s: want a comma list, got %T", CtxBedrockModels, t))
 	}
 	s.LogLevel = strings.ToLower(s.LogLevel)
+	errs = append(errs, readSageMakerSettings(node, &s))
 	if err := errors.Join(errs...); err != nil {
 		return s, err
 	}
@@ -179,6 +185,7 @@ func (s Settings) Validate() error {
 	if !okLevel {
 		errs = append(errs, fmt.Errorf("%s %q: want one of %s", CtxLogLevel, s.LogLevel, strings.Join(logLevels, ", ")))
 	}
+	errs = append(errs, s.validateSageMaker()...)
 	return errors.Join(errs...)
 }
 

@@ -146,6 +146,9 @@ type Functions struct {
 	URL           awslambda.FunctionUrl
 	BedrockEvents *GoFunction
 	Ingest        *GoFunction
+
+	// Env is the environment every function gets (more functions reuse it).
+	Env map[string]*string
 }
 
 // NewFunctions creates the three functions, the MCP Function URL and their permissions.
@@ -162,7 +165,7 @@ func NewFunctions(scope constructs.Construct, id string, p *FunctionsProps) *Fun
 		config.EnvBedrockModels:  jsii.String(strings.Join(s.BedrockModels, ",")),
 		config.EnvLogLevel:       jsii.String(s.LogLevel),
 	}
-	f := &Functions{Scope: c}
+	f := &Functions{Scope: c, Env: env}
 	f.MCP = NewGoFunction(c, "Mcp", &GoFunctionProps{
 		Name:        FnMCP,
 		Description: "mcpbatch MCP server (Streamable HTTP behind the Function URL)",

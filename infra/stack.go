@@ -25,6 +25,7 @@ type Stack struct {
 	Bus       awsevents.EventBus
 	Functions *Functions
 	Routing   *Routing
+	SageMaker *SageMaker
 }
 
 // NewStack validates the settings and the function assets, then builds the stack.
@@ -56,6 +57,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	st.Routing = NewRouting(stack, "Routing", &RoutingProps{
 		JobPrefix: s.JobPrefix, Bus: st.Bus, Functions: st.Functions,
 	})
+	st.SageMaker = NewSageMaker(stack, "SageMaker", &SageMakerProps{Settings: s, Data: st.Data, Bus: st.Bus, Functions: st.Functions})
 	st.addOutputs()
 	st.addNagSuppressions()
 	return st, nil

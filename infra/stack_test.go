@@ -109,6 +109,7 @@ func setup() (err error) {
 	altSettings.JobPrefix = "alt"
 	altSettings.BedrockModels = altModels
 	altSettings.LogLevel = "debug"
+	altSettings.SageMakerEndpoints = altSageMakerEndpoints
 	alt, err := NewStack(app, "McpbatchAlt", &StackProps{StackProps: env, Settings: altSettings})
 	if err != nil {
 		return err
@@ -536,6 +537,7 @@ func TestBuckets(t *testing.T) {
 			"expire results/": "366",
 			"expire exports/": "366",
 		}
+		addSageMakerLifecycle(want)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("lifecycle = %v, want %v", got, want)
 		}
@@ -660,7 +662,7 @@ func TestFunctions(t *testing.T) {
 						t.Errorf("env %s = %v, want %s", name, v, want)
 					}
 				}
-				if len(env) != 7 {
+				if len(env) != 7+sageMakerEnvCount(s, f.asset) {
 					t.Errorf("env has %d variables, want 7: %v", len(env), env)
 				}
 				refs := map[string]string{
@@ -677,7 +679,7 @@ func TestFunctions(t *testing.T) {
 	}
 	t.Run("log groups keep 30 days", func(t *testing.T) {
 		lgs := resources(fx.main.json, "AWS::Logs::LogGroup")
-		if len(lgs) != 3 {
+		if len(lgs) != len(FunctionNames) {
 			t.Fatalf("%d log groups", len(lgs))
 		}
 		for id, lg := range lgs {
@@ -792,8 +794,8 @@ func TestRules(t *testing.T) {
 	}
 	t.Run("DLQs encrypted and TLS only", func(t *testing.T) {
 		qs := resources(fx.main.json, "AWS::SQS::Queue")
-		if len(qs) != 2 {
-			t.Fatalf("%d queues, want 2", len(qs))
+		if len(qs) != len(FunctionNames)-1 { // every function but mcp
+			t.Fatalf("%d queues, want %d", len(qs), len(FunctionNames)-1)
 		}
 		for id, q := range qs {
 			if props(q)["SqsManagedSseEnabled"] != true {
@@ -853,6 +855,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"events:PutEvents":                 {bus},
 	}
 	tableGrants(mcp)
+	sageMakerMCPGrants(mcp, objects)
 	be := map[string][]string{
 		"events:PutEvents":              {bus},
 		"bedrock:GetModelInvocationJob": {jobArns},

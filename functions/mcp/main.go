@@ -18,5 +18,6 @@ func main() {
 		os.Exit(1)
 	}
 	srv := &mcpserver.Server{Svc: a.Service, Presign: a.S3, Log: a.Log, Version: app.Version}
+	srv.SageMaker = a.SageMaker
 	lambdaurl.Start(srv.Handler(app.IAMOwner))
 }

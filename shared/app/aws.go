@@ -34,6 +34,9 @@ type AWS struct {
 	Service *service.Service
 	S3      *s3blob.Store
 	Log     *slog.Logger
+
+	// SageMaker runs the SageMaker async and real-time use cases.
+	SageMaker *service.SageMaker
 }
 
 // FromEnv builds clients once per Lambda container from the environment the stack sets.
@@ -63,7 +66,11 @@ func FromEnv(ctx context.Context) (*AWS, error) {
 		Models:    models(),
 	}
 	svc.Ingester = &ingest.Ingester{Blobs: blobs, Records: st, Checkpoints: svc, ResultsPrefix: bucket + "/results", Log: log}
-	return &AWS{Service: svc, S3: blobs, Log: log}, nil
+	a := &AWS{Service: svc, S3: blobs, Log: log}
+	if a.SageMaker, err = SageMakerFromEnv(cfg, svc, log); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 func models() []string {

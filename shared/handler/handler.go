@@ -97,6 +97,8 @@ var ErrUnroutable = errors.New("unroutable event")
 type Router struct {
 	Bedrock *BedrockEvents
 	Ingest  *Ingest
+	// SageMaker takes SNS deliveries (async inference notifications).
+	SageMaker *SageMakerEvents
 	// Others are extra EventBridge routes keyed by "source|detail-type" (e.g. Job Completed consumers).
 	Others map[string]func(context.Context, events.CloudWatchEvent) error
 }
@@ -136,7 +138,7 @@ func (r *Router) Route(ctx context.Context, body []byte) error {
 		return fmt.Errorf("%w: no rule for source %q detail-type %q (routed: %s/%s, %s/%s)", ErrUnroutable,
 			ev.Source, ev.DetailType, config.BedrockEventSource, config.BedrockDetailType, config.EventSource, config.DetailJobOutputReady)
 	case len(probe.Records) > 0 && probe.Records[0].EventSource == "aws:sns", probe.Type == "Notification":
-		return fmt.Errorf("%w: SNS notifications have no subscriber in this stack yet (SageMaker async events are not wired)", ErrUnroutable)
+		return r.routeSNS(ctx, body)
 	default:
 		return fmt.Errorf("%w: want an EventBridge event (with source and detail-type) or an SNS notification", ErrUnroutable)
 	}

@@ -8,7 +8,8 @@ import (
 
 // Provider names.
 const (
-	ProviderBedrock = "bedrock"
+	ProviderBedrock   = "bedrock"
+	ProviderSageMaker = "sagemaker"
 )
 
 // Job is one unit of work a user submitted. One job may fan out to several
@@ -28,6 +29,8 @@ type Job struct {
 
 	InputURI  string `json:"inputUri,omitempty"`
 	OutputURI string `json:"outputUri,omitempty"`
+	// FailureURI is where a provider writes a failure (SageMaker async FailureLocation).
+	FailureURI string `json:"failureUri,omitempty"`
 
 	RecordCount  int   `json:"recordCount"`
 	Succeeded    int   `json:"succeeded"`
@@ -107,6 +110,12 @@ type Record struct {
 	InputTokens  int64     `json:"inputTokens,omitempty"`
 	OutputTokens int64     `json:"outputTokens,omitempty"`
 	ExpiresAt    time.Time `json:"expiresAt"`
+
+	// ContentType is the output's media type when the provider names one (SageMaker).
+	ContentType string `json:"contentType,omitempty"`
+	// Note says how the output was stored when that differs from what was asked
+	// (non-JSON output under a JSON content type, binary output behind a link).
+	Note string `json:"note,omitempty"`
 }
 
 // ShardsFor picks how many partition keys a job's results spread over:

@@ -37,6 +37,9 @@ type Server struct {
 	Presign Presigner
 	Log     *slog.Logger
 	Version string
+
+	// SageMaker serves invoke_endpoint_async and invoke_endpoint; nil leaves them out.
+	SageMaker SageMakerService
 }
 
 // MCP builds the MCP server with every tool registered.
@@ -86,6 +89,7 @@ func (s *Server) MCP() *mcp.Server {
 		Description: "Your jobs, newest first, optionally only those in one status; page with next_cursor.",
 		Annotations: &mcp.ToolAnnotations{Title: "List jobs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 	}, s.list)
+	s.addSageMakerTools(srv)
 	return srv
 }
 
@@ -142,6 +146,7 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 	var fe *job.FieldError
 	var me *service.ModelError
 	var te *toolErr
+	var ee *service.EndpointError
 	switch {
 	case errors.As(err, &te):
 		return te
@@ -149,6 +154,8 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 		return &toolErr{msg: fmt.Sprintf("invalid input: %s: %s", fe.Field, fe.Reason)}
 	case errors.As(err, &me):
 		return &toolErr{msg: fmt.Sprintf("invalid input: model: %q is not allowed; use one of: %s", me.Model, strings.Join(me.Allowed, ", "))}
+	case errors.As(err, &ee):
+		return endpointToolError(tool, ee)
 	case errors.Is(err, service.ErrJobNotFound):
 		return &toolErr{msg: "job not found: check the job_id, or call list_jobs to see your jobs (jobs are deleted after their ttl_days)"}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
@@ -239,6 +246,7 @@ func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in Resul
 		for _, r := range recs {
 			ro := RecordOut{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason, ErrorCode: r.ErrorCode,
 				ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+			ro.ContentType, ro.Note = r.ContentType, r.Note
 			if r.OutputRef != "" && s.Presign != nil {
 				if ro.OutputURL, err = s.Presign.PresignGet(ctx, r.OutputRef, 15*time.Minute); err != nil {
 					return ResultsOut{}, "", "", fmt.Errorf("presign output of record %s: %w", r.ID, err)

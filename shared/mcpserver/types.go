@@ -90,6 +90,9 @@ type RecordOut struct {
 	ErrorMessage string `json:"error_message,omitempty"`
 	InputTokens  int64  `json:"input_tokens,omitempty"`
 	OutputTokens int64  `json:"output_tokens,omitempty"`
+
+	ContentType string `json:"content_type,omitempty" jsonschema:"media type of the output (SageMaker)"`
+	Note        string `json:"note,omitempty" jsonschema:"how the output was stored when it differs from its content type"`
 }
 
 // ResultsOut is a page of results.

@@ -194,6 +194,9 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 	if j.Status.Terminal() || j.Status == job.StatusIngesting {
 		return j, nil
 	}
+	if err := cancelUnsupported(j); err != nil {
+		return nil, err
+	}
 	for _, p := range j.Parts {
 		if p.Ref == "" || p.Status.Rank() >= job.StatusCancelling.Rank() {
 			continue

@@ -56,6 +56,9 @@ type Suite struct {
 	store   *localstore.Store
 	owner   mcpserver.OwnerFunc
 	log     *slog.Logger
+
+	// SageMaker is the SageMaker runtime simulator behind the SageMaker tools.
+	SageMaker *SageMakerLocal
 }
 
 // Bucket is the bucket URI local jobs live under (a folder of Dir).
@@ -109,6 +112,9 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		Ingest:  &handler.Ingest{Svc: l.Service, Log: o.Log},
 	}
 	l.MCP = &mcpserver.Server{Svc: l.Service, Presign: blobs, Log: o.Log, Version: app.Version}
+	if err := l.addSageMaker(o, blobs); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -144,7 +150,7 @@ func (l *Suite) postEvent(w http.ResponseWriter, r *http.Request) {
 
 // Close stops the simulator, drains the bus and closes the store.
 func (l *Suite) Close() error {
-	err := l.Sim.Close()
+	err := errors.Join(l.Sim.Close(), l.closeSageMaker())
 	l.Bus.Wait()
 	return errors.Join(err, l.store.Close())
 }

@@ -81,6 +81,7 @@ type jobItem struct {
 	FinalStatus          string `dynamodbav:"finalStatus,omitempty"`
 	InputURI             string `dynamodbav:"inputUri,omitempty"`
 	OutputURI            string `dynamodbav:"outputUri,omitempty"`
+	FailureURI           string `dynamodbav:"failureUri,omitempty"`
 	RecordCount          int    `dynamodbav:"recordCount"`
 	Succeeded            int    `dynamodbav:"succeeded"`
 	Failed               int    `dynamodbav:"failed"`
@@ -122,6 +123,7 @@ func encodeJob(j *job.Job) (map[string]types.AttributeValue, error) {
 		FinalStatus:          string(j.FinalStatus),
 		InputURI:             j.InputURI,
 		OutputURI:            j.OutputURI,
+		FailureURI:           j.FailureURI,
 		RecordCount:          j.RecordCount,
 		Succeeded:            j.Succeeded,
 		Failed:               j.Failed,
@@ -180,6 +182,7 @@ func decodeJob(m map[string]types.AttributeValue) (*job.Job, error) {
 		FinalStatus:          job.Status(it.FinalStatus),
 		InputURI:             it.InputURI,
 		OutputURI:            it.OutputURI,
+		FailureURI:           it.FailureURI,
 		RecordCount:          it.RecordCount,
 		Succeeded:            it.Succeeded,
 		Failed:               it.Failed,
@@ -251,6 +254,8 @@ type recordItem struct {
 	StopReason   string `dynamodbav:"stopReason,omitempty"`
 	ErrorCode    string `dynamodbav:"errorCode,omitempty"`
 	ErrorMessage string `dynamodbav:"errorMessage,omitempty"`
+	ContentType  string `dynamodbav:"contentType,omitempty"`
+	Note         string `dynamodbav:"note,omitempty"`
 	InputTokens  int64  `dynamodbav:"inputTokens,omitempty"`
 	OutputTokens int64  `dynamodbav:"outputTokens,omitempty"`
 }
@@ -272,6 +277,8 @@ func encodeRecord(jobID string, shards int, r *job.Record) (map[string]types.Att
 		StopReason:   r.StopReason,
 		ErrorCode:    r.ErrorCode,
 		ErrorMessage: r.ErrorMessage,
+		ContentType:  r.ContentType,
+		Note:         r.Note,
 		InputTokens:  r.InputTokens,
 		OutputTokens: r.OutputTokens,
 	}
@@ -313,6 +320,8 @@ func decodeRecord(m map[string]types.AttributeValue) (job.Record, error) {
 		StopReason:   it.StopReason,
 		ErrorCode:    it.ErrorCode,
 		ErrorMessage: it.ErrorMessage,
+		ContentType:  it.ContentType,
+		Note:         it.Note,
 		InputTokens:  it.InputTokens,
 		OutputTokens: it.OutputTokens,
 		ExpiresAt:    storeutil.FromExpiresUnix(it.ExpiresAt),

@@ -189,6 +189,7 @@ func testCreateAndGet(e *env) {
 	j.FinalStatus = job.StatusCompleted
 	j.InputURI = "s3://bucket/input/" + j.ID + "/records.jsonl"
 	j.OutputURI = "s3://bucket/output/" + j.ID + "/"
+	j.FailureURI = "s3://bucket/sagemaker/failure/" + j.ID + "-error.out"
 	j.RecordCount, j.Succeeded, j.Failed, j.BadLines = 5000, 12, 3, 1
 	j.InputTokens, j.OutputTokens = 1<<40, 987654321
 	j.Shards = 2
@@ -852,6 +853,7 @@ func testRecordRoundTrip(e *env) {
 		{ID: "big_ref", Status: job.RecordSucceeded, OutputRef: "s3://bucket/out/big.json", ExpiresAt: exp},
 		{ID: "err", Status: job.RecordFailed, ErrorCode: "ValidationException", ErrorMessage: "bad input", ExpiresAt: exp},
 		{ID: "forever", Status: job.RecordSucceeded, Output: "{}"},
+		{ID: "typed", Status: job.RecordSucceeded, Output: "oops {", ContentType: "application/json", Note: "not valid JSON", ExpiresAt: exp},
 	}
 	if err := e.s.PutRecords(e.ctx, j.ID, 1, recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)

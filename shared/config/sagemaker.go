@@ -1,0 +1,28 @@
+package config
+
+// SageMaker settings the stack sets on every function.
+const (
+	// EnvSageMakerEndpoints is the comma list of endpoint names callers may invoke
+	// (CDK context sagemakerEndpoints); empty allows none.
+	EnvSageMakerEndpoints = "MCPBATCH_SAGEMAKER_ENDPOINTS"
+	// EnvSageMakerMaxResponseBytes caps a real-time response (CDK context sagemakerMaxResponseBytes).
+	EnvSageMakerMaxResponseBytes = "MCPBATCH_SAGEMAKER_MAX_RESPONSE_BYTES"
+	// EnvSageMakerDeadlineSeconds bounds one invoke_endpoint call, retries included.
+	EnvSageMakerDeadlineSeconds = "MCPBATCH_SAGEMAKER_DEADLINE_SECONDS"
+)
+
+// Key prefixes of the data bucket for SageMaker async inference. An endpoint's
+// AsyncInferenceConfig points its S3OutputPath and S3FailurePath at the last two.
+const (
+	SageMakerInputPrefix   = "sagemaker/input/"
+	SageMakerOutputPrefix  = "sagemaker/output/"
+	SageMakerFailurePrefix = "sagemaker/failure/"
+)
+
+// Defaults of the SageMaker settings.
+const (
+	DefaultSageMakerMaxResponseBytes = 1 << 20
+	// DefaultSageMakerDeadlineSeconds keeps a call well inside common MCP client
+	// timeouts (60 s) and the mcp function's own timeout.
+	DefaultSageMakerDeadlineSeconds = 25
+)

@@ -1,0 +1,44 @@
+package job
+
+// SageMaker asynchronous and real-time inference limits (DESIGN §8), as the
+// InvokeEndpointAsync and InvokeEndpoint APIs document them.
+const (
+	// SageMakerMaxInlineBody is the largest Body InvokeEndpointAsync takes inline;
+	// bigger bodies go to object storage and are sent as InputLocation.
+	SageMakerMaxInlineBody = 128_000
+	// SageMakerMaxInputLocation is the longest InputLocation URI.
+	SageMakerMaxInputLocation = 1024
+	// SageMakerMaxCustomAttributes is the longest CustomAttributes header value.
+	SageMakerMaxCustomAttributes = 1024
+	// SageMakerMaxRealtimeBody is InvokeEndpoint's request payload limit (6 MB).
+	SageMakerMaxRealtimeBody = 6 * 1024 * 1024
+
+	SageMakerMinInvocationTimeout = 1
+	SageMakerMaxInvocationTimeout = 3600
+	SageMakerMinRequestTTL        = 60
+	SageMakerMaxRequestTTL        = 21600
+	// SageMakerMaxEndpointName is the endpoint name limit (^[a-zA-Z0-9](-*[a-zA-Z0-9])*$, ≤ 63).
+	SageMakerMaxEndpointName = 63
+)
+
+// SageMaker's words for an async invocation's state. The notification's
+// invocationStatus is Completed or Failed; Accepted is ours for "InvokeEndpointAsync
+// answered 202 and queued the request" (SageMaker has no status API for it).
+const (
+	SageMakerAccepted  = "Accepted"
+	SageMakerCompleted = "Completed"
+	SageMakerFailed    = "Failed"
+)
+
+var sageMakerOutcomes = map[string]ProviderOutcome{
+	SageMakerAccepted: {Status: StatusSubmitted},
+	// One record, stored by the event handler itself: no ingest step.
+	SageMakerCompleted: {Status: StatusCompleted, Ended: true, Final: StatusCompleted},
+	SageMakerFailed:    {Status: StatusFailed, Ended: true, Final: StatusFailed},
+}
+
+// SageMakerOutcome maps a SageMaker invocationStatus onto the neutral model.
+func SageMakerOutcome(s string) (ProviderOutcome, bool) {
+	o, ok := sageMakerOutcomes[s]
+	return o, ok
+}

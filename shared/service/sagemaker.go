@@ -1,0 +1,544 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// SageMaker runs the SageMaker use cases: async invocations tracked as one-record
+// jobs (InvokeEndpointAsync, completed by SNS notifications) and real-time
+// InvokeEndpoint calls. It shares the store, blobs and bus of Svc.
+type SageMaker struct {
+	Svc     *Service
+	Runtime SageMakerRuntime
+	// Endpoints are the endpoint names callers may invoke (deploy-time configuration).
+	Endpoints []string
+	// Deadline bounds one real-time invoke_endpoint call, retries included, so the
+	// tool call ends inside the MCP client's own timeout.
+	Deadline time.Duration
+	// MaxResponseBytes caps a real-time response returned to the caller.
+	MaxResponseBytes int
+	// InputPrefix is where bodies over the inline limit are streamed (s3://bucket/sagemaker/input).
+	InputPrefix string
+}
+
+// Defaults of a SageMaker's zero fields.
+const (
+	DefaultSageMakerDeadline         = 25 * time.Second
+	DefaultSageMakerMaxResponseBytes = 1 << 20
+)
+
+// SageMakerRuntime is the SageMaker runtime API (provider/sagemaker implements it).
+type SageMakerRuntime interface {
+	InvokeAsync(ctx context.Context, in AsyncInvocation) (AsyncAccepted, error)
+	// Invoke calls a real-time endpoint, retrying what is worth retrying until ctx ends.
+	Invoke(ctx context.Context, in Invocation) (InvocationResult, error)
+}
+
+// AsyncInvocation is one InvokeEndpointAsync request.
+type AsyncInvocation struct {
+	Endpoint           string
+	InferenceID        string
+	Body               []byte // inline body (≤ job.SageMakerMaxInlineBody), or
+	InputLocation      string // s3:// URI of the body
+	ContentType        string
+	Accept             string
+	CustomAttributes   string
+	InvocationTimeoutS int // 0: the endpoint's default
+	RequestTTLS        int // 0: SageMaker's default (6 h)
+}
+
+// AsyncAccepted is InvokeEndpointAsync's answer.
+type AsyncAccepted struct {
+	InferenceID     string
+	OutputLocation  string
+	FailureLocation string
+}
+
+// Invocation is one real-time InvokeEndpoint request.
+type Invocation struct {
+	Endpoint      string
+	Body          []byte
+	ContentType   string
+	Accept        string
+	TargetModel   string
+	TargetVariant string
+	// MaxResponseBytes: a bigger response is an EndpointError of kind KindTooLarge.
+	MaxResponseBytes int
+}
+
+// InvocationResult is a real-time endpoint's answer.
+type InvocationResult struct {
+	Body           []byte
+	ContentType    string
+	InvokedVariant string
+	Attempts       int
+}
+
+// Kinds of EndpointError.
+const (
+	KindModelError = "model_error" // the model container answered an error: never retried
+	KindValidation = "validation"  // SageMaker refused the request: never retried
+	KindRetryable  = "retryable"   // still failing when the attempts or the deadline ran out
+	KindDeadline   = "deadline"    // the overall deadline ended the call
+	KindTooLarge   = "too_large"   // the response is over MaxResponseBytes
+	KindOther      = "other"       // anything else (access denied, unknown endpoint...)
+)
+
+// EndpointError is a SageMaker endpoint failure in provider-neutral terms; the
+// MCP layer turns it into the tool error text.
+type EndpointError struct {
+	Endpoint string
+	Kind     string
+	Code     string // SageMaker's error code (ModelError, ServiceUnavailable...)
+	Message  string
+	Attempts int
+	// ModelError details: the container's own status, message and log stream.
+	OriginalStatusCode int
+	OriginalMessage    string
+	LogStreamARN       string
+	// Limit and Size describe a KindTooLarge response.
+	Limit, Size int
+}
+
+func (e *EndpointError) Error() string {
+	return fmt.Sprintf("sagemaker endpoint %s: %s: %s: %s (after %d attempts)", e.Endpoint, e.Kind, e.Code, e.Message, e.Attempts)
+}
+
+// AsyncRequest is invoke_endpoint_async as a user sends it.
+type AsyncRequest struct {
+	Owner              string
+	Endpoint           string
+	Body               []byte
+	HasBody            bool
+	InputURI           string
+	ContentType        string
+	Accept             string
+	CustomAttributes   string
+	InvocationTimeoutS int
+	RequestTTLS        int
+	TTLDays            int
+}
+
+// InvokeRequest is invoke_endpoint as a user sends it.
+type InvokeRequest struct {
+	Owner         string
+	Endpoint      string
+	Body          []byte
+	ContentType   string
+	Accept        string
+	TargetModel   string
+	TargetVariant string
+}
+
+// InvokeResult is what invoke_endpoint returns.
+type InvokeResult struct {
+	InvocationResult
+	Latency time.Duration
+}
+
+// InvokeAsync starts an async inference and returns its job at once. The job is
+// stored before SageMaker is called, so a notification that overtakes the reply
+// still finds it.
+func (m *SageMaker) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, error) {
+	if err := m.validateAsync(&req); err != nil {
+		return nil, err
+	}
+	s := m.Svc
+	now := s.now()
+	id := job.NewID(now)
+	inv := AsyncInvocation{
+		Endpoint: req.Endpoint, InferenceID: id, ContentType: req.ContentType, Accept: req.Accept,
+		CustomAttributes: req.CustomAttributes, InvocationTimeoutS: req.InvocationTimeoutS, RequestTTLS: req.RequestTTLS,
+		InputLocation: req.InputURI,
+	}
+	if req.HasBody {
+		if len(req.Body) <= job.SageMakerMaxInlineBody {
+			inv.Body = req.Body
+		} else {
+			// Over the inline limit: stream it to S3 and send InputLocation instead of refusing it.
+			inv.InputLocation = blob.Join(m.inputPrefix(), id, "body")
+			if _, err := s.Blobs.Put(ctx, inv.InputLocation, bytes.NewReader(req.Body), req.ContentType); err != nil {
+				return nil, fmt.Errorf("write async input %s: %w", inv.InputLocation, err)
+			}
+		}
+	}
+	j := &job.Job{
+		ID: id, Owner: req.Owner, Provider: job.ProviderSageMaker, Model: req.Endpoint, Status: job.StatusQueued,
+		RecordCount: 1, Shards: 1, TTLDays: req.TTLDays, InputURI: inv.InputLocation,
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
+	}
+	if err := s.Store.CreateJob(ctx, j); err != nil {
+		return nil, fmt.Errorf("store job %s: %w", id, err)
+	}
+	acc, invErr := m.Runtime.InvokeAsync(ctx, inv)
+	now = s.now()
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		if invErr != nil {
+			if !job.CanMove(j.Status, job.StatusFailed) {
+				return store.ErrNoChange
+			}
+			j.Status, j.ProviderStatus, j.Failed, j.CompletedAt = job.StatusFailed, job.SageMakerFailed, 1, now
+			j.Error = "SageMaker refused the invocation: " + invErr.Error()
+			return nil
+		}
+		// A notification may already have ended the job: keep its status, add the locations.
+		j.OutputURI, j.FailureURI, j.SubmittedAt = acc.OutputLocation, acc.FailureLocation, now
+		if job.CanMove(j.Status, job.StatusSubmitted) {
+			j.Status, j.ProviderStatus = job.StatusSubmitted, job.SageMakerAccepted
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) {
+		return nil, errors.Join(fmt.Errorf("record invocation of job %s: %w", id, err), invErr)
+	}
+	if invErr != nil {
+		// The job's one result says why, as a failed inference's would.
+		rec := job.Record{JobID: id, ID: id, Status: job.RecordFailed, ErrorCode: "InvocationRefused", ErrorMessage: invErr.Error(), ExpiresAt: j.ExpiresAt}
+		if err := s.Store.PutRecords(ctx, id, 1, []job.Record{rec}); err != nil {
+			s.log().ErrorContext(ctx, "store refusal of job", "job_id", id, "error", err)
+		}
+		s.publishCompleted(ctx, j)
+		return nil, fmt.Errorf("invoke endpoint %s async (job %s kept as failed): %w", req.Endpoint, id, invErr)
+	}
+	return j, nil
+}
+
+func (m *SageMaker) inputPrefix() string {
+	if m.InputPrefix != "" {
+		return m.InputPrefix
+	}
+	return blob.Join(m.Svc.Bucket, "sagemaker", "input")
+}
+
+// Invoke calls a real-time endpoint with retries inside the overall deadline.
+func (m *SageMaker) Invoke(ctx context.Context, req InvokeRequest) (InvokeResult, error) {
+	if err := m.checkEndpoint(req.Endpoint); err != nil {
+		return InvokeResult{}, err
+	}
+	switch {
+	case len(req.Body) == 0:
+		return InvokeResult{}, job.Fieldf("body", "required: the request payload for the endpoint")
+	case len(req.Body) > job.SageMakerMaxRealtimeBody:
+		return InvokeResult{}, job.Fieldf("body", "%d bytes is over InvokeEndpoint's %d-byte limit; use invoke_endpoint_async", len(req.Body), job.SageMakerMaxRealtimeBody)
+	case req.ContentType == "":
+		return InvokeResult{}, job.Fieldf("content_type", "required: the MIME type of body, e.g. application/json")
+	}
+	deadline := m.Deadline
+	if deadline <= 0 {
+		deadline = DefaultSageMakerDeadline
+	}
+	limit := m.MaxResponseBytes
+	if limit <= 0 {
+		limit = DefaultSageMakerMaxResponseBytes
+	}
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	start := time.Now()
+	res, err := m.Runtime.Invoke(ctx, Invocation{
+		Endpoint: req.Endpoint, Body: req.Body, ContentType: req.ContentType, Accept: req.Accept,
+		TargetModel: req.TargetModel, TargetVariant: req.TargetVariant, MaxResponseBytes: limit,
+	})
+	if err != nil {
+		return InvokeResult{}, fmt.Errorf("invoke endpoint %s: %w", req.Endpoint, err)
+	}
+	return InvokeResult{InvocationResult: res, Latency: time.Since(start)}, nil
+}
+
+func (m *SageMaker) checkEndpoint(name string) error {
+	if name == "" {
+		return job.Fieldf("endpoint_name", "required; allowed endpoints: %s", m.allowed())
+	}
+	if !slices.Contains(m.Endpoints, name) {
+		return job.Fieldf("endpoint_name", "%q is not allowed here; allowed endpoints: %s", truncate(name, 80), m.allowed())
+	}
+	return nil
+}
+
+func (m *SageMaker) allowed() string {
+	if len(m.Endpoints) == 0 {
+		return "none (this deployment allows no SageMaker endpoint: deploy with -c sagemakerEndpoints=name1,name2)"
+	}
+	return strings.Join(m.Endpoints, ", ")
+}
+
+func (m *SageMaker) validateAsync(req *AsyncRequest) error {
+	if err := m.checkEndpoint(req.Endpoint); err != nil {
+		return err
+	}
+	switch {
+	case req.HasBody && req.InputURI != "":
+		return job.Fieldf("body", "give body or input_uri, not both")
+	case !req.HasBody && req.InputURI == "":
+		return job.Fieldf("body", "required: give body (a JSON value or text) or input_uri (s3://bucket/key)")
+	case req.HasBody && len(req.Body) == 0:
+		return job.Fieldf("body", "empty; give the request payload")
+	case req.InputURI != "":
+		if len(req.InputURI) > job.SageMakerMaxInputLocation {
+			return job.Fieldf("input_uri", "%d characters is over SageMaker's limit of %d", len(req.InputURI), job.SageMakerMaxInputLocation)
+		}
+		if b, k, err := blob.ParseURI(req.InputURI); err != nil || b == "" || k == "" {
+			return job.Fieldf("input_uri", "%q: want s3://bucket/key", truncate(req.InputURI, 80))
+		}
+	}
+	if req.ContentType == "" {
+		return job.Fieldf("content_type", "required: the MIME type of the body, e.g. application/json")
+	}
+	if t := req.InvocationTimeoutS; t != 0 && (t < job.SageMakerMinInvocationTimeout || t > job.SageMakerMaxInvocationTimeout) {
+		return job.Fieldf("inference_timeout_s", "must be %d..%d seconds (got %d)", job.SageMakerMinInvocationTimeout, job.SageMakerMaxInvocationTimeout, t)
+	}
+	if t := req.RequestTTLS; t != 0 && (t < job.SageMakerMinRequestTTL || t > job.SageMakerMaxRequestTTL) {
+		return job.Fieldf("request_ttl_s", "must be %d..%d seconds (got %d)", job.SageMakerMinRequestTTL, job.SageMakerMaxRequestTTL, t)
+	}
+	if n := len(req.CustomAttributes); n > job.SageMakerMaxCustomAttributes {
+		return job.Fieldf("custom_attributes", "%d characters is over SageMaker's limit of %d", n, job.SageMakerMaxCustomAttributes)
+	}
+	for _, c := range req.CustomAttributes {
+		if c < 0x20 || c > 0x7e {
+			return job.Fieldf("custom_attributes", "only visible ASCII characters are allowed (got %q)", c)
+		}
+	}
+	switch {
+	case req.TTLDays == 0:
+		req.TTLDays = job.DefaultTTLDays
+	case req.TTLDays < job.MinTTLDays || req.TTLDays > job.MaxTTLDays:
+		return job.Fieldf("ttl_days", "must be %d..%d (got %d)", job.MinTTLDays, job.MaxTTLDays, req.TTLDays)
+	}
+	return nil
+}
+
+// SageMakerEvent is one async inference notification, already decoded.
+type SageMakerEvent struct {
+	InferenceID    string
+	Status         string // job.SageMakerCompleted or job.SageMakerFailed
+	FailureReason  string
+	OutputLocation string
+	ContentType    string
+	// Body is the decoded responseBody when SageMaker included it (≤ 128 KB).
+	Body    []byte
+	HasBody bool
+}
+
+// OnSageMakerEvent settles an async job from its notification. It is idempotent
+// and order tolerant: the first terminal notification wins, a duplicate of it only
+// rewrites the same record, a contradicting late one changes nothing, and
+// invocations this stack did not start are acknowledged and ignored.
+func (m *SageMaker) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error {
+	s := m.Svc
+	log := s.log().With("inference_id", ev.InferenceID, "invocation_status", ev.Status)
+	outcome, ok := job.SageMakerOutcome(ev.Status)
+	if !ok || !outcome.Ended {
+		log.WarnContext(ctx, "unknown SageMaker invocationStatus; ignored")
+		return nil
+	}
+	if !job.ValidID(ev.InferenceID) {
+		log.InfoContext(ctx, "notification for an invocation this stack did not start; ignored")
+		return nil
+	}
+	j, err := s.Store.GetJob(ctx, ev.InferenceID)
+	if errors.Is(err, store.ErrNotFound) {
+		log.InfoContext(ctx, "notification for an unknown or expired job; ignored")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load job %s: %w", ev.InferenceID, err)
+	}
+	if j.Provider != job.ProviderSageMaker {
+		log.WarnContext(ctx, "notification names a job of another provider; ignored", "provider", j.Provider)
+		return nil
+	}
+	if j.Status.Terminal() && j.Status != outcome.Status {
+		log.InfoContext(ctx, "late notification contradicts the job's final status; ignored", "status", j.Status)
+		return nil
+	}
+	rec, err := m.record(ctx, j, ev)
+	if err != nil {
+		return err
+	}
+	// The record goes first, so a reader that sees the job terminal also sees its result;
+	// rewriting it on a duplicate is harmless (a keyed overwrite with the same content).
+	if err := s.Store.PutRecords(ctx, j.ID, j.Shards, []job.Record{rec}); err != nil {
+		return fmt.Errorf("store result of job %s: %w", j.ID, err)
+	}
+	now := s.now()
+	j, err = s.Store.UpdateJob(ctx, j.ID, func(j *job.Job) error {
+		if !job.CanMove(j.Status, outcome.Status) {
+			return store.ErrNoChange
+		}
+		j.Status, j.ProviderStatus, j.LastEventAt, j.CompletedAt = outcome.Status, ev.Status, now, now
+		if j.OutputURI == "" && ev.OutputLocation != "" {
+			j.OutputURI = ev.OutputLocation
+		}
+		if outcome.Status == job.StatusFailed {
+			j.Failed, j.Error = 1, "SageMaker inference failed: "+ev.FailureReason
+		} else {
+			j.Succeeded = 1
+		}
+		return nil
+	})
+	if errors.Is(err, store.ErrNoChange) {
+		log.InfoContext(ctx, "duplicate notification; job unchanged", "job_id", j.ID, "status", j.Status)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("settle job %s: %w", ev.InferenceID, err)
+	}
+	log.InfoContext(ctx, "async inference settled", "job_id", j.ID, "status", j.Status)
+	s.publishCompleted(ctx, j)
+	return nil
+}
+
+// record builds the job's one result from a notification: the decoded body inline
+// when it fits an item, else a pointer to SageMaker's output object. At most
+// MaxInlineOutputBytes+1 bytes of an output are read, so memory stays flat.
+func (m *SageMaker) record(ctx context.Context, j *job.Job, ev SageMakerEvent) (job.Record, error) {
+	rec := job.Record{JobID: j.ID, ID: j.ID, ExpiresAt: j.ExpiresAt, ContentType: ev.ContentType}
+	if ev.Status == job.SageMakerFailed {
+		rec.Status, rec.ErrorCode, rec.ErrorMessage = job.RecordFailed, "InferenceFailed", ev.FailureReason
+		if rec.ErrorMessage == "" {
+			rec.ErrorMessage = "SageMaker reported the invocation failed without a reason; see " + j.FailureURI
+		}
+		return rec, nil
+	}
+	rec.Status = job.RecordSucceeded
+	body := ev.Body
+	if !ev.HasBody {
+		if ev.OutputLocation == "" {
+			return rec, fmt.Errorf("job %s: success notification has neither responseBody nor outputLocation", j.ID)
+		}
+		rc, err := m.Svc.Blobs.Open(ctx, ev.OutputLocation, 0)
+		if err != nil {
+			return rec, fmt.Errorf("open output %s of job %s: %w", ev.OutputLocation, j.ID, err)
+		}
+		body, err = io.ReadAll(io.LimitReader(rc, job.MaxInlineOutputBytes+1))
+		// Drain nothing more: closing the stream early is how a big object is left unread.
+		rc.Close()
+		if err != nil {
+			return rec, fmt.Errorf("read output %s of job %s: %w", ev.OutputLocation, j.ID, err)
+		}
+		if len(body) > job.MaxInlineOutputBytes {
+			rec.OutputRef = ev.OutputLocation
+			rec.Note = fmt.Sprintf("output is over %d bytes, too big to keep inline: read it from output_url", job.MaxInlineOutputBytes)
+			return rec, nil
+		}
+	}
+	rec.Output, rec.Note = decodeOutput(body, ev.ContentType)
+	return rec, nil
+}
+
+// decodeOutput renders an output as text for the record, with a note when it is
+// not what its content type says.
+func decodeOutput(body []byte, contentType string) (string, string) {
+	switch {
+	case !utf8.Valid(body):
+		if len(body) > base64.StdEncoding.DecodedLen(job.MaxInlineOutputBytes) {
+			// Never reached with responseBody (≤ 128 KB) or a read capped above; kept for safety.
+			return "", "binary output too big to inline"
+		}
+		return base64.StdEncoding.EncodeToString(body), fmt.Sprintf("binary output (%s), base64-encoded", orUnknown(contentType))
+	case IsJSONType(contentType) && !json.Valid(body):
+		return string(body), fmt.Sprintf("output is not valid JSON although its content type is %s; stored as text", contentType)
+	}
+	return string(body), ""
+}
+
+func orUnknown(ct string) string {
+	if ct == "" {
+		return "no content type"
+	}
+	return ct
+}
+
+// IsJSONType reports whether a MIME type is JSON (application/json, application/*+json).
+func IsJSONType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// cancelUnsupported refuses cancel_job on an async inference: SageMaker has no API to
+// withdraw one; it ends by itself within its invocation timeout and request TTL.
+func cancelUnsupported(j *job.Job) error {
+	if j.Provider != job.ProviderSageMaker {
+		return nil
+	}
+	return job.Fieldf("job_id", "job %s is a SageMaker async inference, which cannot be cancelled (SageMaker has no API for it); "+
+		"it ends by itself within its inference_timeout_s after leaving the queue, or its request_ttl_s in the queue", j.ID)
+}
+
+// ReconcileSageMaker settles async jobs whose notification never arrived (a
+// mis-configured topic, a delivery that ended in the DLQ): for each in-flight
+// SageMaker job last updated before the given time, an output object at its
+// OutputLocation completes it and a failure object at its FailureLocation fails it
+// with the object's text as the reason, through the same idempotent path as a
+// notification. It returns how many jobs it settled.
+func (m *SageMaker) ReconcileSageMaker(ctx context.Context, updatedBefore time.Time, limit int) (int, error) {
+	s := m.Svc
+	jobs, err := s.Store.ListInFlight(ctx, job.ProviderSageMaker, updatedBefore, limit)
+	if err != nil {
+		return 0, fmt.Errorf("list in-flight SageMaker jobs: %w", err)
+	}
+	settled := 0
+	for _, j := range jobs {
+		ev, found, err := m.probe(ctx, j)
+		if err != nil {
+			return settled, err
+		}
+		if !found {
+			continue
+		}
+		if err := m.OnSageMakerEvent(ctx, ev); err != nil {
+			return settled, err
+		}
+		settled++
+	}
+	return settled, nil
+}
+
+// maxFailureReason bounds what is read of a failure object.
+const maxFailureReason = 4 << 10
+
+// probe looks for the output, then the failure object of an async job.
+func (m *SageMaker) probe(ctx context.Context, j *job.Job) (SageMakerEvent, bool, error) {
+	if j.OutputURI != "" {
+		rc, err := m.Svc.Blobs.Open(ctx, j.OutputURI, 0)
+		switch {
+		case err == nil:
+			rc.Close()
+			return SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerCompleted, OutputLocation: j.OutputURI}, true, nil
+		case !errors.Is(err, blob.ErrNotFound):
+			return SageMakerEvent{}, false, fmt.Errorf("probe output of job %s: %w", j.ID, err)
+		}
+	}
+	if j.FailureURI != "" {
+		rc, err := m.Svc.Blobs.Open(ctx, j.FailureURI, 0)
+		switch {
+		case err == nil:
+			reason, rerr := io.ReadAll(io.LimitReader(rc, maxFailureReason))
+			rc.Close()
+			if rerr != nil {
+				return SageMakerEvent{}, false, fmt.Errorf("read failure of job %s: %w", j.ID, rerr)
+			}
+			return SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerFailed, FailureReason: strings.TrimSpace(string(reason))}, true, nil
+		case !errors.Is(err, blob.ErrNotFound):
+			return SageMakerEvent{}, false, fmt.Errorf("probe failure of job %s: %w", j.ID, err)
+		}
+	}
+	return SageMakerEvent{}, false, nil
+}
