@@ -9,6 +9,7 @@ mkdir -p "$TOOLS/bin"
 RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
 NODE22_VERSION=22.23.5
 INSPECTOR_VERSION=2.12.0
+CONFORMANCE_VERSION=0.1.16
 
 say() { echo "tools: $*"; }
 
@@ -35,4 +36,8 @@ if [ ! -f "$TOOLS/inspector/node_modules/@modelcontextprotocol/inspector/package
   say "installing @modelcontextprotocol/inspector@$INSPECTOR_VERSION under .tools/inspector"
   npm install --prefix "$TOOLS/inspector" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
 fi
-say "ready: $(moto_server --version 2>/dev/null | head -1 || echo moto), $(cfn-lint --version), RIE, node $("$TOOLS/bin/node22" --version), inspector $INSPECTOR_VERSION"
+if [ ! -f "$TOOLS/conformance/node_modules/@modelcontextprotocol/conformance/package.json" ]; then
+  say "installing @modelcontextprotocol/conformance@$CONFORMANCE_VERSION under .tools/conformance"
+  npm install --prefix "$TOOLS/conformance" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+fi
+say "ready: $(moto_server --version 2>/dev/null | head -1 || echo moto), $(cfn-lint --version), RIE, node $("$TOOLS/bin/node22" --version), inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION"

@@ -50,6 +50,12 @@ var functions = []string{"mcp", "bedrock-events", "ingest", "sagemaker-events"}
 // 16 MB since the SageMaker runtime client joined the shared wiring (mcp: 15.1 MB on amd64).
 const maxBootstrapBytes = 16_000_000
 
+// maxBootstrapOverride raises the bound for one function, with the reason.
+var maxBootstrapOverride = map[string]int64{
+	// token auth links the Secrets Manager client (about 0.4 MB) into mcp only.
+	"mcp": 16_000_000,
+}
+
 // timeouts are the function timeouts infra/functions.go gives each Lambda, in
 // seconds: the handlers plan with the deadline (ingest keeps 30 s back).
 var timeouts = map[string]string{"mcp": "60", "bedrock-events": "30", "ingest": "900", "sagemaker-events": "60"}
@@ -167,8 +173,12 @@ func TestBootstrapSize(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s bootstrap (linux/%s, stripped): %d bytes (%.2f MB)", fn, runtime.GOARCH, fi.Size(), float64(fi.Size())/1e6)
-			if fi.Size() >= maxBootstrapBytes {
-				t.Errorf("%s bootstrap is %d bytes, want under %d", fn, fi.Size(), maxBootstrapBytes)
+			limit := int64(maxBootstrapBytes)
+			if o, ok := maxBootstrapOverride[fn]; ok {
+				limit = o
+			}
+			if fi.Size() >= limit {
+				t.Errorf("%s bootstrap is %d bytes, want under %d", fn, fi.Size(), limit)
 			}
 		})
 	}
@@ -193,6 +203,8 @@ type stack struct {
 	endpoint, table, bucket, bus string
 	s3                           *s3.Client
 	store                        *dynamostore.Store
+	// extraEnv is added to every function's environment (e.g. the auth mode).
+	extraEnv []string
 }
 
 func newStack(tb testing.TB) *stack {
@@ -231,7 +243,7 @@ func newStack(tb testing.TB) *stack {
 // env is the whole environment of RIE and so of the bootstrap (RIE passes its
 // own on): nothing from the host, so no stray AWS_PROFILE reaches real AWS.
 func (st *stack) env(fn, home string) []string {
-	return []string{
+	return append([]string{
 		"PATH=/usr/bin:/bin",
 		"HOME=" + home,
 		"AWS_ENDPOINT_URL=" + st.endpoint, // the SDK v2 sends every client there
@@ -247,7 +259,7 @@ func (st *stack) env(fn, home string) []string {
 		"MCPBATCH_BEDROCK_ROLE_ARN=" + bedrockRole,
 		"MCPBATCH_JOB_PREFIX=" + jobPrefix,
 		"MCPBATCH_LOG_LEVEL=DEBUG",
-	}
+	}, st.extraEnv...)
 }
 
 // lambdaProc is one RIE process serving one bootstrap.

@@ -49,10 +49,12 @@ func grantAccess(f *Functions, p *FunctionsProps) {
 	putEvents(mcp)
 	mcp.Role.AddToPrincipalPolicy(allow("BucketObjects",
 		[]string{"s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"},
-		d.ObjectArns(PrefixInput, PrefixOutput, PrefixResults, PrefixExports), nil))
+		d.ObjectArns(PrefixInput, PrefixOutput, PrefixResults, PrefixExports, PrefixUploads), nil))
 	mcp.Role.AddToPrincipalPolicy(allow("BucketList", []string{"s3:ListBucket"}, []*string{d.Bucket.BucketArn()},
 		map[string]interface{}{"StringLike": map[string]interface{}{"s3:prefix": jsii.Strings(
-			PrefixInput+"*", PrefixOutput+"*", PrefixResults+"*", PrefixExports+"*")}}))
+			PrefixInput+"*", PrefixOutput+"*", PrefixResults+"*", PrefixExports+"*", PrefixUploads+"*")}}))
+	// submit_batch input_uri reads files operators copied to inputs/ (read only).
+	mcp.Role.AddToPrincipalPolicy(allow("ReadInputs", []string{"s3:GetObject"}, d.ObjectArns(PrefixInputs), nil))
 	// CreateModelInvocationJob is authorized on the new job and on the model it runs.
 	createOn := append(append([]*string{}, jobs...), p.Bedrock.ModelArns...)
 	mcp.Role.AddToPrincipalPolicy(allow("CreateBatchJobs", []string{"bedrock:CreateModelInvocationJob"}, createOn, nil))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -22,6 +23,7 @@ const (
 	CtxBedrockModels = "bedrockModels"
 	CtxAssetDir      = "assetDir"
 	CtxLogLevel      = "logLevel"
+	CtxAuth          = "auth" // iam (default) | token: how MCP callers authenticate
 )
 
 // Defaults for the context keys; cdk.json repeats them so they are visible to operators.
@@ -67,6 +69,8 @@ type Settings struct {
 	SageMakerEndpoints []string
 	// SageMakerMaxResponseBytes caps a real-time response (0: the default).
 	SageMakerMaxResponseBytes int
+	// Auth is the MCP endpoint's auth mode: config.AuthIAM or config.AuthToken.
+	Auth string
 }
 
 // jobPrefixPattern keeps "<prefix>-<26-char id>[-pN]" inside Bedrock's jobName pattern
@@ -103,6 +107,7 @@ func SettingsFromContext(node constructs.Node) (Settings, error) {
 		BedrockModels: append([]string(nil), config.DefaultBedrockModels...),
 		AssetDir:      DefaultAssetDir,
 		LogLevel:      DefaultLogLevel,
+		Auth:          config.AuthIAM,
 	}
 	var errs []error
 	str := func(key string, dst *string) {
@@ -121,6 +126,7 @@ func SettingsFromContext(node constructs.Node) (Settings, error) {
 	str(CtxJobPrefix, &s.JobPrefix)
 	str(CtxAssetDir, &s.AssetDir)
 	str(CtxLogLevel, &s.LogLevel)
+	str(CtxAuth, &s.Auth)
 
 	// bedrockModels is a comma list (-c bedrockModels=a,b); a JSON array in cdk.json works too.
 	switch t := node.TryGetContext(jsii.String(CtxBedrockModels)).(type) {
@@ -186,6 +192,9 @@ func (s Settings) Validate() error {
 		errs = append(errs, fmt.Errorf("%s %q: want one of %s", CtxLogLevel, s.LogLevel, strings.Join(logLevels, ", ")))
 	}
 	errs = append(errs, s.validateSageMaker()...)
+	if !slices.Contains(config.AuthModes, s.Auth) {
+		errs = append(errs, fmt.Errorf("%s %q: want one of %s", CtxAuth, s.Auth, strings.Join(config.AuthModes, ", ")))
+	}
 	return errors.Join(errs...)
 }
 

@@ -16,6 +16,8 @@ const (
 	PrefixOutput  = "output/"  // Bedrock writes <job>/<file>.jsonl.out and manifest.json.out here
 	PrefixResults = "results/" // record outputs too large for a DynamoDB item
 	PrefixExports = "exports/" // result exports handed out as presigned URLs
+	PrefixUploads = "uploads/" // input files clients PUT through create_upload's presigned URLs
+	PrefixInputs  = "inputs/"  // input files operators copy in for submit_batch input_uri (kept until deleted)
 )
 
 // Table key and index names (DESIGN §4).
@@ -123,6 +125,7 @@ func NewData(scope constructs.Construct, id string) *Data {
 			expire("expire-output", PrefixOutput, rawFileDays),
 			expire("expire-results", PrefixResults, keptFileDays),
 			expire("expire-exports", PrefixExports, keptFileDays),
+			expire("expire-uploads", PrefixUploads, rawFileDays),
 		},
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})

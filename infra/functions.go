@@ -177,7 +177,8 @@ func NewFunctions(scope constructs.Construct, id string, p *FunctionsProps) *Fun
 	f.URL = f.MCP.Function.AddFunctionUrl(&awslambda.FunctionUrlOptions{
 		// SigV4: same-account callers need lambda:InvokeFunctionUrl and (for URLs created since
 		// October 2025) lambda:InvokeFunction on this function; see the McpCallerPolicy output.
-		AuthType: awslambda.FunctionUrlAuthType_AWS_IAM,
+		// In token mode (-c auth=token) the URL is public and the function checks bearer keys.
+		AuthType: functionURLAuth(s.Auth),
 		// aws-lambda-go's lambdaurl handler only works with a streamed response.
 		InvokeMode: awslambda.InvokeMode_RESPONSE_STREAM,
 	})

@@ -7,6 +7,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/mcpbatch/mcpbatch/shared/config"
 )
 
 // StackProps are the CDK stack props plus this deployment's settings. Tests pass an
@@ -26,6 +28,8 @@ type Stack struct {
 	Functions *Functions
 	Routing   *Routing
 	SageMaker *SageMaker
+	// Tokens holds the hashed API keys in token auth mode (nil in iam mode).
+	Tokens *TokenKeys
 }
 
 // NewStack validates the settings and the function assets, then builds the stack.
@@ -54,6 +58,9 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	st.Functions = NewFunctions(stack, "Functions", &FunctionsProps{
 		Settings: s, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus,
 	})
+	if s.Auth == config.AuthToken {
+		st.Tokens = NewTokenKeys(stack, "Auth", st.Functions.MCP)
+	}
 	st.Routing = NewRouting(stack, "Routing", &RoutingProps{
 		JobPrefix: s.JobPrefix, Bus: st.Bus, Functions: st.Functions,
 	})
@@ -75,13 +82,21 @@ func (s *Stack) addOutputs() {
 	// The MCP endpoint is served under /mcp, as in local mode (http://127.0.0.1:8787/mcp).
 	endpoint := jsii.String(*url + "mcp")
 	region := *s.Stack.Region()
-	s.output("McpUrl", "Function URL of the MCP server (AWS_IAM auth: requests must be SigV4-signed)", url)
+	urlDesc := "Function URL of the MCP server (AWS_IAM auth: requests must be SigV4-signed)"
+	if s.Settings.Auth == config.AuthToken {
+		urlDesc = "Function URL of the MCP server (token auth: send Authorization: Bearer <API key>)"
+	}
+	s.output("McpUrl", urlDesc, url)
 	s.output("TableName", "DynamoDB table (jobs and results)", s.Data.Table.TableName())
 	s.output("BucketName", "S3 data bucket (input/, output/, results/, exports/)", s.Data.Bucket.BucketName())
 	s.output("BusName", "Project EventBridge bus", s.Bus.EventBusName())
 	s.output("BedrockRoleArn", "Service role Bedrock assumes for batch jobs", s.Bedrock.Role.RoleArn())
 	s.output("BedrockEventsDlqUrl", "Dead-letter queue of the bedrock-events function", s.Functions.BedrockEvents.DLQ.QueueUrl())
 	s.output("IngestDlqUrl", "Dead-letter queue of the ingest function", s.Functions.Ingest.DLQ.QueueUrl())
+	if s.Tokens != nil {
+		s.addTokenOutputs(*endpoint)
+		return
+	}
 	// MCP clients cannot SigV4-sign; the AWS MCP proxy bridges stdio to the IAM-authed URL
 	// with the caller's own credentials, which need the McpCallerPolicy permissions.
 	s.output("McpProxyCommand", "Run the MCP server locally through the SigV4 proxy",

@@ -310,7 +310,7 @@ const jobArns = "arn:aws:bedrock:" + testRegion + ":" + testAccount + ":model-in
 func TestSettingsFromContext(t *testing.T) {
 	defaults := Settings{
 		StackName: DefaultStackName, JobPrefix: config.DefaultJobPrefix,
-		BedrockModels: config.DefaultBedrockModels, AssetDir: DefaultAssetDir, LogLevel: DefaultLogLevel,
+		BedrockModels: config.DefaultBedrockModels, AssetDir: DefaultAssetDir, LogLevel: DefaultLogLevel, Auth: config.AuthIAM,
 	}
 	cases := []struct {
 		name    string
@@ -404,6 +404,7 @@ func TestCdkJSON(t *testing.T) {
 		{"assetDir default", c.Context[CtxAssetDir], DefaultAssetDir},
 		{"logLevel default", c.Context[CtxLogLevel], DefaultLogLevel},
 		{"stackName default", c.Context[CtxStackName], DefaultStackName},
+		{"auth default", c.Context[CtxAuth], config.AuthIAM},
 	}
 	for _, tc := range checks {
 		t.Run(tc.name, func(t *testing.T) {
@@ -536,6 +537,7 @@ func TestBuckets(t *testing.T) {
 			"expire output/":  "30",
 			"expire results/": "366",
 			"expire exports/": "366",
+			"expire uploads/": "30",
 		}
 		addSageMakerLifecycle(want)
 		if !reflect.DeepEqual(got, want) {
@@ -842,9 +844,9 @@ func TestLeastPrivilege(t *testing.T) {
 	sorted := func(s ...string) []string { sort.Strings(s); return s }
 
 	mcp := map[string][]string{
-		"s3:GetObject":                     sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/")),
-		"s3:PutObject":                     sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/")),
-		"s3:AbortMultipartUpload":          sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/")),
+		"s3:GetObject":                     sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/"), objects("inputs/")),
+		"s3:PutObject":                     sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/")),
+		"s3:AbortMultipartUpload":          sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/")),
 		"s3:ListBucket":                    {bucket},
 		"bedrock:CreateModelInvocationJob": sorted(append([]string{jobArns}, expectedModelArns(config.DefaultBedrockModels)...)...),
 		"bedrock:GetModelInvocationJob":    {jobArns},

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,7 +40,13 @@ func inspector(t *testing.T) (node, script string) {
 	return node, script
 }
 
-func startDev(t *testing.T) string {
+// dev is a running `make dev`: its MCP URL and the API key it printed.
+type dev struct {
+	url, token string
+	stateDir   string
+}
+
+func startDev(t *testing.T, extra ...string) dev {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "mcpbatch-dev")
@@ -55,7 +62,8 @@ func startDev(t *testing.T) string {
 	addr := l.Addr().String()
 	l.Close()
 	var logs bytes.Buffer
-	cmd := exec.Command(bin, "-addr", addr, "-dir", filepath.Join(dir, "state"), "-sim-step", "1s", "-sim-fail-every", "10")
+	state := filepath.Join(dir, "state")
+	cmd := exec.Command(bin, append([]string{"-addr", addr, "-dir", state, "-sim-step", "3s", "-sim-fail-every", "10"}, extra...)...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -74,24 +82,29 @@ func startDev(t *testing.T) string {
 			if !strings.Contains(logs.String(), "SIMULATED") {
 				t.Errorf("start-up banner does not say the Bedrock simulator is simulated:\n%s", logs.String())
 			}
-			return "http://" + addr + "/mcp"
+			tok, err := os.ReadFile(filepath.Join(state, "dev-token"))
+			if slices.Contains(extra, "none") {
+				return dev{url: "http://" + addr + "/mcp", stateDir: state}
+			}
+			if err != nil {
+				t.Fatalf("make dev wrote no dev-token: %v", err)
+			}
+			token := strings.TrimSpace(string(tok))
+			if !strings.Contains(logs.String(), "Bearer "+token) {
+				t.Errorf("start-up banner does not print the key in %s/dev-token:\n%s", state, logs.String())
+			}
+			return dev{url: "http://" + addr + "/mcp", token: token, stateDir: state}
 		}
 	}
 	t.Fatalf("make dev did not answer:\n%s", logs.String())
-	return ""
+	return dev{}
 }
 
 // inspect runs one Inspector CLI call and decodes its JSON output. The CLI exits
 // 5 after printing a result whose isError is true; that is a result, not a failure.
-func inspect(t *testing.T, url string, args ...string) map[string]any {
+func inspect(t *testing.T, d dev, args ...string) map[string]any {
 	t.Helper()
-	node, script := inspector(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{script, "--cli", url, "--transport", "http"}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	stdout, stderr, err := runInspector(t, d.url, d.token, args...)
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 5) {
 		t.Fatalf("inspector %v: %v\nstdout: %s\nstderr: %s", args, err, stdout.String(), stderr.String())
@@ -103,10 +116,26 @@ func inspect(t *testing.T, url string, args ...string) map[string]any {
 	return out
 }
 
-func callTool(t *testing.T, url, tool string, args map[string]any) map[string]any {
+// runInspector runs the Inspector CLI; token, when set, goes in an Authorization header.
+func runInspector(t *testing.T, url, token string, args ...string) (stdout, stderr bytes.Buffer, err error) {
+	t.Helper()
+	node, script := inspector(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	argv := []string{script, "--cli", url, "--transport", "http"}
+	if token != "" {
+		argv = append(argv, "--header", "Authorization: Bearer "+token)
+	}
+	cmd := exec.CommandContext(ctx, node, append(argv, args...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	return stdout, stderr, err
+}
+
+func callTool(t *testing.T, d dev, tool string, args map[string]any) map[string]any {
 	t.Helper()
 	raw, _ := json.Marshal(args)
-	return inspect(t, url, "--method", "tools/call", "--tool-name", tool, "--tool-args-json", string(raw))
+	return inspect(t, d, "--method", "tools/call", "--tool-name", tool, "--tool-args-json", string(raw))
 }
 
 func structured(t *testing.T, res map[string]any) map[string]any {
@@ -124,6 +153,8 @@ func structured(t *testing.T, res map[string]any) map[string]any {
 func TestInspectorEndToEnd(t *testing.T) {
 	inspector(t)
 	url := startDev(t)
+
+	t.Run("token mode refuses a missing or wrong key", func(t *testing.T) { checkRefused(t, url) })
 
 	list := inspect(t, url, "--method", "tools/list")
 	tools, _ := list["tools"].([]any)
@@ -197,6 +228,9 @@ func TestInspectorEndToEnd(t *testing.T) {
 		t.Errorf("read %d distinct results, want 150", len(ids))
 	}
 
+	t.Run("every other tool, valid and bad input", func(t *testing.T) { otherTools(t, url, jobID, recs) })
+	t.Run("resources", func(t *testing.T) { checkResources(t, url, jobID) })
+
 	t.Run("bad input is a tool error", func(t *testing.T) {
 		res := callTool(t, url, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "records": recs[:10]})
 		if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "minimum of 100") {
@@ -207,4 +241,123 @@ func TestInspectorEndToEnd(t *testing.T) {
 			t.Errorf("got %v", res)
 		}
 	})
+}
+
+// checkRefused runs the Inspector without a key and with a wrong one: both must
+// fail on the server's 401, before any tool runs.
+func checkRefused(t *testing.T, d dev) {
+	for _, c := range []struct{ name, token string }{{"no key", ""}, {"wrong key", "mcpb_" + strings.Repeat("0", 64)}} {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, err := runInspector(t, d.url, c.token, "--method", "tools/list")
+			if err == nil {
+				t.Fatalf("tools/list without a valid key succeeded: %s", stdout.String())
+			}
+			// The Inspector answers a 401 with WWW-Authenticate: Bearer by asking for auth.
+			if out := stdout.String() + stderr.String(); !strings.Contains(out, "401") && !strings.Contains(out, "auth_required") {
+				t.Errorf("inspector output does not show the 401:\n%s", out)
+			}
+			req, _ := http.NewRequest(http.MethodPost, d.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if c.token != "" {
+				req.Header.Set("Authorization", "Bearer "+c.token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("status %d, WWW-Authenticate %q; want 401 and Bearer", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+			}
+		})
+	}
+}
+
+// otherTools calls each tool not exercised above once with valid input and
+// once with bad input, through the Inspector CLI.
+func otherTools(t *testing.T, d dev, jobID string, recs []map[string]any) {
+	ex := structured(t, callTool(t, d, "export_results", map[string]any{"job_id": jobID, "format": "csv", "status": "failed"}))
+	if ex["records"].(float64) != 15 || ex["complete"] != true || !strings.HasPrefix(ex["url"].(string), "file://") {
+		t.Errorf("export_results = %v", ex)
+	}
+	l := structured(t, callTool(t, d, "list_jobs", map[string]any{"status": "partially_completed"}))
+	if jobs, _ := l["jobs"].([]any); len(jobs) != 1 {
+		t.Errorf("list_jobs = %v", l)
+	}
+	c := structured(t, callTool(t, d, "cancel_job", map[string]any{"job_id": jobID}))
+	if c["status"] != "partially_completed" {
+		t.Errorf("cancel_job of a finished job changed it: %v", c)
+	}
+
+	// create_upload, a plain HTTP PUT of a JSONL file, then submit_batch from it.
+	up := structured(t, callTool(t, d, "create_upload", map[string]any{}))
+	var file strings.Builder
+	for _, r := range recs[:120] {
+		b, _ := json.Marshal(r)
+		file.Write(b)
+		file.WriteByte('\n')
+	}
+	req, _ := http.NewRequest(up["method"].(string), up["url"].(string), strings.NewReader(file.String()))
+	for k, v := range up["headers"].(map[string]any) {
+		req.Header.Set(k, v.(string))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT to the upload url: %s", resp.Status)
+	}
+	h := structured(t, callTool(t, d, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "input_upload_id": up["upload_id"]}))
+	if h["record_count"].(float64) != 120 {
+		t.Errorf("submit from upload = %v", h)
+	}
+
+	for _, bad := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"export_results", map[string]any{"job_id": jobID, "format": "xlsx"}, "format"},
+		{"list_jobs", map[string]any{"limit": 501}, "limit"},
+		{"cancel_job", map[string]any{"job_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, "job not found"},
+		{"get_job_results", map[string]any{"job_id": jobID, "limit": 501}, "limit"},
+		{"create_upload", map[string]any{"content_type": "not a type"}, "content_type"},
+		{"submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "input_upload_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, "input_upload_id"},
+	} {
+		t.Run("bad "+bad.tool, func(t *testing.T) {
+			res := callTool(t, d, bad.tool, bad.args)
+			if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), bad.want) {
+				t.Errorf("got %v, want a tool error naming %q", res, bad.want)
+			}
+		})
+	}
+}
+
+func checkResources(t *testing.T, d dev, jobID string) {
+	list := inspect(t, d, "--method", "resources/list")
+	found := false
+	for _, r := range list["resources"].([]any) {
+		found = found || r.(map[string]any)["uri"] == "mcpbatch://jobs/"+jobID
+	}
+	if !found {
+		t.Errorf("resources/list lacks the job: %v", list)
+	}
+	tmpl := inspect(t, d, "--method", "resources/templates/list")
+	if n := len(tmpl["resourceTemplates"].([]any)); n != 2 {
+		t.Errorf("resources/templates/list = %v", tmpl)
+	}
+	for _, uri := range []string{"mcpbatch://jobs/" + jobID, "mcpbatch://jobs/" + jobID + "/results"} {
+		res := inspect(t, d, "--method", "resources/read", "--uri", uri)
+		contents, _ := res["contents"].([]any)
+		if len(contents) != 1 || !strings.Contains(contents[0].(map[string]any)["text"].(string), jobID) {
+			t.Errorf("resources/read %s = %v", uri, res)
+		}
+	}
+	stdout, stderr, err := runInspector(t, d.url, d.token, "--method", "resources/read", "--uri", "mcpbatch://jobs/01jdz3k6r8x9y2w4v5t7q0m1n3")
+	if err == nil || !strings.Contains(strings.ToLower(stdout.String()+stderr.String()), "not found") {
+		t.Errorf("reading an unknown job: err %v\n%s%s", err, stdout.String(), stderr.String())
+	}
 }

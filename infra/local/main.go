@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -24,19 +25,36 @@ func main() {
 	dir := flag.String("dir", ".mcpbatch", "state folder (SQLite store, objects)")
 	step := flag.Duration("sim-step", 2*time.Second, "simulated time between two Bedrock job statuses")
 	failEvery := flag.Int("sim-fail-every", 10, "the simulator fails every Nth record (0: none)")
+	auth := flag.String("auth", "token", "token: bearer API key (printed, and kept in <dir>/dev-token); none: no auth, every caller is local-dev")
 	flag.Parse()
 	log := app.Logger()
-	if err := run(*addr, *dir, *step, *failEvery); err != nil {
+	if err := run(*addr, *dir, *step, *failEvery, *auth); err != nil {
 		log.Error("make dev", "error", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, dir string, step time.Duration, failEvery int) error {
+func run(addr, dir string, step time.Duration, failEvery int, auth string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := app.Logger()
-	l, err := local.New(ctx, local.Options{Dir: dir, StepDelay: step, FailEvery: failEvery, Log: log})
+	opts := local.Options{Dir: dir, StepDelay: step, FailEvery: failEvery, Log: log}
+	var banner string
+	switch auth {
+	case "token":
+		key, ta, err := local.DevToken(dir)
+		if err != nil {
+			return err
+		}
+		opts.Owner = ta.Owner
+		banner = fmt.Sprintf("  auth: token (the deployed token mode): Authorization: Bearer %s\n"+
+			"        the key is kept in %s\n", key, filepath.Join(dir, local.DevTokenFile))
+	case "none":
+		banner = "  auth: none (every caller is local-dev)\n"
+	default:
+		return fmt.Errorf("-auth %q: want token or none", auth)
+	}
+	l, err := local.New(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -45,11 +63,12 @@ func run(addr, dir string, step time.Duration, failEvery int) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
+	l.Uploads.SetBaseURL("http://" + ln.Addr().String())
 	srv := &http.Server{Handler: l.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "mcpbatch dev: MCP server at http://%s/mcp\n"+
 		"  events replay: POST http://%s/local/events\n"+
 		"  Bedrock batch: SIMULATED (test double at %s; outputs are marked [simulated]; every %dth record fails)\n"+
-		"  state: %s/\n", ln.Addr(), ln.Addr(), l.SimURL, failEvery, dir)
+		"  state: %s/\n%s", ln.Addr(), ln.Addr(), l.SimURL, failEvery, dir, banner)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

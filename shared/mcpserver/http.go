@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,9 +27,16 @@ func (s *Server) Handler(owner OwnerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(ownerHeader)
 		who, err := owner(r)
+		if errors.Is(err, ErrAuthUnavailable) {
+			s.log().ErrorContext(r.Context(), "auth unavailable", "error", err)
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "authentication is temporarily unavailable; retry shortly", http.StatusServiceUnavailable)
+			return
+		}
 		if err != nil || who == "" {
+			// RFC 6750: one answer for a missing and a wrong key; nothing about other keys.
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpbatch"`)
-			http.Error(w, "unauthenticated", http.StatusUnauthorized)
+			http.Error(w, "unauthenticated: send a valid API key as Authorization: Bearer <key> (token mode) or a SigV4-signed request (iam mode)", http.StatusUnauthorized)
 			return
 		}
 		r.Header.Set(ownerHeader, who)
@@ -75,7 +83,8 @@ func writeTooBig(w http.ResponseWriter, body []byte) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	_ = decodeLeading(dec, &head.ID, &head.Method)
 	msg := fmt.Sprintf("request body is over the Lambda Function URL's %d-byte (6 MB) payload limit: "+
-		"records: split the batch over several submit_batch calls of under 6 MB each", MaxRequestBytes)
+		"records: upload the records as a JSONL file with create_upload and submit it with input_upload_id, "+
+		"or split the batch over several submit_batch calls of under 6 MB each", MaxRequestBytes)
 	w.Header().Set("Content-Type", "application/json")
 	if head.Method == "tools/call" && len(head.ID) > 0 {
 		res := map[string]any{"jsonrpc": "2.0", "id": head.ID, "result": mcp.CallToolResult{

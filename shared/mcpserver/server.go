@@ -35,6 +35,8 @@ type Presigner interface {
 type Server struct {
 	Svc     Service
 	Presign Presigner
+	// Uploads signs create_upload links (nil: no create_upload tool).
+	Uploads UploadSigner
 	Log     *slog.Logger
 	Version string
 
@@ -47,7 +49,8 @@ func (s *Server) MCP() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpbatch", Title: "mcpbatch: batch inference for agents", Version: s.Version}, &mcp.ServerOptions{
 		Instructions: "Run bulk inference that must not block a tool call: submit_batch returns a job_id at once " +
 			"(Bedrock batch inference, about half the on-demand price, results typically within minutes to hours, at most 24 h). " +
-			"Poll get_job until terminal is true, then read results with get_job_results page by page.",
+			"Poll get_job until terminal is true, then read results with get_job_results page by page, or all at once with export_results. " +
+			"Batches over 6 MB go through create_upload. Your recent jobs are resources (mcpbatch://jobs/{job_id}).",
 	})
 	yes, no := true, false
 	mcp.AddTool(srv, &mcp.Tool{
@@ -57,7 +60,8 @@ func (s *Server) MCP() *mcp.Server {
 			"Use it for bulk work that can wait minutes to hours: it costs about 50% of on-demand inference. " +
 			"For fewer than 100 prompts, or when you need answers now, call the model directly instead. " +
 			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids ^[A-Za-z0-9_-]{1,64}$ unique, " +
-			"request body up to 6 MB. Next: poll get_job; when terminal, read get_job_results.",
+			"request body up to 6 MB: for bigger batches call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
+			"Next: poll get_job; when terminal, read get_job_results (or export_results for the whole set).",
 		Annotations: &mcp.ToolAnnotations{Title: "Submit batch", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: false, OpenWorldHint: &yes},
 	}, s.submit)
 	mcp.AddTool(srv, &mcp.Tool{
@@ -90,6 +94,9 @@ func (s *Server) MCP() *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{Title: "List jobs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 	}, s.list)
 	s.addSageMakerTools(srv)
+	for _, register := range registrations {
+		register(s, srv)
+	}
 	return srv
 }
 
@@ -167,6 +174,9 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 }
 
 func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in SubmitIn) (*mcp.CallToolResult, JobHandle, error) {
+	if in.InputUploadID != "" || in.InputURI != "" {
+		return s.submitFile(ctx, req, in)
+	}
 	return call(s, ctx, req, "submit_batch", "", func(owner string) (JobHandle, string, string, error) {
 		sr := service.SubmitRequest{
 			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,

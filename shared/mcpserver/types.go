@@ -23,13 +23,16 @@ type RecordIn struct {
 
 // SubmitIn is the input of submit_batch.
 type SubmitIn struct {
-	Model       string     `json:"model" jsonschema:"Bedrock model id or inference profile id from the allowed list"`
-	Records     []RecordIn `json:"records" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id"`
-	System      string     `json:"system,omitempty" jsonschema:"system prompt for every record"`
-	MaxTokens   int        `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..64000, default 1024"`
-	Temperature *float64   `json:"temperature,omitempty" jsonschema:"0..1"`
-	Name        string     `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
-	TTLDays     int        `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
+	Model   string     `json:"model" jsonschema:"Bedrock model id or inference profile id from the allowed list"`
+	Records []RecordIn `json:"records,omitempty" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id. Over 6 MB of request: use input_upload_id instead"`
+	// InputUploadID and InputURI name a JSONL file instead of inline records.
+	InputUploadID string   `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
+	InputURI      string   `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<key> of a JSONL file; instead of records"`
+	System        string   `json:"system,omitempty" jsonschema:"system prompt for every record"`
+	MaxTokens     int      `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..64000, default 1024"`
+	Temperature   *float64 `json:"temperature,omitempty" jsonschema:"0..1"`
+	Name          string   `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
+	TTLDays       int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
 }
 
 // JobHandle is what submit_batch returns.

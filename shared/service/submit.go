@@ -207,6 +207,15 @@ func (s *Service) writeIDs(ctx context.Context, j *job.Job, recs []job.Input) er
 func idsURI(j *job.Job) string { return blob.Join(j.InputURI, "ids.txt") }
 
 func (s *Service) validate(req *SubmitRequest) error {
+	if err := s.validateParams(req); err != nil {
+		return err
+	}
+	return s.validateRecords(req)
+}
+
+// validateParams checks and defaults everything but the records (also used by
+// submits whose records are in a file).
+func (s *Service) validateParams(req *SubmitRequest) error {
 	if req.Model == "" {
 		return job.Fieldf("model", "required; allowed models: %v", s.Models)
 	}
@@ -231,6 +240,10 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if t := req.Params.Temperature; t != nil && (*t < 0 || *t > 1) {
 		return job.Fieldf("temperature", "must be 0..1 (got %g)", *t)
 	}
+	return nil
+}
+
+func (s *Service) validateRecords(req *SubmitRequest) error {
 	n := len(req.Records)
 	switch {
 	case n == 0:

@@ -53,6 +53,8 @@ type Suite struct {
 	Sim     *sim.BedrockSim
 	SimURL  string
 	MCP     *mcpserver.Server
+	// Uploads serves create_upload links; call SetBaseURL once listening.
+	Uploads *Uploads
 	store   *localstore.Store
 	owner   mcpserver.OwnerFunc
 	log     *slog.Logger
@@ -111,7 +113,8 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		Bedrock: &handler.BedrockEvents{Svc: l.Service, Log: o.Log},
 		Ingest:  &handler.Ingest{Svc: l.Service, Log: o.Log},
 	}
-	l.MCP = &mcpserver.Server{Svc: l.Service, Presign: blobs, Log: o.Log, Version: app.Version}
+	l.Uploads = newUploads(blobs)
+	l.MCP = &mcpserver.Server{Svc: l.Service, Presign: blobs, Uploads: l.Uploads, Log: o.Log, Version: app.Version}
 	if err := l.addSageMaker(o, blobs); err != nil {
 		return nil, err
 	}
@@ -123,6 +126,7 @@ func (l *Suite) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", l.MCP.Handler(l.owner))
 	mux.HandleFunc("POST /local/events", l.postEvent)
+	mux.Handle("PUT /local/uploads", l.Uploads)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux
 }

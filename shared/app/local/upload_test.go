@@ -1,0 +1,230 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+)
+
+// put uploads body to a create_upload link as a client would, returning the status.
+func put(t *testing.T, u mcpserver.CreateUploadOut, body string) int {
+	t.Helper()
+	req, err := http.NewRequest(u.Method, u.URL, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range u.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func jsonlLines(n int, line func(i int) string) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(line(i))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+const nativeBody = `{"anthropic_version":"bedrock-2023-05-31","max_tokens":64,"messages":[{"role":"user","content":"Say hi"}]}`
+
+func TestUploadSubmit(t *testing.T) {
+	s := newSuite(t)
+	s.l.Uploads.SetBaseURL(s.srv.URL)
+	alice, bob := s.client("alice"), s.client("bob")
+
+	// 150 records in both formats, some without an id (generated, avoiding r00001 which is taken).
+	file := jsonlLines(150, func(i int) string {
+		switch {
+		case i == 0:
+			return `{"id":"r00001","prompt":"taken id"}`
+		case i%3 == 0:
+			return fmt.Sprintf(`{"recordId":"native-%d","modelInput":%s}`, i, nativeBody)
+		case i%3 == 1:
+			return fmt.Sprintf(`{"prompt":"Summarise fact #%d"}`, i)
+		default:
+			return fmt.Sprintf(`{"id":"m%d","messages":[{"role":"user","content":"fact %d"}],"system":"be brief"}`, i, i)
+		}
+	})
+	up := call[mcpserver.CreateUploadOut](t, alice, "create_upload", map[string]any{})
+	if up.UploadID == "" || up.Method != "PUT" || up.MaxBytes != 1<<30 || up.ExpiresIn != 900 || up.Headers["Content-Type"] != "application/jsonl" {
+		t.Fatalf("create_upload = %+v", up)
+	}
+	if code := put(t, up, file); code != http.StatusOK {
+		t.Fatalf("PUT status %d", code)
+	}
+	t.Run("another owner cannot use the upload id", func(t *testing.T) {
+		msg := toolErr(t, bob, "submit_batch", map[string]any{"model": haiku, "input_upload_id": up.UploadID})
+		if !strings.Contains(msg, "input_upload_id") || !strings.Contains(msg, "not yours") {
+			t.Errorf("bob got %q", msg)
+		}
+	})
+	h := call[mcpserver.JobHandle](t, alice, "submit_batch", map[string]any{"model": haiku, "input_upload_id": up.UploadID, "name": "from-file"})
+	if h.RecordCount != 150 || h.Status != "submitted" {
+		t.Fatalf("handle %+v", h)
+	}
+	s.settle()
+	got := allResults(t, alice, h.JobID, "", 500)
+	ids := map[string]bool{}
+	for _, r := range got {
+		ids[r.ID] = true
+	}
+	if len(ids) != 150 || !ids["r00001"] || !ids["native-3"] || !ids["m2"] || !ids["r00002"] {
+		t.Errorf("result ids (%d) lack expected ones: r00001 native-3 m2 r00002", len(ids))
+	}
+
+	t.Run("input_uri of a file copied to inputs/", func(t *testing.T) {
+		uri := "s3://mcpbatch-local/inputs/team/batch.jsonl"
+		if _, err := s.l.Service.Blobs.Put(context.Background(), uri, strings.NewReader(file), "application/jsonl"); err != nil {
+			t.Fatal(err)
+		}
+		for _, cs := range []*mcp.ClientSession{alice, bob} {
+			if h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "input_uri": uri}); h.RecordCount != 150 {
+				t.Errorf("handle %+v", h)
+			}
+		}
+	})
+	t.Run("input_uri of the caller's own upload", func(t *testing.T) {
+		uri := s.l.Service.NewUpload("alice").URI // same prefix as alice's uploads
+		uri = uri[:strings.LastIndexByte(uri, '/')+1] + up.UploadID + ".jsonl"
+		h := call[mcpserver.JobHandle](t, alice, "submit_batch", map[string]any{"model": haiku, "input_uri": uri})
+		if h.RecordCount != 150 {
+			t.Errorf("handle %+v", h)
+		}
+		if msg := toolErr(t, bob, "submit_batch", map[string]any{"model": haiku, "input_uri": uri}); !strings.Contains(msg, "input_uri") {
+			t.Errorf("bob reading alice's upload by uri: %q", msg)
+		}
+	})
+}
+
+func TestUploadValidation(t *testing.T) {
+	s := newSuite(t)
+	s.l.Uploads.SetBaseURL(s.srv.URL)
+	cs := s.client("alice")
+	upload := func(t *testing.T, body string) string {
+		t.Helper()
+		up := call[mcpserver.CreateUploadOut](t, cs, "create_upload", map[string]any{})
+		if code := put(t, up, body); code != http.StatusOK {
+			t.Fatalf("PUT status %d", code)
+		}
+		return up.UploadID
+	}
+	good := func(i int) string { return fmt.Sprintf(`{"id":"q%d","prompt":"p%d"}`, i, i) }
+	broken := jsonlLines(150, func(i int) string {
+		switch i {
+		case 2:
+			return `{"prompt": "unterminated`
+		case 4:
+			return `{"id":"q4","prompt":"x","temperature":1}`
+		case 6:
+			return `{"id":"q1","prompt":"dup"}`
+		case 8:
+			return `{"recordId":"z","modelInput":{},"prompt":"both"}`
+		case 10:
+			return `{"id":"has space","prompt":"x"}`
+		case 12:
+			return `{"id":"q12"}`
+		}
+		return good(i)
+	})
+	manyBad := jsonlLines(150, func(i int) string {
+		if i%5 == 0 {
+			return "not json"
+		}
+		return good(i)
+	})
+	tests := []struct {
+		name string
+		body string
+		args map[string]any
+		want []string
+		not  []string
+	}{
+		{"every bad line with its number", broken, nil,
+			[]string{"6 of 150 lines are invalid", "nothing was submitted", "line 3: not a JSON object", `line 5: unknown field "temperature"`,
+				`line 7: duplicate id "q1" (also line 2)`, "line 9: mixes", "line 11: id", "line 13:"}, nil},
+		{"at most 20 problems listed", manyBad, nil, []string{"30 of 150 lines are invalid", "line 1:", "line 96:"}, []string{"line 101:"}},
+		{"under the minimum", jsonlLines(50, good), nil, []string{"input_upload_id", "50 records", "minimum of 100"}, nil},
+		{"empty file", "", nil, []string{"no records"}, nil},
+		{"records and a file", jsonlLines(100, good), map[string]any{"records": records(100)}, []string{"not both"}, nil},
+		{"bad model is checked before the file", jsonlLines(100, good), map[string]any{"model": "meta.llama3-70b"}, []string{"model"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := map[string]any{"model": haiku, "input_upload_id": upload(t, tc.body)}
+			for k, v := range tc.args {
+				args[k] = v
+			}
+			msg := toolErr(t, cs, "submit_batch", args)
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error lacks %q:\n%s", w, msg)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(msg, w) {
+					t.Errorf("error has %q:\n%s", w, msg)
+				}
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"never uploaded", map[string]any{"input_upload_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, "no file was uploaded"},
+		{"not an upload id", map[string]any{"input_upload_id": "../../etc/passwd"}, "not an upload id"},
+		{"other bucket", map[string]any{"input_uri": "s3://someone-else/x.jsonl"}, "this stack's bucket"},
+		{"suite data", map[string]any{"input_uri": "s3://mcpbatch-local/results/x.jsonl"}, "inputs/"},
+		{"not under inputs/", map[string]any{"input_uri": "s3://mcpbatch-local/other/x.jsonl"}, "inputs/"},
+		{"nothing at the uri", map[string]any{"input_uri": "s3://mcpbatch-local/inputs/missing.jsonl"}, "no object at"},
+		{"both", map[string]any{"input_uri": "s3://mcpbatch-local/a.jsonl", "input_upload_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, "not both"},
+		{"bad content type", nil, "content_type"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var msg string
+			if tc.args == nil {
+				msg = toolErr(t, cs, "create_upload", map[string]any{"content_type": "not a type"})
+			} else {
+				args := map[string]any{"model": haiku}
+				for k, v := range tc.args {
+					args[k] = v
+				}
+				msg = toolErr(t, cs, "submit_batch", args)
+			}
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q lacks %q", msg, tc.want)
+			}
+		})
+	}
+	if l := call[mcpserver.ListOut](t, cs, "list_jobs", map[string]any{}); len(l.Jobs) != 0 {
+		t.Errorf("rejected files left %d jobs behind", len(l.Jobs))
+	}
+	t.Run("tampered or mistyped upload links are refused", func(t *testing.T) {
+		up := call[mcpserver.CreateUploadOut](t, cs, "create_upload", map[string]any{})
+		bad := up
+		bad.URL = strings.Replace(up.URL, "sig=", "sig=0", 1)
+		if code := put(t, bad, "x"); code != http.StatusForbidden {
+			t.Errorf("tampered link: %d", code)
+		}
+		bad = up
+		bad.Headers = map[string]string{"Content-Type": "text/plain"}
+		if code := put(t, bad, "x"); code != http.StatusForbidden {
+			t.Errorf("wrong content type: %d", code)
+		}
+	})
+}

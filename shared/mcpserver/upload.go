@@ -1,0 +1,115 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+)
+
+// UploadSigner makes a link a client can PUT one object to.
+type UploadSigner interface {
+	PresignPut(ctx context.Context, uri, contentType string, ttl time.Duration) (string, error)
+}
+
+// FileSubmitter starts jobs from input files and names upload places.
+type FileSubmitter interface {
+	NewUpload(owner string) service.Upload
+	SubmitFile(ctx context.Context, req service.FileSubmitRequest) (*job.Job, error)
+}
+
+// CreateUploadIn is the input of create_upload.
+type CreateUploadIn struct {
+	ContentType string `json:"content_type,omitempty" jsonschema:"Content-Type you will send with the PUT, default application/jsonl"`
+}
+
+// CreateUploadOut says where and how to upload.
+type CreateUploadOut struct {
+	UploadID  string            `json:"upload_id" jsonschema:"pass it to submit_batch as input_upload_id once the PUT succeeded"`
+	URL       string            `json:"url" jsonschema:"presigned URL: HTTP PUT the whole file to it"`
+	Method    string            `json:"method"`
+	Headers   map[string]string `json:"headers" jsonschema:"headers the PUT must carry exactly"`
+	MaxBytes  int64             `json:"max_bytes"`
+	ExpiresIn int               `json:"expires_in_seconds"`
+	Format    string            `json:"format" jsonschema:"what each line of the file holds"`
+}
+
+const fileFormat = `JSON Lines, one record per line: {"id"?, "prompt" | "messages" | "model_input", "system"?} as in submit_batch records, ` +
+	`or Bedrock's native {"recordId", "modelInput"}`
+
+var contentTypePattern = regexp.MustCompile(`^[a-z]+/[a-z0-9.+-]+$`)
+
+func init() { register(registerUpload) }
+
+func registerUpload(s *Server, srv *mcp.Server) {
+	fs, ok := s.Svc.(FileSubmitter)
+	if !ok || s.Uploads == nil {
+		return
+	}
+	no := false
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "create_upload",
+		Title: "Get a link to upload a big batch as a file",
+		Description: "For batches over the 6 MB request limit (roughly more than a few thousand prompts): get a presigned URL, " +
+			"HTTP PUT a JSONL file to it (up to 1 GiB, within 15 minutes), then call submit_batch with input_upload_id=upload_id " +
+			"and no records. Each line is a record as in submit_batch, or Bedrock's native {recordId, modelInput}. " +
+			"submit_batch checks every line first and submits nothing if any is invalid, listing the first 20 problems with line numbers.",
+		Annotations: &mcp.ToolAnnotations{Title: "Create upload", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: false, OpenWorldHint: &no},
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in CreateUploadIn) (*mcp.CallToolResult, CreateUploadOut, error) {
+		return call(s, ctx, req, "create_upload", "", func(owner string) (CreateUploadOut, string, string, error) {
+			ct := in.ContentType
+			if ct == "" {
+				ct = "application/jsonl"
+			}
+			if !contentTypePattern.MatchString(ct) || len(ct) > 100 {
+				return CreateUploadOut{}, "", "", job.Fieldf("content_type", "must look like type/subtype, e.g. application/jsonl (got %q)", ct)
+			}
+			u := fs.NewUpload(owner)
+			url, err := s.Uploads.PresignPut(ctx, u.URI, ct, service.UploadURLTTL)
+			if err != nil {
+				return CreateUploadOut{}, "", "", fmt.Errorf("presign upload %s: %w", u.ID, err)
+			}
+			out := CreateUploadOut{UploadID: u.ID, URL: url, Method: "PUT", Headers: map[string]string{"Content-Type": ct},
+				MaxBytes: u.MaxBytes, ExpiresIn: int(service.UploadURLTTL.Seconds()), Format: fileFormat}
+			summary := fmt.Sprintf("PUT the JSONL file to url with Content-Type: %s within 15 minutes (up to %d bytes), "+
+				"then call submit_batch with input_upload_id=%s.", ct, u.MaxBytes, u.ID)
+			return out, summary, "", nil
+		})
+	})
+}
+
+// submitFile is submit_batch with its records in a file.
+func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in SubmitIn) (*mcp.CallToolResult, JobHandle, error) {
+	return call(s, ctx, req, "submit_batch", "", func(owner string) (JobHandle, string, string, error) {
+		fs, ok := s.Svc.(FileSubmitter)
+		if !ok {
+			return JobHandle{}, "", "", job.Fieldf("input_upload_id", "file inputs are not available on this server; pass records")
+		}
+		if len(in.Records) > 0 {
+			return JobHandle{}, "", "", job.Fieldf("records", "give records or input_upload_id/input_uri, not both")
+		}
+		fr := service.FileSubmitRequest{
+			SubmitRequest: service.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,
+				Params:   job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
+				Progress: progressWith(ctx, req, "checked %d of %d records")},
+			UploadID: in.InputUploadID, InputURI: in.InputURI,
+		}
+		j, err := fs.SubmitFile(ctx, fr)
+		if err != nil {
+			return JobHandle{}, "", "", err
+		}
+		if j.Status == job.StatusFailed {
+			return JobHandle{}, "", j.ID, &toolErr{msg: fmt.Sprintf("submit_batch: the job could not be started (job_id %s is kept as failed): %s", j.ID, j.Error)}
+		}
+		h := JobHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
+			Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt)}
+		summary := fmt.Sprintf("Submitted job %s from a file: %d records to %s (%d provider job(s)), status %s. Poll get_job.",
+			j.ID, j.RecordCount, j.Model, len(j.Parts), j.Status)
+		return h, summary, j.ID, nil
+	})
+}

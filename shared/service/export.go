@@ -1,0 +1,152 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+)
+
+// Export formats.
+const (
+	ExportJSONL = "jsonl"
+	ExportCSV   = "csv"
+)
+
+// exportPage is how many records one store read brings; the file is written
+// while the next page is read, so memory stays at one page.
+const exportPage = 500
+
+// ExportRequest asks for all of a job's results in one file.
+type ExportRequest struct {
+	Owner  string
+	JobID  string
+	Format string // jsonl (default) | csv
+	Status string // all (default) | succeeded | failed
+	// Progress, when set, is called after each page with the records written so far.
+	Progress func(done, total int)
+}
+
+// Export is a written export file.
+type Export struct {
+	URI     string
+	Format  string
+	Bytes   int64
+	Records int
+	Job     *job.Job
+}
+
+// ExportLine is one record of a JSONL export (and the columns of a CSV export).
+type ExportLine struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	Output       string `json:"output,omitempty"`
+	OutputURI    string `json:"output_uri,omitempty"`
+	StopReason   string `json:"stop_reason,omitempty"`
+	ErrorCode    string `json:"error_code,omitempty"`
+	ErrorMessage string `json:"error_message,omitempty"`
+	InputTokens  int64  `json:"input_tokens,omitempty"`
+	OutputTokens int64  `json:"output_tokens,omitempty"`
+}
+
+var csvHeader = []string{"id", "status", "output", "output_uri", "stop_reason", "error_code", "error_message", "input_tokens", "output_tokens"}
+
+// Export streams a job's results (optionally one status) to a file under
+// <bucket>/exports/<job id>/ page by page, never holding the file in memory.
+func (s *Service) Export(ctx context.Context, req ExportRequest) (*Export, error) {
+	switch req.Format {
+	case "":
+		req.Format = ExportJSONL
+	case ExportJSONL, ExportCSV:
+	default:
+		return nil, job.Fieldf("format", "must be jsonl or csv (got %q)", truncate(req.Format, 40))
+	}
+	switch req.Status {
+	case "", "all", string(job.RecordSucceeded), string(job.RecordFailed):
+	default:
+		return nil, job.Fieldf("status", "must be one of all, succeeded, failed (got %q)", truncate(req.Status, 40))
+	}
+	j, err := s.ownedJob(ctx, req.Owner, req.JobID)
+	if err != nil {
+		return nil, err
+	}
+	status := req.Status
+	if status == "" {
+		status = "all"
+	}
+	out := &Export{Format: req.Format, Job: j,
+		URI: blob.Join(s.Bucket, "exports", j.ID, fmt.Sprintf("%s-%s.%s", s.now().Format("20060102T150405.000000000Z"), status, req.Format))}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(s.writeExport(ctx, pw, req, out)) }()
+	ctype := "application/jsonl"
+	if req.Format == ExportCSV {
+		ctype = "text/csv"
+	}
+	n, err := s.Blobs.Put(ctx, out.URI, pr, ctype)
+	pr.CloseWithError(err) // stops the writer if Put gave up early
+	if err != nil {
+		// An error of the writer (a page that failed to load) surfaces through Put.
+		var fe *job.FieldError
+		if errors.As(err, &fe) {
+			return nil, fe
+		}
+		return nil, fmt.Errorf("write export of %s: %w", j.ID, err)
+	}
+	out.Bytes = n
+	return out, nil
+}
+
+func (s *Service) writeExport(ctx context.Context, w io.Writer, req ExportRequest, out *Export) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var cw *csv.Writer
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	if req.Format == ExportCSV {
+		cw = csv.NewWriter(bw)
+		if err := cw.Write(csvHeader); err != nil {
+			return err
+		}
+	}
+	cursor := ""
+	for {
+		recs, next, _, err := s.Results(ctx, req.Owner, ResultsQuery{JobID: req.JobID, Status: req.Status, Cursor: cursor, Limit: exportPage})
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			l := ExportLine{ID: r.ID, Status: string(r.Status), Output: r.Output, OutputURI: r.OutputRef, StopReason: r.StopReason,
+				ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+			if cw != nil {
+				err = cw.Write([]string{l.ID, l.Status, l.Output, l.OutputURI, l.StopReason, l.ErrorCode, l.ErrorMessage,
+					strconv.FormatInt(l.InputTokens, 10), strconv.FormatInt(l.OutputTokens, 10)})
+			} else {
+				err = enc.Encode(l)
+			}
+			if err != nil {
+				return err
+			}
+			out.Records++
+		}
+		if req.Progress != nil {
+			req.Progress(out.Records, out.Job.RecordCount)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if cw != nil {
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}

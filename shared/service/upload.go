@@ -1,0 +1,367 @@
+package service
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/jsonl"
+)
+
+const (
+	// MaxUploadBytes bounds an input file: Bedrock's own limit for one input file is 1 GB.
+	MaxUploadBytes = 1 << 30
+	// UploadURLTTL is how long a create_upload link works.
+	UploadURLTTL = 15 * time.Minute
+	// maxFileProblems is how many invalid lines a failed validation reports.
+	maxFileProblems = 20
+	// maxFileLineBytes bounds one input line (one record's request body).
+	maxFileLineBytes = 4 << 20
+	// progressEvery is how many lines pass between two progress reports.
+	progressEvery = 5000
+)
+
+// Upload is a place a caller may PUT one input file.
+type Upload struct {
+	ID       string
+	URI      string
+	MaxBytes int64
+}
+
+// NewUpload names a fresh upload under the owner's own prefix, so an upload id
+// is useless to anyone else.
+func (s *Service) NewUpload(owner string) Upload {
+	id := job.NewID(s.now())
+	return Upload{ID: id, URI: s.uploadURI(owner, id), MaxBytes: MaxUploadBytes}
+}
+
+func (s *Service) uploadURI(owner, id string) string {
+	return blob.Join(s.Bucket, "uploads", ownerTag(owner), id+".jsonl")
+}
+
+// InputsPrefix is where operators copy input files for input_uri (for example
+// with `aws s3 cp`); the mcp function may read it and nothing else of the bucket
+// outside the caller's own uploads.
+const InputsPrefix = "inputs/"
+
+// FileSubmitRequest is a submit whose records are in a JSONL file: one
+// uploaded with create_upload, or any object in the stack's bucket.
+type FileSubmitRequest struct {
+	SubmitRequest
+	UploadID string
+	InputURI string
+}
+
+// fileRecord is one line of an input file, in our record format
+// ({id?, prompt|messages|model_input, system?}) or in Bedrock's native one
+// ({recordId, modelInput}).
+type fileRecord struct {
+	ID         string          `json:"id"`
+	Prompt     string          `json:"prompt"`
+	Messages   json.RawMessage `json:"messages"`
+	System     string          `json:"system"`
+	ModelInput json.RawMessage `json:"model_input"`
+	RecordID   string          `json:"recordId"`
+	Native     json.RawMessage `json:"modelInput"`
+}
+
+func (r *fileRecord) input() (job.Input, error) {
+	native := r.RecordID != "" || len(r.Native) > 0
+	if native {
+		if r.ID != "" || r.Prompt != "" || len(r.Messages) > 0 || r.System != "" || len(r.ModelInput) > 0 {
+			return job.Input{}, errors.New("mixes Bedrock's native {recordId, modelInput} with our fields (id, prompt, messages, system, model_input); use one format")
+		}
+		if len(r.Native) == 0 {
+			return job.Input{}, errors.New("recordId without modelInput")
+		}
+		return job.Input{ID: r.RecordID, ModelInput: r.Native}, nil
+	}
+	if len(r.Messages) > 0 && !bytes.HasPrefix(bytes.TrimSpace(r.Messages), []byte("[")) {
+		return job.Input{}, errors.New("messages: must be an array of {role, content}")
+	}
+	return job.Input{ID: r.ID, Prompt: r.Prompt, Messages: r.Messages, System: r.System, ModelInput: r.ModelInput}, nil
+}
+
+// SubmitFile validates an input file by streaming it, then streams it again into
+// the provider's input files. Nothing is stored when any line is invalid; the
+// error lists the first problems with their line numbers.
+func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.Job, error) {
+	field, uri, err := s.resolveInput(req)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Records) > 0 {
+		return nil, job.Fieldf("records", "give records or %s, not both", field)
+	}
+	if err := s.validateParams(&req.SubmitRequest); err != nil {
+		return nil, err
+	}
+	scan, err := s.scanFile(ctx, field, uri, req.SubmitRequest)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	id := job.NewID(now)
+	n := scan.count
+	parts := splitParts(n, s.maxPerPart())
+	j := &job.Job{
+		ID: id, Owner: req.Owner, Name: req.Name, Provider: job.ProviderBedrock, Model: req.Model,
+		Status: job.StatusQueued, RecordCount: n, Shards: job.ShardsFor(n), TTLDays: req.TTLDays,
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
+		InputURI:  blob.Join(s.Bucket, "input", id),
+		OutputURI: blob.Join(s.Bucket, "output", id),
+	}
+	for i, size := range parts {
+		j.Parts = append(j.Parts, job.Part{
+			Index: i, Name: job.PartName(s.JobPrefix, id, i, len(parts)), Status: job.StatusQueued,
+			RecordCount: size,
+			InputURI:    blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
+			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
+		})
+	}
+	if err := s.writeFileParts(ctx, uri, j, req.SubmitRequest, scan.ids); err != nil {
+		return nil, err
+	}
+	if err := s.Store.CreateJob(ctx, j); err != nil {
+		return nil, fmt.Errorf("store job %s: %w", id, err)
+	}
+	return s.startParts(ctx, id)
+}
+
+// resolveInput turns input_upload_id or input_uri into an object URI the owner may read.
+func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err error) {
+	switch {
+	case req.UploadID != "" && req.InputURI != "":
+		return "", "", job.Fieldf("input_uri", "give input_upload_id or input_uri, not both")
+	case req.UploadID != "":
+		if !job.ValidID(req.UploadID) {
+			return "", "", job.Fieldf("input_upload_id", "%q is not an upload id from create_upload", truncate(req.UploadID, 40))
+		}
+		return "input_upload_id", s.uploadURI(req.Owner, req.UploadID), nil
+	case req.InputURI != "":
+		bucket, _, _ := blob.ParseURI(s.Bucket)
+		b, key, err := blob.ParseURI(req.InputURI)
+		if err != nil || b != bucket || key == "" || strings.HasSuffix(key, "/") {
+			return "", "", job.Fieldf("input_uri", "must be an object in this stack's bucket, s3://%s/<key> (got %q); or upload with create_upload and pass input_upload_id", bucket, truncate(req.InputURI, 120))
+		}
+		if !strings.HasPrefix(key, InputsPrefix) && !strings.HasPrefix(key, "uploads/"+ownerTag(req.Owner)+"/") {
+			return "", "", job.Fieldf("input_uri", "must be s3://%s/%s<key> (files copied in for input_uri) or one of your own uploads (got %q); "+
+				"or upload with create_upload and pass input_upload_id", bucket, InputsPrefix, truncate(req.InputURI, 120))
+		}
+		return "input_uri", req.InputURI, nil
+	}
+	return "", "", job.Fieldf("records", "required: give records, input_upload_id (from create_upload) or input_uri")
+}
+
+type fileScan struct {
+	count int
+	ids   map[string]bool // explicit ids, so generated ones can avoid them
+}
+
+// limitErr is returned by countingReader past MaxUploadBytes.
+var errTooBig = errors.New("input file too big")
+
+type cappedReader struct {
+	r   io.Reader
+	n   int64
+	max int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.n > c.max {
+		return n, errTooBig
+	}
+	return n, err
+}
+
+func (s *Service) openInput(ctx context.Context, field, uri string) (io.ReadCloser, error) {
+	rc, err := s.Blobs.Open(ctx, uri, 0)
+	if errors.Is(err, blob.ErrNotFound) {
+		if field == "input_upload_id" {
+			return nil, job.Fieldf(field, "no file was uploaded for this id (or it is not yours); PUT the file to the url from create_upload first, within 15 minutes")
+		}
+		return nil, job.Fieldf(field, "no object at %s", uri)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open input %s: %w", uri, err)
+	}
+	return rc, nil
+}
+
+// scanFile is the validation pass: every line parsed, checked and encoded once,
+// keeping only the ids and the first problems in memory.
+func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitRequest) (*fileScan, error) {
+	rc, err := s.openInput(ctx, field, uri)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	r := jsonl.NewReader(&cappedReader{r: rc, max: MaxUploadBytes}, jsonl.Options{MaxLineBytes: maxFileLineBytes})
+	scan := &fileScan{ids: map[string]bool{}}
+	var problems []string
+	bad := 0
+	problem := func(line int, format string, args ...any) {
+		bad++
+		if len(problems) < maxFileProblems {
+			problems = append(problems, fmt.Sprintf("line %d: %s", line, fmt.Sprintf(format, args...)))
+		}
+	}
+	lineOf := map[string]int{}
+	for r.Next() {
+		scan.count++
+		in, err := decodeLine(r.Bytes())
+		if err != nil {
+			problem(r.Line(), "%v", err)
+			continue
+		}
+		if in.ID != "" {
+			if prev, dup := lineOf[in.ID]; dup {
+				problem(r.Line(), "duplicate id %q (also line %d); ids must be unique within a job", truncate(in.ID, 80), prev)
+				continue
+			}
+			lineOf[in.ID] = r.Line()
+			scan.ids[in.ID] = true
+		}
+		if in.ID == "" {
+			in.ID = "r00000" // generated in the second pass; a placeholder lets the rest be checked
+		}
+		if _, err := s.Bedrock.EncodeRecord(scan.count-1, req.Model, in, req.Params); err != nil {
+			var fe *job.FieldError
+			if errors.As(err, &fe) {
+				// records[i].x → x: the line number already says which record.
+				f := fe.Field
+				if i := strings.Index(f, "]."); i >= 0 {
+					f = f[i+2:]
+				}
+				problem(r.Line(), "%s: %s", f, fe.Reason)
+				continue
+			}
+			return nil, fmt.Errorf("encode line %d: %w", r.Line(), err)
+		}
+		if req.Progress != nil && scan.count%progressEvery == 0 {
+			req.Progress(scan.count, 0)
+		}
+	}
+	for _, b := range r.Bad().Lines() {
+		problem(b.Line, "%s", b.Reason)
+	}
+	if err := r.Err(); err != nil {
+		if errors.Is(err, errTooBig) {
+			return nil, job.Fieldf(field, "the file is over the %d-byte (1 GiB) limit of one input file; split it over several submits", int64(MaxUploadBytes))
+		}
+		return nil, fmt.Errorf("read input %s: %w", uri, err)
+	}
+	if bad > 0 {
+		return nil, job.Fieldf(field, "%d of %d lines are invalid; nothing was submitted; fix the file and upload it again. First problems:\n%s",
+			bad, scan.count, strings.Join(problems, "\n"))
+	}
+	switch {
+	case scan.count == 0:
+		return nil, job.Fieldf(field, "the file holds no records; a Bedrock batch needs at least %d", s.minRecords())
+	case scan.count < s.minRecords():
+		return nil, job.Fieldf(field, "%d records is under Bedrock batch inference's minimum of %d per job; add records, or call the model on demand for small sets", scan.count, s.minRecords())
+	}
+	return scan, nil
+}
+
+func decodeLine(line []byte) (job.Input, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	var fr fileRecord
+	if err := dec.Decode(&fr); err != nil {
+		msg := err.Error()
+		if strings.Contains(msg, "unknown field") {
+			return job.Input{}, fmt.Errorf("%s; a line is {id?, prompt | messages | model_input, system?} or Bedrock's {recordId, modelInput}", strings.TrimPrefix(msg, "json: "))
+		}
+		return job.Input{}, fmt.Errorf("not a JSON object: %s", strings.TrimPrefix(msg, "json: "))
+	}
+	return fr.input()
+}
+
+// writeFileParts is the second pass: the file streamed into one provider input
+// per part and the record-id list, generating ids for records without one.
+func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, req SubmitRequest, taken map[string]bool) error {
+	rc, err := s.Blobs.Open(ctx, uri, 0)
+	if err != nil {
+		return fmt.Errorf("reopen input %s: %w", uri, err)
+	}
+	defer rc.Close()
+	r := jsonl.NewReader(rc, jsonl.Options{MaxLineBytes: maxFileLineBytes})
+
+	idsR, idsW := io.Pipe()
+	idsDone := make(chan error, 1)
+	go func() {
+		_, err := s.Blobs.Put(ctx, idsURI(j), idsR, "text/plain")
+		idsR.CloseWithError(err)
+		idsDone <- err
+	}()
+	ids := bufio.NewWriter(idsW)
+	next, i := 1, 0
+	var werr error
+	for _, p := range j.Parts {
+		pr, pw := io.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			w := bufio.NewWriterSize(pw, 256<<10)
+			for k := 0; k < p.RecordCount; k++ {
+				if !r.Next() {
+					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (ended at line %d)", uri, r.Line()))
+					return
+				}
+				in, err := decodeLine(r.Bytes())
+				if err != nil {
+					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (line %d): %w", uri, r.Line(), err))
+					return
+				}
+				for in.ID == "" {
+					if id := fmt.Sprintf("r%05d", next); !taken[id] {
+						in.ID = id
+					}
+					next++
+				}
+				line, err := s.Bedrock.EncodeRecord(i, req.Model, in, req.Params)
+				if err != nil {
+					pw.CloseWithError(err)
+					return
+				}
+				i++
+				w.Write(line)
+				if err := w.WriteByte('\n'); err != nil {
+					return // the reader gave up (Put failed): stop reading
+				}
+				ids.WriteString(in.ID)
+				ids.WriteByte('\n')
+				if req.Progress != nil && i%progressEvery == 0 {
+					req.Progress(i, j.RecordCount)
+				}
+			}
+			pw.CloseWithError(w.Flush())
+		}()
+		_, err := s.Blobs.Put(ctx, p.InputURI, pr, "application/jsonl")
+		pr.CloseWithError(err)
+		<-done // the writer touches r and ids: wait before the next part
+		if err != nil {
+			werr = fmt.Errorf("write input %s: %w", p.InputURI, err)
+			break
+		}
+	}
+	if werr == nil {
+		werr = ids.Flush()
+	}
+	idsW.CloseWithError(werr)
+	if err := <-idsDone; err != nil && werr == nil {
+		werr = fmt.Errorf("write record ids of %s: %w", j.ID, err)
+	}
+	return werr
+}
