@@ -2,19 +2,25 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-FUNCTIONS := mcp bedrock-events ingest sagemaker-events
+FUNCTIONS := mcp bedrock-events ingest sagemaker-events nightly-report ondemand
 BOOTSTRAPS := $(FUNCTIONS:%=bin/%/bootstrap)
 GO_SOURCES := $(shell find functions shared -name '*.go' -not -name '*_test.go') go.mod go.sum
 TOOLS := $(CURDIR)/.tools
 CDK := $(CURDIR)/.cdk/node_modules/.bin/cdk
 export PATH := $(TOOLS)/bin:$(PATH)
 
-.PHONY: all build dev test bench lint synth deploy clean tools
+.PHONY: all build dev demo test bench lint synth deploy clean tools
 
 all: build
 
-## build: bin/<fn>/bootstrap for every Lambda (linux/arm64, static, stripped).
-build: $(BOOTSTRAPS)
+## build: bin/<fn>/bootstrap for every Lambda (linux/arm64, static, stripped),
+## plus the pipelines file beside the functions that read it.
+PIPELINES_FILE := infra/pipelines/pipelines.json
+build: $(BOOTSTRAPS) bin/mcp/pipelines.json bin/nightly-report/pipelines.json
+
+bin/%/pipelines.json: $(PIPELINES_FILE)
+	@mkdir -p $(@D)
+	cp $< $@
 
 bin/%/bootstrap: $(GO_SOURCES)
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags "-s -w" -o $@ ./functions/$*
@@ -22,6 +28,10 @@ bin/%/bootstrap: $(GO_SOURCES)
 ## dev: the whole suite in one process on http://127.0.0.1:8787/mcp with the simulators.
 dev:
 	go run ./infra/local
+
+## demo: one report pipeline end to end, offline, over the generated sample corpus; prints the report's path.
+demo:
+	go run ./infra/demo
 
 ## tools: fetch what the tests need and this machine lacks (says what it does).
 tools:

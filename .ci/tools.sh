@@ -40,4 +40,10 @@ if [ ! -f "$TOOLS/conformance/node_modules/@modelcontextprotocol/conformance/pac
   say "installing @modelcontextprotocol/conformance@$CONFORMANCE_VERSION under .tools/conformance"
   npm install --prefix "$TOOLS/conformance" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
 fi
+# Headless Chromium opens the rendered report.html in the report tests.
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+  say "chromium absent: apt-get install chromium (Debian package)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 chromium >/dev/null
+fi
 say "ready: $(moto_server --version 2>/dev/null | head -1 || echo moto), $(cfn-lint --version), RIE, node $("$TOOLS/bin/node22" --version), inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION"

@@ -29,7 +29,8 @@ type Stack struct {
 	Routing   *Routing
 	SageMaker *SageMaker
 	// Tokens holds the hashed API keys in token auth mode (nil in iam mode).
-	Tokens *TokenKeys
+	Tokens  *TokenKeys
+	Reports *Reports
 }
 
 // NewStack validates the settings and the function assets, then builds the stack.
@@ -65,6 +66,11 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 		JobPrefix: s.JobPrefix, Bus: st.Bus, Functions: st.Functions,
 	})
 	st.SageMaker = NewSageMaker(stack, "SageMaker", &SageMakerProps{Settings: s, Data: st.Data, Bus: st.Bus, Functions: st.Functions})
+	pipelines, err := LoadPipelines(stack.Node())
+	if err != nil {
+		return nil, err
+	}
+	st.Reports = NewReports(stack, "Reports", &ReportsProps{Settings: s, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Pipelines: pipelines})
 	st.addOutputs()
 	st.addNagSuppressions()
 	return st, nil

@@ -796,7 +796,7 @@ func TestRules(t *testing.T) {
 	}
 	t.Run("DLQs encrypted and TLS only", func(t *testing.T) {
 		qs := resources(fx.main.json, "AWS::SQS::Queue")
-		if len(qs) != len(FunctionNames)-1 { // every function but mcp
+		if len(qs) != len(FunctionNames)-1 { // every async function (all but mcp) has its DLQ
 			t.Fatalf("%d queues, want %d", len(qs), len(FunctionNames)-1)
 		}
 		for id, q := range qs {
@@ -844,7 +844,7 @@ func TestLeastPrivilege(t *testing.T) {
 	sorted := func(s ...string) []string { sort.Strings(s); return s }
 
 	mcp := map[string][]string{
-		"s3:GetObject":                     sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/"), objects("inputs/")),
+		"s3:GetObject":                     sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/"), objects("inputs/"), objects("reports/")),
 		"s3:PutObject":                     sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/")),
 		"s3:AbortMultipartUpload":          sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/")),
 		"s3:ListBucket":                    {bucket},

@@ -27,5 +27,11 @@ func main() {
 	}
 	srv := &mcpserver.Server{Svc: a.Service, Presign: a.S3, Uploads: a.S3, Log: a.Log, Version: app.Version}
 	srv.SageMaker = a.SageMaker
+	if r, err := a.ReportsReader(); err != nil {
+		a.Log.Error("init: report pipelines", "error", err)
+		os.Exit(1)
+	} else if r != nil {
+		srv.Reports = r
+	}
 	lambdaurl.Start(srv.Handler(owner))
 }

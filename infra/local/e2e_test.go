@@ -232,7 +232,7 @@ func TestInspectorEndToEnd(t *testing.T) {
 	t.Run("resources", func(t *testing.T) { checkResources(t, url, jobID) })
 
 	t.Run("bad input is a tool error", func(t *testing.T) {
-		res := callTool(t, url, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "records": recs[:10]})
+		res := callTool(t, url, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "records": recs[:10], "mode": "batch"})
 		if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "minimum of 100") {
 			t.Errorf("got %v", res)
 		}

@@ -69,6 +69,9 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string) error
 		"  events replay: POST http://%s/local/events\n"+
 		"  Bedrock batch: SIMULATED (test double at %s; outputs are marked [simulated]; every %dth record fails)\n"+
 		"  state: %s/\n%s", ln.Addr(), ln.Addr(), l.SimURL, failEvery, dir, banner)
+	fmt.Fprintf(os.Stderr, "  Bedrock runtime (on-demand runs): SIMULATED (test double at %s)\n"+
+		"  report pipelines: %d (run_pipeline starts one; notifications go to %s/notifications.jsonl)\n",
+		l.Reports.RuntimeURL, len(l.Reports.Runner.Config.Pipelines), dir)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

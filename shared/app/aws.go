@@ -65,6 +65,9 @@ func FromEnv(ctx context.Context) (*AWS, error) {
 		JobPrefix: config.Get(config.EnvJobPrefix, config.DefaultJobPrefix),
 		Models:    models(),
 	}
+	// Submit side of on-demand runs; only the ondemand function gives it a model
+	// (OnDemandFromEnv), so the other binaries do not link the runtime client.
+	svc.OnDemand = &service.OnDemand{}
 	svc.Ingester = &ingest.Ingester{Blobs: blobs, Records: st, Checkpoints: svc, ResultsPrefix: bucket + "/results", Log: log}
 	a := &AWS{Service: svc, S3: blobs, Log: log}
 	if a.SageMaker, err = SageMakerFromEnv(cfg, svc, log); err != nil {

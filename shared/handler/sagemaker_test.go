@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -80,19 +79,16 @@ func newSMEnv(t testing.TB) *smEnv {
 	return &smEnv{router: &Router{SageMaker: &SageMakerEvents{Svc: m, Log: log}}, store: st, blobs: blobs, bus: bus}
 }
 
-func sample(t *testing.T, name string) []byte {
+// smSample reads one of events/sagemaker.
+func smSample(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "events", "sagemaker", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return sample(t, filepath.Join("..", "..", "events", "sagemaker", name))
 }
 
 func (e *smEnv) deliver(t *testing.T, names ...string) {
 	t.Helper()
 	for _, n := range names {
-		if err := e.router.Route(context.Background(), sample(t, n)); err != nil {
+		if err := e.router.Route(context.Background(), smSample(t, n)); err != nil {
 			t.Fatalf("%s: %v", n, err)
 		}
 	}
@@ -171,7 +167,7 @@ func TestSageMakerTestNotificationAlone(t *testing.T) {
 func notification(t *testing.T, mutate func(n map[string]any)) []byte {
 	t.Helper()
 	var ev events.SNSEvent
-	if err := json.Unmarshal(sample(t, "success-without-body.json"), &ev); err != nil {
+	if err := json.Unmarshal(smSample(t, "success-without-body.json"), &ev); err != nil {
 		t.Fatal(err)
 	}
 	var n map[string]any
@@ -255,7 +251,7 @@ func TestSageMakerForeignAndMalformed(t *testing.T) {
 	}
 	// A missing output object is a real failure: returned, so Lambda retries the delivery.
 	e := newSMEnv(t)
-	if err := e.router.Route(context.Background(), sample(t, "success-without-body.json")); err == nil {
+	if err := e.router.Route(context.Background(), smSample(t, "success-without-body.json")); err == nil {
 		t.Fatal("missing output object was acknowledged; want an error so the delivery is retried")
 	}
 	if j, _ := e.state(t); j.Status != job.StatusSubmitted {

@@ -58,6 +58,16 @@ type Job struct {
 	LastEventAt time.Time `json:"lastEventAt,omitzero"`
 	// Version increments on every write; stores use it for optimistic locking.
 	Version int64 `json:"version"`
+
+	// Mode is how the job runs: batch (provider batch job) or on_demand (see ondemand.go).
+	Mode string `json:"mode,omitempty"`
+	// OnDemand is the state of an on-demand run (nil for batch jobs).
+	OnDemand *OnDemand `json:"onDemand,omitempty"`
+	// CacheReadTokens / CacheWriteTokens are prompt-cache token counts (on-demand runs).
+	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
+	// Pipeline marks a job a report pipeline started (see pipelinerun.go).
+	Pipeline *PipelineRun `json:"pipeline,omitempty"`
 }
 
 // Part is one provider job under a user-visible job.

@@ -42,6 +42,8 @@ type Server struct {
 
 	// SageMaker serves invoke_endpoint_async and invoke_endpoint; nil leaves them out.
 	SageMaker SageMakerService
+	// Reports serves the report pipeline tools (nil: not registered).
+	Reports Reports
 }
 
 // MCP builds the MCP server with every tool registered.
@@ -58,7 +60,7 @@ func (s *Server) MCP() *mcp.Server {
 		Title: "Submit a batch inference job",
 		Description: "Submit 100 or more prompts to Amazon Bedrock batch inference and get a job_id at once (no waiting). " +
 			"Use it for bulk work that can wait minutes to hours: it costs about 50% of on-demand inference. " +
-			"For fewer than 100 prompts, or when you need answers now, call the model directly instead. " +
+			"Fewer than 100 prompts run on demand instead (mode auto: full price, bounded concurrency, same job tools); mode batch or on_demand forces one way. " +
 			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids ^[A-Za-z0-9_-]{1,64}$ unique, " +
 			"request body up to 6 MB: for bigger batches call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
 			"Next: poll get_job; when terminal, read get_job_results (or export_results for the whole set).",
@@ -94,6 +96,7 @@ func (s *Server) MCP() *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{Title: "List jobs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 	}, s.list)
 	s.addSageMakerTools(srv)
+	s.addReportTools(srv)
 	for _, register := range registrations {
 		register(s, srv)
 	}
@@ -179,7 +182,7 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 	}
 	return call(s, ctx, req, "submit_batch", "", func(owner string) (JobHandle, string, string, error) {
 		sr := service.SubmitRequest{
-			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,
+			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays, Mode: in.Mode,
 			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
 		}
 		sr.Records = make([]job.Input, len(in.Records))

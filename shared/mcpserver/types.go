@@ -33,6 +33,7 @@ type SubmitIn struct {
 	Temperature   *float64 `json:"temperature,omitempty" jsonschema:"0..1"`
 	Name          string   `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
 	TTLDays       int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
+	Mode          string   `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
 }
 
 // JobHandle is what submit_batch returns.
@@ -72,6 +73,9 @@ type JobView struct {
 	ExpiresAt      string `json:"expires_at"`
 	Error          string `json:"error,omitempty"`
 	Terminal       bool   `json:"terminal" jsonschema:"true once the status will not change again"`
+	Mode           string `json:"mode,omitempty" jsonschema:"batch or on_demand"`
+	CacheRead      int64  `json:"cache_read_tokens,omitempty" jsonschema:"prompt-cache tokens read (on-demand runs)"`
+	CacheWrite     int64  `json:"cache_write_tokens,omitempty" jsonschema:"prompt-cache tokens written (on-demand runs)"`
 }
 
 // ResultsIn is the input of get_job_results.
@@ -138,5 +142,6 @@ func viewOf(j *job.Job) JobView {
 		Model: j.Model, RecordCount: j.RecordCount, Succeeded: j.Succeeded, Failed: j.Failed, BadLines: j.BadLines,
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt),
 		CompletedAt: ts(j.CompletedAt), ExpiresAt: ts(j.ExpiresAt), Error: j.Error, Terminal: j.Status.Terminal(),
+		Mode: j.Mode, CacheRead: j.CacheReadTokens, CacheWrite: j.CacheWriteTokens,
 	}
 }

@@ -48,6 +48,8 @@ type Service struct {
 	MinRecords int
 	// TimeoutHours is the provider job timeout (Bedrock: 24..168).
 	TimeoutHours int
+	// OnDemand runs small jobs through the runtime API (nil: batch only).
+	OnDemand *OnDemand
 }
 
 func (s *Service) now() time.Time {

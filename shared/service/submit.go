@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
 // SubmitRequest is a batch as a user submits it.
@@ -22,6 +23,12 @@ type SubmitRequest struct {
 	Params   job.Params
 	TTLDays  int
 	Progress func(done, total int) // optional, for long submits
+	// Mode is auto (default), batch or on_demand; validate settles it to batch or on_demand.
+	Mode string
+	// ID is a caller-chosen job id (a pipeline run key); empty for a new random id.
+	ID string
+	// Pipeline tags a job a report pipeline submits.
+	Pipeline *job.PipelineRun
 }
 
 // ErrQuotaFull is returned by a provider when its concurrent-job quota is used up.
@@ -35,8 +42,17 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	if err := s.validate(&req); err != nil {
 		return nil, err
 	}
+	if err := s.checkRunID(ctx, req.ID); err != nil {
+		return nil, err
+	}
+	if req.Mode == job.ModeOnDemand {
+		return s.submitOnDemand(ctx, req)
+	}
 	now := s.now()
 	id := job.NewID(now)
+	if req.ID != "" {
+		id = req.ID
+	}
 	n := len(req.Records)
 	parts := splitParts(n, s.maxPerPart())
 	j := &job.Job{
@@ -45,6 +61,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
+		Mode:      job.ModeBatch, Pipeline: req.Pipeline,
 	}
 	start := 0
 	for i, size := range parts {
@@ -64,6 +81,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		return nil, err
 	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			return nil, fmt.Errorf("%w: %s", ErrJobExists, id)
+		}
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
 	return s.startParts(ctx, id)
@@ -222,6 +242,9 @@ func (s *Service) validateParams(req *SubmitRequest) error {
 	if !slices.Contains(s.Models, req.Model) {
 		return &ModelError{Model: req.Model, Allowed: s.Models}
 	}
+	if err := s.resolveMode(req); err != nil {
+		return err
+	}
 	if len(req.Name) > maxNameLen {
 		return job.Fieldf("name", "at most %d characters (got %d)", maxNameLen, len(req.Name))
 	}
@@ -248,7 +271,7 @@ func (s *Service) validateRecords(req *SubmitRequest) error {
 	switch {
 	case n == 0:
 		return job.Fieldf("records", "empty; a Bedrock batch needs at least %d records", s.minRecords())
-	case n < s.minRecords():
+	case n < s.minRecords() && req.Mode != job.ModeOnDemand:
 		return job.Fieldf("records", "%d records is under Bedrock batch inference's minimum of %d per job; add records, or call the model on demand for small sets", n, s.minRecords())
 	}
 	seen := make(map[string]int, n)

@@ -358,12 +358,17 @@ func claudeAnswer(model string, rng *rand.Rand, recordID string, req claudeReque
 			break
 		}
 	}
+	fullPrompt := prompt
 	if len(prompt) > 60 {
 		prompt = strings.ToValidUTF8(prompt[:60], "") + "..."
 	}
 	name := strings.TrimPrefix(baseModel(model), "anthropic.")
 	name = versionSuffix.ReplaceAllString(name, "")
 	text := fmt.Sprintf("[simulated] %s reply to record %s: %q", name, recordID, prompt)
+	if _, ok := askedCategories(contentText(req.System)); ok {
+		// A classification prompt gets the same JSON answer the runtime simulator gives.
+		text = SimulatedAnswer(contentText(req.System), fullPrompt, recordID)
+	}
 	resp := claudeResponse{
 		ID:         fmt.Sprintf("msg_bdrk_sim%016x", rng.Uint64()),
 		Type:       "message",

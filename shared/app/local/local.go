@@ -42,6 +42,8 @@ type Options struct {
 	// Owner names the caller of a request (default: everyone is "local-dev").
 	Owner mcpserver.OwnerFunc
 	Log   *slog.Logger
+	// Reports configures on-demand runs and report pipelines (reports.go).
+	Reports ReportsOptions
 }
 
 // Suite is the whole suite in one process: the MCP handler, the event router,
@@ -55,6 +57,8 @@ type Suite struct {
 	MCP     *mcpserver.Server
 	// Uploads serves create_upload links; call SetBaseURL once listening.
 	Uploads *Uploads
+	Reports *Reports
+	Blobs   *fsblob.Store
 	store   *localstore.Store
 	owner   mcpserver.OwnerFunc
 	log     *slog.Logger
@@ -118,6 +122,11 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	if err := l.addSageMaker(o, blobs); err != nil {
 		return nil, err
 	}
+	l.Blobs = blobs
+	if err := l.addReports(o); err != nil {
+		l.Sim.Close()
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -155,6 +164,9 @@ func (l *Suite) postEvent(w http.ResponseWriter, r *http.Request) {
 // Close stops the simulator, drains the bus and closes the store.
 func (l *Suite) Close() error {
 	err := errors.Join(l.Sim.Close(), l.closeSageMaker())
+	if l.Reports != nil {
+		err = errors.Join(err, l.Reports.Runtime.Close())
+	}
 	l.Bus.Wait()
 	return errors.Join(err, l.store.Close())
 }

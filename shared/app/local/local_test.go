@@ -243,7 +243,7 @@ func TestToolInputErrors(t *testing.T) {
 		want       []string
 	}{
 		{"empty records", "submit_batch", map[string]any{"model": haiku, "records": []any{}}, []string{"records", "100"}},
-		{"under minimum", "submit_batch", map[string]any{"model": haiku, "records": records(20)}, []string{"records", "minimum of 100"}},
+		{"under minimum", "submit_batch", map[string]any{"model": haiku, "records": records(20), "mode": "batch"}, []string{"records", "minimum of 100"}},
 		{"duplicate ids", "submit_batch", map[string]any{"model": haiku, "records": dup}, []string{"records[7].id", "duplicate"}},
 		{"bad id", "submit_batch", map[string]any{"model": haiku, "records": badID}, []string{"records[5].id", "A-Za-z0-9_-"}},
 		{"no prompt", "submit_batch", map[string]any{"model": haiku, "records": noPrompt}, []string{"records[9]", "prompt"}},

@@ -163,6 +163,9 @@ func encodeJob(j *job.Job) (map[string]types.AttributeValue, error) {
 		}
 		m[attrCheckpoint] = av
 	}
+	if err := encodeJobExtra(j, m); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -217,6 +220,9 @@ func decodeJob(m map[string]types.AttributeValue) (*job.Job, error) {
 		if err := attributevalue.UnmarshalWithOptions(av, &j.Checkpoint, nestedDecOpts); err != nil {
 			return nil, fmt.Errorf("decode job %s checkpoint: %w", it.ID, err)
 		}
+	}
+	if err := decodeJobExtra(m, j); err != nil {
+		return nil, err
 	}
 	return j, nil
 }

@@ -94,6 +94,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"LargeOutput", testLargeOutput},
 		{"OutputTooLarge", testOutputTooLarge},
 		{"BadCursor", testBadCursor},
+		{"ReportFieldsRoundTrip", testReportFieldsRoundTrip},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

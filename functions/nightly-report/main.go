@@ -1,0 +1,35 @@
+// Command nightly-report runs the report pipelines: on an EventBridge Scheduler
+// tick (or "Pipeline Run Requested") it submits the day's job; on "Job Completed"
+// for a pipeline job it renders the report to S3 and notifies the SNS topic.
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/awsreports"
+	"github.com/mcpbatch/mcpbatch/shared/handler"
+)
+
+func main() {
+	ctx := context.Background()
+	a, err := app.FromEnv(ctx)
+	if err != nil {
+		app.Logger().Error("init", "error", err)
+		os.Exit(1)
+	}
+	r, err := awsreports.Reports(ctx, a)
+	if err == nil && r == nil {
+		err = errors.New("no pipelines file beside the bootstrap (set " + "MCPBATCH_PIPELINES_FILE or deploy pipelines.json)")
+	}
+	if err != nil {
+		a.Log.Error("init", "error", err)
+		os.Exit(1)
+	}
+	h := &handler.NightlyReport{Runner: r, Log: a.Log}
+	lambda.Start(h.Handle)
+}

@@ -1,0 +1,69 @@
+package awsreports_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/mcpbatch/mcpbatch/shared/app/awsreports"
+	"github.com/mcpbatch/mcpbatch/shared/motoserver"
+)
+
+// TestSNSNotifier publishes through the real SNS client to moto_server and reads
+// the message back from a subscribed queue.
+func TestSNSNotifier(t *testing.T) {
+	if _, err := exec.LookPath("moto_server"); err != nil {
+		t.Skip("moto_server not on PATH (make tools installs it)")
+	}
+	srv, err := motoserver.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	ctx := context.Background()
+	cfg := srv.Config()
+	cfg.BaseEndpoint = aws.String(srv.Endpoint)
+	sc := sns.NewFromConfig(cfg)
+	topic, err := sc.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("reports")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An HTTP subscriber: moto delivers the notification to it as SNS would.
+	got := make(chan []byte, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- b
+	}))
+	t.Cleanup(hook.Close)
+	if _, err := sc.Subscribe(ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("http"), Endpoint: aws.String(hook.URL)}); err != nil {
+		t.Fatal(err)
+	}
+	n := &awsreports.SNSNotifier{Client: sc}
+	if err := n.Notify(ctx, *topic.TopicArn, "Support 2026-11-27: 113 of 125 succeeded", "Report: https://example/report.html"); err != nil {
+		t.Fatal(err)
+	}
+	var env struct{ Type, Subject, Message string }
+	select {
+	case b := <-got:
+		if err := json.Unmarshal(b, &env); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // a guard against a lost delivery, not a speed check
+		t.Fatal("no notification delivered")
+	}
+	if env.Subject != "Support 2026-11-27: 113 of 125 succeeded" || !strings.Contains(env.Message, "report.html") {
+		t.Fatalf("delivered %+v", env)
+	}
+	if err := n.Notify(ctx, "", "s", "m"); err == nil || !strings.Contains(err.Error(), "MCPBATCH_REPORT_TOPIC") {
+		t.Fatalf("no topic: %v", err)
+	}
+}

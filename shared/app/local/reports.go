@@ -1,0 +1,181 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/handler"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/sim"
+)
+
+// ReportsOptions configure on-demand runs and report pipelines in make dev.
+type ReportsOptions struct {
+	// PipelinesFile is the pipelines config (default infra/pipelines/pipelines.json;
+	// a missing default file means no pipelines).
+	PipelinesFile string
+	// Pipelines, when set, is used instead of the file (tests).
+	Pipelines *pipeline.Config
+	// SourceRoot is where relative local_dir paths start (default: the working directory).
+	SourceRoot string
+	// ThrottleRate and Latency are the runtime simulator's knobs.
+	ThrottleRate float64
+	Latency      time.Duration
+	// Concurrency bounds on-demand calls per run (default job.DefaultOnDemandConcurrency).
+	Concurrency int
+}
+
+// Reports is the on-demand and pipeline part of the local suite.
+type Reports struct {
+	Runtime    *sim.RuntimeSim
+	RuntimeURL string
+	Runner     *pipeline.Runner
+	Notifier   *FileNotifier
+}
+
+// addReports starts the Bedrock runtime simulator, gives the service its
+// on-demand runner and routes the pipeline events, as the stack does in AWS.
+func (l *Suite) addReports(o Options) error {
+	ro := o.Reports
+	r := &Reports{Runtime: &sim.RuntimeSim{ThrottleRate: ro.ThrottleRate, Latency: ro.Latency, Log: o.Log}}
+	var err error
+	if r.RuntimeURL, err = r.Runtime.Listen("127.0.0.1:0"); err != nil {
+		return err
+	}
+	client := bedrockruntime.NewFromConfig(aws.Config{
+		Region:      sim.DefaultRegion,
+		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
+	}, func(opts *bedrockruntime.Options) { opts.BaseEndpoint = aws.String(r.RuntimeURL) }, bedrockrt.NoSDKRetries)
+	l.Service.OnDemand = &service.OnDemand{Model: &bedrockrt.Model{Client: client}, Concurrency: ro.Concurrency}
+
+	cfg := ro.Pipelines
+	if cfg == nil {
+		file := ro.PipelinesFile
+		if file == "" {
+			file = config.DefaultPipelinesFile
+		}
+		if cfg, err = pipeline.Load(file); err != nil {
+			if ro.PipelinesFile != "" || !os.IsNotExist(unwrapAll(err)) {
+				return fmt.Errorf("pipelines: %w", err)
+			}
+			cfg = &pipeline.Config{}
+		}
+	}
+	r.Notifier = &FileNotifier{Path: filepath.Join(o.Dir, "notifications.jsonl"), Log: o.Log}
+	blobs := l.Blobs
+	root := ro.SourceRoot
+	r.Runner = &pipeline.Runner{
+		Config: cfg, Svc: l.Service, Jobs: l.store, Blobs: blobs, Bus: l.Bus, Notify: r.Notifier,
+		Bucket: Bucket, TopicARN: fmt.Sprintf("arn:aws:sns:%s:%s:mcpbatch-local-reports", sim.DefaultRegion, sim.DefaultAccount), Log: o.Log,
+		SourceFor: func(p *pipeline.Pipeline, date string) (pipeline.Source, error) {
+			if p.Source.LocalDir != "" {
+				dir := pipeline.Expand(p.Source.LocalDir, Bucket, date)
+				if !filepath.IsAbs(dir) && root != "" {
+					dir = filepath.Join(root, dir)
+				}
+				return pipeline.DirSource{Dir: dir}, nil
+			}
+			return pipeline.BlobSource{Blobs: blobs, Prefix: pipeline.Expand(p.Source.S3Prefix, Bucket, date)}, nil
+		},
+	}
+	nightly := &handler.NightlyReport{Runner: r.Runner, Log: o.Log}
+	asRaw := func(ctx context.Context, ev events.CloudWatchEvent) error {
+		raw, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		return nightly.Handle(ctx, raw)
+	}
+	if l.Router.Others == nil {
+		l.Router.Others = map[string]func(context.Context, events.CloudWatchEvent) error{}
+	}
+	od := &handler.OnDemand{Svc: l.Service, Log: o.Log}
+	l.Router.Others[config.EventSource+"|"+config.DetailOnDemandRun] = od.Handle
+	l.Router.Others[config.EventSource+"|"+config.DetailJobCompleted] = asRaw
+	l.Router.Others[config.EventSource+"|"+config.DetailPipelineTick] = asRaw
+	l.MCP.Reports = r.Runner
+	l.Reports = r
+	return nil
+}
+
+func unwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}
+
+// FileNotifier stands in for SNS in make dev: every notification is appended to a
+// JSON-lines file and logged, so a developer sees what subscribers would get.
+type FileNotifier struct {
+	Path string
+	Log  *slog.Logger
+	mu   sync.Mutex
+}
+
+// Notification is one line of the notifications file.
+type Notification struct {
+	Topic   string `json:"topic"`
+	Subject string `json:"subject"`
+	Message string `json:"message"`
+	Time    string `json:"time"`
+}
+
+// Notify appends the notification.
+func (n *FileNotifier) Notify(ctx context.Context, topic, subject, message string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	f, err := os.OpenFile(n.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("open notifications file: %w", err)
+	}
+	defer f.Close()
+	if err := json.NewEncoder(f).Encode(Notification{Topic: topic, Subject: subject, Message: message, Time: time.Now().UTC().Format(time.RFC3339)}); err != nil {
+		return fmt.Errorf("write notification: %w", err)
+	}
+	if n.Log != nil {
+		n.Log.InfoContext(ctx, "notification (local stand-in for SNS)", "topic", topic, "subject", subject, "file", n.Path)
+	}
+	return nil
+}
+
+// Read returns the notifications sent so far.
+func (n *FileNotifier) Read() ([]Notification, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	raw, err := os.ReadFile(n.Path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Notification
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for dec.More() {
+		var x Notification
+		if err := dec.Decode(&x); err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}

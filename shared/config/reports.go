@@ -1,0 +1,15 @@
+package config
+
+// Detail types and environment of on-demand runs and report pipelines.
+const (
+	// DetailOnDemandRun asks the on-demand runner to start or continue a job.
+	DetailOnDemandRun = "On-Demand Run Requested"
+	// DetailPipelineTick is a scheduled (or by-hand) run of a report pipeline.
+	DetailPipelineTick = "Pipeline Run Requested"
+
+	EnvPipelinesFile = "MCPBATCH_PIPELINES_FILE"
+	EnvReportTopic   = "MCPBATCH_REPORT_TOPIC"
+	// DefaultPipelinesFile is the pipeline configuration, deployed beside the
+	// nightly-report bootstrap and read from the checkout in make dev.
+	DefaultPipelinesFile = "infra/pipelines/pipelines.json"
+)

@@ -1,0 +1,34 @@
+package job
+
+// Job modes.
+const (
+	ModeBatch    = "batch"
+	ModeOnDemand = "on_demand"
+	ModeAuto     = "auto"
+)
+
+// MaxOnDemandRecords caps on-demand jobs: past it, batch inference is cheaper
+// and does not hold a Lambda busy for hours.
+const MaxOnDemandRecords = 10_000
+
+// DefaultOnDemandConcurrency bounds parallel model calls of one on-demand run.
+const DefaultOnDemandConcurrency = 8
+
+// OnDemand is the state of a job run record by record through the runtime API.
+type OnDemand struct {
+	Params      Params `json:"params"`
+	Concurrency int    `json:"concurrency"`
+	// Checkpoint: every input line before Line (byte Offset) has its result stored,
+	// and the counters hold exactly what those lines contributed.
+	Offset           int64 `json:"offset"`
+	Line             int   `json:"line"`
+	Succeeded        int   `json:"succeeded"`
+	Failed           int   `json:"failed"`
+	InputTokens      int64 `json:"inputTokens"`
+	OutputTokens     int64 `json:"outputTokens"`
+	CacheReadTokens  int64 `json:"cacheReadTokens"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens"`
+	Throttles        int64 `json:"throttles"`
+	// RunRequested records that the "On-Demand Run Requested" event went out.
+	RunRequested bool `json:"runRequested,omitempty"`
+}

@@ -1,0 +1,519 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/report"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// Jobs is the part of the store the runner reads and marks.
+type Jobs interface {
+	GetJob(ctx context.Context, id string) (*job.Job, error)
+	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
+	ListJobs(ctx context.Context, owner string, q store.JobQuery) ([]*job.Job, string, error)
+	ListRecords(ctx context.Context, jobID string, shards int, q store.RecordQuery) ([]job.Record, string, error)
+}
+
+// Submitter starts jobs.
+type Submitter interface {
+	Submit(ctx context.Context, req service.SubmitRequest) (*job.Job, error)
+}
+
+// Notifier sends a report's summary to its recipients (SNS in AWS).
+type Notifier interface {
+	Notify(ctx context.Context, topicARN, subject, message string) error
+}
+
+// Publisher sends events to the project bus.
+type Publisher interface {
+	Publish(ctx context.Context, detailType string, detail any) error
+}
+
+// TickRequest is a scheduled or by-hand run: the EventBridge Scheduler payload and
+// the detail of "Pipeline Run Requested". An empty Date means today in the pipeline's zone.
+type TickRequest struct {
+	Pipeline string `json:"pipeline"`
+	Date     string `json:"date,omitempty"`
+}
+
+// Runner runs the pipelines of one Config. Its fields are its dependencies.
+type Runner struct {
+	Config *Config
+	Svc    Submitter
+	Jobs   Jobs
+	Blobs  blob.Store
+	Bus    Publisher
+	Notify Notifier
+	// SourceFor opens a pipeline's document source for a run date.
+	SourceFor func(p *Pipeline, date string) (Source, error)
+	// Bucket is the s3:// root reports are written under (reports/<pipeline>/<date>/).
+	Bucket string
+	// TopicARN is the default recipients topic (the stack's report topic).
+	TopicARN string
+	// LinkTTL is how long the presigned link in a notification works (default 7 days,
+	// S3's maximum; a link signed with a Lambda role's session ends with that session).
+	LinkTTL time.Duration
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+// Owner is the owner of a pipeline's jobs: list_reports lists them by it.
+func Owner(pipeline string) string { return "pipeline:" + pipeline }
+
+// ErrNoDocuments: the source held no usable document, so there is nothing to submit.
+var ErrNoDocuments = errors.New("no usable documents")
+
+// RunInfo is one run of a pipeline.
+type RunInfo struct {
+	Pipeline    string `json:"pipeline"`
+	Date        string `json:"date"`
+	JobID       string `json:"job_id"`
+	JobStatus   string `json:"job_status"`
+	Mode        string `json:"mode,omitempty"`
+	Records     int    `json:"records"`
+	Succeeded   int    `json:"succeeded"`
+	Failed      int    `json:"failed"`
+	Skipped     int    `json:"skipped_documents"`
+	ReportReady bool   `json:"report_ready"`
+	ReportURI   string `json:"report_uri,omitempty"`
+	Notified    bool   `json:"notified"`
+	// Created is false when the run already existed (a rerun of the same date).
+	Created bool `json:"-"`
+}
+
+func (r *Runner) log() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.Default()
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// runKey resolves the pipeline and date and names the run's job.
+func (r *Runner) runKey(name, date string) (*Pipeline, string, string, error) {
+	p, err := r.Config.Find(name)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if date == "" {
+		date = r.now().In(p.Location()).Format(time.DateOnly)
+	}
+	day, err := time.ParseInLocation(time.DateOnly, date, p.Location())
+	if err != nil {
+		return nil, "", "", job.Fieldf("date", "want YYYY-MM-DD (got %q)", date)
+	}
+	return p, date, job.RunID(day, p.Name+"/"+date), nil
+}
+
+func (r *Runner) reportDir(p, date string) string { return blob.Join(r.Bucket, "reports", p, date) }
+
+// Request asks for a run through the bus (run_pipeline), so the tool call returns at once.
+func (r *Runner) Request(ctx context.Context, name, date string) (RunInfo, error) {
+	p, date, id, err := r.runKey(name, date)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	if j, err := r.Jobs.GetJob(ctx, id); err == nil {
+		return info(j), nil
+	}
+	if err := r.Bus.Publish(ctx, config.DetailPipelineTick, TickRequest{Pipeline: p.Name, Date: date}); err != nil {
+		return RunInfo{}, fmt.Errorf("request run of %s %s: %w", p.Name, date, err)
+	}
+	return RunInfo{Pipeline: p.Name, Date: date, JobID: id, JobStatus: "requested", Created: true}, nil
+}
+
+// Tick runs a pipeline for a date: one job per pipeline and date. A rerun finds
+// the first run's job and submits nothing.
+func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
+	p, date, id, err := r.runKey(req.Pipeline, req.Date)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	log := r.log().With("pipeline", p.Name, "date", date, "job_id", id)
+	if j, err := r.Jobs.GetJob(ctx, id); err == nil {
+		log.InfoContext(ctx, "pipeline already ran for this date; nothing submitted", "status", j.Status)
+		return info(j), nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return RunInfo{}, fmt.Errorf("look up run %s: %w", id, err)
+	}
+	src, err := r.SourceFor(p, date)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	built, err := Build(ctx, p, src, date)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	dir := r.reportDir(p.Name, date)
+	if err := r.putJSON(ctx, blob.Join(dir, "skipped.json"), built.Skipped); err != nil {
+		return RunInfo{}, err
+	}
+	if err := r.putJSON(ctx, blob.Join(dir, "documents.json"), built.Keys); err != nil {
+		return RunInfo{}, err
+	}
+	if len(built.Records) == 0 {
+		return RunInfo{}, fmt.Errorf("%w in pipeline %s for %s: %d documents, %d skipped", ErrNoDocuments, p.Name, date, built.Documents, len(built.Skipped))
+	}
+	j, err := r.Svc.Submit(ctx, service.SubmitRequest{
+		ID: id, Owner: Owner(p.Name), Model: p.Model, Name: p.Name + " " + date, Mode: p.Mode, Records: built.Records,
+		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays,
+		Pipeline: &job.PipelineRun{Name: p.Name, Date: date, SkippedURI: blob.Join(dir, "skipped.json"), Skipped: len(built.Skipped), Documents: built.Documents},
+	})
+	if errors.Is(err, service.ErrJobExists) {
+		// A concurrent tick won the conditional create.
+		j, err = r.Jobs.GetJob(ctx, id)
+		if err != nil {
+			return RunInfo{}, fmt.Errorf("load run %s: %w", id, err)
+		}
+		return info(j), nil
+	}
+	if err != nil {
+		return RunInfo{}, fmt.Errorf("submit run of %s %s: %w", p.Name, date, err)
+	}
+	log.InfoContext(ctx, "pipeline run submitted", "records", len(built.Records), "skipped", len(built.Skipped), "mode", j.Mode, "status", j.Status)
+	ri := info(j)
+	ri.Created = true
+	return ri, nil
+}
+
+func (r *Runner) putJSON(ctx context.Context, uri string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", uri, err)
+	}
+	if _, err := r.Blobs.Put(ctx, uri, strings.NewReader(string(b)), "application/json"); err != nil {
+		return fmt.Errorf("write %s: %w", uri, err)
+	}
+	return nil
+}
+
+func info(j *job.Job) RunInfo {
+	ri := RunInfo{JobID: j.ID, JobStatus: string(j.Status), Mode: j.Mode, Records: j.RecordCount, Succeeded: j.Succeeded, Failed: j.Failed}
+	if p := j.Pipeline; p != nil {
+		ri.Pipeline, ri.Date, ri.Skipped = p.Name, p.Date, p.Skipped
+		ri.ReportReady, ri.ReportURI, ri.Notified = p.ReportURI != "", p.ReportURI, !p.Notified.IsZero()
+	}
+	return ri
+}
+
+// OnJobCompleted renders a finished pipeline job's report and notifies once. A
+// duplicate "Job Completed" finds the report written and the notification sent.
+func (r *Runner) OnJobCompleted(ctx context.Context, jobID string) error {
+	j, err := r.Jobs.GetJob(ctx, jobID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load job %s: %w", jobID, err)
+	}
+	if j.Pipeline == nil || !j.Status.Terminal() {
+		return nil
+	}
+	log := r.log().With("pipeline", j.Pipeline.Name, "date", j.Pipeline.Date, "job_id", j.ID)
+	p, err := r.Config.Find(j.Pipeline.Name)
+	if err != nil {
+		log.WarnContext(ctx, "job of a pipeline no longer configured; no report")
+		return nil
+	}
+	if j.Pipeline.ReportURI == "" {
+		dir := r.reportDir(p.Name, j.Pipeline.Date)
+		if err := r.render(ctx, p, j, dir); err != nil {
+			return err
+		}
+		j, err = r.Jobs.UpdateJob(ctx, j.ID, func(j *job.Job) error {
+			if j.Pipeline.ReportURI != "" {
+				return store.ErrNoChange
+			}
+			j.Pipeline.ReportURI = dir
+			return nil
+		})
+		if err != nil && !errors.Is(err, store.ErrNoChange) {
+			return fmt.Errorf("record report of %s: %w", jobID, err)
+		}
+		log.InfoContext(ctx, "report written", "uri", dir)
+	}
+	return r.notifyOnce(ctx, p, j)
+}
+
+// notifyOnce claims the notification on the job item (a versioned conditional
+// write), sends it, and releases the claim if sending failed so a retry sends it.
+func (r *Runner) notifyOnce(ctx context.Context, p *Pipeline, j *job.Job) error {
+	claimed := false
+	now := r.now().UTC()
+	_, err := r.Jobs.UpdateJob(ctx, j.ID, func(j *job.Job) error {
+		if !j.Pipeline.Notified.IsZero() {
+			return store.ErrNoChange
+		}
+		j.Pipeline.Notified, claimed = now, true
+		return nil
+	})
+	if errors.Is(err, store.ErrNoChange) || !claimed {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("claim notification of %s: %w", j.ID, err)
+	}
+	subject, body, err := r.message(ctx, p, j)
+	if err == nil {
+		topic := p.Recipients.SNSTopicARN
+		if topic == "" {
+			topic = r.TopicARN
+		}
+		err = r.Notify.Notify(ctx, topic, subject, body)
+	}
+	if err != nil {
+		_, uerr := r.Jobs.UpdateJob(ctx, j.ID, func(j *job.Job) error { j.Pipeline.Notified = time.Time{}; return nil })
+		return errors.Join(fmt.Errorf("notify report of %s: %w", j.ID, err), uerr)
+	}
+	return nil
+}
+
+func (r *Runner) message(ctx context.Context, p *Pipeline, j *job.Job) (string, string, error) {
+	dir := r.reportDir(p.Name, j.Pipeline.Date)
+	s, err := r.readSummary(ctx, dir)
+	if err != nil {
+		return "", "", err
+	}
+	ttl := r.LinkTTL
+	if ttl == 0 {
+		ttl = 7 * 24 * time.Hour
+	}
+	link, err := r.Blobs.PresignGet(ctx, blob.Join(dir, "report.html"), ttl)
+	if err != nil {
+		return "", "", fmt.Errorf("presign report link: %w", err)
+	}
+	// SNS subjects: ASCII, under 100 characters, no newlines.
+	subject := clipASCII(fmt.Sprintf("%s %s: %d of %d succeeded", p.Title, j.Pipeline.Date, s.Succeeded, s.Records), 99)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, run of %s (%s)\n\n", p.Title, j.Pipeline.Date, s.Status)
+	fmt.Fprintf(&b, "Records: %d (%d succeeded, %d failed); documents skipped: %d\n", s.Records, s.Succeeded, s.Failed, s.SkippedDocuments)
+	fmt.Fprintf(&b, "Model: %s (%s, %s)\nTokens: %d in, %d out; estimated cost $%.4f\n", s.Model, s.Provider, s.Mode, s.InputTokens, s.OutputTokens, s.CostUSD)
+	for i, c := range s.Categories {
+		if i == 5 {
+			break
+		}
+		fmt.Fprintf(&b, "  %s: %d\n", c.Name, c.Count)
+	}
+	fmt.Fprintf(&b, "\nReport: %s\n(link valid for %s)\n", link, ttl)
+	return subject, b.String(), nil
+}
+
+func clipASCII(s string, n int) string {
+	out := make([]byte, 0, len(s))
+	for _, c := range []byte(s) {
+		if c >= 32 && c < 127 {
+			out = append(out, c)
+		}
+	}
+	if len(out) > n {
+		out = out[:n]
+	}
+	return string(out)
+}
+
+// render writes report.md, report.html and report.json: rendered to temporary
+// files first (records are streamed, the files are not held in memory), then uploaded.
+func (r *Runner) render(ctx context.Context, p *Pipeline, j *job.Job, dir string) error {
+	var skipped []report.Skipped
+	if err := r.getJSON(ctx, j.Pipeline.SkippedURI, &skipped); err != nil {
+		return err
+	}
+	keys := map[string]string{}
+	if err := r.getJSON(ctx, blob.Join(dir, "documents.json"), &keys); err != nil {
+		return err
+	}
+	base := report.StoreRecords(r.Jobs, j)
+	// Show each record under its document key, not its hash id.
+	recs := func(ctx context.Context, yield func(job.Record) error) error {
+		return base(ctx, func(rec job.Record) error {
+			if k, ok := keys[rec.ID]; ok {
+				rec.ID = k
+			}
+			return yield(rec)
+		})
+	}
+	tmp, err := os.MkdirTemp("", "report-")
+	if err != nil {
+		return fmt.Errorf("report temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	names := []string{"report.md", "report.html", "report.json"}
+	files := make([]*os.File, len(names))
+	for i, n := range names {
+		if files[i], err = os.Create(tmp + "/" + n); err != nil {
+			return fmt.Errorf("report temp file: %w", err)
+		}
+		defer files[i].Close()
+	}
+	meta := report.Meta{Title: p.Title, Pipeline: p.Name, Date: j.Pipeline.Date, Job: j, OutputKind: p.Output.Kind,
+		CategoryField: p.Output.CategoryField, Documents: j.Pipeline.Documents, Skipped: skipped}
+	if _, err := report.Render(ctx, meta, recs, report.Outputs{Markdown: files[0], HTML: files[1], JSON: files[2]}); err != nil {
+		return fmt.Errorf("render report of %s: %w", j.ID, err)
+	}
+	types := []string{"text/markdown; charset=utf-8", "text/html; charset=utf-8", "application/json"}
+	for i, f := range files {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := r.Blobs.Put(ctx, blob.Join(dir, names[i]), f, types[i]); err != nil {
+			return fmt.Errorf("upload %s of %s: %w", names[i], j.ID, err)
+		}
+	}
+	return nil
+}
+
+func (r *Runner) getJSON(ctx context.Context, uri string, v any) error {
+	if uri == "" {
+		return nil
+	}
+	rc, err := r.Blobs.Open(ctx, uri, 0)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", uri, err)
+	}
+	defer rc.Close()
+	if err := json.NewDecoder(rc).Decode(v); err != nil {
+		return fmt.Errorf("read %s: %w", uri, err)
+	}
+	return nil
+}
+
+// readSummary decodes only the leading "summary" member of report.json.
+func (r *Runner) readSummary(ctx context.Context, dir string) (report.Summary, error) {
+	var s report.Summary
+	rc, err := r.Blobs.Open(ctx, blob.Join(dir, "report.json"), 0)
+	if err != nil {
+		return s, fmt.Errorf("open report summary: %w", err)
+	}
+	defer rc.Close()
+	dec := json.NewDecoder(rc)
+	if _, err := dec.Token(); err != nil { // {
+		return s, fmt.Errorf("read report summary: %w", err)
+	}
+	if k, err := dec.Token(); err != nil || k != "summary" {
+		return s, fmt.Errorf("read report summary: report.json does not start with its summary")
+	}
+	if err := dec.Decode(&s); err != nil {
+		return s, fmt.Errorf("read report summary: %w", err)
+	}
+	return s, nil
+}
+
+// ReportView is get_report's answer.
+type ReportView struct {
+	Run     RunInfo           `json:"run"`
+	Summary *report.Summary   `json:"summary,omitempty"`
+	Links   map[string]string `json:"links,omitempty"`
+}
+
+// GetReport returns a run's summary and short-lived links to its files.
+func (r *Runner) GetReport(ctx context.Context, name, date string, linkTTL time.Duration) (ReportView, error) {
+	if date == "" {
+		return ReportView{}, job.Fieldf("date", "required, YYYY-MM-DD; list_reports shows the dates")
+	}
+	p, date, id, err := r.runKey(name, date)
+	if err != nil {
+		return ReportView{}, err
+	}
+	j, err := r.Jobs.GetJob(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return ReportView{}, job.Fieldf("date", "pipeline %s has no run on %s (runs are kept for the pipeline's ttl_days); list_reports shows the runs, run_pipeline starts one", p.Name, date)
+	}
+	if err != nil {
+		return ReportView{}, fmt.Errorf("load run %s: %w", id, err)
+	}
+	v := ReportView{Run: info(j)}
+	if !v.Run.ReportReady {
+		return v, nil
+	}
+	s, err := r.readSummary(ctx, j.Pipeline.ReportURI)
+	if err != nil {
+		return ReportView{}, err
+	}
+	v.Summary = &s
+	v.Links = map[string]string{}
+	for _, n := range []string{"report.html", "report.md", "report.json"} {
+		if v.Links[n], err = r.Blobs.PresignGet(ctx, blob.Join(j.Pipeline.ReportURI, n), linkTTL); err != nil {
+			return ReportView{}, fmt.Errorf("presign %s: %w", n, err)
+		}
+	}
+	return v, nil
+}
+
+// ListReports pages through runs, newest first: of one pipeline, or of all of
+// them in configuration order (the cursor then carries the pipeline's index).
+func (r *Runner) ListReports(ctx context.Context, name, cursor string, limit int) ([]RunInfo, string, error) {
+	if limit == 0 {
+		limit = job.DefaultPageSize
+	}
+	if limit < 1 || limit > job.MaxPageSize {
+		return nil, "", job.Fieldf("limit", "must be 1..%d (got %d)", job.MaxPageSize, limit)
+	}
+	idx, inner := 0, cursor
+	if name == "" && cursor != "" {
+		i, rest, ok := strings.Cut(cursor, ".")
+		n, err := strconv.Atoi(i)
+		if !ok || err != nil || n < 0 || n >= len(r.Config.Pipelines) {
+			return nil, "", job.Fieldf("cursor", "not a cursor from a previous list_reports page; omit it to start over")
+		}
+		idx, inner = n, rest
+	}
+	var names []string
+	if name != "" {
+		p, err := r.Config.Find(name)
+		if err != nil {
+			return nil, "", err
+		}
+		names = []string{p.Name}
+	} else {
+		for _, p := range r.Config.Pipelines[idx:] {
+			names = append(names, p.Name)
+		}
+	}
+	var out []RunInfo
+	for i, n := range names {
+		jobs, next, err := r.Jobs.ListJobs(ctx, Owner(n), store.JobQuery{Cursor: inner, Limit: limit - len(out)})
+		if errors.Is(err, store.ErrBadCursor) {
+			return nil, "", job.Fieldf("cursor", "not a cursor from a previous list_reports page; omit it to start over")
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("list runs of %s: %w", n, err)
+		}
+		for _, j := range jobs {
+			out = append(out, info(j))
+		}
+		inner = ""
+		if next != "" || (len(out) == limit && i+1 < len(names)) {
+			if name != "" {
+				return out, next, nil
+			}
+			if next != "" {
+				return out, fmt.Sprintf("%d.%s", idx+i, next), nil
+			}
+			return out, fmt.Sprintf("%d.", idx+i+1), nil
+		}
+	}
+	return out, "", nil
+}

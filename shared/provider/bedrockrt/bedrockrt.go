@@ -1,0 +1,180 @@
+// Package bedrockrt runs single records on demand through the Bedrock runtime API:
+// Converse for prompts and conversations (with a cachePoint after a stable system
+// prompt, so repeated calls read it from the prompt cache), InvokeModel for raw
+// native model_input bodies. It implements service.OnDemandModel.
+package bedrockrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+)
+
+// API is the part of the bedrockruntime client this adapter calls.
+type API interface {
+	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, opts ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+	InvokeModel(ctx context.Context, in *bedrockruntime.InvokeModelInput, opts ...func(*bedrockruntime.Options)) (*bedrockruntime.InvokeModelOutput, error)
+}
+
+// Model calls Bedrock models one record at a time.
+type Model struct {
+	Client API
+}
+
+var _ service.OnDemandModel = (*Model)(nil)
+
+// NoSDKRetries turns off the SDK's own retries: the on-demand runner owns retry
+// with backoff and jitter, and two retry layers would multiply the attempts.
+func NoSDKRetries(o *bedrockruntime.Options) { o.RetryMaxAttempts = 1 }
+
+// Invoke runs one record. Throttling and transient service errors wrap
+// service.ErrRetryable; a model or validation error is a *service.CallError.
+func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Params) (service.OnDemandResult, error) {
+	if len(in.ModelInput) > 0 {
+		return m.invoke(ctx, model, in)
+	}
+	msgs, err := messages(in)
+	if err != nil {
+		return service.OnDemandResult{}, &service.CallError{Code: "ValidationException", Message: err.Error()}
+	}
+	req := &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs,
+		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(p.MaxTokens))}}
+	if p.Temperature != nil {
+		req.InferenceConfig.Temperature = aws.Float32(float32(*p.Temperature))
+	}
+	sys := p.System
+	if in.System != "" {
+		sys = in.System
+	}
+	if sys != "" {
+		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: sys}}
+		// Only the job-level system prompt is stable across records; a per-record
+		// override would write a cache entry nobody reads.
+		if in.System == "" && SupportsPromptCache(model) {
+			req.System = append(req.System, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}})
+		}
+	}
+	out, err := m.Client.Converse(ctx, req)
+	if err != nil {
+		return service.OnDemandResult{}, classify(err)
+	}
+	res := service.OnDemandResult{StopReason: string(out.StopReason)}
+	if msg, ok := out.Output.(*types.ConverseOutputMemberMessage); ok {
+		var b strings.Builder
+		for _, c := range msg.Value.Content {
+			if t, ok := c.(*types.ContentBlockMemberText); ok {
+				b.WriteString(t.Value)
+			}
+		}
+		res.Output = b.String()
+	}
+	if u := out.Usage; u != nil {
+		res.InputTokens = int64(aws.ToInt32(u.InputTokens))
+		res.OutputTokens = int64(aws.ToInt32(u.OutputTokens))
+		res.CacheReadTokens = int64(aws.ToInt32(u.CacheReadInputTokens))
+		res.CacheWriteTokens = int64(aws.ToInt32(u.CacheWriteInputTokens))
+	}
+	return res, nil
+}
+
+// invoke passes a native body through InvokeModel and reads the answer the way a
+// batch output line's modelOutput is read, so both paths store identical records.
+func (m *Model) invoke(ctx context.Context, model string, in job.Input) (service.OnDemandResult, error) {
+	out, err := m.Client.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{
+		ModelId: aws.String(model), Body: in.ModelInput, ContentType: aws.String("application/json"), Accept: aws.String("application/json"),
+	})
+	if err != nil {
+		return service.OnDemandResult{}, classify(err)
+	}
+	line, err := json.Marshal(map[string]any{"recordId": in.ID, "modelInput": json.RawMessage("{}"), "modelOutput": json.RawMessage(out.Body)})
+	if err != nil {
+		return service.OnDemandResult{}, &service.CallError{Code: "ModelOutputUnreadable", Message: "the model answered with invalid JSON"}
+	}
+	rec, err := bedrock.ParseOutputLine(line)
+	if err != nil {
+		return service.OnDemandResult{}, &service.CallError{Code: "ModelOutputUnreadable", Message: err.Error()}
+	}
+	return service.OnDemandResult{Output: rec.Output, StopReason: rec.StopReason, InputTokens: rec.InputTokens, OutputTokens: rec.OutputTokens}, nil
+}
+
+// classify sorts runtime errors: throttling and 5xx are retried, everything else
+// fails the record with Bedrock's own code and message.
+func classify(err error) error {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException", "InternalServerException", "ModelTimeoutException":
+			return fmt.Errorf("%w: %s: %s", service.ErrRetryable, ae.ErrorCode(), ae.ErrorMessage())
+		}
+		return &service.CallError{Code: ae.ErrorCode(), Message: ae.ErrorMessage()}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	// Connection resets and the like: transient.
+	return fmt.Errorf("%w: %v", service.ErrRetryable, err)
+}
+
+// SupportsPromptCache reports whether Bedrock accepts a cachePoint for the model.
+func SupportsPromptCache(model string) bool {
+	base, _ := config.BaseModel(model)
+	for _, p := range []string{"anthropic.claude-3-5-haiku", "anthropic.claude-3-7-sonnet", "anthropic.claude-sonnet-4", "anthropic.claude-opus-4", "anthropic.claude-haiku-4-5", "amazon.nova"} {
+		if strings.HasPrefix(base, p) {
+			return true
+		}
+	}
+	return false
+}
+
+type inMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// messages converts a prompt or an Anthropic-style conversation to Converse
+// messages; only text content is supported on demand.
+func messages(in job.Input) ([]types.Message, error) {
+	if in.Prompt != "" {
+		return []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: in.Prompt}}}}, nil
+	}
+	var raw []inMessage
+	if err := json.Unmarshal(in.Messages, &raw); err != nil {
+		return nil, fmt.Errorf("messages: not an array of {role, content}: %v", err)
+	}
+	out := make([]types.Message, 0, len(raw))
+	for i, m := range raw {
+		var blocks []types.ContentBlock
+		var s string
+		if json.Unmarshal(m.Content, &s) == nil {
+			blocks = append(blocks, &types.ContentBlockMemberText{Value: s})
+		} else {
+			var parts []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal(m.Content, &parts); err != nil {
+				return nil, fmt.Errorf("messages[%d].content: want a string or content blocks", i)
+			}
+			for j, p := range parts {
+				if p.Type != "text" {
+					return nil, fmt.Errorf("messages[%d].content[%d]: on-demand runs take text blocks only (got %q); use mode batch", i, j, p.Type)
+				}
+				blocks = append(blocks, &types.ContentBlockMemberText{Value: p.Text})
+			}
+		}
+		out = append(out, types.Message{Role: types.ConversationRole(m.Role), Content: blocks})
+	}
+	return out, nil
+}

@@ -1,0 +1,105 @@
+package bedrockrt_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/sim"
+)
+
+const haiku = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
+
+func model(t *testing.T, rt *sim.RuntimeSim) *bedrockrt.Model {
+	t.Helper()
+	url, err := rt.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	c := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
+		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(url) }, bedrockrt.NoSDKRetries)
+	return &bedrockrt.Model{Client: c}
+}
+
+func TestInvoke(t *testing.T) {
+	p := job.Params{System: "Answer in JSON.\ncategories: billing|other", MaxTokens: 200}
+	tests := []struct {
+		name      string
+		in        job.Input
+		rt        *sim.RuntimeSim
+		wantOut   string
+		wantCode  string
+		retryable bool
+	}{
+		{name: "prompt via Converse", in: job.Input{ID: "a", Prompt: "my billing is wrong"}, rt: &sim.RuntimeSim{}, wantOut: `"category":"billing"`},
+		{name: "messages via Converse", in: job.Input{ID: "b", Messages: json.RawMessage(`[{"role":"user","content":[{"type":"text","text":"hello"}]}]`)},
+			rt: &sim.RuntimeSim{}, wantOut: `"category":"other"`},
+		{name: "model_input via InvokeModel", in: job.Input{ID: "c", ModelInput: json.RawMessage(`{"anthropic_version":"bedrock-2023-05-31","max_tokens":50,"messages":[{"role":"user","content":"hi there"}]}`)},
+			rt: &sim.RuntimeSim{}, wantOut: "[simulated] reply"},
+		{name: "native body without max_tokens fails the record", in: job.Input{ID: "d", ModelInput: json.RawMessage(`{"anthropic_version":"bedrock-2023-05-31","messages":[{"role":"user","content":"x"}]}`)},
+			rt: &sim.RuntimeSim{}, wantCode: "ValidationException"},
+		{name: "image blocks are refused on demand", in: job.Input{ID: "e", Messages: json.RawMessage(`[{"role":"user","content":[{"type":"image","source":{}}]}]`)},
+			rt: &sim.RuntimeSim{}, wantCode: "ValidationException"},
+		{name: "throttling is retryable", in: job.Input{ID: "f", Prompt: "x"}, rt: &sim.RuntimeSim{ThrottleRate: 1}, retryable: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := model(t, tc.rt)
+			res, err := m.Invoke(context.Background(), haiku, tc.in, p)
+			var ce *service.CallError
+			switch {
+			case tc.retryable:
+				if !errors.Is(err, service.ErrRetryable) {
+					t.Fatalf("got %v, want a retryable error", err)
+				}
+			case tc.wantCode != "":
+				if !errors.As(err, &ce) || ce.Code != tc.wantCode {
+					t.Fatalf("got %v, want a %s call error", err, tc.wantCode)
+				}
+			default:
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(res.Output, tc.wantOut) || res.InputTokens == 0 || res.OutputTokens == 0 || res.StopReason == "" {
+					t.Fatalf("result %+v, want output containing %q", res, tc.wantOut)
+				}
+			}
+		})
+	}
+}
+
+// The job-level system prompt carries a cachePoint: the first call writes the
+// cache, the next reads it. A per-record system prompt is not cached.
+func TestPromptCache(t *testing.T) {
+	m := model(t, &sim.RuntimeSim{})
+	p := job.Params{System: strings.Repeat("You are a careful assistant. ", 20), MaxTokens: 100}
+	first, err := m.Invoke(context.Background(), haiku, job.Input{ID: "a", Prompt: "one"}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := m.Invoke(context.Background(), haiku, job.Input{ID: "b", Prompt: "two"}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := m.Invoke(context.Background(), haiku, job.Input{ID: "c", Prompt: "three", System: "own system"}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.CacheWriteTokens == 0 || first.CacheReadTokens != 0 || second.CacheReadTokens != first.CacheWriteTokens || own.CacheReadTokens+own.CacheWriteTokens != 0 {
+		t.Fatalf("cache tokens: first %+v, second %+v, own %+v", first, second, own)
+	}
+	// A model without prompt caching gets no cachePoint.
+	if bedrockrt.SupportsPromptCache("anthropic.claude-3-5-sonnet-20241022-v2:0") || !bedrockrt.SupportsPromptCache(haiku) {
+		t.Fatal("SupportsPromptCache table is wrong")
+	}
+}

@@ -1,0 +1,314 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/sim"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
+)
+
+const model = "anthropic.claude-3-5-haiku-20241022-v1:0"
+
+// recBus records what the service publishes.
+type recBus struct {
+	mu     sync.Mutex
+	events []string
+	ids    []string
+}
+
+func (b *recBus) Publish(_ context.Context, dt string, detail any) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.events = append(b.events, dt)
+	switch d := detail.(type) {
+	case service.OnDemandRun:
+		b.ids = append(b.ids, d.JobID)
+	case service.Completed:
+		b.ids = append(b.ids, d.JobID)
+	}
+	return nil
+}
+
+func (b *recBus) count(dt string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, e := range b.events {
+		if e == dt {
+			n++
+		}
+	}
+	return n
+}
+
+// onDemandSuite is the service with the on-demand runner over the real
+// bedrockruntime client talking to the runtime simulator.
+func onDemandSuite(t *testing.T, rt *sim.RuntimeSim, od *service.OnDemand) (*service.Service, *recBus) {
+	return onDemandSuiteB(t, rt, od)
+}
+
+func onDemandSuiteB(t testing.TB, rt *sim.RuntimeSim, od *service.OnDemand) (*service.Service, *recBus) {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	blobs, err := fsblob.New(filepath.Join(dir, "objects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := rt.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	client := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
+		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(url) }, bedrockrt.NoSDKRetries)
+	if od.Model == nil {
+		od.Model = &bedrockrt.Model{Client: client}
+	}
+	bus := &recBus{}
+	svc := &service.Service{Store: st, Blobs: blobs, Bus: bus, Bucket: "s3://test", JobPrefix: "mcpbatch",
+		Models: []string{model}, OnDemand: od}
+	return svc, bus
+}
+
+func prompts(n int, f func(i int) string) []job.Input {
+	out := make([]job.Input, n)
+	for i := range out {
+		out[i] = job.Input{ID: fmt.Sprintf("d%03d", i), Prompt: f(i)}
+	}
+	return out
+}
+
+func allRecords(t *testing.T, svc *service.Service, j *job.Job) []job.Record {
+	t.Helper()
+	var all []job.Record
+	cursor := ""
+	for {
+		recs, next, err := svc.Store.ListRecords(context.Background(), j.ID, j.Shards, store.RecordQuery{Cursor: cursor, Limit: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, recs...)
+		if next == "" {
+			return all
+		}
+		cursor = next
+	}
+}
+
+func TestOnDemandRuns(t *testing.T) {
+	tests := []struct {
+		name        string
+		n           int
+		mode        string
+		throttle    float64
+		concurrency int
+		fail        string
+		wantStatus  job.Status
+		wantFailed  int
+	}{
+		{name: "30 records auto go on demand", n: 30, mode: "", concurrency: 4, wantStatus: job.StatusCompleted},
+		{name: "20% throttled, every record completes", n: 200, mode: job.ModeOnDemand, throttle: 0.2, concurrency: 5, wantStatus: job.StatusCompleted},
+		{name: "model error fails only its record", n: 12, mode: job.ModeOnDemand, concurrency: 3, fail: "BOOM", wantStatus: job.StatusPartiallyCompleted, wantFailed: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := &sim.RuntimeSim{ThrottleRate: tc.throttle, FailMarker: tc.fail}
+			svc, bus := onDemandSuite(t, rt, &service.OnDemand{Concurrency: tc.concurrency, BaseBackoff: 1e6, MaxBackoff: 5e6, Chunk: 7})
+			ctx := context.Background()
+			recs := prompts(tc.n, func(i int) string {
+				if i == 5 && tc.fail != "" {
+					return "please BOOM"
+				}
+				return fmt.Sprintf("document %d about billing", i)
+			})
+			j, err := svc.Submit(ctx, service.SubmitRequest{Owner: "o", Model: model, Records: recs, Mode: tc.mode,
+				Params: job.Params{System: "Answer in JSON.\ncategories: billing|other"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Mode != job.ModeOnDemand || j.Status != job.StatusQueued || bus.count(config.DetailOnDemandRun) != 1 {
+				t.Fatalf("submit: mode %q status %q run requests %d", j.Mode, j.Status, bus.count(config.DetailOnDemandRun))
+			}
+			if err := svc.RunOnDemand(ctx, j.ID); err != nil {
+				t.Fatal(err)
+			}
+			j, _ = svc.Store.GetJob(ctx, j.ID)
+			if j.Status != tc.wantStatus || j.Succeeded != tc.n-tc.wantFailed || j.Failed != tc.wantFailed {
+				t.Fatalf("job %s: %d succeeded %d failed; want %s %d/%d (error %q)", j.Status, j.Succeeded, j.Failed, tc.wantStatus, tc.n-tc.wantFailed, tc.wantFailed, j.Error)
+			}
+			got := allRecords(t, svc, j)
+			if len(got) != tc.n {
+				t.Fatalf("%d records stored, want %d", len(got), tc.n)
+			}
+			for _, r := range got {
+				if r.Status == job.RecordSucceeded && (r.Output == "" || r.InputTokens == 0) {
+					t.Fatalf("record %s succeeded without output or tokens: %+v", r.ID, r)
+				}
+				if r.Status == job.RecordFailed && r.ErrorCode != "ValidationException" {
+					t.Fatalf("record %s failed with %q %q", r.ID, r.ErrorCode, r.ErrorMessage)
+				}
+			}
+			stats := rt.Stats()
+			if stats.PeakInFlight > int64(tc.concurrency) {
+				t.Fatalf("peak concurrency %d over the limit %d", stats.PeakInFlight, tc.concurrency)
+			}
+			if tc.throttle > 0 && (stats.Throttled == 0 || j.OnDemand.Throttles != stats.Throttled) {
+				t.Fatalf("throttled %d calls, job counted %d retries", stats.Throttled, j.OnDemand.Throttles)
+			}
+			// The system prompt is cached once, then read by every later call.
+			if j.CacheWriteTokens == 0 || j.CacheReadTokens == 0 {
+				t.Fatalf("cache tokens not recorded: read %d write %d", j.CacheReadTokens, j.CacheWriteTokens)
+			}
+			if bus.count(config.DetailJobCompleted) != 1 {
+				t.Fatalf("%d Job Completed events, want 1", bus.count(config.DetailJobCompleted))
+			}
+			// A duplicate run request after the end changes nothing.
+			if err := svc.RunOnDemand(ctx, j.ID); err != nil {
+				t.Fatal(err)
+			}
+			again, _ := svc.Store.GetJob(ctx, j.ID)
+			if again.Succeeded != j.Succeeded || bus.count(config.DetailJobCompleted) != 1 {
+				t.Fatalf("duplicate run changed the job: %d succeeded, %d completions", again.Succeeded, bus.count(config.DetailJobCompleted))
+			}
+		})
+	}
+}
+
+// cancelAfter cancels a run's context once it has made n calls: an invocation
+// that runs out of time in the middle of a chunk.
+type cancelAfter struct {
+	inner  service.OnDemandModel
+	n      int64
+	calls  atomic.Int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (service.OnDemandResult, error) {
+	if c.calls.Add(1) == c.n {
+		c.cancel()
+	}
+	return c.inner.Invoke(ctx, m, in, p)
+}
+
+func TestOnDemandResumesFromCheckpoint(t *testing.T) {
+	rt := &sim.RuntimeSim{}
+	od := &service.OnDemand{Concurrency: 2, Chunk: 10}
+	svc, _ := onDemandSuite(t, rt, od)
+	ctx := context.Background()
+	j, err := svc.Submit(ctx, service.SubmitRequest{Owner: "o", Model: model, Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := od.Model
+	runCtx, cancel := context.WithCancel(ctx)
+	od.Model = &cancelAfter{inner: inner, n: 15, cancel: cancel}
+	if err := svc.RunOnDemand(runCtx, j.ID); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
+	}
+	mid, _ := svc.Store.GetJob(ctx, j.ID)
+	if mid.OnDemand.Line != 10 || mid.Status != job.StatusInProgress || mid.Succeeded != 10 {
+		t.Fatalf("checkpoint after interruption: line %d status %s succeeded %d; want 10, in_progress, 10", mid.OnDemand.Line, mid.Status, mid.Succeeded)
+	}
+	od.Model = inner
+	// Two deliveries of the continuation at once: no record is counted twice.
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			if err := svc.RunOnDemand(ctx, j.ID); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	end, _ := svc.Store.GetJob(ctx, j.ID)
+	if end.Status != job.StatusCompleted || end.Succeeded != 35 || end.Failed != 0 || len(allRecords(t, svc, end)) != 35 {
+		t.Fatalf("after resume: %s %d succeeded %d failed", end.Status, end.Succeeded, end.Failed)
+	}
+}
+
+func TestOnDemandBadInput(t *testing.T) {
+	svc, _ := onDemandSuite(t, &sim.RuntimeSim{}, &service.OnDemand{})
+	tests := []struct {
+		name, mode string
+		n          int
+		field      string
+	}{
+		{"unknown mode", "fast", 10, "mode"},
+		{"on demand over its maximum", job.ModeOnDemand, job.MaxOnDemandRecords + 1, "records"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := svc.Submit(context.Background(), service.SubmitRequest{Owner: "o", Model: model, Mode: tc.mode,
+				Records: prompts(tc.n, func(int) string { return "x" })})
+			var fe *job.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("got %v, want a field error on %s", err, tc.field)
+			}
+		})
+	}
+	svc.OnDemand = nil
+	_, err := svc.Submit(context.Background(), service.SubmitRequest{Owner: "o", Model: model, Mode: job.ModeOnDemand, Records: prompts(3, func(int) string { return "x" })})
+	var fe *job.FieldError
+	if !errors.As(err, &fe) || fe.Field != "mode" {
+		t.Fatalf("on_demand without a runner: %v", err)
+	}
+}
+
+// cancelAt cancels the job through the service once the run has made n calls.
+type cancelAt struct {
+	inner service.OnDemandModel
+	svc   *service.Service
+	id    *string
+	n     int64
+	calls atomic.Int64
+}
+
+func (c *cancelAt) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (service.OnDemandResult, error) {
+	if c.calls.Add(1) == c.n {
+		if _, err := c.svc.Cancel(ctx, "o", *c.id); err != nil {
+			return service.OnDemandResult{}, err
+		}
+	}
+	return c.inner.Invoke(ctx, m, in, p)
+}
+
+// TestOnDemandCancel: cancel_job during a run stops it at the next checkpoint.
+func TestOnDemandCancel(t *testing.T) {
+	od := &service.OnDemand{Concurrency: 2, Chunk: 10}
+	svc, bus := onDemandSuite(t, &sim.RuntimeSim{}, od)
+	ctx := context.Background()
+	j, err := svc.Submit(ctx, service.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &cancelAt{inner: od.Model, svc: svc, id: &j.ID, n: 5}
+	od.Model = ca
+	if err := svc.RunOnDemand(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := svc.Store.GetJob(ctx, j.ID)
+	if end.Status != job.StatusCancelled || ca.calls.Load() > 10 || bus.count(config.DetailJobCompleted) != 1 {
+		t.Fatalf("after cancel: %s, %d calls made, %d completions", end.Status, ca.calls.Load(), bus.count(config.DetailJobCompleted))
+	}
+}
