@@ -49,6 +49,17 @@ func sageMakerEnvCount(s Settings, fn string) int {
 	return n
 }
 
+// named keeps the resources whose logical id starts with prefix (other features add topics too).
+func named(rs map[string]obj, prefix string) map[string]obj {
+	out := map[string]obj{}
+	for id, r := range rs {
+		if strings.HasPrefix(id, prefix) {
+			out[id] = r
+		}
+	}
+	return out
+}
+
 func TestSageMakerTopics(t *testing.T) {
 	for _, sx := range []*synthesized{&fx.main, &fx.alt} {
 		tpl := sx.json
@@ -57,7 +68,7 @@ func TestSageMakerTopics(t *testing.T) {
 			if props(key)["EnableKeyRotation"] != true {
 				t.Error("topic key rotation off")
 			}
-			topics := resources(tpl, "AWS::SNS::Topic")
+			topics := named(resources(tpl, "AWS::SNS::Topic"), "SageMaker")
 			if len(topics) != 2 {
 				t.Fatalf("%d topics, want success and error", len(topics))
 			}
@@ -67,7 +78,7 @@ func TestSageMakerTopics(t *testing.T) {
 				}
 			}
 			// SSL only: each topic's policy denies aws:SecureTransport=false.
-			pols := resources(tpl, "AWS::SNS::TopicPolicy")
+			pols := named(resources(tpl, "AWS::SNS::TopicPolicy"), "SageMaker")
 			if len(pols) != 2 {
 				t.Fatalf("%d topic policies", len(pols))
 			}
@@ -79,7 +90,7 @@ func TestSageMakerTopics(t *testing.T) {
 			}
 			fnID, _ := oneResource(t, tpl, "AWS::Lambda::Function", "SageMakerEventsFunction")
 			dlqID, _ := oneResource(t, tpl, "AWS::SQS::Queue", "SageMakerEventsDLQ")
-			subs := resources(tpl, "AWS::SNS::Subscription")
+			subs := named(resources(tpl, "AWS::SNS::Subscription"), "SageMaker")
 			if len(subs) != 2 {
 				t.Fatalf("%d subscriptions, want one per topic", len(subs))
 			}
