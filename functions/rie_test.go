@@ -43,7 +43,7 @@ import (
 )
 
 // functions are the Lambdas under functions/, as the Makefile's FUNCTIONS lists them.
-var functions = []string{"mcp", "bedrock-events", "ingest", "sagemaker-events", "nightly-report", "ondemand"}
+var functions = []string{"mcp", "bedrock-events", "ingest", "sagemaker-events", "nightly-report", "ondemand", "reconciler"}
 
 // maxBootstrapBytes bounds a stripped bootstrap: a jump in size usually means a
 // heavy dependency slipped into a Lambda (and costs cold-start time).
@@ -59,7 +59,7 @@ var bootstrapLimits = map[string]int64{"mcp": 16_000_000, "nightly-report": 32_0
 
 // timeouts are the function timeouts infra/functions.go gives each Lambda, in
 // seconds: the handlers plan with the deadline (ingest keeps 30 s back).
-var timeouts = map[string]string{"mcp": "60", "bedrock-events": "30", "ingest": "900", "sagemaker-events": "60", "nightly-report": "900", "ondemand": "900"}
+var timeouts = map[string]string{"mcp": "60", "bedrock-events": "30", "ingest": "900", "sagemaker-events": "60", "nightly-report": "900", "ondemand": "900", "reconciler": "300"}
 
 // wantTools are the five tools shared/mcpserver registers.
 var wantTools = []string{"submit_batch", "get_job", "get_job_results", "cancel_job", "list_jobs"}

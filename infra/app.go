@@ -41,7 +41,7 @@ const (
 )
 
 // FunctionNames lists every function whose bootstrap the stack packages.
-var FunctionNames = []string{FnMCP, FnBedrockEvents, FnIngest, FnSageMakerEvents, FnNightlyReport, FnOnDemand}
+var FunctionNames = []string{FnMCP, FnBedrockEvents, FnIngest, FnSageMakerEvents, FnNightlyReport, FnOnDemand, FnReconciler}
 
 // featureFlags are the CDK feature flags the stack relies on. They live in code rather
 // than only in cdk.json so tests (which never read cdk.json) synthesize what `cdk deploy` does.

@@ -31,6 +31,8 @@ type Stack struct {
 	// Tokens holds the hashed API keys in token auth mode (nil in iam mode).
 	Tokens  *TokenKeys
 	Reports *Reports
+	// Reconciler is the schedule, the Anthropic key secret and their alarms (reconciler.go).
+	Reconciler *Reconciler
 }
 
 // NewStack validates the settings and the function assets, then builds the stack.
@@ -71,8 +73,17 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 		return nil, err
 	}
 	st.Reports = NewReports(stack, "Reports", &ReportsProps{Settings: s, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Pipelines: pipelines})
+	rs, err := ReconcilerSettingsFromContext(scope.Node())
+	if err != nil {
+		return nil, err
+	}
+	st.Reconciler = NewReconciler(stack, "Reconciler", &ReconcilerProps{
+		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions,
+	})
 	st.addOutputs()
 	st.addNagSuppressions()
+	st.Reconciler.addNagSuppressions()
+	st.output("AnthropicKeySecretArn", "Secret to put the Anthropic API key in (aws secretsmanager put-secret-value)", st.Reconciler.Secret.SecretArn())
 	return st, nil
 }
 

@@ -664,8 +664,8 @@ func TestFunctions(t *testing.T) {
 						t.Errorf("env %s = %v, want %s", name, v, want)
 					}
 				}
-				if len(env) != 7+sageMakerEnvCount(s, f.asset) {
-					t.Errorf("env has %d variables, want 7: %v", len(env), env)
+				if want := 7 + sageMakerEnvCount(s, f.asset) + extraEnv[f.asset]; len(env) != want {
+					t.Errorf("env has %d variables, want %d: %v", len(env), want, env)
 				}
 				refs := map[string]string{
 					config.EnvTable: "DataTable", config.EnvBucket: "DataBucket",
@@ -855,6 +855,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"bedrock:ListModelInvocationJobs":  {"*"},
 		"iam:PassRole":                     {"<" + bedrockRole + ".Arn>"},
 		"events:PutEvents":                 {bus},
+		"secretsmanager:GetSecretValue":    {anthropicSecret(t, tpl)},
 	}
 	tableGrants(mcp)
 	sageMakerMCPGrants(mcp, objects)
@@ -867,8 +868,10 @@ func TestLeastPrivilege(t *testing.T) {
 		"events:PutEvents":        {bus},
 		"s3:GetObject":            sorted(bucket+"/input/*/ids.txt", objects("output/")),
 		"s3:ListBucket":           {bucket},
-		"s3:PutObject":            {objects("results/")},
-		"s3:AbortMultipartUpload": {objects("results/")},
+		"s3:PutObject":            sorted(objects("output/"), objects("results/")),
+		"s3:AbortMultipartUpload": sorted(objects("output/"), objects("results/")),
+		// Anthropic results are streamed into output/ before they are ingested.
+		"secretsmanager:GetSecretValue": {anthropicSecret(t, tpl)},
 	}
 	tableGrants(ingest)
 

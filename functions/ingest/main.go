@@ -17,6 +17,10 @@ func main() {
 		app.Logger().Error("init", "error", err)
 		os.Exit(1)
 	}
+	if err := app.WithAnthropic(context.Background(), a); err != nil {
+		app.Logger().Error("init", "error", err)
+		os.Exit(1)
+	}
 	h := &handler.Ingest{Svc: a.Service, Log: a.Log}
 	lambda.Start(h.Handle)
 }

@@ -20,6 +20,10 @@ func main() {
 		app.Logger().Error("init", "error", err)
 		os.Exit(1)
 	}
+	if err := app.WithAnthropic(context.Background(), a); err != nil {
+		app.Logger().Error("init", "error", err)
+		os.Exit(1)
+	}
 	owner, err := auth.OwnerFromEnv(ctx)
 	if err != nil {
 		a.Log.Error("init auth", "error", err)

@@ -26,15 +26,17 @@ func main() {
 	step := flag.Duration("sim-step", 2*time.Second, "simulated time between two Bedrock job statuses")
 	failEvery := flag.Int("sim-fail-every", 10, "the simulator fails every Nth record (0: none)")
 	auth := flag.String("auth", "token", "token: bearer API key (printed, and kept in <dir>/dev-token); none: no auth, every caller is local-dev")
+	reconcileEvery := flag.Duration("reconcile-every", 10*time.Second, "time between two reconciler runs (Anthropic polling, lost events, quota queue)")
 	flag.Parse()
 	log := app.Logger()
-	if err := run(*addr, *dir, *step, *failEvery, *auth); err != nil {
+	if err := run(*addr, *dir, *step, *failEvery, *auth, *reconcileEvery); err != nil {
 		log.Error("make dev", "error", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, dir string, step time.Duration, failEvery int, auth string) error {
+// run serves make dev; reconcileEvery is its reconciler period (the stack schedules every 5 minutes).
+func run(addr, dir string, step time.Duration, failEvery int, auth string, reconcileEvery time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := app.Logger()
@@ -59,6 +61,7 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string) error
 		return err
 	}
 	defer l.Close()
+	go l.RunReconciler(ctx, reconcileEvery)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
@@ -68,7 +71,8 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string) error
 	fmt.Fprintf(os.Stderr, "mcpbatch dev: MCP server at http://%s/mcp\n"+
 		"  events replay: POST http://%s/local/events\n"+
 		"  Bedrock batch: SIMULATED (test double at %s; outputs are marked [simulated]; every %dth record fails)\n"+
-		"  state: %s/\n%s", ln.Addr(), ln.Addr(), l.SimURL, failEvery, dir, banner)
+		"  Anthropic Message Batches: SIMULATED (test double at %s)\n"+
+		"  state: %s/\n%s", ln.Addr(), ln.Addr(), l.SimURL, failEvery, l.AnthropicURL, dir, banner)
 	fmt.Fprintf(os.Stderr, "  Bedrock runtime (on-demand runs): SIMULATED (test double at %s)\n"+
 		"  report pipelines: %d (run_pipeline starts one; notifications go to %s/notifications.jsonl)\n",
 		l.Reports.RuntimeURL, len(l.Reports.Runner.Config.Pipelines), dir)

@@ -10,6 +10,7 @@ import (
 const (
 	ProviderBedrock   = "bedrock"
 	ProviderSageMaker = "sagemaker"
+	ProviderAnthropic = "anthropic"
 )
 
 // Job is one unit of work a user submitted. One job may fan out to several
@@ -82,6 +83,9 @@ type Part struct {
 	InputURI       string `json:"inputUri"`
 	OutputURI      string `json:"outputUri"`
 	Message        string `json:"message,omitempty"`
+	// CancelRequested records a cancel_job, for providers (Anthropic) whose end
+	// state does not say whether the batch was cancelled.
+	CancelRequested bool `json:"cancelRequested,omitempty"`
 }
 
 // Checkpoint is the ingest position: every line before Offset of part Part has been

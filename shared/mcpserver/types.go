@@ -34,6 +34,7 @@ type SubmitIn struct {
 	Name          string   `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
 	TTLDays       int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
 	Mode          string   `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
+	Provider      string   `json:"provider,omitempty" jsonschema:"bedrock (default) or anthropic (Anthropic Message Batches: 1..100,000 requests or 256 MB per batch, more is split); chosen by model when only one provider allows it"`
 }
 
 // JobHandle is what submit_batch returns.

@@ -204,7 +204,10 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 		if p.Status != job.StatusIngesting || p.Ref == "" {
 			continue
 		}
-		outs, _ := s.Bedrock.OutputFiles(p)
+		if err := s.fetchResults(ctx, j, p); err != nil {
+			return err
+		}
+		outs, _ := s.provider(j.Provider).OutputFiles(p)
 		for _, f := range outs {
 			files = append(files, ingest.File{Part: p.Index, URI: f})
 		}
@@ -263,7 +266,7 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 
 func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.File, missingOK map[int]bool, known func(string) bool) (ingest.Result, error) {
 	for {
-		res, err := s.Ingester.Ingest(ctx, j, files, s.Bedrock.ParseOutputLine, known)
+		res, err := s.Ingester.Ingest(ctx, j, files, s.provider(j.Provider).ParseOutputLine, known)
 		if err == nil {
 			return res, nil
 		}

@@ -90,6 +90,14 @@ func (o *OnDemand) backoff(attempt int) time.Duration {
 // resolveMode settles req.Mode to batch or on_demand (auto: batch when the provider allows it).
 func (s *Service) resolveMode(req *SubmitRequest) error {
 	n := len(req.Records)
+	if req.Provider == job.ProviderAnthropic {
+		// Anthropic batches have no minimum size, so there is nothing to run on demand.
+		if req.Mode == job.ModeOnDemand {
+			return job.Fieldf("mode", "on_demand runs Bedrock models only; Anthropic jobs run as Message Batches (omit mode)")
+		}
+		req.Mode = job.ModeBatch
+		return nil
+	}
 	switch req.Mode {
 	case "", job.ModeAuto:
 		req.Mode = job.ModeBatch

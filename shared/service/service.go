@@ -50,6 +50,21 @@ type Service struct {
 	TimeoutHours int
 	// OnDemand runs small jobs through the runtime API (nil: batch only).
 	OnDemand *OnDemand
+
+	// Providers are the batch providers other than Bedrock, keyed by job.Provider*
+	// (Bedrock stays in its own field; see provider()).
+	Providers map[string]BatchProvider
+	// AnthropicModels are the allowed Anthropic model ids (provider "anthropic").
+	AnthropicModels []string
+	// Quota is the per-model limit of submitted + in-progress Bedrock jobs; models
+	// not listed get DefaultQuota (0: job.DefaultBedrockQuota).
+	Quota        map[string]int
+	DefaultQuota int
+	// StaleAfter is how long a Bedrock job may go without a state event before
+	// the reconciler asks Bedrock (0: DefaultStaleAfter).
+	StaleAfter time.Duration
+	// ReconcileLimit bounds the jobs one reconciler run looks at per provider (0: DefaultReconcileLimit).
+	ReconcileLimit int
 }
 
 func (s *Service) now() time.Time {
@@ -203,7 +218,7 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 		if p.Ref == "" || p.Status.Rank() >= job.StatusCancelling.Rank() {
 			continue
 		}
-		if err := s.Bedrock.Stop(ctx, p.Ref); err != nil {
+		if err := s.provider(j.Provider).Stop(ctx, p.Ref); err != nil {
 			return nil, fmt.Errorf("stop provider job %s: %w", p.Name, err)
 		}
 	}
@@ -219,6 +234,7 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 				changed = true
 			case job.CanMove(p.Status, job.StatusCancelling):
 				p.Status = job.StatusCancelling
+				p.CancelRequested = true
 				changed = true
 			}
 		}
@@ -280,6 +296,12 @@ func finalOf(parts []job.Part) job.Status {
 			f = job.StatusCancelled
 		case job.BedrockExpired:
 			f = job.StatusExpired
+		case job.AnthropicEnded:
+			// An ended batch's records say what happened; only a cancel changes the job's word.
+			f = job.StatusCompleted
+			if p.CancelRequested {
+				f = job.StatusCancelled
+			}
 		default:
 			if p.Status == job.StatusCancelled {
 				f = job.StatusCancelled

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
@@ -29,6 +28,8 @@ type SubmitRequest struct {
 	ID string
 	// Pipeline tags a job a report pipeline submits.
 	Pipeline *job.PipelineRun
+	// Provider is job.ProviderBedrock or job.ProviderAnthropic; empty picks it by model.
+	Provider string
 }
 
 // ErrQuotaFull is returned by a provider when its concurrent-job quota is used up.
@@ -55,8 +56,14 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	}
 	n := len(req.Records)
 	parts := splitParts(n, s.maxPerPart())
+	if req.Provider == job.ProviderAnthropic {
+		var err error
+		if parts, err = s.anthropicParts(req); err != nil {
+			return nil, err
+		}
+	}
 	j := &job.Job{
-		ID: id, Owner: req.Owner, Name: req.Name, Provider: job.ProviderBedrock, Model: req.Model,
+		ID: id, Owner: req.Owner, Name: req.Name, Provider: req.Provider, Model: req.Model,
 		Status: job.StatusQueued, RecordCount: n, Shards: job.ShardsFor(n), TTLDays: req.TTLDays,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI:  blob.Join(s.Bucket, "input", id),
@@ -86,61 +93,85 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		}
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
-	return s.startParts(ctx, id)
+	room, err := s.roomAtSubmit(ctx, j)
+	if err != nil {
+		return nil, err
+	}
+	j, _, err = s.startParts(ctx, id, room)
+	return j, err
 }
 
-// startParts submits every queued part. A full provider quota leaves the part
-// queued; any other provider error fails the job with the provider's message.
-func (s *Service) startParts(ctx context.Context, id string) (*job.Job, error) {
+// startParts submits up to room queued parts (room < 0: all). A full provider
+// quota leaves a part queued for the reconciler; any other provider error fails
+// the job with the provider's message.
+func (s *Service) startParts(ctx context.Context, id string, room int) (*job.Job, int, error) {
 	j, err := s.Store.GetJob(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("reload job %s: %w", id, err)
+		return nil, 0, fmt.Errorf("reload job %s: %w", id, err)
 	}
+	started := 0
 	for _, p := range j.Parts {
 		if p.Status != job.StatusQueued {
 			continue
 		}
-		ref, err := s.Bedrock.Submit(ctx, BatchSubmit{
+		if room >= 0 && started >= room {
+			j, err = s.markWaiting(ctx, id, p.Index)
+			if err != nil {
+				return nil, started, err
+			}
+			continue
+		}
+		ref, err := s.provider(j.Provider).Submit(ctx, BatchSubmit{
 			Name: p.Name, ClientToken: p.Name, Model: j.Model, InputURI: p.InputURI, OutputURI: p.OutputURI,
 			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": ownerTag(j.Owner)},
 		})
 		now := s.now()
 		idx := p.Index
+		if busy(err) {
+			// The provider cannot take it now: stay queued; the reconciler retries.
+			s.log().InfoContext(ctx, "provider busy; part stays queued", "job_id", id, "part", idx, "error", err)
+			if j, err = s.markWaiting(ctx, id, idx); err != nil {
+				return nil, started, err
+			}
+			room = started // no more tries this time: the quota is full
+			continue
+		}
+		if err == nil {
+			started++
+		}
 		j, err = s.updatePart(ctx, id, idx, func(part *job.Part) {
 			if err != nil {
 				part.Status = job.StatusFailed
-				part.ProviderStatus = job.BedrockFailed
-				part.Message = submitFailure(err)
+				part.ProviderStatus = "SubmitFailed"
+				part.Message = submitFailure(j.Provider, err)
 				return
 			}
 			part.Ref = ref
 			if job.CanMove(part.Status, job.StatusSubmitted) {
 				part.Status = job.StatusSubmitted
-				part.ProviderStatus = job.BedrockSubmitted
+				part.ProviderStatus = submittedWord(j.Provider)
 			}
 		}, now)
 		if err != nil {
-			return nil, err
+			return nil, started, err
 		}
 		if j.SubmittedAt.IsZero() && ref != "" {
-			j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error { j.SubmittedAt = now; return nil })
+			j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error { j.SubmittedAt = now; j.LastEventAt = now; return nil })
 			if err != nil {
-				return nil, fmt.Errorf("stamp submit of %s: %w", id, err)
+				return nil, started, fmt.Errorf("stamp submit of %s: %w", id, err)
 			}
 		}
 	}
 	if j.Status == job.StatusFailed {
 		s.publishCompleted(ctx, j)
 	}
-	return j, nil
+	return j, started, nil
 }
 
-// submitFailure says why a provider refused a job, and what to do about it.
-func submitFailure(err error) string {
-	if errors.Is(err, ErrQuotaFull) {
-		// Without a queue, waiting in "queued" would hang forever; fail clearly instead.
-		return "Bedrock's quota of concurrent batch jobs for this model is full (default 20 submitted + in progress); " +
-			"wait for running jobs to finish or cancel some, then submit again"
+// submitFailure says why a provider refused a job.
+func submitFailure(provider string, err error) string {
+	if provider == job.ProviderAnthropic {
+		return "Anthropic refused the batch: " + err.Error()
 	}
 	return "Bedrock refused the job: " + err.Error()
 }
@@ -183,7 +214,7 @@ func (s *Service) writeInput(ctx context.Context, uri string, req SubmitRequest,
 	go func() {
 		w := bufio.NewWriterSize(pw, 256<<10)
 		for i := from; i < to; i++ {
-			line, err := s.Bedrock.EncodeRecord(i, req.Model, req.Records[i], req.Params)
+			line, err := s.provider(req.Provider).EncodeRecord(i, req.Model, req.Records[i], req.Params)
 			if err != nil {
 				pw.CloseWithError(err)
 				return
@@ -236,11 +267,8 @@ func (s *Service) validate(req *SubmitRequest) error {
 // validateParams checks and defaults everything but the records (also used by
 // submits whose records are in a file).
 func (s *Service) validateParams(req *SubmitRequest) error {
-	if req.Model == "" {
-		return job.Fieldf("model", "required; allowed models: %v", s.Models)
-	}
-	if !slices.Contains(s.Models, req.Model) {
-		return &ModelError{Model: req.Model, Allowed: s.Models}
+	if err := s.pickProvider(req); err != nil {
+		return err
 	}
 	if err := s.resolveMode(req); err != nil {
 		return err
@@ -270,7 +298,8 @@ func (s *Service) validateRecords(req *SubmitRequest) error {
 	n := len(req.Records)
 	switch {
 	case n == 0:
-		return job.Fieldf("records", "empty; a Bedrock batch needs at least %d records", s.minRecords())
+		return job.Fieldf("records", "empty; give at least %d records", s.minRecordsOf(req.Provider))
+	case req.Provider == job.ProviderAnthropic:
 	case n < s.minRecords() && req.Mode != job.ModeOnDemand:
 		return job.Fieldf("records", "%d records is under Bedrock batch inference's minimum of %d per job; add records, or call the model on demand for small sets", n, s.minRecords())
 	}

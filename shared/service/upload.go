@@ -104,6 +104,13 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if err := s.validateParams(&req.SubmitRequest); err != nil {
 		return nil, err
 	}
+	// File inputs are encoded for Bedrock batch; the other paths take inline records.
+	if req.Provider != job.ProviderBedrock {
+		return nil, job.Fieldf(field, "file inputs run on Bedrock models only; pass records inline for provider %s", req.Provider)
+	}
+	if req.Mode == job.ModeOnDemand {
+		return nil, job.Fieldf("mode", "on_demand takes inline records (up to %d); file inputs run as Bedrock batch jobs", job.MaxOnDemandRecords)
+	}
 	scan, err := s.scanFile(ctx, field, uri, req.SubmitRequest)
 	if err != nil {
 		return nil, err
@@ -133,7 +140,12 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
-	return s.startParts(ctx, id)
+	room, err := s.roomAtSubmit(ctx, j)
+	if err != nil {
+		return nil, err
+	}
+	j, _, err = s.startParts(ctx, id, room)
+	return j, err
 }
 
 // resolveInput turns input_upload_id or input_uri into an object URI the owner may read.

@@ -65,6 +65,9 @@ type Suite struct {
 
 	// SageMaker is the SageMaker runtime simulator behind the SageMaker tools.
 	SageMaker *SageMakerLocal
+	// Anthropic is the Message Batches simulator (see anthropic.go).
+	Anthropic    *sim.AnthropicSim
+	AnthropicURL string
 }
 
 // Bucket is the bucket URI local jobs live under (a folder of Dir).
@@ -113,6 +116,9 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		Models:    config.DefaultBedrockModels,
 	}
 	l.Service.Ingester = &ingest.Ingester{Blobs: blobs, Records: st, Checkpoints: l.Service, ResultsPrefix: Bucket + "/results", Log: o.Log}
+	if err := l.startAnthropic(o, blobs); err != nil {
+		return nil, err
+	}
 	l.Router = &handler.Router{
 		Bedrock: &handler.BedrockEvents{Svc: l.Service, Log: o.Log},
 		Ingest:  &handler.Ingest{Svc: l.Service, Log: o.Log},
@@ -163,7 +169,7 @@ func (l *Suite) postEvent(w http.ResponseWriter, r *http.Request) {
 
 // Close stops the simulator, drains the bus and closes the store.
 func (l *Suite) Close() error {
-	err := errors.Join(l.Sim.Close(), l.closeSageMaker())
+	err := errors.Join(l.Sim.Close(), l.closeSageMaker(), l.closeAnthropic())
 	if l.Reports != nil {
 		err = errors.Join(err, l.Reports.Runtime.Close())
 	}

@@ -533,23 +533,67 @@ func BenchmarkSubmit10k(b *testing.B) {
 	}
 }
 
-func TestQuotaFullIsAClearError(t *testing.T) {
+// With the reconciler, a full Bedrock quota queues the job instead of failing
+// it: with quota 2 and 5 jobs, 3 wait as queued and all 5 start and complete in
+// the order they came.
+func TestQuotaQueuesAndDrainsInOrder(t *testing.T) {
 	s := newSuite(t)
-	s.l.Sim.MaxJobsPerModel = 1
+	s.l.Sim.MaxJobsPerModel = 2
+	s.l.Service.DefaultQuota = 2
 	cs := s.client("alice")
-	first := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(100)})
-	msg := toolErr(t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(100)})
-	for _, w := range []string{"quota", "submit again"} {
-		if !strings.Contains(msg, w) {
-			t.Errorf("error %q does not mention %q", msg, w)
+	var ids []string
+	for range 5 {
+		h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(100)})
+		ids = append(ids, h.JobID)
+	}
+	statuses := func() []string {
+		var out []string
+		for _, id := range ids {
+			out = append(out, call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": id}).Status)
+		}
+		return out
+	}
+	if got, want := strings.Join(statuses(), ","), "submitted,submitted,queued,queued,queued"; got != want {
+		t.Fatalf("statuses after submit = %s, want %s", got, want)
+	}
+	if j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": ids[2]}); j.ProviderStatus != "WaitingForQuota" || j.Error != "" {
+		t.Errorf("queued job = %+v, want provider_status WaitingForQuota and no error", j)
+	}
+	// The Bedrock quota is the simulator's too: nothing may exceed it at any point.
+	var started []string
+	for round := 0; round < 10; round++ {
+		s.settle()
+		rep, err := s.l.Service.Reconcile(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Submitted > 2 {
+			t.Fatalf("round %d submitted %d jobs with a quota of 2", round, rep.Submitted)
+		}
+		s.l.Bus.Wait()
+		done := 0
+		for _, st := range statuses() {
+			if st == "completed" || st == "partially_completed" {
+				done++
+			}
+		}
+		if done == 5 {
+			break
 		}
 	}
-	// The refused job is on record as failed; the first one is untouched.
-	list := call[mcpserver.ListOut](t, cs, "list_jobs", map[string]any{"status": "failed"})
-	if len(list.Jobs) != 1 || list.Jobs[0].Error == "" {
-		t.Fatalf("failed jobs = %+v", list.Jobs)
+	for _, id := range ids {
+		j, err := s.l.Service.Get(context.Background(), "alice", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !j.Status.Terminal() || j.Succeeded+j.Failed != 100 {
+			t.Fatalf("job %s = %s with %d+%d records, want all 100 ingested", id, j.Status, j.Succeeded, j.Failed)
+		}
+		started = append(started, j.SubmittedAt.Format(time.RFC3339Nano))
 	}
-	if j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": first.JobID}); j.Status != "submitted" {
-		t.Errorf("first job = %+v", j)
+	for i := 1; i < len(started); i++ {
+		if started[i] < started[i-1] {
+			t.Errorf("job %d started at %s before job %d at %s: queue order broken", i+1, started[i], i, started[i-1])
+		}
 	}
 }

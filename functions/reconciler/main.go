@@ -1,0 +1,28 @@
+// Command reconciler runs on a schedule: it polls Anthropic batches in flight,
+// recovers Bedrock jobs whose state event was lost, and submits queued jobs
+// when the model's quota has room.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/handler"
+)
+
+func main() {
+	a, err := app.FromEnv(context.Background())
+	if err != nil {
+		app.Logger().Error("init", "error", err)
+		os.Exit(1)
+	}
+	if err := app.WithAnthropic(context.Background(), a); err != nil {
+		app.Logger().Error("init", "error", err)
+		os.Exit(1)
+	}
+	h := &handler.Reconciler{Svc: a.Service, Log: a.Log}
+	lambda.Start(h.Handle)
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/mcpbatch/mcpbatch/shared/config"
+)
+
+// Context keys of the reconciler and the Anthropic provider.
+const (
+	CtxReconcileMinutes = "reconcileMinutes"
+	CtxBedrockQuota     = "bedrockQuota"
+	CtxStaleMinutes     = "staleMinutes"
+
+	FnReconciler = "reconciler"
+
+	DefaultReconcileMinutes = 5
+	DefaultStaleMinutes     = 15
+)
+
+// ReconcilerSettings are the reconciler's knobs, read from context.
+type ReconcilerSettings struct {
+	EveryMinutes int // schedule, 1..60
+	BedrockQuota int // per-model submitted + in-progress Bedrock jobs, 1..1000
+	StaleMinutes int // a Bedrock job without an event this long is polled, 1..1440
+}
+
+// ReconcilerSettingsFromContext reads and checks the reconciler's context keys.
+func ReconcilerSettingsFromContext(node constructs.Node) (ReconcilerSettings, error) {
+	s := ReconcilerSettings{EveryMinutes: DefaultReconcileMinutes, BedrockQuota: 20, StaleMinutes: DefaultStaleMinutes}
+	for _, k := range []struct {
+		key      string
+		dst      *int
+		min, max int
+	}{
+		{CtxReconcileMinutes, &s.EveryMinutes, 1, 60},
+		{CtxBedrockQuota, &s.BedrockQuota, 1, 1000},
+		{CtxStaleMinutes, &s.StaleMinutes, 1, 1440},
+	} {
+		var n int
+		switch v := node.TryGetContext(jsii.String(k.key)).(type) {
+		case nil:
+			continue
+		case float64:
+			n = int(v)
+			if float64(n) != v {
+				n = -1
+			}
+		case string:
+			var err error
+			if n, err = strconv.Atoi(v); err != nil {
+				n = -1
+			}
+		default:
+			n = -1
+		}
+		if n < k.min || n > k.max {
+			return s, fmt.Errorf("context %s: want a whole number %d..%d, got %v", k.key, k.min, k.max, node.TryGetContext(jsii.String(k.key)))
+		}
+		*k.dst = n
+	}
+	return s, nil
+}
+
+// ReconcilerProps connect the reconciler to the rest of the stack.
+type ReconcilerProps struct {
+	Settings   Settings
+	Reconciler ReconcilerSettings
+	Data       *Data
+	Bedrock    *BedrockRole
+	Bus        awsevents.EventBus
+	Functions  *Functions
+}
+
+// Reconciler is the scheduled backstop (Anthropic polling, lost Bedrock events,
+// the quota queue), the Anthropic API key secret and the alarm on its errors.
+type Reconciler struct {
+	Scope    constructs.Construct
+	Function *GoFunction
+	Secret   awssecretsmanager.Secret
+	Schedule awsevents.Rule
+	Alarm    awscloudwatch.Alarm
+	DLQAlarm awscloudwatch.Alarm
+}
+
+// NewReconciler creates the reconciler function on its schedule, the Anthropic
+// key secret and their permissions, and hands the secret to the functions that
+// call Anthropic (mcp submits, ingest streams results).
+func NewReconciler(scope constructs.Construct, id string, p *ReconcilerProps) *Reconciler {
+	c := constructs.NewConstruct(scope, jsii.String(id))
+	s := p.Settings
+	r := &Reconciler{Scope: c}
+
+	// The key is created empty-ish (a random placeholder) and set by the operator:
+	//   aws secretsmanager put-secret-value --secret-id <AnthropicKeySecretArn> --secret-string sk-ant-...
+	r.Secret = awssecretsmanager.NewSecret(c, jsii.String("AnthropicApiKey"), &awssecretsmanager.SecretProps{
+		Description: jsii.String("mcpbatch Anthropic API key (put the key with put-secret-value; never logged)"),
+	})
+
+	env := map[string]*string{
+		config.EnvTable:              p.Data.Table.TableName(),
+		config.EnvBucket:             p.Data.Bucket.BucketName(),
+		config.EnvBus:                p.Bus.EventBusName(),
+		config.EnvBedrockRoleARN:     p.Bedrock.Role.RoleArn(),
+		config.EnvJobPrefix:          jsii.String(s.JobPrefix),
+		config.EnvBedrockModels:      jsii.String(joinModels(s.BedrockModels)),
+		config.EnvLogLevel:           jsii.String(s.LogLevel),
+		config.EnvAnthropicSecretARN: r.Secret.SecretArn(),
+		config.EnvBedrockQuota:       jsii.String(strconv.Itoa(p.Reconciler.BedrockQuota)),
+		config.EnvStaleMinutes:       jsii.String(strconv.Itoa(p.Reconciler.StaleMinutes)),
+	}
+	r.Function = NewGoFunction(c, "Reconciler", &GoFunctionProps{
+		Name:        FnReconciler,
+		Description: "mcpbatch reconciler: Anthropic batches, lost Bedrock events, quota queue",
+		AssetDir:    s.AssetDir, Env: env, LogLevel: s.LogLevel,
+		// Bounded work per run (1,000 jobs per provider); a run must end before the next one starts.
+		Timeout:  awscdk.Duration_Minutes(jsii.Number(float64(min(p.Reconciler.EveryMinutes, 5)))),
+		MemoryMB: 512,
+		Async:    true,
+	})
+	// The other Anthropic callers learn where the key is and which quota applies.
+	for _, g := range []*GoFunction{p.Functions.MCP, p.Functions.Ingest} {
+		g.Function.AddEnvironment(jsii.String(config.EnvAnthropicSecretARN), r.Secret.SecretArn(), nil)
+	}
+	p.Functions.MCP.Function.AddEnvironment(jsii.String(config.EnvBedrockQuota), jsii.String(strconv.Itoa(p.Reconciler.BedrockQuota)), nil)
+
+	r.Schedule = awsevents.NewRule(c, jsii.String("Schedule"), &awsevents.RuleProps{
+		Description: jsii.String(fmt.Sprintf("every %d minutes -> reconciler", p.Reconciler.EveryMinutes)),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(float64(p.Reconciler.EveryMinutes)))),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(r.Function.Function, &awseventstargets.LambdaFunctionProps{
+			DeadLetterQueue: r.Function.DLQ,
+			// A missed run is replaced by the next one: no long retry chain.
+			RetryAttempts: jsii.Number(2),
+			MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(float64(p.Reconciler.EveryMinutes))),
+		})},
+	})
+
+	// A run returns an error when any job could not be reconciled: alarm on the first.
+	r.Alarm = awscloudwatch.NewAlarm(c, jsii.String("Errors"), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String("mcpbatch reconciler runs failed: jobs may hang (see the reconciler's logs)"),
+		Metric: r.Function.Function.MetricErrors(&awscloudwatch.MetricOptions{
+			Period: awscdk.Duration_Minutes(jsii.Number(float64(p.Reconciler.EveryMinutes))), Statistic: jsii.String("Sum"),
+		}),
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	r.DLQAlarm = awscloudwatch.NewAlarm(c, jsii.String("DlqNotEmpty"), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String("mcpbatch reconciler invocations gave up (dead-letter queue not empty)"),
+		Metric: r.Function.DLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+			Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum"),
+		}),
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	grantReconciler(r, p)
+	return r
+}
+
+func joinModels(m []string) string {
+	out := ""
+	for i, s := range m {
+		if i > 0 {
+			out += ","
+		}
+		out += s
+	}
+	return out
+}
+
+// grantReconciler: the reconciler polls and submits Bedrock jobs, reads request
+// files to submit Anthropic batches, moves job items and announces output; mcp
+// and ingest read the Anthropic key, and ingest stores streamed results under output/.
+func grantReconciler(r *Reconciler, p *ReconcilerProps) {
+	stack := awscdk.Stack_Of(r.Scope)
+	d := p.Data
+	jobs := []*string{JobArnPattern(stack)}
+	g := r.Function
+	g.Role.AddToPrincipalPolicy(allow("TableReadWrite", tableActions, []*string{d.Table.TableArn()}, nil))
+	g.Role.AddToPrincipalPolicy(allow("TableQueryIndexes", []string{"dynamodb:Query"}, d.TableIndexArns(), nil))
+	g.Role.AddToPrincipalPolicy(allow("PutProjectEvents", []string{"events:PutEvents"}, []*string{p.Bus.EventBusArn()}, nil))
+	g.Role.AddToPrincipalPolicy(allow("ReadInput", []string{"s3:GetObject"}, d.ObjectArns(PrefixInput), nil))
+	createOn := append(append([]*string{}, jobs...), p.Bedrock.ModelArns...)
+	g.Role.AddToPrincipalPolicy(allow("CreateBatchJobs", []string{"bedrock:CreateModelInvocationJob"}, createOn, nil))
+	g.Role.AddToPrincipalPolicy(allow("TagBatchJobs", []string{"bedrock:TagResource"}, jobs,
+		map[string]interface{}{"ForAllValues:StringLike": map[string]interface{}{"aws:TagKeys": jsii.Strings("mcpbatch:*")}}))
+	g.Role.AddToPrincipalPolicy(allow("GetBatchJobs", []string{"bedrock:GetModelInvocationJob"}, jobs, nil))
+	g.Role.AddToPrincipalPolicy(allow("PassBedrockRole", []string{"iam:PassRole"},
+		[]*string{p.Bedrock.Role.RoleArn()},
+		map[string]interface{}{"StringEquals": map[string]interface{}{"iam:PassedToService": bedrockPrincipal}}))
+
+	for _, fn := range []*GoFunction{g, p.Functions.MCP, p.Functions.Ingest} {
+		fn.Role.AddToPrincipalPolicy(allow("ReadAnthropicKey", []string{"secretsmanager:GetSecretValue"}, []*string{r.Secret.SecretArn()}, nil))
+	}
+	p.Functions.Ingest.Role.AddToPrincipalPolicy(allow("StoreAnthropicResults", []string{"s3:PutObject", "s3:AbortMultipartUpload"},
+		d.ObjectArns(PrefixOutput), nil))
+}
+
+// addReconcilerNagSuppressions records the reconciler's accepted findings.
+func (r *Reconciler) addNagSuppressions() {
+	suppressWildcards(r.Function.Role, wildObjects, wildJobs, wildModelRegions)
+	suppress(r.Function.DLQ, "AwsSolutions-SQS3",
+		"This queue is itself the dead-letter queue of the reconciler function (schedule target DLQ and "+
+			"Lambda onFailure destination); a DLQ of a DLQ adds nothing.")
+	suppress(r.Secret, "AwsSolutions-SMG4",
+		"The secret holds a third-party Anthropic API key that only the Anthropic console can issue; "+
+			"Secrets Manager cannot rotate it, the operator rotates it there and puts the new value.")
+}

@@ -1,0 +1,216 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+)
+
+// ObjectStore is what the Anthropic adapter needs of object storage.
+type ObjectStore interface {
+	Put(ctx context.Context, uri string, r io.Reader, contentType string) (int64, error)
+	Open(ctx context.Context, uri string, offset int64) (io.ReadCloser, error)
+}
+
+// AnthropicProvider adapts the Message Batches client to the service's
+// BatchProvider port. Requests are written to object storage at submit (one
+// JSONL line each) and streamed from there into the create call; results are
+// streamed back into object storage for ingest.
+type AnthropicProvider struct {
+	Client *anthropic.Client
+	Blobs  ObjectStore
+}
+
+var (
+	_ service.BatchProvider = (*AnthropicProvider)(nil)
+	_ service.ResultFetcher = (*AnthropicProvider)(nil)
+)
+
+// Submit creates one Message Batch from the part's request lines.
+func (a *AnthropicProvider) Submit(ctx context.Context, in service.BatchSubmit) (string, error) {
+	rc, err := a.Blobs.Open(ctx, in.InputURI, 0)
+	if err != nil {
+		return "", fmt.Errorf("open batch requests %s: %w", in.InputURI, err)
+	}
+	defer rc.Close()
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(wrapRequests(rc, pw)) }()
+	b, err := a.Client.Create(ctx, pr)
+	pr.CloseWithError(errors.New("create returned"))
+	if errors.Is(err, anthropic.ErrBusy) {
+		return "", errors.Join(service.ErrProviderBusy, err)
+	}
+	if err != nil {
+		return "", err
+	}
+	return b.ID, nil
+}
+
+// wrapRequests turns JSONL request lines into {"requests":[line,line,...]}.
+func wrapRequests(r io.Reader, w io.Writer) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), job.AnthropicMaxBytes)
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.WriteString(`{"requests":[`)
+	first := true
+	for sc.Scan() {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		bw.Write(sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read batch requests: %w", err)
+	}
+	bw.WriteString(`]}`)
+	return bw.Flush()
+}
+
+// Get reads a batch's processing_status.
+func (a *AnthropicProvider) Get(ctx context.Context, ref string) (service.BatchState, error) {
+	b, err := a.Client.Get(ctx, ref)
+	if err != nil {
+		return service.BatchState{}, err
+	}
+	return service.BatchState{Ref: b.ID, Status: b.ProcessingStatus}, nil
+}
+
+// Stop cancels a batch; results already done are kept.
+func (a *AnthropicProvider) Stop(ctx context.Context, ref string) error {
+	_, err := a.Client.Cancel(ctx, ref)
+	return err
+}
+
+// EncodeRecord renders one request line.
+func (a *AnthropicProvider) EncodeRecord(i int, model string, in job.Input, p job.Params) ([]byte, error) {
+	return anthropic.EncodeRecordAt(i, model, in, p)
+}
+
+// ParseOutputLine parses one results line.
+func (a *AnthropicProvider) ParseOutputLine(line []byte) (job.Record, error) {
+	return anthropic.ParseResultLine(line)
+}
+
+// OutputFiles is where FetchResults puts a part's results.
+func (a *AnthropicProvider) OutputFiles(p job.Part) ([]string, string) {
+	return []string{p.OutputURI + "results.jsonl"}, ""
+}
+
+// FetchResults streams an ended batch's results into object storage. The
+// object appears only when the whole stream was copied (blob writes are atomic).
+func (a *AnthropicProvider) FetchResults(ctx context.Context, p job.Part, uri string) error {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := a.Client.Results(ctx, p.Ref, pw)
+		pw.CloseWithError(err)
+	}()
+	_, err := a.Blobs.Put(ctx, uri, pr, "application/jsonl")
+	pr.CloseWithError(errors.New("put returned"))
+	return err
+}
+
+// NewAnthropicProvider builds the provider over the SDK with the API key and,
+// when baseURL is set, another endpoint (the simulator).
+func NewAnthropicProvider(apiKey, baseURL string, blobs ObjectStore) *AnthropicProvider {
+	opts := []option.RequestOption{option.WithAPIKey(apiKey)}
+	if baseURL != "" {
+		opts = append(opts, option.WithBaseURL(baseURL))
+	}
+	return &AnthropicProvider{Client: anthropic.New(opts...), Blobs: blobs}
+}
+
+// SecretReader is what anthropicKey needs of Secrets Manager.
+type SecretReader interface {
+	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, opts ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+}
+
+// anthropicKey reads the API key from Secrets Manager when the stack names a
+// secret, else from the environment. The key is never logged.
+func anthropicKey(ctx context.Context, sm SecretReader) (string, error) {
+	if arn := os.Getenv(config.EnvAnthropicSecretARN); arn != "" {
+		out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+		if err != nil {
+			return "", fmt.Errorf("read the Anthropic API key secret: %w", err)
+		}
+		return aws.ToString(out.SecretString), nil
+	}
+	return os.Getenv(config.EnvAnthropicAPIKey), nil
+}
+
+// WithAnthropic adds the Anthropic provider (when a key is configured) and the
+// reconciler's settings to a's service. Only the functions that call Anthropic
+// (mcp, ingest, reconciler) call it, so bedrock-events does not link the SDK.
+func WithAnthropic(ctx context.Context, a *AWS) error {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("load AWS config: %w", err)
+	}
+	return wireAnthropic(ctx, cfg, a.Service, a.S3, a.Log)
+}
+
+// wireAnthropic adds the Anthropic provider (when a key is configured) and the
+// reconciler's settings to svc.
+func wireAnthropic(ctx context.Context, cfg aws.Config, svc *service.Service, blobs ObjectStore, log *slog.Logger) error {
+	if err := reconcilerSettings(svc); err != nil {
+		return err
+	}
+	key, err := anthropicKey(ctx, secretsmanager.NewFromConfig(cfg))
+	if err != nil {
+		// Bedrock keeps working; Anthropic submits get a clear "not configured" error.
+		log.ErrorContext(ctx, "Anthropic provider disabled", "error", err)
+		return nil
+	}
+	if key == "" {
+		log.InfoContext(ctx, "no Anthropic API key configured; provider anthropic disabled")
+		return nil
+	}
+	svc.Providers = map[string]service.BatchProvider{
+		job.ProviderAnthropic: NewAnthropicProvider(key, os.Getenv(config.EnvAnthropicBaseURL), blobs),
+	}
+	svc.AnthropicModels = config.DefaultAnthropicModels
+	if m := config.List(os.Getenv(config.EnvAnthropicModels)); len(m) > 0 {
+		svc.AnthropicModels = m
+	}
+	return nil
+}
+
+// reconcilerSettings reads the quota and staleness settings from the environment.
+func reconcilerSettings(svc *service.Service) error {
+	if v := os.Getenv(config.EnvBedrockQuota); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s: %q is not a quota of at least 1", config.EnvBedrockQuota, v)
+		}
+		svc.DefaultQuota = n
+	}
+	q, err := config.Quotas(os.Getenv(config.EnvBedrockQuotas))
+	if err != nil {
+		return err
+	}
+	svc.Quota = q
+	stale, err := config.Minutes(config.EnvStaleMinutes)
+	if err != nil {
+		return err
+	}
+	svc.StaleAfter = stale
+	return nil
+}

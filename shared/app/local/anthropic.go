@@ -1,0 +1,63 @@
+package local
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/sim"
+)
+
+// simAPIKey is what the simulator and client share when ANTHROPIC_API_KEY is unset.
+const simAPIKey = "sk-ant-simulated-local"
+
+// startAnthropic starts the Message Batches simulator and registers the
+// Anthropic provider, reached by the official SDK over HTTP. The key comes from
+// ANTHROPIC_API_KEY when set, so the auth path is the deployed one; it is
+// never logged.
+func (l *Suite) startAnthropic(o Options, blobs *fsblob.Store) error {
+	key := os.Getenv(config.EnvAnthropicAPIKey)
+	if key == "" {
+		key = simAPIKey
+	}
+	l.Anthropic = &sim.AnthropicSim{APIKey: key, StepDelay: o.StepDelay, ErrorEvery: o.FailEvery, Log: o.Log}
+	var err error
+	if l.AnthropicURL, err = l.Anthropic.Listen("127.0.0.1:0"); err != nil {
+		return err
+	}
+	if l.Service.Providers == nil {
+		l.Service.Providers = map[string]service.BatchProvider{}
+	}
+	l.Service.Providers[job.ProviderAnthropic] = app.NewAnthropicProvider(key, l.AnthropicURL, blobs)
+	l.Service.AnthropicModels = config.DefaultAnthropicModels
+	return nil
+}
+
+func (l *Suite) closeAnthropic() error {
+	if l.Anthropic == nil {
+		return nil
+	}
+	return l.Anthropic.Close()
+}
+
+// RunReconciler runs the reconciler every interval until ctx ends, as the
+// deployed schedule does.
+func (l *Suite) RunReconciler(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := l.Service.Reconcile(ctx); err != nil {
+				l.log.Error("reconcile run", "error", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package anthropic_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
+	"github.com/mcpbatch/mcpbatch/shared/sim"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func temp(v float64) *float64 { return &v }
+
+func TestEncodeRecordGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		in   job.Input
+		p    job.Params
+	}{
+		{"prompt with cached job system", job.Input{ID: "a1", Prompt: "Summarise <doc> & more"}, job.Params{System: "You are terse.", MaxTokens: 200, Temperature: temp(0.2)}},
+		{"record system is not cached", job.Input{ID: "a2", Prompt: "hi", System: "Own system"}, job.Params{System: "Job system"}},
+		{"messages", job.Input{ID: "a3", Messages: json.RawMessage(`[{"role":"user","content":"q"},{"role":"assistant","content":"a"},{"role":"user","content":[{"type":"text","text":"q2"}]}]`)}, job.Params{}},
+		{"model_input gets the job model", job.Input{ID: "a4", ModelInput: json.RawMessage(`{"model":"other","messages":[{"role":"user","content":"x"}]}`)}, job.Params{MaxTokens: 50}},
+	}
+	var got bytes.Buffer
+	for i, tc := range cases {
+		line, err := anthropic.EncodeRecordAt(i, "claude-haiku-4-5", tc.in, tc.p)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !json.Valid(line) {
+			t.Fatalf("%s: invalid JSON %s", tc.name, line)
+		}
+		got.Write(line)
+		got.WriteByte('\n')
+	}
+	golden := filepath.Join("testdata", "encode.golden.jsonl")
+	if *update {
+		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("encoded lines differ from %s:\n%s", golden, got.String())
+	}
+}
+
+func TestEncodeRecordErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		in    job.Input
+		field string
+	}{
+		{"id too long", job.Input{ID: strings.Repeat("x", 65), Prompt: "p"}, "records[3].id"},
+		{"id with a dot", job.Input{ID: "a.b", Prompt: "p"}, "records[3].id"},
+		{"nothing to send", job.Input{ID: "a"}, "records[3].prompt"},
+		{"empty messages", job.Input{ID: "a", Messages: json.RawMessage(`[]`)}, "records[3].messages"},
+		{"bad role", job.Input{ID: "a", Messages: json.RawMessage(`[{"role":"system","content":"x"}]`)}, "records[3].messages[0].role"},
+		{"empty content", job.Input{ID: "a", Messages: json.RawMessage(`[{"role":"user","content":""}]`)}, "records[3].messages[0].content"},
+		{"model_input not an object", job.Input{ID: "a", ModelInput: json.RawMessage(`[1]`)}, "records[3].model_input"},
+		{"model_input without messages", job.Input{ID: "a", ModelInput: json.RawMessage(`{"max_tokens":5}`)}, "records[3].model_input.messages"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := anthropic.EncodeRecordAt(3, "claude-haiku-4-5", tc.in, job.Params{})
+			var fe *job.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("err = %v, want a FieldError on %s", err, tc.field)
+			}
+		})
+	}
+}
+
+func TestParseResultLine(t *testing.T) {
+	cases := []struct {
+		name    string
+		line    string
+		want    job.Record
+		wantErr string
+	}{
+		{"succeeded", `{"custom_id":"a","result":{"type":"succeeded","message":{"content":[{"type":"text","text":"he"},{"type":"tool_use"},{"type":"text","text":"llo"}],"stop_reason":"max_tokens","usage":{"input_tokens":10,"output_tokens":3,"cache_creation_input_tokens":5,"cache_read_input_tokens":2}}}}`,
+			job.Record{ID: "a", Status: job.RecordSucceeded, Output: "hello", StopReason: "max_tokens", InputTokens: 17, OutputTokens: 3}, ""},
+		{"errored keeps type and message", `{"custom_id":"b","result":{"type":"errored","error":{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"}}}}`,
+			job.Record{ID: "b", Status: job.RecordFailed, ErrorCode: "invalid_request_error", ErrorMessage: "max_tokens: too big"}, ""},
+		{"canceled", `{"custom_id":"c","result":{"type":"canceled"}}`,
+			job.Record{ID: "c", Status: job.RecordFailed, ErrorCode: "canceled", ErrorMessage: "the batch was cancelled before this request ran"}, ""},
+		{"expired", `{"custom_id":"d","result":{"type":"expired"}}`,
+			job.Record{ID: "d", Status: job.RecordFailed, ErrorCode: "expired", ErrorMessage: "the batch reached its 24-hour limit before this request ran"}, ""},
+		{"truncated", `{"custom_id":"e","result":{"type":"succ`, job.Record{}, "not a Message Batch result"},
+		{"no custom_id", `{"result":{"type":"canceled"}}`, job.Record{}, "no custom_id"},
+		{"unknown type", `{"custom_id":"f","result":{"type":"paused"}}`, job.Record{}, `unknown result type "paused"`},
+		{"succeeded without message", `{"custom_id":"g","result":{"type":"succeeded"}}`, job.Record{}, "without a message"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := anthropic.ParseResultLine([]byte(tc.line))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v, %v\nwant %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// The client over the official SDK against the simulator: the wire format, the
+// errors and the result stream.
+func TestClientAgainstSimulator(t *testing.T) {
+	const key = "sk-ant-test"
+	s := &sim.AnthropicSim{APIKey: key, Errored: func(id string) bool { return id == "r2" }, Expired: func(id string) bool { return id == "r3" }}
+	url, err := s.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c := anthropic.New(option.WithAPIKey(key), option.WithBaseURL(url), option.WithMaxRetries(0))
+	ctx := context.Background()
+	body := func(ids ...string) string {
+		var reqs []string
+		for _, id := range ids {
+			reqs = append(reqs, fmt.Sprintf(`{"custom_id":%q,"params":{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"q"}]}}`, id))
+		}
+		return `{"requests":[` + strings.Join(reqs, ",") + `]}`
+	}
+
+	t.Run("errors name the field", func(t *testing.T) {
+		cases := []struct {
+			name, body, want string
+		}{
+			{"duplicate custom_id", body("a", "a"), "requests.1.custom_id: duplicate custom_id"},
+			{"custom_id too long", body(strings.Repeat("x", 65)), "requests.0.custom_id"},
+			{"no requests", `{"requests":[]}`, "requests: Field required"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := c.Create(ctx, strings.NewReader(tc.body))
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "HTTP 400") {
+					t.Fatalf("err = %v, want HTTP 400 naming %q", err, tc.want)
+				}
+			})
+		}
+		bad := anthropic.New(option.WithAPIKey("wrong"), option.WithBaseURL(url), option.WithMaxRetries(0))
+		if _, err := bad.Get(ctx, "msgbatch_x"); err == nil || !strings.Contains(err.Error(), "HTTP 401") || strings.Contains(err.Error(), "wrong") {
+			t.Errorf("wrong key: %v, want HTTP 401 without echoing the key", err)
+		}
+		if _, err := c.Get(ctx, "msgbatch_missing"); !errors.Is(err, anthropic.ErrNotFound) {
+			t.Errorf("unknown batch: %v, want ErrNotFound", err)
+		}
+	})
+
+	b, err := c.Create(ctx, strings.NewReader(body("r1", "r2", "r3", "r4")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.ProcessingStatus != "in_progress" || b.Counts != (anthropic.Counts{Processing: 4}) {
+		t.Fatalf("new batch = %+v, want in_progress with every request processing", b)
+	}
+	if _, err := c.Results(ctx, b.ID, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "still in_progress") {
+		t.Errorf("results before the end: %v", err)
+	}
+	second, err := c.Create(ctx, strings.NewReader(body("x")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Cancel(ctx, second.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.Step()
+	got, err := c.Get(ctx, b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ProcessingStatus != "ended" || got.Counts != (anthropic.Counts{Succeeded: 2, Errored: 1, Expired: 1}) || got.ResultsURL == "" {
+		t.Fatalf("ended batch = %+v", got)
+	}
+	var out bytes.Buffer
+	n, err := c.Results(ctx, b.ID, &out)
+	if err != nil || n != 4 {
+		t.Fatalf("results: %d lines, %v", n, err)
+	}
+	outcome := map[string]job.Record{}
+	for _, line := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
+		r, err := anthropic.ParseResultLine(line)
+		if err != nil {
+			t.Fatalf("line %s: %v", line, err)
+		}
+		outcome[r.ID] = r
+	}
+	if outcome["r1"].Status != job.RecordSucceeded || outcome["r2"].ErrorCode != "api_error" || outcome["r3"].ErrorCode != "expired" {
+		t.Errorf("outcomes = %+v", outcome)
+	}
+	if !strings.Contains(outcome["r1"].Output, "SIMULATED") {
+		t.Errorf("simulated answer does not say so: %q", outcome["r1"].Output)
+	}
+	cancelled, _ := c.Get(ctx, second.ID)
+	if !cancelled.CancelInitiated || cancelled.Counts.Canceled != 1 {
+		t.Errorf("cancelled batch = %+v", cancelled)
+	}
+
+	t.Run("list pages newest first", func(t *testing.T) {
+		page1, next, err := c.List(ctx, "", 1)
+		if err != nil || len(page1) != 1 || page1[0].ID != second.ID || next == "" {
+			t.Fatalf("page 1 = %+v next %q err %v", page1, next, err)
+		}
+		page2, next, err := c.List(ctx, next, 1)
+		if err != nil || len(page2) != 1 || page2[0].ID != b.ID || next != "" {
+			t.Fatalf("page 2 = %+v next %q err %v", page2, next, err)
+		}
+	})
+}

@@ -1,0 +1,340 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// Reconciler defaults.
+const (
+	DefaultStaleAfter     = 15 * time.Minute
+	DefaultReconcileLimit = 1000
+)
+
+// ReconcileReport says what one reconciler run did; Calls counts provider API
+// calls, so a run's cost is visible and can be checked to scale with jobs in
+// flight, not with all jobs ever stored.
+type ReconcileReport struct {
+	InFlight    int `json:"inFlight"`
+	Polled      int `json:"polled"`
+	Changed     int `json:"changed"`
+	Submitted   int `json:"submitted"`
+	Waiting     int `json:"waiting"`
+	OutputReady int `json:"outputReady"`
+	Calls       int `json:"calls"`
+	Errors      int `json:"errors"`
+}
+
+// Reconcile is one run of the reconciler. It is idempotent and safe to run
+// twice at once: every change is a forward-only conditional write, and only the
+// run whose write moved a job to ingesting announces its output. A job that
+// cannot be reconciled is logged and counted, and the run goes on; the returned
+// error joins them so the run shows as failed (and alarms) without starving others.
+//
+//  1. Anthropic batches in flight: Get; when ended, move to ingesting and publish "Job Output Ready".
+//  2. Bedrock jobs with no state event for StaleAfter: GetModelInvocationJob, applied as if the event had come.
+//  3. Queued parts: submit while the model's Bedrock quota has room, oldest job first.
+func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
+	var rep ReconcileReport
+	var errs []error
+	now := s.now()
+	limit := cmp.Or(s.ReconcileLimit, DefaultReconcileLimit)
+
+	if _, ok := s.Providers[job.ProviderAnthropic]; ok {
+		anth, err := s.eachInFlight(ctx, job.ProviderAnthropic, now, limit, func(j *job.Job) error {
+			return s.reconcileAnthropic(ctx, j, &rep)
+		}, &errs)
+		if err != nil {
+			return rep, err
+		}
+		rep.InFlight += len(anth)
+	}
+	stale := now.Add(-cmp.Or(s.StaleAfter, DefaultStaleAfter))
+	bed, err := s.eachInFlight(ctx, job.ProviderBedrock, now, limit, func(j *job.Job) error {
+		return s.reconcileBedrock(ctx, j, stale, &rep)
+	}, &errs)
+	if err != nil {
+		return rep, err
+	}
+	rep.InFlight += len(bed)
+	if err := s.startQueued(ctx, bed, &rep); err != nil {
+		errs = append(errs, err)
+	}
+	rep.Errors = len(errs)
+	s.log().InfoContext(ctx, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
+		"submitted", rep.Submitted, "waiting", rep.Waiting, "output_ready", rep.OutputReady, "api_calls", rep.Calls, "errors", rep.Errors)
+	return rep, errors.Join(errs...)
+}
+
+// eachInFlight pages through a provider's jobs in flight, oldest first, up to
+// limit, and calls fn on each. The store returns at most a page per call and
+// only an upper bound on UpdatedAt; every job fn looks at is written (polled
+// jobs are stamped), so its UpdatedAt moves past the run's start and the next
+// call returns the next-oldest jobs. A page of jobs already seen ends the walk.
+func (s *Service) eachInFlight(ctx context.Context, provider string, start time.Time, limit int, fn func(*job.Job) error, errs *[]error) ([]*job.Job, error) {
+	seen := map[string]bool{}
+	var all []*job.Job
+	for len(all) < limit {
+		size := min(job.MaxPageSize, limit-len(all))
+		page, err := s.Store.ListInFlight(ctx, provider, start.Add(time.Nanosecond), size)
+		if err != nil {
+			return all, fmt.Errorf("list in-flight %s jobs: %w", provider, err)
+		}
+		fresh := 0
+		for _, j := range page {
+			if seen[j.ID] {
+				continue
+			}
+			seen[j.ID] = true
+			fresh++
+			all = append(all, j)
+			if err := fn(j); err != nil {
+				*errs = append(*errs, err)
+			}
+		}
+		if fresh == 0 || len(page) < size {
+			break
+		}
+	}
+	return all, nil
+}
+
+// reconcileAnthropic polls every submitted batch of a job and retries parts
+// that never reached Anthropic.
+func (s *Service) reconcileAnthropic(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
+	prov := s.provider(job.ProviderAnthropic)
+	var errs []error
+	if j.Status == job.StatusQueued || hasQueued(j) {
+		nj, n, err := s.startParts(ctx, j.ID, -1)
+		rep.Calls += n
+		rep.Submitted += n
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			j = nj
+		}
+	}
+	for _, p := range j.Parts {
+		if p.Ref == "" || p.Status.Rank() >= job.StatusIngesting.Rank() {
+			continue
+		}
+		st, err := prov.Get(ctx, p.Ref)
+		rep.Calls++
+		rep.Polled++
+		if err != nil {
+			errs = append(errs, fmt.Errorf("get Anthropic batch %s of job %s: %w", p.Ref, j.ID, err))
+			continue
+		}
+		moved, err := s.applyAnthropic(ctx, j.ID, p.Index, st, rep)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if moved {
+			rep.Changed++
+		} else if err := s.stampPoll(ctx, j.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.retryLostPublish(ctx, j, rep); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// applyAnthropic applies a batch's processing_status to its part, forward only.
+// It publishes "Job Output Ready" only when this very write moved the job to
+// ingesting, so two overlapping runs announce (and ingest) a job once.
+func (s *Service) applyAnthropic(ctx context.Context, id string, idx int, st BatchState, rep *ReconcileReport) (bool, error) {
+	now := s.now()
+	var moved bool
+	var was job.Status
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		moved, was = false, j.Status
+		if idx >= len(j.Parts) {
+			return fmt.Errorf("%w: job %s has no part %d", errUnknownPart, id, idx)
+		}
+		p := &j.Parts[idx]
+		out, ok := job.AnthropicOutcome(st.Status, p.CancelRequested)
+		if !ok {
+			return fmt.Errorf("job %s part %d: unknown Anthropic processing_status %q", id, idx, st.Status)
+		}
+		if job.CanMove(p.Status, out.Status) {
+			p.Status = out.Status
+			p.ProviderStatus = st.Status
+			if st.Message != "" {
+				p.Message = st.Message
+			}
+			moved = true
+		}
+		if !moved {
+			return store.ErrNoChange
+		}
+		j.LastEventAt = now
+		s.settle(j, now)
+		return nil
+	})
+	switch {
+	case errors.Is(err, store.ErrNoChange), errors.Is(err, store.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("apply Anthropic status %s to job %s: %w", st.Status, id, err)
+	}
+	if j.Status == job.StatusIngesting && was != job.StatusIngesting {
+		rep.OutputReady++
+		return true, s.afterStatus(ctx, j)
+	}
+	if j.Status == job.StatusFailed || j.Status == job.StatusCancelled {
+		return true, s.afterStatus(ctx, j)
+	}
+	return true, nil
+}
+
+// stampPoll records that the reconciler asked the provider, which moves the job
+// behind the others in the in-flight index for the rest of this run and the next.
+func (s *Service) stampPoll(ctx context.Context, id string) error {
+	_, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		if j.Status.Terminal() {
+			return store.ErrNoChange
+		}
+		j.LastEventAt = s.now()
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("stamp poll of %s: %w", id, err)
+	}
+	return nil
+}
+
+// retryLostPublish republishes "Job Output Ready" for a job that moved to
+// ingesting but whose announcement failed long enough ago (the mover's retry
+// would have happened by then).
+func (s *Service) retryLostPublish(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
+	cur, err := s.Store.GetJob(ctx, j.ID)
+	if err != nil {
+		return nil // gone or unreadable now; the next run sees it again
+	}
+	if cur.Status != job.StatusIngesting || cur.OutputReadyPublished || s.now().Sub(cur.UpdatedAt) < cmp.Or(s.StaleAfter, DefaultStaleAfter) {
+		return nil
+	}
+	rep.OutputReady++
+	return s.afterStatus(ctx, cur)
+}
+
+// reconcileBedrock asks Bedrock about parts whose state event is overdue and
+// applies the answer through the event path (forward only, so an event that
+// arrives after all changes nothing).
+func (s *Service) reconcileBedrock(ctx context.Context, j *job.Job, stale time.Time, rep *ReconcileReport) error {
+	last := j.LastEventAt
+	if last.IsZero() {
+		last = j.SubmittedAt
+	}
+	if last.After(stale) {
+		return nil
+	}
+	var errs []error
+	polled := false
+	for _, p := range j.Parts {
+		if p.Ref == "" || p.Status.Rank() >= job.StatusIngesting.Rank() {
+			continue
+		}
+		polled = true
+		st, err := s.Bedrock.Get(ctx, p.Ref)
+		rep.Calls++
+		rep.Polled++
+		if err != nil {
+			errs = append(errs, fmt.Errorf("get Bedrock job %s of job %s: %w", p.Name, j.ID, err))
+			continue
+		}
+		before := p.Status
+		if err := s.OnBedrockEvent(ctx, ProviderEvent{JobName: p.Name, Ref: p.Ref, Status: st.Status, Message: st.Message}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if o, ok := job.BedrockOutcome(st.Status); ok && job.CanMove(before, o.Status) {
+			rep.Changed++
+			if o.Status == job.StatusIngesting {
+				rep.OutputReady++
+			}
+		}
+	}
+	if !polled {
+		if err := s.retryLostPublish(ctx, j, rep); err != nil {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	}
+	// Stamp the poll so the next run waits StaleAfter again, even when nothing changed.
+	_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		if cur.LastEventAt.After(stale) {
+			return store.ErrNoChange
+		}
+		cur.LastEventAt = s.now()
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
+		errs = append(errs, fmt.Errorf("stamp poll of %s: %w", j.ID, err))
+	}
+	return errors.Join(errs...)
+}
+
+// startQueued submits queued Bedrock parts, oldest job first, while each
+// model's quota (counted over the jobs in flight) has room.
+func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *ReconcileReport) error {
+	active := map[string]int{}
+	var queued []*job.Job
+	for _, j := range inflight {
+		for _, p := range j.Parts {
+			if occupiesQuota(p) {
+				active[j.Model]++
+			}
+		}
+		if hasQueued(j) {
+			queued = append(queued, j)
+		}
+	}
+	slices.SortStableFunc(queued, func(a, b *job.Job) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	var errs []error
+	full := map[string]bool{}
+	for _, j := range queued {
+		room := s.quotaOf(j.Model) - active[j.Model]
+		if room <= 0 || full[j.Model] {
+			// Keep order: nothing younger of this model starts before this one.
+			full[j.Model] = true
+			rep.Waiting++
+			continue
+		}
+		_, n, err := s.startParts(ctx, j.ID, room)
+		rep.Calls += n
+		rep.Submitted += n
+		active[j.Model] += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if n < queuedParts(j) {
+			rep.Waiting++
+			full[j.Model] = true
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func hasQueued(j *job.Job) bool { return queuedParts(j) > 0 }
+
+func queuedParts(j *job.Job) int {
+	n := 0
+	for _, p := range j.Parts {
+		if p.Status == job.StatusQueued {
+			n++
+		}
+	}
+	return n
+}

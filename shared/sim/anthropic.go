@@ -1,0 +1,296 @@
+package sim
+
+// AnthropicSim simulates the Anthropic Message Batches API (create, get, list,
+// cancel, results) on the wire, for the official SDK through option.WithBaseURL.
+// It is a test double: no model is called, and every answer says it is simulated.
+//
+// Behaviour it keeps from the real API:
+//   - processing_status is in_progress, then canceling after a cancel, then
+//     ended; request_counts count every request as processing until the
+//     whole batch ends, then split them into succeeded, errored, canceled, expired.
+//   - results are only available once ended, as JSONL in no particular order.
+//   - up to 100,000 requests or 256 MB per batch; custom_id must match
+//     ^[A-Za-z0-9_-]{1,64}$ and be unique in the batch (400 invalid_request_error).
+//   - errors are {"type":"error","error":{"type":...,"message":...}}.
+//
+// Choices where the API is loose: a batch cancelled while in progress ends on
+// the next step with its first half of requests succeeded and the rest canceled.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+)
+
+// AnthropicSim is an http.Handler; set fields before the first request. With
+// StepDelay 0 batches move only on Step, which keeps tests deterministic.
+type AnthropicSim struct {
+	// APIKey, when set, must arrive as x-api-key (or Authorization: Bearer).
+	APIKey string
+	// StepDelay is the time between two steps of every batch (0: manual stepping).
+	StepDelay time.Duration
+	// Steps is how many steps a batch stays in_progress (default 1).
+	Steps int
+	// SlowRequest makes a batch holding that request take SlowSteps more steps.
+	SlowRequest func(customID string) bool
+	SlowSteps   int
+	// ErrorEvery makes every Nth request (in request order) errored; 0: none.
+	ErrorEvery int
+	// Errored makes that request errored (api_error, as an overloaded backend would).
+	Errored func(customID string) bool
+	// Expired makes that request expire (the batch hit its 24 h limit first).
+	Expired func(customID string) bool
+	// AnswerBytes is the approximate size of each simulated answer (default 200).
+	AnswerBytes int
+	// Busy answers 429 rate_limit_error to a create while it returns true.
+	Busy func() bool
+	// MaxRequests and MaxBytes default to the API's 100,000 and 256 MB.
+	MaxRequests int
+	MaxBytes    int64
+	Seed        uint64
+	Now         func() time.Time
+	Log         *slog.Logger
+
+	once   sync.Once
+	mux    *http.ServeMux
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	seq     int
+	batches map[string]*simBatch
+	order   []*simBatch
+	srv     *http.Server
+	closed  bool
+	calls   map[string]int
+}
+
+// simBatch is one simulated batch; guarded by AnthropicSim.mu.
+type simBatch struct {
+	id          string
+	model       string
+	created     time.Time
+	status      string
+	steps       int
+	cancelledAt time.Time
+	endedAt     time.Time
+	reqs        []simReq
+	seed        uint64
+	counts      map[string]int64
+}
+
+type simReq struct {
+	id        string
+	inTokens  int64
+	outcome   string
+	errorType string
+	errorMsg  string
+}
+
+func (s *AnthropicSim) init() {
+	s.once.Do(func() {
+		if s.Log == nil {
+			s.Log = slog.Default()
+		}
+		if s.Now == nil {
+			s.Now = time.Now
+		}
+		if s.Steps <= 0 {
+			s.Steps = 1
+		}
+		if s.AnswerBytes <= 0 {
+			s.AnswerBytes = 200
+		}
+		if s.MaxRequests <= 0 {
+			s.MaxRequests = job.AnthropicMaxRequests
+		}
+		if s.MaxBytes <= 0 {
+			s.MaxBytes = job.AnthropicMaxBytes
+		}
+		s.batches = map[string]*simBatch{}
+		s.calls = map[string]int{}
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+		s.mux = http.NewServeMux()
+		s.mux.HandleFunc("POST /v1/messages/batches", s.create)
+		s.mux.HandleFunc("GET /v1/messages/batches", s.list)
+		s.mux.HandleFunc("GET /v1/messages/batches/{id}", s.get)
+		s.mux.HandleFunc("POST /v1/messages/batches/{id}/cancel", s.cancelBatch)
+		s.mux.HandleFunc("GET /v1/messages/batches/{id}/results", s.results)
+		if s.StepDelay > 0 {
+			s.wg.Add(1)
+			go s.run()
+		}
+	})
+}
+
+// Listen serves the simulator on addr until Close and returns its base URL.
+func (s *AnthropicSim) Listen(addr string) (string, error) {
+	s.init()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("anthropic sim: listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.mu.Lock()
+	if s.closed || s.srv != nil {
+		s.mu.Unlock()
+		ln.Close()
+		return "", errors.New("anthropic sim: closed or already listening")
+	}
+	s.srv = srv
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Log.Error("anthropic sim: serve", "err", err)
+		}
+	}()
+	url := "http://" + ln.Addr().String()
+	s.Log.Info("Anthropic Message Batches SIMULATOR listening (test double: no model is called)", "url", url)
+	return url, nil
+}
+
+// Close stops stepping and the listener.
+func (s *AnthropicSim) Close() error {
+	s.init()
+	s.mu.Lock()
+	s.closed = true
+	srv := s.srv
+	s.mu.Unlock()
+	s.cancel()
+	var err error
+	if srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = srv.Shutdown(ctx)
+		cancel()
+	}
+	s.wg.Wait()
+	return err
+}
+
+func (s *AnthropicSim) run() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.StepDelay)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			s.Step()
+		}
+	}
+}
+
+// Step moves every batch that has not ended one step on; it returns how many moved.
+func (s *AnthropicSim) Step() int {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	moved := 0
+	for _, b := range s.order {
+		switch b.status {
+		case job.AnthropicInProgress:
+			b.steps++
+			if b.steps >= s.stepsFor(b) {
+				s.end(b, false)
+			}
+			moved++
+		case job.AnthropicCanceling:
+			s.end(b, true)
+			moved++
+		}
+	}
+	return moved
+}
+
+// Settle steps until every batch has ended.
+func (s *AnthropicSim) Settle() error {
+	for range 1000 {
+		if s.Step() == 0 {
+			return nil
+		}
+	}
+	return errors.New("anthropic sim: batches did not end in 1000 steps")
+}
+
+// Calls returns how many API calls each operation has served (for tests and benchmarks).
+func (s *AnthropicSim) Calls() map[string]int {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.calls))
+	for k, v := range s.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// Statuses returns each batch's processing_status by id.
+func (s *AnthropicSim) Statuses() map[string]string {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for _, b := range s.order {
+		out[b.id] = b.status
+	}
+	return out
+}
+
+func (s *AnthropicSim) stepsFor(b *simBatch) int {
+	n := s.Steps
+	if s.SlowRequest != nil {
+		for _, r := range b.reqs {
+			if s.SlowRequest(r.id) {
+				return n + max(s.SlowSteps, 1)
+			}
+		}
+	}
+	return n
+}
+
+// end decides every request's outcome; only now do request_counts move.
+func (s *AnthropicSim) end(b *simBatch, cancelled bool) {
+	b.status = job.AnthropicEnded
+	b.endedAt = s.Now().UTC()
+	b.counts = map[string]int64{}
+	half := len(b.reqs) / 2
+	for i := range b.reqs {
+		r := &b.reqs[i]
+		switch {
+		case cancelled && i >= half:
+			r.outcome = "canceled"
+		case s.Expired != nil && s.Expired(r.id):
+			r.outcome = "expired"
+		case s.Errored != nil && s.Errored(r.id):
+			r.outcome, r.errorType, r.errorMsg = "errored", "api_error", "SIMULATED: internal server error while processing this request"
+		case s.ErrorEvery > 0 && (i+1)%s.ErrorEvery == 0:
+			r.outcome, r.errorType, r.errorMsg = "errored", "invalid_request_error", fmt.Sprintf("SIMULATED: request %d rejected (every %dth request errors)", i+1, s.ErrorEvery)
+		default:
+			r.outcome = "succeeded"
+		}
+		b.counts[r.outcome]++
+	}
+}
+
+func (s *AnthropicSim) newID() string {
+	s.seq++
+	rng := rand.New(rand.NewPCG(s.Seed, uint64(s.seq)))
+	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
+	b := make([]byte, 24)
+	for i := range b {
+		b[i] = alphabet[rng.IntN(len(alphabet))]
+	}
+	return "msgbatch_sim" + string(b)
+}
