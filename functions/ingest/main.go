@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
 
@@ -17,7 +18,7 @@ func main() {
 		app.Logger().Error("init", "error", err)
 		os.Exit(1)
 	}
-	if err := app.WithAnthropic(context.Background(), a); err != nil {
+	if err := anthropicapp.WithAnthropic(context.Background(), a); err != nil {
 		app.Logger().Error("init", "error", err)
 		os.Exit(1)
 	}

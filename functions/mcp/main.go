@@ -1,5 +1,5 @@
-// Command mcp is the MCP server behind the Lambda Function URL (RESPONSE_STREAM);
-// the stack's auth mode (iam or token) decides how a caller is named.
+// Command mcp is the MCP server behind the Lambda Function URL (RESPONSE_STREAM;
+// AWS_IAM or bearer-token auth, chosen at deploy time).
 package main
 
 import (
@@ -9,33 +9,32 @@ import (
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/auth"
+	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
 func main() {
 	ctx := context.Background()
 	a, err := app.FromEnv(ctx)
-	if err != nil {
-		app.Logger().Error("init", "error", err)
-		os.Exit(1)
-	}
-	if err := app.WithAnthropic(context.Background(), a); err != nil {
-		app.Logger().Error("init", "error", err)
-		os.Exit(1)
-	}
+	must("init", err)
+	must("init anthropic", anthropicapp.WithAnthropic(ctx, a))
+	must("init sagemaker", sagemakerapp.WithSageMaker(ctx, a))
 	owner, err := auth.OwnerFromEnv(ctx)
-	if err != nil {
-		a.Log.Error("init auth", "error", err)
-		os.Exit(1)
-	}
-	srv := &mcpserver.Server{Svc: a.Service, Presign: a.S3, Uploads: a.S3, Log: a.Log, Version: app.Version}
-	srv.SageMaker = a.SageMaker
-	if r, err := a.ReportsReader(); err != nil {
-		a.Log.Error("init: report pipelines", "error", err)
-		os.Exit(1)
-	} else if r != nil {
-		srv.Reports = r
+	must("init auth", err)
+	reports, err := a.ReportsReader()
+	must("init report pipelines", err)
+	srv := &mcpserver.Server{Svc: a.Service, Presign: a.S3, Uploads: a.S3, SageMaker: a.SageMaker, Log: a.Log, Version: app.Version}
+	if reports != nil {
+		srv.Reports = reports
 	}
 	lambdaurl.Start(srv.Handler(owner))
+}
+
+func must(what string, err error) {
+	if err != nil {
+		app.Logger().Error(what, "error", err)
+		os.Exit(1)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
 
@@ -19,7 +20,7 @@ func main() {
 		app.Logger().Error("init", "error", err)
 		os.Exit(1)
 	}
-	if err := app.WithAnthropic(context.Background(), a); err != nil {
+	if err := anthropicapp.WithAnthropic(context.Background(), a); err != nil {
 		app.Logger().Error("init", "error", err)
 		os.Exit(1)
 	}

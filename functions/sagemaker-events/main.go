@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
 
@@ -15,6 +16,10 @@ func main() {
 	a, err := app.FromEnv(context.Background())
 	if err != nil {
 		app.Logger().Error("init", "error", err)
+		os.Exit(1)
+	}
+	if err := sagemakerapp.WithSageMaker(context.Background(), a); err != nil {
+		a.Log.Error("init sagemaker", "error", err)
 		os.Exit(1)
 	}
 	h := &handler.SageMakerEvents{Svc: a.SageMaker, Log: a.Log}

@@ -35,7 +35,8 @@ type AWS struct {
 	S3      *s3blob.Store
 	Log     *slog.Logger
 
-	// SageMaker runs the SageMaker async and real-time use cases.
+	// SageMaker runs the SageMaker async and real-time use cases; set by
+	// sagemakerapp.WithSageMaker in the functions that serve them.
 	SageMaker *service.SageMaker
 }
 
@@ -69,11 +70,7 @@ func FromEnv(ctx context.Context) (*AWS, error) {
 	// (OnDemandFromEnv), so the other binaries do not link the runtime client.
 	svc.OnDemand = &service.OnDemand{}
 	svc.Ingester = &ingest.Ingester{Blobs: blobs, Records: st, Checkpoints: svc, ResultsPrefix: bucket + "/results", Log: log}
-	a := &AWS{Service: svc, S3: blobs, Log: log}
-	if a.SageMaker, err = SageMakerFromEnv(cfg, svc, log); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return &AWS{Service: svc, S3: blobs, Log: log}, nil
 }
 
 func models() []string {

@@ -2,25 +2,14 @@ package app
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sagemakerruntime"
-
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
-	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
-
-// SageMakerFromEnv wires the SageMaker use cases to the runtime API client and the
-// suite's store, bucket and bus.
-func SageMakerFromEnv(cfg aws.Config, svc *service.Service, log *slog.Logger) (*service.SageMaker, error) {
-	return NewSageMaker(svc, sagemaker.New(sagemakerruntime.NewFromConfig(cfg), log))
-}
 
 // NewSageMaker builds the SageMaker use cases over a runtime from the environment
 // settings (shared with make dev, which passes the simulator's client).

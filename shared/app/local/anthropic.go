@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -33,7 +33,7 @@ func (l *Suite) startAnthropic(o Options, blobs *fsblob.Store) error {
 	if l.Service.Providers == nil {
 		l.Service.Providers = map[string]service.BatchProvider{}
 	}
-	l.Service.Providers[job.ProviderAnthropic] = app.NewAnthropicProvider(key, l.AnthropicURL, blobs)
+	l.Service.Providers[job.ProviderAnthropic] = anthropicapp.NewAnthropicProvider(key, l.AnthropicURL, blobs)
 	l.Service.AnthropicModels = config.DefaultAnthropicModels
 	return nil
 }

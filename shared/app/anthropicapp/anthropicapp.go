@@ -1,4 +1,7 @@
-package app
+// Package anthropicapp wires the Anthropic Message Batches provider. It lives
+// apart from package app so only the functions that call Anthropic (mcp, ingest,
+// reconciler) link the SDK.
+package anthropicapp
 
 import (
 	"bufio"
@@ -15,6 +18,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
@@ -159,7 +163,7 @@ func anthropicKey(ctx context.Context, sm SecretReader) (string, error) {
 // WithAnthropic adds the Anthropic provider (when a key is configured) and the
 // reconciler's settings to a's service. Only the functions that call Anthropic
 // (mcp, ingest, reconciler) call it, so bedrock-events does not link the SDK.
-func WithAnthropic(ctx context.Context, a *AWS) error {
+func WithAnthropic(ctx context.Context, a *app.AWS) error {
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return fmt.Errorf("load AWS config: %w", err)
