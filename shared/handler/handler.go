@@ -69,9 +69,15 @@ func (h *Ingest) Handle(ctx context.Context, ev events.CloudWatchEvent) error {
 		h.Log.ErrorContext(ctx, "malformed Job Output Ready event; ignored", "event_id", ev.ID, "error", err)
 		return nil
 	}
+	return withinBudget(ctx, h.Reserve, h.Log, "ingest", d.JobID, h.Svc.Ingest, h.Svc.ContinueIngest)
+}
+
+// withinBudget runs run(jobID) with the invocation's deadline less a reserve.
+// When run used up that budget while the invocation still has time, cont hands
+// the rest (resumed from run's checkpoint) to a fresh invocation.
+func withinBudget(ctx context.Context, reserve time.Duration, log *slog.Logger, what, jobID string, run, cont func(context.Context, string) error) error {
 	runCtx := ctx
 	if deadline, ok := ctx.Deadline(); ok {
-		reserve := h.Reserve
 		if reserve == 0 {
 			reserve = 30 * time.Second
 		}
@@ -81,10 +87,10 @@ func (h *Ingest) Handle(ctx context.Context, ev events.CloudWatchEvent) error {
 		runCtx, cancel = context.WithDeadline(ctx, deadline.Add(-reserve))
 		defer cancel()
 	}
-	err := h.Svc.Ingest(runCtx, d.JobID)
+	err := run(runCtx, jobID)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		h.Log.InfoContext(ctx, "ingest reached the invocation's time budget; continuing in a new invocation", "job_id", d.JobID)
-		return h.Svc.ContinueIngest(ctx, d.JobID)
+		log.InfoContext(ctx, what+" reached the invocation's time budget; continuing in a new invocation", "job_id", jobID)
+		return cont(ctx, jobID)
 	}
 	return err
 }

@@ -38,23 +38,7 @@ func (h *OnDemand) Handle(ctx context.Context, ev events.CloudWatchEvent) error 
 		h.Log.ErrorContext(ctx, "malformed On-Demand Run Requested event; ignored", "event_id", ev.ID, "error", err)
 		return nil
 	}
-	runCtx := ctx
-	if deadline, ok := ctx.Deadline(); ok {
-		reserve := h.Reserve
-		if reserve == 0 {
-			reserve = 30 * time.Second
-		}
-		reserve = min(reserve, time.Until(deadline)/5)
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithDeadline(ctx, deadline.Add(-reserve))
-		defer cancel()
-	}
-	err := h.Svc.RunOnDemand(runCtx, d.JobID)
-	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		h.Log.InfoContext(ctx, "on-demand run reached the invocation's time budget; continuing in a new invocation", "job_id", d.JobID)
-		return h.Svc.ContinueOnDemand(ctx, d.JobID)
-	}
-	return err
+	return withinBudget(ctx, h.Reserve, h.Log, "on-demand run", d.JobID, h.Svc.RunOnDemand, h.Svc.ContinueOnDemand)
 }
 
 // PipelineRunner is what NightlyReport needs.
