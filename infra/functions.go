@@ -152,6 +152,19 @@ type Functions struct {
 }
 
 // NewFunctions creates the three functions, the MCP Function URL and their permissions.
+// EnvWith is the shared environment plus extra variables, for functions other
+// constructs add.
+func (f *Functions) EnvWith(extra map[string]*string) map[string]*string {
+	env := make(map[string]*string, len(f.Env)+len(extra))
+	for k, v := range f.Env {
+		env[k] = v
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
 func NewFunctions(scope constructs.Construct, id string, p *FunctionsProps) *Functions {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	s := p.Settings

@@ -106,18 +106,11 @@ func NewReconciler(scope constructs.Construct, id string, p *ReconcilerProps) *R
 		Description: jsii.String("mcpbatch Anthropic API key (put the key with put-secret-value; never logged)"),
 	})
 
-	env := map[string]*string{
-		config.EnvTable:              p.Data.Table.TableName(),
-		config.EnvBucket:             p.Data.Bucket.BucketName(),
-		config.EnvBus:                p.Bus.EventBusName(),
-		config.EnvBedrockRoleARN:     p.Bedrock.Role.RoleArn(),
-		config.EnvJobPrefix:          jsii.String(s.JobPrefix),
-		config.EnvBedrockModels:      jsii.String(joinModels(s.BedrockModels)),
-		config.EnvLogLevel:           jsii.String(s.LogLevel),
+	env := p.Functions.EnvWith(map[string]*string{
 		config.EnvAnthropicSecretARN: r.Secret.SecretArn(),
 		config.EnvBedrockQuota:       jsii.String(strconv.Itoa(p.Reconciler.BedrockQuota)),
 		config.EnvStaleMinutes:       jsii.String(strconv.Itoa(p.Reconciler.StaleMinutes)),
-	}
+	})
 	r.Function = NewGoFunction(c, "Reconciler", &GoFunctionProps{
 		Name:        FnReconciler,
 		Description: "mcpbatch reconciler: Anthropic batches, lost Bedrock events, quota queue",
@@ -167,17 +160,6 @@ func NewReconciler(scope constructs.Construct, id string, p *ReconcilerProps) *R
 	})
 	grantReconciler(r, p)
 	return r
-}
-
-func joinModels(m []string) string {
-	out := ""
-	for i, s := range m {
-		if i > 0 {
-			out += ","
-		}
-		out += s
-	}
-	return out
 }
 
 // grantReconciler: the reconciler polls and submits Bedrock jobs, reads request

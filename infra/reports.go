@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
@@ -103,16 +102,7 @@ func NewReports(scope constructs.Construct, id string, p *ReportsProps) *Reports
 		MasterKey:  awskms.Alias_FromAliasName(c, jsii.String("SnsKey"), jsii.String("alias/aws/sns")),
 		EnforceSSL: jsii.Bool(true),
 	})
-	env := map[string]*string{
-		config.EnvTable:          p.Data.Table.TableName(),
-		config.EnvBucket:         p.Data.Bucket.BucketName(),
-		config.EnvBus:            p.Bus.EventBusName(),
-		config.EnvBedrockRoleARN: p.Bedrock.Role.RoleArn(),
-		config.EnvJobPrefix:      jsii.String(s.JobPrefix),
-		config.EnvBedrockModels:  jsii.String(strings.Join(s.BedrockModels, ",")),
-		config.EnvLogLevel:       jsii.String(s.LogLevel),
-		config.EnvReportTopic:    r.Topic.TopicArn(),
-	}
+	env := p.Functions.EnvWith(map[string]*string{config.EnvReportTopic: r.Topic.TopicArn()})
 	r.NightlyReport = NewGoFunction(c, "NightlyReport", &GoFunctionProps{
 		Name:        FnNightlyReport,
 		Description: "mcpbatch report pipelines: scheduled runs -> jobs; Job Completed -> report + SNS",

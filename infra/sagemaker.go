@@ -135,10 +135,7 @@ func NewSageMaker(scope constructs.Construct, id string, p *SageMakerProps) *Sag
 	m.SuccessTopic = topic("SuccessTopic", "success")
 	m.ErrorTopic = topic("ErrorTopic", "error")
 
-	env := map[string]*string{}
-	for k, v := range p.Functions.Env {
-		env[k] = v
-	}
+	env := p.Functions.EnvWith(nil)
 	m.Events = NewGoFunction(c, "Events", &GoFunctionProps{
 		Name:        FnSageMakerEvents,
 		Description: "mcpbatch SageMaker async inference notifications -> job result",
