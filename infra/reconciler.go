@@ -174,6 +174,9 @@ func grantReconciler(r *Reconciler, p *ReconcilerProps) {
 	g.Role.AddToPrincipalPolicy(allow("TableQueryIndexes", []string{"dynamodb:Query"}, d.TableIndexArns(), nil))
 	g.Role.AddToPrincipalPolicy(allow("PutProjectEvents", []string{"events:PutEvents"}, []*string{p.Bus.EventBusArn()}, nil))
 	g.Role.AddToPrincipalPolicy(allow("ReadInput", []string{"s3:GetObject"}, d.ObjectArns(PrefixInput), nil))
+	// SageMaker async jobs whose notification was lost are settled from their output or failure object.
+	g.Role.AddToPrincipalPolicy(allow("ProbeSageMakerResults", []string{"s3:GetObject"},
+		d.ObjectArns(config.SageMakerOutputPrefix, config.SageMakerFailurePrefix), nil))
 	createOn := append(append([]*string{}, jobs...), p.Bedrock.ModelArns...)
 	g.Role.AddToPrincipalPolicy(allow("CreateBatchJobs", []string{"bedrock:CreateModelInvocationJob"}, createOn, nil))
 	g.Role.AddToPrincipalPolicy(allow("TagBatchJobs", []string{"bedrock:TagResource"}, jobs,
@@ -192,7 +195,7 @@ func grantReconciler(r *Reconciler, p *ReconcilerProps) {
 
 // addReconcilerNagSuppressions records the reconciler's accepted findings.
 func (r *Reconciler) addNagSuppressions() {
-	suppressWildcards(r.Function.Role, wildObjects, wildJobs, wildModelRegions)
+	suppressWildcards(r.Function.Role, wildObjects, wildJobs, wildModelRegions, wildSageMakerObjects)
 	suppress(r.Function.DLQ, "AwsSolutions-SQS3",
 		"This queue is itself the dead-letter queue of the reconciler function (schedule target DLQ and "+
 			"Lambda onFailure destination); a DLQ of a DLQ adds nothing.")

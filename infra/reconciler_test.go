@@ -94,7 +94,7 @@ func TestReconcilerLeastPrivilege(t *testing.T) {
 	sort.Strings(create)
 	want := map[string][]string{
 		"events:PutEvents":                 {"<" + busID + ".Arn>"},
-		"s3:GetObject":                     {"<" + dataID + ".Arn>/input/*"},
+		"s3:GetObject":                     {"<" + dataID + ".Arn>/input/*", "<" + dataID + ".Arn>/sagemaker/failure/*", "<" + dataID + ".Arn>/sagemaker/output/*"},
 		"bedrock:CreateModelInvocationJob": create,
 		"bedrock:GetModelInvocationJob":    {jobArns},
 		"bedrock:TagResource":              {jobArns},

@@ -171,7 +171,7 @@ func NewSageMaker(scope constructs.Construct, id string, p *SageMakerProps) *Sag
 }
 
 var wildSageMakerObjects = wildcard{
-	pattern: `/^Resource::<[A-Za-z0-9]+\.Arn>\/sagemaker\/(input|output)\/\*$/`,
+	pattern: `/^Resource::<[A-Za-z0-9]+\.Arn>\/sagemaker\/(input|output|failure)\/\*$/`,
 	reason: "SageMaker names async input and output objects at run time (job ids, SageMaker's own object ids); " +
 		"the grant is limited to one sagemaker/ key prefix of this stack's own data bucket.",
 }

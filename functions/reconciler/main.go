@@ -24,6 +24,12 @@ func main() {
 		app.Logger().Error("init", "error", err)
 		os.Exit(1)
 	}
-	h := &handler.Reconciler{Svc: a.Service, Log: a.Log}
+	// Probing for lost SageMaker notifications reads S3 only: no runtime client.
+	sm, err := app.NewSageMaker(a.Service, nil)
+	if err != nil {
+		app.Logger().Error("init", "error", err)
+		os.Exit(1)
+	}
+	h := &handler.Reconciler{Svc: a.Service, SageMaker: sm, Log: a.Log}
 	lambda.Start(h.Handle)
 }

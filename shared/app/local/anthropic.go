@@ -58,6 +58,11 @@ func (l *Suite) RunReconciler(ctx context.Context, every time.Duration) {
 			if _, err := l.Service.Reconcile(ctx); err != nil {
 				l.log.Error("reconcile run", "error", err)
 			}
+			if l.SageMaker != nil {
+				if _, err := l.SageMaker.Service.ReconcileSageMaker(ctx, time.Now().Add(-time.Minute), 500); err != nil {
+					l.log.Error("reconcile SageMaker jobs", "error", err)
+				}
+			}
 		}
 	}
 }
