@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func startDev(t *testing.T, extra ...string) dev {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	var logs bytes.Buffer
+	var logs syncBuffer
 	state := filepath.Join(dir, "state")
 	cmd := exec.Command(bin, append([]string{"-addr", addr, "-dir", state, "-sim-step", "3s", "-sim-fail-every", "10"}, extra...)...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -76,28 +77,54 @@ func startDev(t *testing.T, extra ...string) dev {
 			t.Logf("make dev output:\n%s", logs.String())
 		}
 	})
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			if !strings.Contains(logs.String(), "SIMULATED") {
-				t.Errorf("start-up banner does not say the Bedrock simulator is simulated:\n%s", logs.String())
-			}
-			tok, err := os.ReadFile(filepath.Join(state, "dev-token"))
-			if slices.Contains(extra, "none") {
-				return dev{url: "http://" + addr + "/mcp", stateDir: state}
-			}
-			if err != nil {
-				t.Fatalf("make dev wrote no dev-token: %v", err)
-			}
-			token := strings.TrimSpace(string(tok))
-			if !strings.Contains(logs.String(), "Bearer "+token) {
-				t.Errorf("start-up banner does not print the key in %s/dev-token:\n%s", state, logs.String())
-			}
-			return dev{url: "http://" + addr + "/mcp", token: token, stateDir: state}
+	// Ready once /healthz answers and the banner's last line ("auth: ...") has come
+	// through the output pipe, which lags the server a little.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			continue
 		}
+		resp.Body.Close()
+		if !strings.Contains(logs.String(), "  auth: ") {
+			continue
+		}
+		if !strings.Contains(logs.String(), "Bedrock batch: SIMULATED") {
+			t.Errorf("start-up banner does not say the Bedrock simulator is simulated:\n%s", logs.String())
+		}
+		if slices.Contains(extra, "none") {
+			return dev{url: "http://" + addr + "/mcp", stateDir: state}
+		}
+		tok, err := os.ReadFile(filepath.Join(state, "dev-token"))
+		if err != nil {
+			t.Fatalf("make dev wrote no dev-token: %v", err)
+		}
+		token := strings.TrimSpace(string(tok))
+		if !strings.Contains(logs.String(), "Bearer "+token) {
+			t.Errorf("start-up banner does not print the key in %s/dev-token:\n%s", state, logs.String())
+		}
+		return dev{url: "http://" + addr + "/mcp", token: token, stateDir: state}
 	}
 	t.Fatalf("make dev did not answer:\n%s", logs.String())
 	return dev{}
+}
+
+// syncBuffer is the dev process's output: os/exec writes it from its own
+// goroutine while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // inspect runs one Inspector CLI call and decodes its JSON output. The CLI exits
