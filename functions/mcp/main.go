@@ -21,7 +21,7 @@ func main() {
 	must("init", err)
 	must("init anthropic", anthropicapp.WithAnthropic(ctx, a))
 	must("init sagemaker", sagemakerapp.WithSageMaker(ctx, a))
-	owner, err := auth.OwnerFromEnv(ctx)
+	owner, err := auth.OwnerFromEnv(a.Config)
 	must("init auth", err)
 	reports, err := a.ReportsReader()
 	must("init report pipelines", err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	sdkbedrock "github.com/aws/aws-sdk-go-v2/service/bedrock"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -31,6 +32,9 @@ func Logger() *slog.Logger {
 
 // AWS is the suite wired to real AWS services from the stack's environment.
 type AWS struct {
+	// Config is the AWS configuration loaded once per container; the provider
+	// wiring (anthropicapp, sagemakerapp, awsreports) builds its clients from it.
+	Config  aws.Config
 	Service *service.Service
 	S3      *s3blob.Store
 	Log     *slog.Logger
@@ -70,7 +74,7 @@ func FromEnv(ctx context.Context) (*AWS, error) {
 	// (OnDemandFromEnv), so the other binaries do not link the runtime client.
 	svc.OnDemand = &service.OnDemand{}
 	svc.Ingester = &ingest.Ingester{Blobs: blobs, Records: st, Checkpoints: svc, ResultsPrefix: bucket + "/results", Log: log}
-	return &AWS{Service: svc, S3: blobs, Log: log}, nil
+	return &AWS{Config: cfg, Service: svc, S3: blobs, Log: log}, nil
 }
 
 func models() []string {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
@@ -164,11 +163,7 @@ func anthropicKey(ctx context.Context, sm SecretReader) (string, error) {
 // reconciler's settings to a's service. Only the functions that call Anthropic
 // (mcp, ingest, reconciler) call it, so bedrock-events does not link the SDK.
 func WithAnthropic(ctx context.Context, a *app.AWS) error {
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return fmt.Errorf("load AWS config: %w", err)
-	}
-	return wireAnthropic(ctx, cfg, a.Service, a.S3, a.Log)
+	return wireAnthropic(ctx, a.Config, a.Service, a.S3, a.Log)
 }
 
 // wireAnthropic adds the Anthropic provider (when a key is configured) and the

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
@@ -45,15 +44,11 @@ func SecretKeys(c SecretsAPI, secretID string) mcpserver.KeySource {
 
 // OwnerFromEnv picks how the mcp function names its caller from the auth mode the
 // stack set: the IAM principal (default) or the name of the caller's API key.
-func OwnerFromEnv(ctx context.Context) (mcpserver.OwnerFunc, error) {
+func OwnerFromEnv(cfg aws.Config) (mcpserver.OwnerFunc, error) {
 	switch mode := config.Get(config.EnvAuthMode, config.AuthIAM); mode {
 	case config.AuthIAM:
 		return app.IAMOwner, nil
 	case config.AuthToken:
-		cfg, err := awsconfig.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("load AWS config: %w", err)
-		}
 		secret, err := config.Must(config.EnvTokenSecret)
 		if err != nil {
 			return nil, fmt.Errorf("%s=token: %w", config.EnvAuthMode, err)

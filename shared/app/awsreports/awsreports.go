@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
@@ -23,11 +22,7 @@ import (
 // OnDemandFromEnv gives the service its on-demand runner over the real
 // bedrock-runtime API (the ondemand function).
 func OnDemandFromEnv(ctx context.Context, a *app.AWS) error {
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return fmt.Errorf("load AWS config: %w", err)
-	}
-	a.Service.OnDemand = &service.OnDemand{Model: &bedrockrt.Model{Client: bedrockruntime.NewFromConfig(cfg, bedrockrt.NoSDKRetries)}}
+	a.Service.OnDemand = &service.OnDemand{Model: &bedrockrt.Model{Client: bedrockruntime.NewFromConfig(a.Config, bedrockrt.NoSDKRetries)}}
 	return nil
 }
 
@@ -59,10 +54,6 @@ func Reports(ctx context.Context, a *app.AWS) (*pipeline.Runner, error) {
 	if r == nil || err != nil {
 		return r, err
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS config: %w", err)
-	}
-	r.Notify = &SNSNotifier{Client: sns.NewFromConfig(awsCfg)}
+	r.Notify = &SNSNotifier{Client: sns.NewFromConfig(a.Config)}
 	return r, nil
 }

@@ -5,9 +5,7 @@ package sagemakerapp
 
 import (
 	"context"
-	"fmt"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sagemakerruntime"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
@@ -17,11 +15,7 @@ import (
 // WithSageMaker sets a.SageMaker: the SageMaker use cases over the runtime API
 // client and the suite's store, bucket and bus.
 func WithSageMaker(ctx context.Context, a *app.AWS) error {
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return fmt.Errorf("load AWS config: %w", err)
-	}
-	m, err := app.NewSageMaker(a.Service, sagemaker.New(sagemakerruntime.NewFromConfig(cfg), a.Log))
+	m, err := app.NewSageMaker(a.Service, sagemaker.New(sagemakerruntime.NewFromConfig(a.Config), a.Log))
 	if err != nil {
 		return err
 	}
