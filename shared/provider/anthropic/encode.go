@@ -5,11 +5,11 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // requestLine is one request of a Message Batch, as a line of the input JSONL
@@ -37,10 +37,6 @@ type cacheControl struct {
 	Type string `json:"type"`
 }
 
-type message struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
 
 // EncodeRecordAt encodes record i as one request line (no trailing newline). The
 // job-level system prompt is the same for every request, so it carries
@@ -62,7 +58,7 @@ func EncodeRecordAt(i int, model string, in job.Input, p job.Params) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	return marshal(requestLine{CustomID: in.ID, Params: body})
+	return claude.Marshal(requestLine{CustomID: in.ID, Params: body})
 }
 
 func messagesBody(f func(string) string, model string, in job.Input, p job.Params) ([]byte, error) {
@@ -76,24 +72,15 @@ func messagesBody(f func(string) string, model string, in job.Input, p job.Param
 	case p.System != "":
 		body.System = []systemBlock{{Type: "text", Text: p.System, CacheControl: &cacheControl{Type: "ephemeral"}}}
 	}
-	switch {
-	case in.Prompt != "" && len(in.Messages) > 0:
+	if in.Prompt != "" && len(in.Messages) > 0 {
 		return nil, job.Fieldf(f("prompt"), "set only one of prompt, messages or model_input")
-	case in.Prompt != "":
-		msgs, err := marshal([]message{{Role: "user", Content: mustString(in.Prompt)}})
-		if err != nil {
-			return nil, job.Fieldf(f("prompt"), "cannot encode: %v", err)
-		}
-		body.Messages = msgs
-	case len(in.Messages) > 0:
-		if err := validateMessages(f, in.Messages); err != nil {
-			return nil, err
-		}
-		body.Messages = in.Messages
-	default:
-		return nil, job.Fieldf(f("prompt"), "one of prompt, messages or model_input is required")
 	}
-	return marshal(body)
+	msgs, err := claude.Messages(f, in)
+	if err != nil {
+		return nil, err
+	}
+	body.Messages = msgs
+	return claude.Marshal(body)
 }
 
 // passThrough sends model_input as the request params, with the job's model:
@@ -106,13 +93,13 @@ func passThrough(f func(string) string, model string, in job.Input, p job.Params
 		return nil, job.Fieldf(f("system"), "system applies to prompt or messages; put it inside model_input")
 	}
 	var m map[string]json.RawMessage
-	if firstByte(in.ModelInput) != '{' || json.Unmarshal(in.ModelInput, &m) != nil {
+	if claude.FirstByte(in.ModelInput) != '{' || json.Unmarshal(in.ModelInput, &m) != nil {
 		return nil, job.Fieldf(f("model_input"), "must be a JSON object (Messages API params)")
 	}
 	if _, ok := m["messages"]; !ok {
 		return nil, job.Fieldf(f("model_input.messages"), "required by the Messages API")
 	}
-	m["model"] = mustString(model)
+	m["model"] = claude.String(model)
 	if _, ok := m["max_tokens"]; !ok {
 		mt := p.MaxTokens
 		if mt <= 0 {
@@ -120,66 +107,5 @@ func passThrough(f func(string) string, model string, in job.Input, p job.Params
 		}
 		m["max_tokens"] = json.RawMessage(fmt.Sprint(mt))
 	}
-	return marshal(m)
-}
-
-// validateMessages checks what the Messages API needs: a non-empty array of
-// {role: user|assistant, content: non-empty string or array}, starting with user.
-func validateMessages(f func(string) string, raw json.RawMessage) error {
-	var items []json.RawMessage
-	if firstByte(raw) != '[' || json.Unmarshal(raw, &items) != nil {
-		return job.Fieldf(f("messages"), "must be a JSON array of {role, content}")
-	}
-	if len(items) == 0 {
-		return job.Fieldf(f("messages"), "must not be empty")
-	}
-	for j, item := range items {
-		name := fmt.Sprintf("messages[%d]", j)
-		var m message
-		if firstByte(item) != '{' || json.Unmarshal(item, &m) != nil {
-			return job.Fieldf(f(name), "must be an object {role, content}")
-		}
-		if m.Role != "user" && m.Role != "assistant" {
-			return job.Fieldf(f(name+".role"), `must be "user" or "assistant", got %q`, m.Role)
-		}
-		if j == 0 && m.Role != "user" {
-			return job.Fieldf(f(name+".role"), `the first message must be from "user"`)
-		}
-		c := bytes.TrimSpace(m.Content)
-		var s string
-		var blocks []json.RawMessage
-		ok := len(c) > 0 && ((c[0] == '"' && json.Unmarshal(c, &s) == nil && s != "") ||
-			(c[0] == '[' && json.Unmarshal(c, &blocks) == nil && len(blocks) > 0))
-		if !ok {
-			return job.Fieldf(f(name+".content"), "must be a non-empty string or array of content blocks")
-		}
-	}
-	return nil
-}
-
-// marshal is json.Marshal without HTML escaping (prompts are full of <tags>).
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
-}
-
-func mustString(s string) json.RawMessage {
-	b, _ := marshal(s)
-	return b
-}
-
-func firstByte(b []byte) byte {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		}
-		return c
-	}
-	return 0
+	return claude.Marshal(m)
 }

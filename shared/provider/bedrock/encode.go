@@ -1,13 +1,13 @@
 package bedrock
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // AnthropicVersion is the Messages API version Bedrock's Claude models take.
@@ -39,10 +39,6 @@ type claudeBody struct {
 	Temperature      *float64        `json:"temperature,omitempty"`
 }
 
-type message struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
 
 // EncodeRecord encodes one record as a line of Bedrock input JSONL (without the
 // trailing newline): {"recordId": ..., "modelInput": {...}}. Bad input is a
@@ -91,23 +87,11 @@ func EncodeRecordAt(i int, model string, in job.Input, p job.Params) ([]byte, er
 			return nil, err
 		}
 	}
-	line, err := marshal(inputLine{RecordID: in.ID, ModelInput: body})
+	line, err := claude.Marshal(inputLine{RecordID: in.ID, ModelInput: body})
 	if err != nil {
 		return nil, job.Fieldf(f("model_input"), "not valid JSON: %v", err)
 	}
 	return line, nil
-}
-
-// marshal is json.Marshal without HTML escaping: prompts are full of <tags> and
-// &s, and \u003c would only make the input bigger and harder to read.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 func claudeInput(f func(string) string, in job.Input, p job.Params) ([]byte, error) {
@@ -124,87 +108,16 @@ func claudeInput(f func(string) string, in job.Input, p job.Params) ([]byte, err
 	if in.System != "" {
 		body.System = in.System
 	}
-	switch {
-	case in.Prompt != "":
-		msgs, err := marshal([]message{{Role: "user", Content: mustString(in.Prompt)}})
-		if err != nil {
-			return nil, job.Fieldf(f("prompt"), "cannot encode: %v", err)
-		}
-		body.Messages = msgs
-	case len(in.Messages) > 0:
-		if err := validateMessages(f, in.Messages); err != nil {
-			return nil, err
-		}
-		body.Messages = in.Messages
-	default:
-		return nil, job.Fieldf(f("prompt"), "one of prompt, messages or model_input is required")
+	msgs, err := claude.Messages(f, in)
+	if err != nil {
+		return nil, err
 	}
-	b, err := marshal(body)
+	body.Messages = msgs
+	b, err := claude.Marshal(body)
 	if err != nil {
 		return nil, job.Fieldf(f("messages"), "cannot encode: %v", err)
 	}
 	return b, nil
 }
 
-// validateMessages checks the shape Claude needs: a non-empty array of
-// {role: user|assistant, content: non-empty string or array}.
-func validateMessages(f func(string) string, raw json.RawMessage) error {
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil || !isArray(raw) {
-		return job.Fieldf(f("messages"), "must be a JSON array of {role, content}")
-	}
-	if len(items) == 0 {
-		return job.Fieldf(f("messages"), "must not be empty")
-	}
-	for j, item := range items {
-		name := fmt.Sprintf("messages[%d]", j)
-		var m message
-		if !isObject(item) || json.Unmarshal(item, &m) != nil {
-			return job.Fieldf(f(name), "must be an object {role, content}")
-		}
-		if m.Role != "user" && m.Role != "assistant" {
-			return job.Fieldf(f(name+".role"), `must be "user" or "assistant", got %q`, m.Role)
-		}
-		if j == 0 && m.Role != "user" {
-			return job.Fieldf(f(name+".role"), `the first message must be from "user"`)
-		}
-		if !nonEmptyContent(m.Content) {
-			return job.Fieldf(f(name+".content"), "must be a non-empty string or array of content blocks")
-		}
-	}
-	return nil
-}
-
-func nonEmptyContent(c json.RawMessage) bool {
-	c = bytes.TrimSpace(c)
-	switch {
-	case len(c) == 0:
-		return false
-	case c[0] == '"':
-		var s string
-		return json.Unmarshal(c, &s) == nil && s != ""
-	case c[0] == '[':
-		var blocks []json.RawMessage
-		return json.Unmarshal(c, &blocks) == nil && len(blocks) > 0
-	}
-	return false
-}
-
-func mustString(s string) json.RawMessage {
-	b, _ := marshal(s) // a Go string always encodes
-	return b
-}
-
-func isObject(b []byte) bool { return firstByte(b) == '{' && json.Valid(b) }
-func isArray(b []byte) bool  { return firstByte(b) == '[' }
-
-func firstByte(b []byte) byte {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		}
-		return c
-	}
-	return 0
-}
+func isObject(b []byte) bool { return claude.FirstByte(b) == '{' && json.Valid(b) }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // Event is the detail of an aws.bedrock "Batch Inference Job State Change" event.
@@ -34,7 +36,7 @@ type eventDetail struct {
 // is (job.BedrockOutcome decides what it means), so a new Bedrock status does not
 // make the handler fail.
 func ParseEvent(detail json.RawMessage) (Event, error) {
-	if firstByte(detail) != '{' {
+	if claude.FirstByte(detail) != '{' {
 		return Event{}, errors.New("bedrock event: detail is not a JSON object")
 	}
 	var d eventDetail

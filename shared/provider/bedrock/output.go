@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // ManifestName is the summary file Bedrock writes beside the output files.
@@ -267,7 +268,7 @@ func ParseManifest(r io.Reader) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, fmt.Errorf("bedrock: read %s: %w", ManifestName, err)
 	}
-	if firstByte(b) != '{' {
+	if claude.FirstByte(b) != '{' {
 		return Manifest{}, fmt.Errorf("bedrock: parse %s: not a JSON object", ManifestName)
 	}
 	var m Manifest
