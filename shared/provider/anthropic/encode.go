@@ -37,7 +37,6 @@ type cacheControl struct {
 	Type string `json:"type"`
 }
 
-
 // EncodeRecordAt encodes record i as one request line (no trailing newline). The
 // job-level system prompt is the same for every request, so it carries
 // cache_control: prompt caching then stacks with the batch discount. A

@@ -39,7 +39,6 @@ type claudeBody struct {
 	Temperature      *float64        `json:"temperature,omitempty"`
 }
 
-
 // EncodeRecord encodes one record as a line of Bedrock input JSONL (without the
 // trailing newline): {"recordId": ..., "modelInput": {...}}. Bad input is a
 // *job.FieldError whose Field is relative to the record ("messages[1].role");
