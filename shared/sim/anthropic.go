@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -69,8 +68,7 @@ type AnthropicSim struct {
 	seq     int
 	batches map[string]*simBatch
 	order   []*simBatch
-	srv     *http.Server
-	closed  bool
+	http    listener
 	calls   map[string]int
 }
 
@@ -135,45 +133,15 @@ func (s *AnthropicSim) init() {
 // Listen serves the simulator on addr until Close and returns its base URL.
 func (s *AnthropicSim) Listen(addr string) (string, error) {
 	s.init()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", fmt.Errorf("anthropic sim: listen %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	s.mu.Lock()
-	if s.closed || s.srv != nil {
-		s.mu.Unlock()
-		ln.Close()
-		return "", errors.New("anthropic sim: closed or already listening")
-	}
-	s.srv = srv
-	s.mu.Unlock()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.Log.Error("anthropic sim: serve", "err", err)
-		}
-	}()
-	url := "http://" + ln.Addr().String()
-	s.Log.Info("Anthropic Message Batches SIMULATOR listening (test double: no model is called)", "url", url)
-	return url, nil
+	return s.http.listen(addr, "anthropic sim", s, s.Log,
+		"Anthropic Message Batches SIMULATOR listening (test double: no model is called)")
 }
 
 // Close stops stepping and the listener.
 func (s *AnthropicSim) Close() error {
 	s.init()
-	s.mu.Lock()
-	s.closed = true
-	srv := s.srv
-	s.mu.Unlock()
+	err := s.http.close()
 	s.cancel()
-	var err error
-	if srv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = srv.Shutdown(ctx)
-		cancel()
-	}
 	s.wg.Wait()
 	return err
 }

@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -111,8 +110,7 @@ type BedrockSim struct {
 	tokens  map[string]*simJob
 	names   map[string]*simJob
 	pending [][]byte // events queued by API calls, sent on the next step
-	srv     *http.Server
-	closed  bool
+	http    listener
 
 	stepMu  sync.Mutex // one step at a time: steps do the I/O
 	flushMu sync.Mutex // events leave in the order they were queued
@@ -200,50 +198,18 @@ func (s *BedrockSim) init() {
 // its base URL, for the SDK's BaseEndpoint.
 func (s *BedrockSim) Listen(addr string) (string, error) {
 	s.init()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", fmt.Errorf("bedrock sim: listen %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	s.mu.Lock()
-	if s.closed || s.srv != nil {
-		s.mu.Unlock()
-		ln.Close()
-		return "", errors.New("bedrock sim: closed or already listening")
-	}
-	s.srv = srv
-	s.mu.Unlock()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.Log.Error("bedrock sim: serve", "err", err)
-		}
-	}()
-	url := "http://" + ln.Addr().String()
-	s.Log.Info("Bedrock simulator listening", "url", url)
-	return url, nil
+	return s.http.listen(addr, "bedrock sim", s, s.Log, "Bedrock simulator listening")
 }
 
 // Close stops the background stepping and the listener, if any.
 func (s *BedrockSim) Close() error {
 	s.init()
-	s.mu.Lock()
-	s.closed = true
-	srv := s.srv
-	s.mu.Unlock()
+	err := s.http.close()
 	s.cancel()
-	var err error
-	if srv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = srv.Shutdown(ctx)
-		cancel()
-	}
 	s.wg.Wait()
 	return err
 }
 
-// ServeHTTP implements the Bedrock control-plane routes.
 func (s *BedrockSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.init()
 	w.Header().Set("X-Amzn-Requestid", s.newUUID())

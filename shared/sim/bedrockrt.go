@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -36,7 +35,7 @@ type RuntimeSim struct {
 	peak      atomic.Int64
 	mu        sync.Mutex
 	cached    map[[32]byte]bool
-	srv       *http.Server
+	http      listener
 }
 
 // RuntimeStats are what a RuntimeSim observed.
@@ -51,25 +50,12 @@ func (s *RuntimeSim) Stats() RuntimeStats {
 
 // Listen serves on addr (e.g. 127.0.0.1:0) and returns the base URL.
 func (s *RuntimeSim) Listen(addr string) (string, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", fmt.Errorf("bedrock runtime simulator listen: %w", err)
-	}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(ln)
-	if s.Log != nil {
-		s.Log.Info("Bedrock runtime SIMULATOR (test double of Converse/InvokeModel) listening", "url", "http://"+ln.Addr().String())
-	}
-	return "http://" + ln.Addr().String(), nil
+	return s.http.listen(addr, "bedrock runtime sim", s, s.Log,
+		"Bedrock runtime SIMULATOR (test double of Converse/InvokeModel) listening")
 }
 
 // Close stops the server.
-func (s *RuntimeSim) Close() error {
-	if s.srv == nil {
-		return nil
-	}
-	return s.srv.Close()
-}
+func (s *RuntimeSim) Close() error { return s.http.close() }
 
 // ServeHTTP routes POST /model/{id}/converse and POST /model/{id}/invoke.
 func (s *RuntimeSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -20,11 +20,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -78,7 +76,7 @@ type SageMakerSim struct {
 	mu     sync.Mutex
 	faults map[string][]string
 	calls  map[string]int
-	srv    *http.Server
+	http   listener
 	wg     sync.WaitGroup // the listener
 	async  sync.WaitGroup // accepted async inferences not yet notified
 	ctx    context.Context
@@ -153,33 +151,14 @@ func (s *SageMakerSim) Calls(endpoint string) int {
 // Listen serves the simulator on addr until Close and returns its base URL.
 func (s *SageMakerSim) Listen(addr string) (string, error) {
 	s.init()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", fmt.Errorf("sagemaker sim: listen %s: %w", addr, err)
-	}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.Log.Error("sagemaker sim: serve", "err", err)
-		}
-	}()
-	url := "http://" + ln.Addr().String()
-	s.Log.Info("SageMaker runtime simulator listening", "url", url)
-	return url, nil
+	return s.http.listen(addr, "sagemaker sim", s, s.Log, "SageMaker runtime simulator listening")
 }
 
 // Close stops the listener and waits for pending async inferences.
 func (s *SageMakerSim) Close() error {
 	s.init()
 	s.cancel()
-	var err error
-	if s.srv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = s.srv.Shutdown(ctx)
-		cancel()
-	}
+	err := s.http.close()
 	s.async.Wait()
 	s.wg.Wait()
 	return err
