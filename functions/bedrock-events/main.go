@@ -3,7 +3,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -13,10 +12,7 @@ import (
 
 func main() {
 	a, err := app.FromEnv(context.Background())
-	if err != nil {
-		app.Logger().Error("init", "error", err)
-		os.Exit(1)
-	}
+	app.Must("init", err)
 	h := &handler.BedrockEvents{Svc: a.Service, Log: a.Log}
 	lambda.Start(h.Handle)
 }

@@ -3,7 +3,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -13,15 +12,10 @@ import (
 )
 
 func main() {
-	a, err := app.FromEnv(context.Background())
-	if err != nil {
-		app.Logger().Error("init", "error", err)
-		os.Exit(1)
-	}
-	if err := anthropicapp.WithAnthropic(context.Background(), a); err != nil {
-		app.Logger().Error("init", "error", err)
-		os.Exit(1)
-	}
+	ctx := context.Background()
+	a, err := app.FromEnv(ctx)
+	app.Must("init", err)
+	app.Must("init anthropic", anthropicapp.WithAnthropic(ctx, a))
 	h := &handler.Ingest{Svc: a.Service, Log: a.Log}
 	lambda.Start(h.Handle)
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
@@ -18,23 +17,16 @@ import (
 func main() {
 	ctx := context.Background()
 	a, err := app.FromEnv(ctx)
-	must("init", err)
-	must("init anthropic", anthropicapp.WithAnthropic(ctx, a))
-	must("init sagemaker", sagemakerapp.WithSageMaker(ctx, a))
+	app.Must("init", err)
+	app.Must("init anthropic", anthropicapp.WithAnthropic(ctx, a))
+	app.Must("init sagemaker", sagemakerapp.WithSageMaker(ctx, a))
 	owner, err := auth.OwnerFromEnv(a.Config)
-	must("init auth", err)
+	app.Must("init auth", err)
 	reports, err := a.ReportsReader()
-	must("init report pipelines", err)
+	app.Must("init report pipelines", err)
 	srv := &mcpserver.Server{Svc: a.Service, Presign: a.S3, Uploads: a.S3, SageMaker: a.SageMaker, Log: a.Log, Version: app.Version}
 	if reports != nil {
 		srv.Reports = reports
 	}
 	lambdaurl.Start(srv.Handler(owner))
-}
-
-func must(what string, err error) {
-	if err != nil {
-		app.Logger().Error(what, "error", err)
-		os.Exit(1)
-	}
 }

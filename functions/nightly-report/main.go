@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -18,18 +17,12 @@ import (
 func main() {
 	ctx := context.Background()
 	a, err := app.FromEnv(ctx)
-	if err != nil {
-		app.Logger().Error("init", "error", err)
-		os.Exit(1)
-	}
+	app.Must("init", err)
 	r, err := awsreports.Reports(ctx, a)
 	if err == nil && r == nil {
-		err = errors.New("no pipelines file beside the bootstrap (set " + "MCPBATCH_PIPELINES_FILE or deploy pipelines.json)")
+		err = errors.New("no pipelines file beside the bootstrap (set MCPBATCH_PIPELINES_FILE or deploy pipelines.json)")
 	}
-	if err != nil {
-		a.Log.Error("init", "error", err)
-		os.Exit(1)
-	}
+	app.Must("init report pipelines", err)
 	h := &handler.NightlyReport{Runner: r, Log: a.Log}
 	lambda.Start(h.Handle)
 }

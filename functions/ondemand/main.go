@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -16,13 +15,8 @@ import (
 func main() {
 	ctx := context.Background()
 	a, err := app.FromEnv(ctx)
-	if err == nil {
-		err = awsreports.OnDemandFromEnv(ctx, a)
-	}
-	if err != nil {
-		app.Logger().Error("init", "error", err)
-		os.Exit(1)
-	}
+	app.Must("init", err)
+	app.Must("init on-demand runner", awsreports.OnDemandFromEnv(ctx, a))
 	h := &handler.OnDemand{Svc: a.Service, Log: a.Log}
 	lambda.Start(h.Handle)
 }

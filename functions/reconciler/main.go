@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -15,21 +14,13 @@ import (
 )
 
 func main() {
-	a, err := app.FromEnv(context.Background())
-	if err != nil {
-		app.Logger().Error("init", "error", err)
-		os.Exit(1)
-	}
-	if err := anthropicapp.WithAnthropic(context.Background(), a); err != nil {
-		app.Logger().Error("init", "error", err)
-		os.Exit(1)
-	}
+	ctx := context.Background()
+	a, err := app.FromEnv(ctx)
+	app.Must("init", err)
+	app.Must("init anthropic", anthropicapp.WithAnthropic(ctx, a))
 	// Probing for lost SageMaker notifications reads S3 only: no runtime client.
 	sm, err := app.NewSageMaker(a.Service, nil)
-	if err != nil {
-		app.Logger().Error("init", "error", err)
-		os.Exit(1)
-	}
+	app.Must("init sagemaker", err)
 	h := &handler.Reconciler{Svc: a.Service, SageMaker: sm, Log: a.Log}
 	lambda.Start(h.Handle)
 }

@@ -3,7 +3,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -13,15 +12,10 @@ import (
 )
 
 func main() {
-	a, err := app.FromEnv(context.Background())
-	if err != nil {
-		app.Logger().Error("init", "error", err)
-		os.Exit(1)
-	}
-	if err := sagemakerapp.WithSageMaker(context.Background(), a); err != nil {
-		a.Log.Error("init sagemaker", "error", err)
-		os.Exit(1)
-	}
+	ctx := context.Background()
+	a, err := app.FromEnv(ctx)
+	app.Must("init", err)
+	app.Must("init sagemaker", sagemakerapp.WithSageMaker(ctx, a))
 	h := &handler.SageMakerEvents{Svc: a.SageMaker, Log: a.Log}
 	lambda.Start(h.Handle)
 }

@@ -83,3 +83,12 @@ func models() []string {
 	}
 	return config.DefaultBedrockModels
 }
+
+// Must ends a Lambda's init on err: a function that cannot wire itself must not
+// take events it would only fail (Lambda reports the init error and retries).
+func Must(what string, err error) {
+	if err != nil {
+		Logger().Error(what, "error", err)
+		os.Exit(1)
+	}
+}
