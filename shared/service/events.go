@@ -95,12 +95,7 @@ func (s *Service) OnBedrockEvent(ctx context.Context, ev ProviderEvent) error {
 			moved = true
 		}
 		switch {
-		case job.CanMove(p.Status, outcome.Status):
-			p.Status = outcome.Status
-			p.ProviderStatus = ev.Status
-			if ev.Message != "" {
-				p.Message = ev.Message
-			}
+		case advancePart(p, outcome.Status, ev.Status, ev.Message):
 			moved = true
 		case p.Status == outcome.Status && job.BedrockLater(p.ProviderStatus, ev.Status):
 			// Same neutral status, later provider step (Validating → Scheduled).
@@ -132,6 +127,20 @@ func (s *Service) OnBedrockEvent(ctx context.Context, ev ProviderEvent) error {
 }
 
 var errUnknownPart = errors.New("unknown part")
+
+// advancePart moves a part forward to status with the provider's word for it; it
+// reports false, changing nothing, for a move that is not forward.
+func advancePart(p *job.Part, status job.Status, providerStatus, message string) bool {
+	if !job.CanMove(p.Status, status) {
+		return false
+	}
+	p.Status = status
+	p.ProviderStatus = providerStatus
+	if message != "" {
+		p.Message = message
+	}
+	return true
+}
 
 // leastAdvanced is the part that holds the job back: its provider status is the job's.
 func leastAdvanced(parts []job.Part) job.Part {

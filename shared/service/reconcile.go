@@ -165,14 +165,7 @@ func (s *Service) applyAnthropic(ctx context.Context, id string, idx int, st Bat
 		if !ok {
 			return fmt.Errorf("job %s part %d: unknown Anthropic processing_status %q", id, idx, st.Status)
 		}
-		if job.CanMove(p.Status, out.Status) {
-			p.Status = out.Status
-			p.ProviderStatus = st.Status
-			if st.Message != "" {
-				p.Message = st.Message
-			}
-			moved = true
-		}
+		moved = advancePart(p, out.Status, st.Status, st.Message)
 		if !moved {
 			return store.ErrNoChange
 		}
