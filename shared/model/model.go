@@ -1,0 +1,237 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Task is what a model produces.
+type Task string
+
+const (
+	TaskText      Task = "text"
+	TaskEmbedding Task = "embedding"
+)
+
+// Mode is a way the suite can run a model.
+type Mode string
+
+const (
+	ModeBatch    Mode = "batch"
+	ModeOnDemand Mode = "on_demand"
+)
+
+// Providers.
+const (
+	ProviderBedrock   = "bedrock"
+	ProviderAnthropic = "anthropic"
+)
+
+// Prices are USD per million tokens; nil means the model has no such price.
+type Prices struct {
+	Input       *float64 `json:"input,omitempty"`
+	Output      *float64 `json:"output,omitempty"`
+	BatchInput  *float64 `json:"batch_input,omitempty"`
+	BatchOutput *float64 `json:"batch_output,omitempty"`
+	CacheWrite  *float64 `json:"cache_write,omitempty"`
+	CacheRead   *float64 `json:"cache_read,omitempty"`
+	// Batch cache prices, where the provider documents caching in batches
+	// (Anthropic: the batch discount stacks with the caching multipliers).
+	BatchCacheWrite *float64 `json:"batch_cache_write,omitempty"`
+	BatchCacheRead  *float64 `json:"batch_cache_read,omitempty"`
+}
+
+// Caching holds a model's prompt-caching rules.
+type Caching struct {
+	MinTokens      int      `json:"min_tokens"`      // per cache checkpoint
+	MaxCheckpoints int      `json:"max_checkpoints"` // per request
+	TTLs           []string `json:"ttls"`            // "5m", "1h"
+}
+
+// Model is one catalog entry.
+type Model struct {
+	ID       string   `json:"id"`
+	Aliases  []string `json:"aliases,omitempty"`
+	Provider string   `json:"provider"`
+	Family   string   `json:"family"`
+	Name     string   `json:"name"`
+	Task     Task     `json:"task"`
+	Modes    []Mode   `json:"modes"`
+	// Profiles maps a geography ("us", "eu", "apac", "jp", "au", "global", ...)
+	// to the cross-Region inference profile id.
+	Profiles map[string]string `json:"profiles,omitempty"`
+	// OnDemandRequiresProfile is true when Bedrock does not serve the base id
+	// on demand in every Region the model is offered; on-demand calls then go
+	// through a profile (always valid where the profile is offered).
+	OnDemandRequiresProfile bool     `json:"on_demand_requires_profile,omitempty"`
+	MaxOutputTokens         int      `json:"max_output_tokens,omitempty"`
+	ContextWindow           int      `json:"context_window,omitempty"`
+	InputModalities         []string `json:"input_modalities"`
+	Caching                 *Caching `json:"caching,omitempty"`
+	EmbeddingDimensions     []int    `json:"embedding_dimensions,omitempty"`
+	MaxInputChars           int      `json:"max_input_chars,omitempty"`
+	MaxInputTokens          int      `json:"max_input_tokens,omitempty"`
+	MaxTextsPerCall         int      `json:"max_texts_per_call,omitempty"`
+	Prices                  Prices   `json:"prices"`
+	// RegionalPremium is the extra fraction geographic profiles and in-Region
+	// endpoints bill over the listed (global-profile) prices, e.g. 0.1.
+	RegionalPremium float64 `json:"regional_premium,omitempty"`
+	PricesAsOf      string  `json:"prices_as_of,omitempty"`
+	PricesSource    string  `json:"prices_source,omitempty"`
+	Notes           string  `json:"notes,omitempty"`
+}
+
+// Supports reports whether the model can run in mode.
+func (m *Model) Supports(mode Mode) bool { return slices.Contains(m.Modes, mode) }
+
+// Geography maps an AWS Region to the broad geography of Bedrock's
+// cross-Region inference profiles: us-gov-* → "us-gov", us-* and ca-* → "us"
+// (AWS lists the Canadian Regions as source Regions of us. profiles), eu-* →
+// "eu", ap-* → "apac". Other Regions (sa-, me-, af-, il-, mx-) have no
+// geographic profile: "" (only global. profiles serve them).
+func Geography(region string) string {
+	switch {
+	case strings.HasPrefix(region, "us-gov-"):
+		return "us-gov"
+	case strings.HasPrefix(region, "us-"), strings.HasPrefix(region, "ca-"):
+		return "us"
+	case strings.HasPrefix(region, "eu-"):
+		return "eu"
+	case strings.HasPrefix(region, "ap-"):
+		return "apac"
+	}
+	return ""
+}
+
+// Geographies lists the profile geographies usable from region, most specific
+// first: Japan and Australia have their own profiles for newer models
+// ("jp", "au") besides "apac"; Canada may have "ca" before "us".
+// "global" is not included.
+func Geographies(region string) []string {
+	g := Geography(region)
+	var out []string
+	switch {
+	case region == "ap-northeast-1" || region == "ap-northeast-3":
+		out = append(out, "jp")
+	case region == "ap-southeast-2" || region == "ap-southeast-4":
+		out = append(out, "au")
+	case strings.HasPrefix(region, "ca-"):
+		out = append(out, "ca")
+	}
+	if g != "" {
+		out = append(out, g)
+	}
+	return out
+}
+
+// OnDemandID is the model id on-demand calls must use in region. Models that
+// Bedrock serves on demand by base id return the base id. Others return the
+// profile for the Region's geography, else the global profile, else the base
+// id (the call then fails at Bedrock with its own message, which names the
+// model and the Region).
+func (m *Model) OnDemandID(region string) string {
+	if !m.OnDemandRequiresProfile {
+		return m.ID
+	}
+	for _, g := range Geographies(region) {
+		if p, ok := m.Profiles[g]; ok {
+			return p
+		}
+	}
+	if p, ok := m.Profiles["global"]; ok {
+		return p
+	}
+	return m.ID
+}
+
+// CheckMaxTokens validates a request's max_tokens against the model's limit.
+func (m *Model) CheckMaxTokens(n int) error {
+	if m.Task != TaskText || m.MaxOutputTokens <= 0 {
+		return fmt.Errorf("max_tokens: model %s is an %s model and takes no max_tokens", m.ID, m.Task)
+	}
+	if n < 1 {
+		return fmt.Errorf("max_tokens: %d is below 1 (model %s allows 1..%d)", n, m.ID, m.MaxOutputTokens)
+	}
+	if n > m.MaxOutputTokens {
+		return fmt.Errorf("max_tokens: %d exceeds the limit of %d for model %s", n, m.MaxOutputTokens, m.ID)
+	}
+	return nil
+}
+
+// Partition is the ARN partition of an AWS Region.
+func Partition(region string) string {
+	switch {
+	case strings.HasPrefix(region, "us-gov-"):
+		return "aws-us-gov"
+	case strings.HasPrefix(region, "cn-"):
+		return "aws-cn"
+	}
+	return "aws"
+}
+
+// IAMResources lists the ARNs a role needs in bedrock:InvokeModel (and
+// CreateModelInvocationJob) grants to use this model from region: the base
+// model ARN in region and, for every profile usable from region (its
+// geographies and global), the profile ARN in region plus
+// arn:aws:bedrock:*::foundation-model/<id>, because a profile may route to
+// any of its destination Regions. The "*" also matches the Region-less
+// foundation-model ARN that global profiles authorize against. Anthropic API
+// models need no IAM grant: both lists are empty.
+func (m *Model) IAMResources(region, account string) (foundationModels []string, inferenceProfiles []string) {
+	if m.Provider != ProviderBedrock {
+		return nil, nil
+	}
+	part := Partition(region)
+	foundationModels = []string{fmt.Sprintf("arn:%s:bedrock:%s::foundation-model/%s", part, region, m.ID)}
+	for _, g := range append(Geographies(region), "global") {
+		p, ok := m.Profiles[g]
+		if !ok {
+			continue
+		}
+		inferenceProfiles = append(inferenceProfiles, fmt.Sprintf("arn:%s:bedrock:%s:%s:inference-profile/%s", part, region, account, p))
+	}
+	if len(inferenceProfiles) > 0 {
+		foundationModels = append(foundationModels, fmt.Sprintf("arn:%s:bedrock:*::foundation-model/%s", part, m.ID))
+	}
+	return foundationModels, inferenceProfiles
+}
+
+// Listing is a model as the list_models tool shows it.
+type Listing struct {
+	ID               string        `json:"id"`
+	Provider         string        `json:"provider"`
+	Family           string        `json:"family"`
+	Task             Task          `json:"task"`
+	Modes            []Mode        `json:"modes"`
+	MaxOutputTokens  int           `json:"max_output_tokens"`
+	InputModalities  []string      `json:"input_modalities"`
+	PricesPerMillion ListingPrices `json:"prices_per_million"`
+	AsOf             string        `json:"as_of"`
+}
+
+// ListingPrices are the prices list_models shows, USD per million tokens;
+// absent where the model has none.
+type ListingPrices struct {
+	Input       *float64 `json:"input,omitempty"`
+	Output      *float64 `json:"output,omitempty"`
+	BatchInput  *float64 `json:"batch_input,omitempty"`
+	BatchOutput *float64 `json:"batch_output,omitempty"`
+	CacheWrite  *float64 `json:"cache_write,omitempty"`
+	CacheRead   *float64 `json:"cache_read,omitempty"`
+}
+
+// Listing renders the model for list_models.
+func (m *Model) Listing() Listing {
+	p := m.Prices
+	return Listing{
+		ID: m.ID, Provider: m.Provider, Family: m.Family, Task: m.Task,
+		Modes: slices.Clone(m.Modes), MaxOutputTokens: m.MaxOutputTokens,
+		InputModalities: slices.Clone(m.InputModalities),
+		PricesPerMillion: ListingPrices{
+			Input: p.Input, Output: p.Output, BatchInput: p.BatchInput, BatchOutput: p.BatchOutput,
+			CacheWrite: p.CacheWrite, CacheRead: p.CacheRead,
+		},
+		AsOf: m.PricesAsOf,
+	}
+}
