@@ -92,7 +92,7 @@ func TestCatalogFacts(t *testing.T) {
 		{haiku35, TaskText, []Mode{ModeBatch, ModeOnDemand}, 8192, []string{"us"}, true, nil, 0},
 		{sonnet35v2, TaskText, []Mode{ModeBatch, ModeOnDemand}, 8192, []string{"apac", "us"}, true, nil, 0},
 		{haiku3, TaskText, []Mode{ModeBatch, ModeOnDemand}, 4096, []string{"apac", "eu", "us"}, false, nil, 0},
-		{"amazon.nova-pro-v1:0", TaskText, []Mode{ModeBatch, ModeOnDemand}, 10000, []string{"apac", "eu", "us"}, true, nil, 0},
+		{"amazon.nova-pro-v1:0", TaskText, []Mode{ModeBatch, ModeOnDemand}, 5000, []string{"apac", "eu", "us"}, true, nil, 0},
 		{"meta.llama3-2-1b-instruct-v1:0", TaskText, []Mode{ModeBatch, ModeOnDemand}, 2048, []string{"eu", "us"}, true, nil, 0},
 		{"mistral.mistral-7b-instruct-v0:2", TaskText, []Mode{ModeOnDemand}, 8192, nil, false, nil, 0},
 		{"claude-sonnet-4-5", TaskText, []Mode{ModeBatch}, 64000, nil, false, nil, 0},
