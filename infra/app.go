@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 )
 
 // Context keys (cdk.json "context", or `cdk deploy -c key=value`).
@@ -24,6 +26,10 @@ const (
 	CtxAssetDir      = "assetDir"
 	CtxLogLevel      = "logLevel"
 	CtxAuth          = "auth" // iam (default) | token: how MCP callers authenticate
+	// CtxModels adds or overrides model catalog entries (shared/model): a JSON
+	// document, as a string or inline in cdk.json; the functions get it as
+	// MCPBATCH_MODELS_JSON and the IAM grants follow it.
+	CtxModels = "models"
 )
 
 // Defaults for the context keys; cdk.json repeats them so they are visible to operators.
@@ -71,6 +77,10 @@ type Settings struct {
 	SageMakerMaxResponseBytes int
 	// Auth is the MCP endpoint's auth mode: config.AuthIAM or config.AuthToken.
 	Auth string
+	// ModelsOverride is the catalog override from context (JSON, "" for none).
+	ModelsOverride string
+	// Catalog is the embedded model catalog with ModelsOverride applied.
+	Catalog *model.Catalog
 }
 
 // jobPrefixPattern keeps "<prefix>-<26-char id>[-pN]" inside Bedrock's jobName pattern
@@ -152,7 +162,7 @@ func SettingsFromContext(node constructs.Node) (Settings, error) {
 		errs = append(errs, fmt.Errorf("context %s: want a comma list, got %T", CtxBedrockModels, t))
 	}
 	s.LogLevel = strings.ToLower(s.LogLevel)
-	errs = append(errs, readSageMakerSettings(node, &s))
+	errs = append(errs, readSageMakerSettings(node, &s), readModels(node, &s))
 	if err := errors.Join(errs...); err != nil {
 		return s, err
 	}
@@ -172,14 +182,19 @@ func (s Settings) Validate() error {
 		errs = append(errs, fmt.Errorf("%s: at least one model is required", CtxBedrockModels))
 	}
 	seen := map[string]bool{}
+	cat := s.catalog()
 	for _, m := range s.BedrockModels {
-		if !modelIDPattern.MatchString(m) {
-			errs = append(errs, fmt.Errorf("%s: %q is not a Bedrock model or inference-profile id", CtxBedrockModels, m))
-		}
 		if seen[m] {
 			errs = append(errs, fmt.Errorf("%s: %q is listed twice", CtxBedrockModels, m))
 		}
 		seen[m] = true
+		if !modelIDPattern.MatchString(m) && !strings.HasPrefix(m, "arn:") {
+			errs = append(errs, fmt.Errorf("%s: %q is not a Bedrock model or inference-profile id", CtxBedrockModels, m))
+			continue
+		}
+		if e, ok := cat.Lookup(m); !ok || e.Provider != model.ProviderBedrock {
+			errs = append(errs, fmt.Errorf("%s: %q is not a Bedrock model of the model catalog; add it with -c %s='{\"models\":[...]}' (see README, model catalog)", CtxBedrockModels, m, CtxModels))
+		}
 	}
 	if s.AssetDir == "" {
 		errs = append(errs, fmt.Errorf("%s: must not be empty", CtxAssetDir))
@@ -196,6 +211,42 @@ func (s Settings) Validate() error {
 		errs = append(errs, fmt.Errorf("%s %q: want one of %s", CtxAuth, s.Auth, strings.Join(config.AuthModes, ", ")))
 	}
 	return errors.Join(errs...)
+}
+
+// catalog is the catalog the settings name (the embedded one when unset).
+func (s Settings) catalog() *model.Catalog {
+	if s.Catalog != nil {
+		return s.Catalog
+	}
+	return model.Default()
+}
+
+// readModels reads the catalog override: a JSON string, or an object in cdk.json.
+func readModels(node constructs.Node, s *Settings) error {
+	v := node.TryGetContext(jsii.String(CtxModels))
+	switch t := v.(type) {
+	case nil:
+		return nil
+	case string:
+		s.ModelsOverride = strings.TrimSpace(t)
+	case map[string]interface{}:
+		b, err := json.Marshal(t)
+		if err != nil {
+			return fmt.Errorf("context %s: %w", CtxModels, err)
+		}
+		s.ModelsOverride = string(b)
+	default:
+		return fmt.Errorf("context %s: want a JSON object (or a string holding one), got %T", CtxModels, v)
+	}
+	if s.ModelsOverride == "" {
+		return nil
+	}
+	cat, err := model.Default().Merge([]byte(s.ModelsOverride))
+	if err != nil {
+		return fmt.Errorf("context %s: %w", CtxModels, err)
+	}
+	s.Catalog = cat
+	return nil
 }
 
 // CheckAssets fails early, with a hint, when `make build` has not produced a bootstrap;

@@ -1,20 +1,24 @@
 package main
 
 import (
+	"sort"
+	"strings"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 )
 
 const bedrockPrincipal = "bedrock.amazonaws.com"
 
 // BedrockRoleProps configure the batch service role.
 type BedrockRoleProps struct {
-	Data   *Data
-	Models []string
+	Data    *Data
+	Catalog *model.Catalog
+	Models  []string
 }
 
 // BedrockRole is the service role Bedrock assumes to run this stack's batch jobs:
@@ -33,7 +37,7 @@ type BedrockRole struct {
 func NewBedrockRole(scope constructs.Construct, id string, props *BedrockRoleProps) *BedrockRole {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	stack := awscdk.Stack_Of(c)
-	b := &BedrockRole{Scope: c, ModelArns: ModelArns(stack, props.Models)}
+	b := &BedrockRole{Scope: c, ModelArns: ModelArns(stack, props.Catalog, props.Models)}
 	bucket := props.Data.Bucket
 
 	// Confused-deputy guard: only Bedrock jobs in this account and region may assume the role.
@@ -97,26 +101,38 @@ func JobArnPattern(stack awscdk.Stack) *string {
 	})
 }
 
-// ModelArns maps model ids to the ARNs InvokeModel is checked against: each base model
-// (config.BaseModel strips a profile's geography prefix) as a foundation-model in any
-// region, since a cross-region profile routes to the base model in other regions of its
-// geography; and each profile id as an inference-profile in this account and region.
-// Foundation models come first, then profiles, each in first-seen order, without duplicates.
-func ModelArns(stack awscdk.Stack, models []string) []*string {
-	var bases, profiles []string
+// ModelArns maps the allowed model ids, through the model catalog, to the ARNs
+// InvokeModel and CreateModelInvocationJob are checked against: each model's base
+// id as a foundation-model in any region (a cross-region profile routes to the
+// base model in other regions of its geography), and every inference profile the
+// catalog lists for it as an inference-profile in this account and region (the
+// on-demand path picks the profile of the deploying region). An id the catalog
+// knows only as an alias that is an ARN (an application inference profile) is
+// granted as given. Foundation models come first, then profiles, each in
+// first-seen order, without duplicates.
+func ModelArns(stack awscdk.Stack, cat *model.Catalog, models []string) []*string {
+	var bases, profiles, asGiven []string
 	seen := map[string]bool{}
-	for _, m := range models {
-		base, isProfile := config.BaseModel(m)
-		if !seen["fm:"+base] {
-			seen["fm:"+base] = true
-			bases = append(bases, base)
-		}
-		if isProfile && !seen["ip:"+m] {
-			seen["ip:"+m] = true
-			profiles = append(profiles, m)
+	add := func(list *[]string, key, v string) {
+		if !seen[key] {
+			seen[key] = true
+			*list = append(*list, v)
 		}
 	}
-	out := make([]*string, 0, len(bases)+len(profiles))
+	for _, id := range models {
+		m, ok := cat.Lookup(id)
+		if !ok {
+			continue // Settings.Validate refuses it first
+		}
+		add(&bases, "fm:"+m.ID, m.ID)
+		if strings.HasPrefix(id, "arn:") {
+			add(&asGiven, "arn:"+id, id)
+		}
+		for _, g := range sortedGeographies(m.Profiles) {
+			add(&profiles, "ip:"+m.Profiles[g], m.Profiles[g])
+		}
+	}
+	out := make([]*string, 0, len(bases)+len(profiles)+len(asGiven))
 	for _, base := range bases {
 		out = append(out, stack.FormatArn(&awscdk.ArnComponents{
 			Service:      jsii.String("bedrock"),
@@ -135,5 +151,17 @@ func ModelArns(stack awscdk.Stack, models []string) []*string {
 			ArnFormat:    awscdk.ArnFormat_SLASH_RESOURCE_NAME,
 		}))
 	}
+	for _, a := range asGiven {
+		out = append(out, jsii.String(a))
+	}
+	return out
+}
+
+func sortedGeographies(p map[string]string) []string {
+	out := make([]string, 0, len(p))
+	for g := range p {
+		out = append(out, g)
+	}
+	sort.Strings(out)
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 )
 
 // Async retry settings of the functions EventBridge invokes. Lambda's own async queue
@@ -177,6 +178,9 @@ func NewFunctions(scope constructs.Construct, id string, p *FunctionsProps) *Fun
 		config.EnvJobPrefix:      jsii.String(s.JobPrefix),
 		config.EnvBedrockModels:  jsii.String(strings.Join(s.BedrockModels, ",")),
 		config.EnvLogLevel:       jsii.String(s.LogLevel),
+	}
+	if s.ModelsOverride != "" {
+		env[model.EnvModelsJSON] = jsii.String(s.ModelsOverride)
 	}
 	f := &Functions{Scope: c, Env: env}
 	f.MCP = NewGoFunction(c, "Mcp", &GoFunctionProps{

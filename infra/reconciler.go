@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -79,37 +78,29 @@ type ReconcilerProps struct {
 	Bedrock    *BedrockRole
 	Bus        awsevents.EventBus
 	Functions  *Functions
+	Anthropic  *Anthropic
 }
 
 // Reconciler is the scheduled backstop (Anthropic polling, lost Bedrock events,
-// the quota queue), the Anthropic API key secret and the alarm on its errors.
+// the quota queue) and the alarm on its errors.
 type Reconciler struct {
 	Scope    constructs.Construct
 	Function *GoFunction
-	Secret   awssecretsmanager.Secret
 	Schedule awsevents.Rule
 	Alarm    awscloudwatch.Alarm
 	DLQAlarm awscloudwatch.Alarm
 }
 
-// NewReconciler creates the reconciler function on its schedule, the Anthropic
-// key secret and their permissions, and hands the secret to the functions that
-// call Anthropic (mcp submits, ingest streams results).
+// NewReconciler creates the reconciler function on its schedule and its
+// permissions; it reads the Anthropic key like the other Anthropic callers.
 func NewReconciler(scope constructs.Construct, id string, p *ReconcilerProps) *Reconciler {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	s := p.Settings
 	r := &Reconciler{Scope: c}
 
-	// The key is created empty-ish (a random placeholder) and set by the operator:
-	//   aws secretsmanager put-secret-value --secret-id <AnthropicKeySecretArn> --secret-string sk-ant-...
-	r.Secret = awssecretsmanager.NewSecret(c, jsii.String("AnthropicApiKey"), &awssecretsmanager.SecretProps{
-		Description: jsii.String("mcpbatch Anthropic API key (put the key with put-secret-value; never logged)"),
-	})
-
 	env := p.Functions.EnvWith(map[string]*string{
-		config.EnvAnthropicSecretARN: r.Secret.SecretArn(),
-		config.EnvBedrockQuota:       jsii.String(strconv.Itoa(p.Reconciler.BedrockQuota)),
-		config.EnvStaleMinutes:       jsii.String(strconv.Itoa(p.Reconciler.StaleMinutes)),
+		config.EnvBedrockQuota: jsii.String(strconv.Itoa(p.Reconciler.BedrockQuota)),
+		config.EnvStaleMinutes: jsii.String(strconv.Itoa(p.Reconciler.StaleMinutes)),
 	})
 	r.Function = NewGoFunction(c, "Reconciler", &GoFunctionProps{
 		Name:        FnReconciler,
@@ -120,10 +111,8 @@ func NewReconciler(scope constructs.Construct, id string, p *ReconcilerProps) *R
 		MemoryMB: 512,
 		Async:    true,
 	})
-	// The other Anthropic callers learn where the key is and which quota applies.
-	for _, g := range []*GoFunction{p.Functions.MCP, p.Functions.Ingest} {
-		g.Function.AddEnvironment(jsii.String(config.EnvAnthropicSecretARN), r.Secret.SecretArn(), nil)
-	}
+	p.Anthropic.Grant(r.Function)
+	// mcp submits too, under the same quota.
 	p.Functions.MCP.Function.AddEnvironment(jsii.String(config.EnvBedrockQuota), jsii.String(strconv.Itoa(p.Reconciler.BedrockQuota)), nil)
 
 	r.Schedule = awsevents.NewRule(c, jsii.String("Schedule"), &awsevents.RuleProps{
@@ -164,7 +153,7 @@ func NewReconciler(scope constructs.Construct, id string, p *ReconcilerProps) *R
 
 // grantReconciler: the reconciler polls and submits Bedrock jobs, reads request
 // files to submit Anthropic batches, moves job items and announces output; mcp
-// and ingest read the Anthropic key, and ingest stores streamed results under output/.
+// and ingest stores streamed Anthropic results under output/.
 func grantReconciler(r *Reconciler, p *ReconcilerProps) {
 	stack := awscdk.Stack_Of(r.Scope)
 	d := p.Data
@@ -186,9 +175,6 @@ func grantReconciler(r *Reconciler, p *ReconcilerProps) {
 		[]*string{p.Bedrock.Role.RoleArn()},
 		map[string]interface{}{"StringEquals": map[string]interface{}{"iam:PassedToService": bedrockPrincipal}}))
 
-	for _, fn := range []*GoFunction{g, p.Functions.MCP, p.Functions.Ingest} {
-		fn.Role.AddToPrincipalPolicy(allow("ReadAnthropicKey", []string{"secretsmanager:GetSecretValue"}, []*string{r.Secret.SecretArn()}, nil))
-	}
 	p.Functions.Ingest.Role.AddToPrincipalPolicy(allow("StoreAnthropicResults", []string{"s3:PutObject", "s3:AbortMultipartUpload"},
 		d.ObjectArns(PrefixOutput), nil))
 }
@@ -199,7 +185,4 @@ func (r *Reconciler) addNagSuppressions() {
 	suppress(r.Function.DLQ, "AwsSolutions-SQS3",
 		"This queue is itself the dead-letter queue of the reconciler function (schedule target DLQ and "+
 			"Lambda onFailure destination); a DLQ of a DLQ adds nothing.")
-	suppress(r.Secret, "AwsSolutions-SMG4",
-		"The secret holds a third-party Anthropic API key that only the Anthropic console can issue; "+
-			"Secrets Manager cannot rotate it, the operator rotates it there and puts the new value.")
 }

@@ -31,7 +31,9 @@ type Stack struct {
 	// Tokens holds the hashed API keys in token auth mode (nil in iam mode).
 	Tokens  *TokenKeys
 	Reports *Reports
-	// Reconciler is the schedule, the Anthropic key secret and their alarms (reconciler.go).
+	// Anthropic is the Anthropic API key secret (anthropic.go).
+	Anthropic *Anthropic
+	// Reconciler is the schedule and its alarms (reconciler.go).
 	Reconciler *Reconciler
 }
 
@@ -56,7 +58,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	stackName := *stack.StackName()
 
 	st.Data = NewData(stack, "Data")
-	st.Bedrock = NewBedrockRole(stack, "Bedrock", &BedrockRoleProps{Data: st.Data, Models: s.BedrockModels})
+	st.Bedrock = NewBedrockRole(stack, "Bedrock", &BedrockRoleProps{Data: st.Data, Catalog: s.catalog(), Models: s.BedrockModels})
 	st.Bus = NewProjectBus(stack, "Bus", stackName)
 	st.Functions = NewFunctions(stack, "Functions", &FunctionsProps{
 		Settings: s, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus,
@@ -77,13 +79,15 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	if err != nil {
 		return nil, err
 	}
+	st.Anthropic = NewAnthropic(stack, "Anthropic")
+	st.Anthropic.Grant(st.Functions.MCP, st.Functions.Ingest)
 	st.Reconciler = NewReconciler(stack, "Reconciler", &ReconcilerProps{
-		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions,
+		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Anthropic: st.Anthropic,
 	})
 	st.addOutputs()
 	st.addNagSuppressions()
 	st.Reconciler.addNagSuppressions()
-	st.output("AnthropicKeySecretArn", "Secret to put the Anthropic API key in (aws secretsmanager put-secret-value)", st.Reconciler.Secret.SecretArn())
+	st.output("AnthropicKeySecretArn", "Secret to put the Anthropic API key in (aws secretsmanager put-secret-value)", st.Anthropic.Secret.SecretArn())
 	return st, nil
 }
 

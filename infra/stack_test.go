@@ -18,6 +18,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 )
 
 // One jsii session (one node process) for every test: the app and its stacks are built
@@ -110,6 +111,10 @@ func setup() (err error) {
 	altSettings.BedrockModels = altModels
 	altSettings.LogLevel = "debug"
 	altSettings.SageMakerEndpoints = altSageMakerEndpoints
+	altSettings.ModelsOverride = altModelsOverride
+	if altSettings.Catalog, err = model.Default().Merge([]byte(altModelsOverride)); err != nil {
+		return err
+	}
 	alt, err := NewStack(app, "McpbatchAlt", &StackProps{StackProps: env, Settings: altSettings})
 	if err != nil {
 		return err
@@ -284,15 +289,49 @@ func bedrockRoleID(t *testing.T, tpl obj) string {
 	return id
 }
 
-// expectedModelArns is written independently of ModelArns: foundation models (base ids,
-// any region) and inference profiles (this region and account).
+// altModelsOverride is the alt stack's catalog override (a negotiated price).
+const altModelsOverride = `{"models":[{"id":"amazon.nova-pro-v1:0","prices":{"input":0.7}}]}`
+
+// Every function of a stack with a catalog override reads it; without one, none carries it.
+func TestModelsOverrideEnv(t *testing.T) {
+	for _, sx := range []struct {
+		name string
+		tpl  obj
+		want interface{}
+	}{{"main", fx.main.json, nil}, {"alt", fx.alt.json, altModelsOverride}} {
+		n := 0
+		for id, r := range resources(sx.tpl, "AWS::Lambda::Function") {
+			env, _ := props(r)["Environment"].(obj)
+			vars, _ := env["Variables"].(obj)
+			if vars[config.EnvTable] == nil {
+				continue // not one of ours (a CDK custom resource)
+			}
+			if vars[model.EnvModelsJSON] != sx.want {
+				t.Errorf("%s %s: %s = %v, want %v", sx.name, id, model.EnvModelsJSON, vars[model.EnvModelsJSON], sx.want)
+			}
+			n++
+		}
+		if n < len(FunctionNames) {
+			t.Errorf("%s: %d functions checked", sx.name, n)
+		}
+	}
+}
+
+const appProfileARN = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123"
+
+// expectedModelArns is written independently of ModelArns, from the catalog's
+// data: each model's base id as a foundation model (any region), and every
+// inference profile it lists (this region and account).
 func expectedModelArns(models []string) []string {
 	set := map[string]bool{}
-	for _, m := range models {
-		base, profile := config.BaseModel(m)
-		set["arn:aws:bedrock:*::foundation-model/"+base] = true
-		if profile {
-			set["arn:aws:bedrock:"+testRegion+":"+testAccount+":inference-profile/"+m] = true
+	for _, id := range models {
+		m, ok := model.Default().Lookup(id)
+		if !ok {
+			panic("test model not in the catalog: " + id)
+		}
+		set["arn:aws:bedrock:*::foundation-model/"+m.ID] = true
+		for _, p := range m.Profiles {
+			set["arn:aws:bedrock:"+testRegion+":"+testAccount+":inference-profile/"+p] = true
 		}
 	}
 	var out []string
@@ -345,6 +384,22 @@ func TestSettingsFromContext(t *testing.T) {
 		{name: "not a model id", ctx: map[string]interface{}{CtxBedrockModels: "claude"}, wantErr: CtxBedrockModels},
 		{name: "duplicate model", ctx: map[string]interface{}{CtxBedrockModels: "amazon.nova-pro-v1:0,amazon.nova-pro-v1:0"}, wantErr: "twice"},
 		{name: "bad stack name", ctx: map[string]interface{}{CtxStackName: "1stack"}, wantErr: CtxStackName},
+		{name: "model not in the catalog", ctx: map[string]interface{}{CtxBedrockModels: "acme.unknown-v1:0"}, wantErr: "not a Bedrock model of the model catalog"},
+		{name: "anthropic API model in bedrockModels", ctx: map[string]interface{}{CtxBedrockModels: "claude.sonnet-4-5"}, wantErr: CtxBedrockModels},
+		{name: "catalog override not JSON", ctx: map[string]interface{}{CtxModels: "{models"}, wantErr: CtxModels},
+		{name: "catalog override of the wrong type", ctx: map[string]interface{}{CtxModels: 3.0}, wantErr: CtxModels},
+		{
+			name: "catalog override adds an application inference profile",
+			ctx: map[string]interface{}{
+				CtxModels:        `{"models":[{"id":"anthropic.claude-haiku-4-5-20251001-v1:0","aliases":["` + appProfileARN + `"]}]}`,
+				CtxBedrockModels: appProfileARN,
+			},
+			want: func(s Settings) Settings {
+				s.BedrockModels = []string{appProfileARN}
+				s.ModelsOverride = `{"models":[{"id":"anthropic.claude-haiku-4-5-20251001-v1:0","aliases":["` + appProfileARN + `"]}]}`
+				return s
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -359,6 +414,10 @@ func TestSettingsFromContext(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if (got.ModelsOverride != "") != (got.Catalog != nil) {
+				t.Fatalf("override %q but catalog %v", got.ModelsOverride, got.Catalog)
+			}
+			got.Catalog = nil
 			if want := tc.want(defaults); !reflect.DeepEqual(got, want) {
 				t.Fatalf("got %+v\nwant %+v", got, want)
 			}
