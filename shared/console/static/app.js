@@ -159,9 +159,11 @@
     } catch (_) { return null; }
   }
 
+  // link makes an http(s) link; any other URL (make dev's file:// exports) is
+  // shown as text to copy, since a web page cannot open it.
   function link(url, text) {
     return safeHref(url) ? el("a", { href: url, rel: "noopener noreferrer", target: "_blank" }, text)
-      : el("span", { class: "mono wrap", title: "open this link outside the console" }, url);
+      : el("span", null, text, " ", el("span", { class: "mono wrap small" }, url));
   }
 
   const route = (...parts) => "#/" + parts.map(encodeURIComponent).join("/");
@@ -386,7 +388,7 @@
     try {
       const r = await callTool("export_results", { job_id: id, format, status });
       out.append(el("p", null, link(r.url, `${format.toUpperCase()} · ${status} · ${num(r.records)} records · ${num(r.bytes)} bytes`),
-        el("span", { class: "small muted" }, r.complete ? `link valid ${Math.round((r.expires_in_seconds || 0) / 60)} min` : "partial: the job is not finished")));
+        " ", el("span", { class: "small muted" }, r.complete ? `link valid ${Math.round((r.expires_in_seconds || 0) / 60)} min` : "partial: the job is not finished")));
     } catch (e) {
       if (e instanceof AuthError) { showKeyForm(e.message); return; }
       out.append(el("p", { class: "error" }, "Export failed: " + e.message));
