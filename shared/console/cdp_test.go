@@ -293,4 +293,3 @@ func (b *browser) screenshot(path string) {
 		b.t.Fatal(err)
 	}
 }
-
