@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline/corpus"
 )
 
 const haiku = "anthropic.claude-3-5-haiku-20241022-v1:0"
@@ -53,6 +56,9 @@ func records(n int) []map[string]any {
 	return out
 }
 
+// leaked finds JavaScript's words for a missing value shown as text.
+var leaked = regexp.MustCompile(`null|undefined|NaN|\[object Object\]`)
+
 // js quotes a Go string for a JavaScript expression.
 func js(s string) string {
 	b, _ := json.Marshal(s)
@@ -69,8 +75,20 @@ func TestConsoleInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The shipped pipelines file over a small generated corpus: a run of 30
+	// documents goes on demand and writes its report.
+	src := filepath.Join(dir, "corpus")
+	if _, err := corpus.Generate(src, corpus.Spec{Text: 30}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pipeline.Load(filepath.Join("..", "..", "infra", "pipelines", "pipelines.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Pipelines[0].Source.LocalDir = src
 	l, err := local.New(context.Background(), local.Options{Dir: dir, FailEvery: 10, Owner: auth.Owner,
-		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+		Log:     slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Reports: local.ReportsOptions{Pipelines: cfg, Concurrency: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +112,16 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Bus.Wait()
+	run, err := l.Reports.Runner.Tick(context.Background(), pipeline.TickRequest{Pipeline: cfg.Pipelines[0].Name, Date: "2026-11-27"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // steps → ingest → Job Completed → report
+		if err := l.Sim.Settle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		l.Bus.Wait()
+	}
 	running := callTool[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(120), "name": "still running"})
 	finished := callTool[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": done.JobID})
 	if finished.Status != "partially_completed" || finished.Failed != 15 {
@@ -108,6 +136,11 @@ func TestConsoleInChromium(t *testing.T) {
 	b := startBrowser(t, bin)
 	noProblems := func(step string) {
 		t.Helper()
+		var text string
+		b.eval(`document.body.innerText`, &text)
+		if bad := leaked.FindString(text); bad != "" {
+			t.Errorf("%s: the page shows %q (a missing value rendered as text)", step, bad)
+		}
 		if logs := b.takeLogs(); len(logs) > 0 {
 			t.Fatalf("%s: the page reported problems:\n%s", step, strings.Join(logs, "\n"))
 		}
@@ -246,11 +279,20 @@ func TestConsoleInChromium(t *testing.T) {
 	t.Run("pipeline runs view", func(t *testing.T) {
 		b.t = t
 		b.eval(`location.hash = "#/reports"`, nil)
-		b.waitFor("the pipeline runs", `document.body.dataset.ready === "reports"`)
+		b.waitFor("the pipeline runs", `document.body.dataset.ready === "reports" && document.querySelector("tr[data-run]") !== null`)
+		var runs []string
+		b.eval(`[...document.querySelectorAll("tr[data-run]")].map(r => r.dataset.run)`, &runs)
+		if want := []string{run.Pipeline + "/" + run.Date}; !slices.Equal(runs, want) {
+			t.Fatalf("runs %q, want %q", runs, want)
+		}
+		b.eval(`document.querySelector("tr[data-run] a[href^='#/report/']").click()`, nil)
+		b.waitFor("the report page", `document.body.dataset.ready === "report" && document.querySelector("dl.facts") !== null`)
 		var text string
 		b.eval(`document.getElementById("view").innerText`, &text)
-		if !strings.Contains(text, "Pipeline runs") {
-			t.Errorf("reports view %q", text)
+		for _, want := range []string{"Records", "30", "report.html", "report.json"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("report page lacks %q:\n%s", want, text)
+			}
 		}
 		noProblems("pipeline runs")
 	})

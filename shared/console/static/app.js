@@ -219,7 +219,7 @@
     for (const a of document.querySelectorAll("#nav a")) {
       a.classList.toggle("active", a.dataset.view === name);
     }
-    $("view").replaceChildren(...children);
+    $("view").replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
   }
 
   function refreshLater(gen, fn) {
@@ -443,7 +443,7 @@
       }
     }
     const links = Object.entries(v.links || {});
-    if (links.length) parts.push(el("h2", null, "Files"), el("p", { class: "links" }, links.map(([name, url]) => link(url, name))));
+    if (links.length) parts.push(el("h2", null, "Files"), el("ul", { class: "files" }, links.map(([name, url]) => el("li", null, link(url, name)))));
     setView("reports", ...parts);
   }
 
