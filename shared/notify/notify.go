@@ -254,6 +254,9 @@ func DeliveryID(body []byte) string {
 // the one dialed, so a DNS answer that changes after validation (rebinding)
 // cannot reach a private address.
 func (w *Webhook) Send(ctx context.Context, raw string, body []byte) error {
+	if len(w.Secret) == 0 {
+		return errors.New("notify: no signing secret configured; refusing to send an unsigned webhook")
+	}
 	attempts := w.MaxAttempts
 	if attempts <= 0 {
 		attempts = DefaultMaxAttempts

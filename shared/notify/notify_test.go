@@ -322,6 +322,13 @@ func TestHTTPSReceiver(t *testing.T) {
 	}
 }
 
+func TestNoSecretNoDelivery(t *testing.T) {
+	rc, srv := newReceiver(t)
+	if err := (&Webhook{AllowPrivate: true}).Send(context.Background(), srv.URL, body); err == nil || len(rc.got) != 0 {
+		t.Fatalf("unsigned send: %v, %d deliveries; want a refusal", err, len(rc.got))
+	}
+}
+
 func TestContextCancelStopsRetries(t *testing.T) {
 	rc, srv := newReceiver(t, 503, 503, 503, 503)
 	ctx, cancel := context.WithCancel(context.Background())
