@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -214,6 +215,34 @@ func BenchmarkJobFinished(b *testing.B) {
 	for b.Loop() {
 		if err := e.JobFinished(o); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Concurrent emits each land as one whole line.
+func TestConcurrentEmitWholeLines(t *testing.T) {
+	var buf bytes.Buffer
+	e := &Emitter{W: &buf, Now: fixed}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				if err := e.Throttled("bedrock", strings.Repeat("m", g+1), i); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 400 {
+		t.Fatalf("%d lines, want 400", len(lines))
+	}
+	for _, l := range lines {
+		if bad := validEMF([]byte(l)); len(bad) > 0 {
+			t.Fatalf("%s: %v", l, bad)
 		}
 	}
 }
