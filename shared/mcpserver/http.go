@@ -9,6 +9,8 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbatch/mcpbatch/shared/console"
 )
 
 // MaxRequestBytes is the Lambda Function URL's request payload limit (6 MB).
@@ -16,8 +18,11 @@ const MaxRequestBytes = 6 * 1024 * 1024
 
 // Handler serves MCP over stateless Streamable HTTP. owner authenticates each
 // request; requests over the Function URL's payload limit get a tool error that
-// says how to split the batch, instead of a bare 413.
+// says how to split the batch, instead of a bare 413. The web console's static
+// files (/console, /console/...) are served without authentication: they hold
+// no data, and the page calls /mcp with the key the user enters.
 func (s *Server) Handler(owner OwnerFunc) http.Handler {
+	web := console.New()
 	srv := s.MCP()
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
@@ -25,6 +30,10 @@ func (s *Server) Handler(owner OwnerFunc) http.Handler {
 		Logger:              s.log(),
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if console.Serves(r.URL.Path) {
+			web.ServeHTTP(w, r)
+			return
+		}
 		r.Header.Del(ownerHeader)
 		who, err := owner(r)
 		if errors.Is(err, ErrAuthUnavailable) {

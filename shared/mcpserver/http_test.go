@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"errors"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -76,6 +78,39 @@ func TestReadLimited(t *testing.T) {
 		body, tooBig, err := readLimited(strings.NewReader(strings.Repeat("a", tc.n)), 10)
 		if err != nil || tooBig != tc.tooBig || (!tooBig && len(body) != tc.n) {
 			t.Errorf("n=%d: len %d tooBig %v err %v", tc.n, len(body), tooBig, err)
+		}
+	}
+}
+
+// The console's static files are served without a key; everything else still
+// needs one.
+func TestHandlerServesConsoleWithoutAuth(t *testing.T) {
+	asked := 0
+	h := (&Server{}).Handler(func(*http.Request) (string, error) { asked++; return "", errors.New("no key") })
+	for _, tc := range []struct {
+		path   string
+		status int
+		ctype  string
+	}{
+		{"/console", 200, "text/html; charset=utf-8"},
+		{"/console/app.js", 200, "text/javascript; charset=utf-8"},
+		{"/console/app.css", 200, "text/css; charset=utf-8"},
+		{"/console/nope", 404, "text/plain; charset=utf-8"},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", tc.path, nil))
+		if w.Code != tc.status || w.Header().Get("Content-Type") != tc.ctype || !strings.HasPrefix(w.Header().Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Errorf("GET %s: %d %q CSP %q", tc.path, w.Code, w.Header().Get("Content-Type"), w.Header().Get("Content-Security-Policy"))
+		}
+	}
+	if asked != 0 {
+		t.Fatalf("the console asked for a key %d times", asked)
+	}
+	for _, path := range []string{"/mcp", "/consoles", "/"} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("POST", path, strings.NewReader(`{}`)))
+		if w.Code != http.StatusUnauthorized {
+			t.Errorf("POST %s without a key: %d, want 401", path, w.Code)
 		}
 	}
 }

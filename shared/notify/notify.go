@@ -1,0 +1,376 @@
+// Package notify delivers completion webhooks: one signed POST per terminal
+// state of a job, retried with capped exponential backoff, and never to a
+// private, loopback, link-local or metadata address unless the deployment
+// allows it (make dev).
+//
+// # What a receiver gets
+//
+//	POST <your https URL>
+//	Content-Type: application/json
+//	X-Mcpbatch-Delivery-Id: whd_<32 hex>   the same on every retry of one delivery: deduplicate on it
+//	X-Mcpbatch-Timestamp: 1796068800        Unix seconds when this attempt was signed
+//	X-Mcpbatch-Signature: v1=<64 hex>       HMAC-SHA256(secret, "<timestamp>.<raw body>")
+//
+// # Verifying a delivery
+//
+// Read the raw body (before any JSON decoding), then:
+//
+//	err := notify.Verify(secret, r.Header.Get("X-Mcpbatch-Timestamp"),
+//		r.Header.Get("X-Mcpbatch-Signature"), body, time.Now(), 5*time.Minute)
+//
+// Verify recomputes the HMAC over "<timestamp>.<body>", compares it in
+// constant time, and refuses a timestamp further than tolerance from now (a
+// replayed old delivery). In another language: hex(HMAC_SHA256(secret,
+// timestamp + "." + body)) must equal the value after "v1="; the header may
+// carry several comma-separated v1= values while a secret is rotated, and any
+// one matching is enough.
+//
+// Answer 2xx quickly. 5xx, 429 and network errors are retried (MaxAttempts
+// attempts in all); any other status, redirects included, is final.
+package notify
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+)
+
+// Header names of a delivery.
+const (
+	HeaderTimestamp  = "X-Mcpbatch-Timestamp"
+	HeaderSignature  = "X-Mcpbatch-Signature"
+	HeaderDeliveryID = "X-Mcpbatch-Delivery-Id"
+)
+
+// Field is the input field webhook errors name.
+const Field = "notify.webhook"
+
+// Limits and defaults.
+const (
+	MaxURLLen          = 2048
+	DefaultMaxAttempts = 5
+	DefaultTimeout     = 10 * time.Second
+	backoffBase        = time.Second
+	backoffCap         = 30 * time.Second
+)
+
+// ErrForbiddenAddress is returned (wrapped) when the webhook's host is or
+// resolves to an address webhooks may not reach.
+var ErrForbiddenAddress = errors.New("address not allowed for webhooks")
+
+// Resolver looks up a host's addresses (net.DefaultResolver satisfies it).
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Webhook sends signed deliveries. The zero value needs only Secret.
+type Webhook struct {
+	// Client's Transport (an *http.Transport, or nil for the default) is cloned
+	// per send with its dialer pinned to the checked address; its Timeout
+	// bounds each attempt (DefaultTimeout when Client is nil).
+	Client *http.Client
+	Secret []byte
+	// AllowPrivate lets http:// URLs and private or loopback hosts through
+	// (make dev, where receivers run on the same machine).
+	AllowPrivate bool
+	// MaxAttempts bounds the attempts of one Send (DefaultMaxAttempts when 0).
+	MaxAttempts int
+	// Backoff is the wait before attempt n+1 after attempt n failed (n from 1);
+	// default: 1 s doubling to 30 s, with jitter.
+	Backoff  func(n int) time.Duration
+	Now      func() time.Time
+	Resolver Resolver
+}
+
+// Sign returns the X-Mcpbatch-Signature value for a timestamp and body.
+func Sign(secret []byte, timestamp string, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(timestamp))
+	mac.Write([]byte{'.'})
+	mac.Write(body)
+	return "v1=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// Verify checks a delivery's signature and timestamp (see the package comment).
+func Verify(secret []byte, timestamp, signature string, body []byte, now time.Time, tolerance time.Duration) error {
+	sec, err := strconv.ParseInt(strings.TrimSpace(timestamp), 10, 64)
+	if err != nil {
+		return fmt.Errorf("%s header %q is not Unix seconds", HeaderTimestamp, timestamp)
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > tolerance || d < -tolerance {
+		return fmt.Errorf("%s is %s away from now, over the %s tolerance: a replayed or delayed delivery", HeaderTimestamp, d.Round(time.Second), tolerance)
+	}
+	want := []byte(Sign(secret, strings.TrimSpace(timestamp), body))
+	for _, got := range strings.Split(signature, ",") {
+		if hmac.Equal([]byte(strings.TrimSpace(got)), want) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s does not match the body: wrong secret, or the body was changed", HeaderSignature)
+}
+
+// ValidateURL checks a webhook URL when it is given: https (http too when
+// allowPrivate), at most MaxURLLen characters, and a host that is not and
+// does not resolve to a forbidden address. Errors are *job.FieldError on
+// notify.webhook.
+func ValidateURL(raw string, allowPrivate bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _, err := (&Webhook{AllowPrivate: allowPrivate}).check(ctx, raw)
+	return err
+}
+
+// Validate is ValidateURL with w's resolver and policy.
+func (w *Webhook) Validate(ctx context.Context, raw string) error {
+	_, _, err := w.check(ctx, raw)
+	return err
+}
+
+// check validates raw and returns the parsed URL and the addresses to dial.
+func (w *Webhook) check(ctx context.Context, raw string) (*url.URL, []netip.Addr, error) {
+	if len(raw) > MaxURLLen {
+		return nil, nil, job.Fieldf(Field, "%d characters; at most %d", len(raw), MaxURLLen)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Hostname() == "" {
+		return nil, nil, job.Fieldf(Field, "%q is not an absolute URL like https://example.com/hooks/mcpbatch", raw)
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && w.AllowPrivate:
+	default:
+		return nil, nil, job.Fieldf(Field, "scheme %q: only https:// webhooks are allowed", u.Scheme)
+	}
+	host := u.Hostname()
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		r := w.Resolver
+		if r == nil {
+			r = net.DefaultResolver
+		}
+		if addrs, err = r.LookupNetIP(ctx, "ip", host); err != nil || len(addrs) == 0 {
+			return nil, nil, job.Fieldf(Field, "host %q does not resolve: %v", host, err)
+		}
+	}
+	if !w.AllowPrivate {
+		for _, a := range addrs {
+			if why := forbidden(a); why != "" {
+				return nil, nil, fmt.Errorf("%w: %w", job.Fieldf(Field, "host %q resolves to %s, a %s address; webhooks go only to public addresses", host, a, why), ErrForbiddenAddress)
+			}
+		}
+	}
+	return u, addrs, nil
+}
+
+var blocked = []struct {
+	prefix netip.Prefix
+	why    string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "\"this network\""},
+	{netip.MustParsePrefix("10.0.0.0/8"), "private"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local (instance metadata)"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignment"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
+	{netip.MustParsePrefix("::/128"), "unspecified"},
+	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("fc00::/7"), "unique-local (includes the instance metadata fd00:ec2::254)"},
+	{netip.MustParsePrefix("fe80::/10"), "link-local"},
+	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
+}
+
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// forbidden names the class of a non-public address ("" when public). IPv4
+// addresses embedded in IPv6 (mapped, NAT64) are judged as IPv4.
+func forbidden(a netip.Addr) string {
+	a = a.WithZone("")
+	if a.Is4In6() {
+		a = a.Unmap()
+	}
+	if nat64.Contains(a) {
+		b := a.As16()
+		a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	}
+	for _, b := range blocked {
+		if b.prefix.Contains(a) {
+			return b.why
+		}
+	}
+	return ""
+}
+
+// DeliveryError is a delivery that did not get a 2xx.
+type DeliveryError struct {
+	Attempts int
+	Status   int // last HTTP status; 0 after a transport error
+	Err      error
+}
+
+func (e *DeliveryError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("webhook delivery failed after %d attempt(s): last status %d", e.Attempts, e.Status)
+	}
+	return fmt.Sprintf("webhook delivery failed after %d attempt(s): %v", e.Attempts, e.Err)
+}
+
+func (e *DeliveryError) Unwrap() error { return e.Err }
+
+// DeliveryID is the id of a delivery of body: a hash, so a retried Send of the
+// same terminal state (a redelivered event) carries the same id.
+func DeliveryID(body []byte) string {
+	h := sha256.Sum256(body)
+	return "whd_" + hex.EncodeToString(h[:16])
+}
+
+// Send POSTs body to raw, signed, retrying 5xx, 429 and network errors. The
+// host is resolved and checked on every attempt and the checked address is
+// the one dialed, so a DNS answer that changes after validation (rebinding)
+// cannot reach a private address.
+func (w *Webhook) Send(ctx context.Context, raw string, body []byte) error {
+	if len(w.Secret) == 0 {
+		return errors.New("notify: no signing secret configured; refusing to send an unsigned webhook")
+	}
+	attempts := w.MaxAttempts
+	if attempts <= 0 {
+		attempts = DefaultMaxAttempts
+	}
+	id := DeliveryID(body)
+	var last *DeliveryError
+	for n := 1; n <= attempts; n++ {
+		if n > 1 {
+			t := time.NewTimer(w.backoff(n - 1))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				last.Err = errors.Join(last.Err, ctx.Err())
+				return last
+			case <-t.C:
+			}
+		}
+		status, retry, err := w.attempt(ctx, raw, id, body)
+		if err == nil {
+			return nil
+		}
+		last = &DeliveryError{Attempts: n, Status: status, Err: err}
+		if !retry {
+			return last
+		}
+	}
+	return last
+}
+
+func (w *Webhook) backoff(n int) time.Duration {
+	if w.Backoff != nil {
+		return w.Backoff(n)
+	}
+	d := backoffCap
+	if n < 6 {
+		d = min(backoffBase<<(n-1), backoffCap)
+	}
+	// Equal jitter: half fixed, half random, so many receivers' retries spread.
+	return d/2 + rand.N(d/2+1)
+}
+
+// attempt makes one POST; retry reports whether a failure may pass on retry.
+func (w *Webhook) attempt(ctx context.Context, raw, id string, body []byte) (status int, retry bool, err error) {
+	u, addrs, err := w.check(ctx, raw)
+	if err != nil {
+		var fe *job.FieldError
+		// A host that does not resolve now may resolve later; a forbidden one will not pass.
+		return 0, !errors.Is(err, ErrForbiddenAddress) && errors.As(err, &fe) && strings.Contains(fe.Reason, "does not resolve"), err
+	}
+	client := w.pinned(u, addrs)
+	now := time.Now
+	if w.Now != nil {
+		now = w.Now
+	}
+	ts := strconv.FormatInt(now().Unix(), 10)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return 0, false, fmt.Errorf("build webhook request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "mcpbatch-webhook/1")
+	req.Header.Set(HeaderDeliveryID, id)
+	req.Header.Set(HeaderTimestamp, ts)
+	req.Header.Set(HeaderSignature, Sign(w.Secret, ts, body))
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, ctx.Err() == nil, fmt.Errorf("POST %s: %w", u.Redacted(), err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return resp.StatusCode, false, nil
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+		return resp.StatusCode, true, fmt.Errorf("receiver answered %s", resp.Status)
+	default:
+		return resp.StatusCode, false, fmt.Errorf("receiver answered %s; not retried", resp.Status)
+	}
+}
+
+// pinned is w's client with its dialer fixed to the checked addresses, no
+// proxy (a proxy would resolve the name again) and no redirects (a redirect
+// could point anywhere).
+func (w *Webhook) pinned(u *url.URL, addrs []netip.Addr) *http.Client {
+	base := http.DefaultTransport.(*http.Transport)
+	timeout := DefaultTimeout
+	if w.Client != nil {
+		if t, ok := w.Client.Transport.(*http.Transport); ok {
+			base = t
+		}
+		timeout = w.Client.Timeout
+	}
+	tr := base.Clone()
+	tr.Proxy = nil
+	tr.DisableKeepAlives = true // one transport per attempt: keep nothing open
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	}
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var errs []error
+		for _, a := range addrs {
+			c, err := dialer.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+			if err == nil {
+				return c, nil
+			}
+			errs = append(errs, err)
+		}
+		return nil, errors.Join(errs...)
+	}
+	return &http.Client{
+		Transport:     tr,
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
