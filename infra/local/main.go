@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,6 +38,9 @@ func main() {
 
 // run serves make dev; reconcileEvery is its reconciler period (the stack schedules every 5 minutes).
 func run(addr, dir string, step time.Duration, failEvery int, auth string, reconcileEvery time.Duration) error {
+	if err := checkAuthAddr(auth, addr); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := app.Logger()
@@ -69,7 +73,7 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string, recon
 	l.Uploads.SetBaseURL("http://" + ln.Addr().String())
 	srv := &http.Server{Handler: l.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "mcpbatch dev: MCP server at http://%s/mcp\n"+
-		"  events replay: POST http://%s/local/events\n"+
+		"  events replay: POST http://%s/local/events (same auth as /mcp; loopback Host only, no browsers)\n"+
 		"  Bedrock batch: SIMULATED (test double at %s; outputs are marked [simulated]; every %dth record fails)\n"+
 		"  Anthropic Message Batches: SIMULATED (test double at %s)\n"+
 		"  state: %s/\n%s", ln.Addr(), ln.Addr(), l.SimURL, failEvery, l.AnthropicURL, dir, banner)
@@ -88,4 +92,23 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string, recon
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// checkAuthAddr refuses -auth none on an address other machines can reach:
+// without auth every caller owns every local-dev job and may replay events.
+func checkAuthAddr(auth, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-addr %q: want host:port (e.g. 127.0.0.1:8787): %w", addr, err)
+	}
+	if auth != "none" {
+		return nil
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("-auth none with -addr %q: without auth only a loopback address (127.0.0.1, localhost, [::1]) may listen; use -auth token to serve other machines", addr)
 }
