@@ -9,7 +9,7 @@ TOOLS := $(CURDIR)/.tools
 CDK := $(CURDIR)/.cdk/node_modules/.bin/cdk
 export PATH := $(TOOLS)/bin:$(PATH)
 
-.PHONY: all build dev demo test bench lint synth deploy clean tools
+.PHONY: all build dev demo test bench lint synth deploy clean tools fuzz
 
 all: build
 
@@ -39,11 +39,24 @@ tools:
 
 ## test: every test layer: unit, contract (moto_server), handlers, simulators, MCP
 ## over a real client, built artifacts under the Lambda RIE, CDK assertions,
-## cdk-nag, cfn-lint, and a CLI synth.
+## cdk-nag, cfn-lint, a CLI synth, and every fuzz target for FUZZ_TIME (make fuzz).
 test: tools lint
 	MCPBATCH_E2E=1 MCPBATCH_TOOLS=$(TOOLS) go test -count=1 -timeout 40m ./...
+	$(MAKE) fuzz
 	$(MAKE) synth
 	cfn-lint cdk.out/*.template.json
+
+## fuzz: every fuzz target (func Fuzz* in a _test.go) for FUZZ_TIME each, one at a time
+## (-fuzz takes one target of one package). Seeds live in <pkg>/testdata/fuzz/<FuzzName>/
+## and run as plain tests in `go test` too; a failure the fuzzer finds is written there.
+FUZZ_TIME ?= 10s
+fuzz:
+	@grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' functions infra shared | sort -u | \
+	while IFS=: read -r file fn; do \
+	  fn="$${fn#func }"; pkg="./$$(dirname "$$file")"; \
+	  echo "fuzz: $$pkg $$fn for $(FUZZ_TIME)"; \
+	  go test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZ_TIME) "$$pkg" || exit 1; \
+	done
 
 ## bench: the benchmarks (figures to stdout) and the ingest peak-RSS probe.
 bench: tools

@@ -47,9 +47,12 @@ func grantAccess(f *Functions, p *FunctionsProps) {
 	tableRW(mcp)
 	// A submit Bedrock refuses, or a cancel before submit, ends the job here and announces it.
 	putEvents(mcp)
-	mcp.Role.AddToPrincipalPolicy(allow("BucketObjects",
-		[]string{"s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"},
+	mcp.Role.AddToPrincipalPolicy(allow("BucketObjects", []string{"s3:GetObject"},
 		d.ObjectArns(PrefixInput, PrefixOutput, PrefixResults, PrefixExports, PrefixUploads), nil))
+	// mcp writes Bedrock's input, exports and (through the presigned PUTs it signs) uploads;
+	// provider output and stored results are written only by ingest and the runners.
+	mcp.Role.AddToPrincipalPolicy(allow("WriteObjects", []string{"s3:PutObject", "s3:AbortMultipartUpload"},
+		d.ObjectArns(PrefixInput, PrefixExports, PrefixUploads), nil))
 	mcp.Role.AddToPrincipalPolicy(allow("BucketList", []string{"s3:ListBucket"}, []*string{d.Bucket.BucketArn()},
 		map[string]interface{}{"StringLike": map[string]interface{}{"s3:prefix": jsii.Strings(
 			PrefixInput+"*", PrefixOutput+"*", PrefixResults+"*", PrefixExports+"*", PrefixUploads+"*")}}))

@@ -81,6 +81,11 @@ type Settings struct {
 	ModelsOverride string
 	// Catalog is the embedded model catalog with ModelsOverride applied.
 	Catalog *model.Catalog
+
+	// McpReservedConcurrency caps the mcp function in token mode (0: unset); see ops.go.
+	McpReservedConcurrency int
+	// AlarmEmail is subscribed to the alarm topic when set.
+	AlarmEmail string
 }
 
 // jobPrefixPattern keeps "<prefix>-<26-char id>[-pN]" inside Bedrock's jobName pattern
@@ -118,6 +123,8 @@ func SettingsFromContext(node constructs.Node) (Settings, error) {
 		AssetDir:      DefaultAssetDir,
 		LogLevel:      DefaultLogLevel,
 		Auth:          config.AuthIAM,
+
+		McpReservedConcurrency: DefaultMcpReservedConcurrency,
 	}
 	var errs []error
 	str := func(key string, dst *string) {
@@ -162,7 +169,7 @@ func SettingsFromContext(node constructs.Node) (Settings, error) {
 		errs = append(errs, fmt.Errorf("context %s: want a comma list, got %T", CtxBedrockModels, t))
 	}
 	s.LogLevel = strings.ToLower(s.LogLevel)
-	errs = append(errs, readSageMakerSettings(node, &s), readModels(node, &s))
+	errs = append(errs, readSageMakerSettings(node, &s), readOpsSettings(node, &s), readModels(node, &s))
 	if err := errors.Join(errs...); err != nil {
 		return s, err
 	}
@@ -207,6 +214,7 @@ func (s Settings) Validate() error {
 		errs = append(errs, fmt.Errorf("%s %q: want one of %s", CtxLogLevel, s.LogLevel, strings.Join(logLevels, ", ")))
 	}
 	errs = append(errs, s.validateSageMaker()...)
+	errs = append(errs, s.validateOps()...)
 	if !slices.Contains(config.AuthModes, s.Auth) {
 		errs = append(errs, fmt.Errorf("%s %q: want one of %s", CtxAuth, s.Auth, strings.Join(config.AuthModes, ", ")))
 	}

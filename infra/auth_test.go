@@ -31,7 +31,7 @@ func tokenMode(t *testing.T) synthesized {
 				}
 			}
 		}()
-		app := newApp(map[string]interface{}{CtxAssetDir: fx.assetDir, CtxAuth: config.AuthToken})
+		app := newApp(map[string]interface{}{CtxAssetDir: fx.assetDir, CtxAuth: config.AuthToken, CtxAlarmEmail: tokenAlarmEmail})
 		settings, err := SettingsFromContext(app.Node())
 		if err != nil {
 			tokenStack.err = err
@@ -52,6 +52,9 @@ func tokenMode(t *testing.T) synthesized {
 	}
 	return tokenStack.s
 }
+
+// tokenAlarmEmail subscribes the token-mode stack's alarm topic (TestAlarms).
+const tokenAlarmEmail = "ops@example.com"
 
 type jsiiPanic struct{ v any }
 

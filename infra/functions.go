@@ -38,6 +38,8 @@ type GoFunctionProps struct {
 	LogLevel    string
 	// Async marks a function invoked asynchronously (by EventBridge): it gets a DLQ.
 	Async bool
+	// ReservedConcurrency caps (and reserves) concurrent instances; nil: none.
+	ReservedConcurrency *float64
 }
 
 // GoFunction is a Go Lambda with its own role, log group and (when async) dead-letter queue.
@@ -74,18 +76,19 @@ func NewGoFunction(scope constructs.Construct, id string, p *GoFunctionProps) *G
 	g.LogGroup.GrantWrite(g.Role)
 
 	props := &awslambda.FunctionProps{
-		Description:           jsii.String(p.Description),
-		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture:          awslambda.Architecture_ARM_64(),
-		Handler:               jsii.String("bootstrap"),
-		Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(p.AssetDir, p.Name)), nil),
-		Role:                  g.Role,
-		Timeout:               p.Timeout,
-		MemorySize:            jsii.Number(p.MemoryMB),
-		Environment:           &p.Env,
-		LogGroup:              g.LogGroup,
-		LoggingFormat:         awslambda.LoggingFormat_JSON,
-		ApplicationLogLevelV2: applicationLogLevel(p.LogLevel),
+		Description:                  jsii.String(p.Description),
+		Runtime:                      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:                 awslambda.Architecture_ARM_64(),
+		Handler:                      jsii.String("bootstrap"),
+		Code:                         awslambda.Code_FromAsset(jsii.String(filepath.Join(p.AssetDir, p.Name)), nil),
+		Role:                         g.Role,
+		Timeout:                      p.Timeout,
+		MemorySize:                   jsii.Number(p.MemoryMB),
+		Environment:                  &p.Env,
+		LogGroup:                     g.LogGroup,
+		LoggingFormat:                awslambda.LoggingFormat_JSON,
+		ApplicationLogLevelV2:        applicationLogLevel(p.LogLevel),
+		ReservedConcurrentExecutions: p.ReservedConcurrency,
 	}
 	if p.Async {
 		g.DLQ = awssqs.NewQueue(c, jsii.String("DLQ"), &awssqs.QueueProps{
@@ -190,6 +193,8 @@ func NewFunctions(scope constructs.Construct, id string, p *FunctionsProps) *Fun
 		// A tool call only submits or reads a page, but an upload of a large batch to S3 takes time.
 		Timeout:  awscdk.Duration_Seconds(jsii.Number(60)),
 		MemoryMB: 512,
+		// Token mode's URL is public: cap what a request flood can run (ops.go).
+		ReservedConcurrency: mcpReservedConcurrency(s),
 	})
 	f.URL = f.MCP.Function.AddFunctionUrl(&awslambda.FunctionUrlOptions{
 		// SigV4: same-account callers need lambda:InvokeFunctionUrl and (for URLs created since

@@ -166,6 +166,11 @@ func grantReconciler(r *Reconciler, p *ReconcilerProps) {
 	// SageMaker async jobs whose notification was lost are settled from their output or failure object.
 	g.Role.AddToPrincipalPolicy(allow("ProbeSageMakerResults", []string{"s3:GetObject"},
 		d.ObjectArns(config.SageMakerOutputPrefix, config.SageMakerFailurePrefix), nil))
+	// Without ListBucket S3 answers GetObject on a missing key with 403 AccessDenied instead of
+	// 404 NoSuchKey, and a job whose output is not there yet would look like a permission error.
+	g.Role.AddToPrincipalPolicy(allow("ListSageMakerResults", []string{"s3:ListBucket"}, []*string{d.Bucket.BucketArn()},
+		map[string]interface{}{"StringLike": map[string]interface{}{"s3:prefix": jsii.Strings(
+			config.SageMakerOutputPrefix+"*", config.SageMakerFailurePrefix+"*")}}))
 	createOn := append(append([]*string{}, jobs...), p.Bedrock.ModelArns...)
 	g.Role.AddToPrincipalPolicy(allow("CreateBatchJobs", []string{"bedrock:CreateModelInvocationJob"}, createOn, nil))
 	g.Role.AddToPrincipalPolicy(allow("TagBatchJobs", []string{"bedrock:TagResource"}, jobs,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -93,8 +94,10 @@ func TestReconcilerLeastPrivilege(t *testing.T) {
 	create := append([]string{jobArns}, expectedModelArns(config.DefaultBedrockModels)...)
 	sort.Strings(create)
 	want := map[string][]string{
-		"events:PutEvents":                 {"<" + busID + ".Arn>"},
-		"s3:GetObject":                     {"<" + dataID + ".Arn>/input/*", "<" + dataID + ".Arn>/sagemaker/failure/*", "<" + dataID + ".Arn>/sagemaker/output/*"},
+		"events:PutEvents": {"<" + busID + ".Arn>"},
+		"s3:GetObject":     {"<" + dataID + ".Arn>/input/*", "<" + dataID + ".Arn>/sagemaker/failure/*", "<" + dataID + ".Arn>/sagemaker/output/*"},
+		// Without ListBucket S3 answers a missing object with 403, not 404.
+		"s3:ListBucket":                    {"<" + dataID + ".Arn>"},
 		"bedrock:CreateModelInvocationJob": create,
 		"bedrock:GetModelInvocationJob":    {jobArns},
 		"bedrock:TagResource":              {jobArns},
@@ -111,6 +114,17 @@ func TestReconcilerLeastPrivilege(t *testing.T) {
 		want[a] = []string{"<" + dlq + ".Arn>"}
 	}
 	got := actionResources(roleStatements(t, tpl, roleID))
+	for _, st := range roleStatements(t, tpl, roleID) {
+		if !slices.Contains(st.Actions, "s3:ListBucket") {
+			continue
+		}
+		like, _ := st.Condition["StringLike"].(obj)
+		prefixes := strs(like["s3:prefix"])
+		sort.Strings(prefixes)
+		if want := []string{config.SageMakerFailurePrefix + "*", config.SageMakerOutputPrefix + "*"}; !reflect.DeepEqual(prefixes, want) {
+			t.Errorf("ListBucket limited to s3:prefix %v, want %v", prefixes, want)
+		}
+	}
 	if !reflect.DeepEqual(got, want) {
 		for a := range got {
 			if _, ok := want[a]; !ok {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -35,6 +36,8 @@ type Stack struct {
 	Anthropic *Anthropic
 	// Reconciler is the schedule and its alarms (reconciler.go).
 	Reconciler *Reconciler
+	// Alarms is the alarm topic and the DLQ and failed-job alarms (ops.go).
+	Alarms *Alarms
 }
 
 // NewStack validates the settings and the function assets, then builds the stack.
@@ -84,6 +87,14 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	st.Reconciler = NewReconciler(stack, "Reconciler", &ReconcilerProps{
 		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Anthropic: st.Anthropic,
 	})
+	st.Alarms = NewAlarms(stack, "Alarms", &AlarmsProps{
+		Settings: s,
+		Functions: []*GoFunction{st.Functions.MCP, st.Functions.BedrockEvents, st.Functions.Ingest, st.SageMaker.Events,
+			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function},
+		Existing:    []awscloudwatch.Alarm{st.Reconciler.Alarm, st.Reconciler.DLQAlarm},
+		HasDLQAlarm: []*GoFunction{st.Reconciler.Function},
+	})
+	st.output("AlarmTopicArn", "SNS topic every alarm notifies (DLQs, failed jobs, reconciler errors): subscribe on-call", st.Alarms.Topic.TopicArn())
 	st.addOutputs()
 	st.addNagSuppressions()
 	st.Reconciler.addNagSuppressions()

@@ -350,6 +350,7 @@ func TestSettingsFromContext(t *testing.T) {
 	defaults := Settings{
 		StackName: DefaultStackName, JobPrefix: config.DefaultJobPrefix,
 		BedrockModels: config.DefaultBedrockModels, AssetDir: DefaultAssetDir, LogLevel: DefaultLogLevel, Auth: config.AuthIAM,
+		McpReservedConcurrency: DefaultMcpReservedConcurrency,
 	}
 	cases := []struct {
 		name    string
@@ -903,9 +904,11 @@ func TestLeastPrivilege(t *testing.T) {
 	sorted := func(s ...string) []string { sort.Strings(s); return s }
 
 	mcp := map[string][]string{
-		"s3:GetObject":                     sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/"), objects("inputs/"), objects("reports/")),
-		"s3:PutObject":                     sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/")),
-		"s3:AbortMultipartUpload":          sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/")),
+		"s3:GetObject": sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/"), objects("inputs/"), objects("reports/")),
+		// mcp writes Bedrock's input, exports and (through its presigned PUTs) uploads; never
+		// provider output or stored results, which only ingest and the runners write.
+		"s3:PutObject":                     sorted(objects("input/"), objects("exports/"), objects("uploads/")),
+		"s3:AbortMultipartUpload":          sorted(objects("input/"), objects("exports/"), objects("uploads/")),
 		"s3:ListBucket":                    {bucket},
 		"bedrock:CreateModelInvocationJob": sorted(append([]string{jobArns}, expectedModelArns(config.DefaultBedrockModels)...)...),
 		"bedrock:GetModelInvocationJob":    {jobArns},

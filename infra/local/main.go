@@ -8,16 +8,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
+	"github.com/mcpbatch/mcpbatch/shared/bus"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
 func main() {
@@ -37,6 +42,9 @@ func main() {
 
 // run serves make dev; reconcileEvery is its reconciler period (the stack schedules every 5 minutes).
 func run(addr, dir string, step time.Duration, failEvery int, auth string, reconcileEvery time.Duration) error {
+	if err := checkAuthAddr(auth, addr); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := app.Logger()
@@ -61,15 +69,22 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string, recon
 		return err
 	}
 	defer l.Close()
+	if _, err := resumeOnDemand(ctx, l.Service, log); err != nil {
+		return err
+	}
 	go l.RunReconciler(ctx, reconcileEvery)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
 	l.Uploads.SetBaseURL("http://" + ln.Addr().String())
-	srv := &http.Server{Handler: l.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Requests get a context shutdown cancels (http.Server.Shutdown alone waits for them).
+	reqCtx, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	srv := &http.Server{Handler: l.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return reqCtx }}
 	fmt.Fprintf(os.Stderr, "mcpbatch dev: MCP server at http://%s/mcp\n"+
-		"  events replay: POST http://%s/local/events\n"+
+		"  events replay: POST http://%s/local/events (same auth as /mcp; loopback Host only, no browsers)\n"+
 		"  Bedrock batch: SIMULATED (test double at %s; outputs are marked [simulated]; every %dth record fails)\n"+
 		"  Anthropic Message Batches: SIMULATED (test double at %s)\n"+
 		"  state: %s/\n%s", ln.Addr(), ln.Addr(), l.SimURL, failEvery, l.AnthropicURL, dir, banner)
@@ -85,7 +100,76 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string, recon
 		}
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	return shutdownDev(srv, cancelRequests, l.Bus, log)
+}
+
+// shutdownDev stops make dev within shutdownGrace: it cancels in-flight requests
+// and bus handlers (they return at their last checkpoint; resumeOnDemand picks
+// on-demand runs up at the next start) and waits for both, bounded.
+func shutdownDev(srv *http.Server, cancelRequests context.CancelFunc, b *bus.Local, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	return srv.Shutdown(shutdown)
+	cancelRequests()
+	busErr := make(chan error, 1)
+	go func() { busErr <- b.Shutdown(ctx) }()
+	err := srv.Shutdown(ctx)
+	if berr := <-busErr; berr != nil {
+		log.Warn("make dev: bus handlers left running at exit", "error", berr)
+	}
+	return err
+}
+
+// checkAuthAddr refuses -auth none on an address other machines can reach:
+// without auth every caller owns every local-dev job and may replay events.
+func checkAuthAddr(auth, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-addr %q: want host:port (e.g. 127.0.0.1:8787): %w", addr, err)
+	}
+	if auth != "none" {
+		return nil
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("-auth none with -addr %q: without auth only a loopback address (127.0.0.1, localhost, [::1]) may listen; use -auth token to serve other machines", addr)
+}
+
+// shutdownGrace bounds Ctrl-C / SIGTERM: in-flight requests and bus handlers
+// (an on-demand run backing off) are cancelled and given this long to return.
+const shutdownGrace = 5 * time.Second
+
+// resumeOnDemand restarts, from their checkpoints, the on-demand runs a
+// previous make dev left in flight (stopped by Ctrl-C, or their run event
+// dropped at shutdown). Nothing else republishes them: the reconciler polls
+// Bedrock batch jobs by their provider ref, and an on-demand job has none.
+// RunOnDemand is safe to call twice for a job, so a resume never double counts.
+func resumeOnDemand(ctx context.Context, svc *service.Service, log *slog.Logger) (int, error) {
+	// One page (the oldest 500 Bedrock jobs in flight) is plenty for a dev machine.
+	jobs, err := svc.Store.ListInFlight(ctx, job.ProviderBedrock, time.Now(), job.MaxPageSize)
+	if err != nil {
+		return 0, fmt.Errorf("resume on-demand runs: %w", err)
+	}
+	if len(jobs) == job.MaxPageSize {
+		log.Warn("resume on-demand runs: more Bedrock jobs in flight than one scan reads; later ones resume at the next start", "scanned", len(jobs))
+	}
+	n := 0
+	for _, j := range jobs {
+		if j.Mode != job.ModeOnDemand || j.Status.Terminal() {
+			continue
+		}
+		if err := svc.ContinueOnDemand(ctx, j.ID); err != nil {
+			return n, err
+		}
+		line := 0
+		if j.OnDemand != nil {
+			line = j.OnDemand.Line
+		}
+		log.Info("resuming on-demand run from its checkpoint", "job_id", j.ID, "status", j.Status, "checkpoint_line", line)
+		n++
+	}
+	return n, nil
 }

@@ -65,13 +65,33 @@ type Envelope struct {
 
 // Local is the in-process bus of make dev. Delivery is asynchronous, like
 // EventBridge's, so a publisher never runs its consumers inline.
+//
+// Deliveries run under the bus's own context, not the publisher's (a request
+// that published an event may end long before its handler does). Shutdown
+// cancels that context, as the end of a Lambda invocation stops its handler:
+// handlers return at their last checkpoint, and the work they were doing is
+// picked up again at the next start.
 type Local struct {
 	Source  string
 	Account string
 	Region  string
 	Deliver func(ctx context.Context, event []byte) error
 	Log     *slog.Logger
-	wg      sync.WaitGroup
+
+	wg     sync.WaitGroup
+	once   sync.Once
+	ctx    context.Context // deliveries' context, cancelled by Shutdown
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	closed bool          // Shutdown was called: no new deliveries
+	gaveUp chan struct{} // closed when Shutdown stops waiting for handlers
+}
+
+func (b *Local) init() {
+	b.once.Do(func() {
+		b.ctx, b.cancel = context.WithCancel(context.Background())
+		b.gaveUp = make(chan struct{})
+	})
 }
 
 // Publish wraps detail in an EventBridge envelope and delivers it.
@@ -93,25 +113,77 @@ func (b *Local) Publish(ctx context.Context, detailType string, detail any) erro
 
 // Send delivers an already-enveloped event asynchronously, retrying a failed
 // delivery a few times as EventBridge's Lambda target would.
+// After Shutdown the event is dropped (and logged).
 func (b *Local) Send(ev []byte) {
+	b.init()
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		if b.Log != nil {
+			b.Log.Warn("local bus is shut down; event dropped (its work resumes at the next start)", "bytes", len(ev))
+		}
+		return
+	}
 	b.wg.Add(1)
+	b.mu.Unlock()
 	go func() {
 		defer b.wg.Done()
 		for attempt := 1; attempt <= 3; attempt++ {
-			err := b.Deliver(context.WithoutCancel(context.Background()), ev)
-			if err == nil {
-				return
+			err := b.Deliver(b.ctx, ev)
+			if err == nil || b.ctx.Err() != nil {
+				return // done, or cut short by Shutdown: no retry
 			}
 			if b.Log != nil {
 				b.Log.Error("local bus delivery failed", "attempt", attempt, "error", err)
 			}
-			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+			t := time.NewTimer(time.Duration(attempt) * 200 * time.Millisecond)
+			select {
+			case <-b.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 		}
 	}()
 }
 
-// Wait blocks until every event published so far is delivered (for tests and shutdown).
-func (b *Local) Wait() { b.wg.Wait() }
+// Wait blocks until every event published so far is delivered (for tests and
+// shutdown), or until a Shutdown gave up waiting for its handlers.
+func (b *Local) Wait() {
+	b.init()
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-b.gaveUp:
+	}
+}
+
+// Shutdown stops new deliveries, cancels the context of the handlers in flight
+// and waits for them to return until ctx ends (then it returns ctx's error and
+// leaves them behind; the process is about to exit).
+func (b *Local) Shutdown(ctx context.Context) error {
+	b.init()
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.cancel()
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		select {
+		case <-b.gaveUp:
+		default:
+			close(b.gaveUp)
+		}
+		b.mu.Unlock()
+		return fmt.Errorf("local bus: handlers still running at shutdown: %w", ctx.Err())
+	}
+}
 
 func newEventID() string {
 	var b [16]byte

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/pipeline"
 )
 
 // TokenPrefix starts every generated API key, so a leaked key is recognisable
@@ -41,6 +43,22 @@ type TokenFile struct {
 
 var keyNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$`)
 
+// reservedOwnerPrefix starts the owner of a report pipeline's jobs; a key with
+// such a name would own (read, export, cancel) that pipeline's jobs.
+var reservedOwnerPrefix = pipeline.Owner("")
+
+// checkKeyName refuses a name no key may have.
+func checkKeyName(name string) error {
+	if !keyNamePattern.MatchString(name) {
+		return fmt.Errorf("must match %s", keyNamePattern)
+	}
+	// Any case: a look-alike owner name would confuse whoever reads the logs.
+	if strings.HasPrefix(strings.ToLower(name), reservedOwnerPrefix) {
+		return fmt.Errorf("uses the reserved prefix %q (owner of report pipeline jobs)", reservedOwnerPrefix)
+	}
+	return nil
+}
+
 // ParseTokenFile reads and checks a stored key document.
 func ParseTokenFile(raw []byte) ([]TokenKey, error) {
 	var f TokenFile
@@ -49,8 +67,8 @@ func ParseTokenFile(raw []byte) ([]TokenKey, error) {
 	}
 	names := map[string]bool{}
 	for i, k := range f.Keys {
-		if !keyNamePattern.MatchString(k.Name) {
-			return nil, fmt.Errorf("token keys: keys[%d].name %q must match %s", i, k.Name, keyNamePattern)
+		if err := checkKeyName(k.Name); err != nil {
+			return nil, fmt.Errorf("token keys: keys[%d].name %q %w", i, k.Name, err)
 		}
 		if b, err := hex.DecodeString(k.SHA256); err != nil || len(b) != sha256.Size {
 			return nil, fmt.Errorf("token keys: keys[%d].sha256 (key %q) must be 64 hex characters", i, k.Name)
@@ -110,6 +128,9 @@ func (a *TokenAuth) Reload() error {
 	hashes := make([][sha256.Size]byte, len(keys))
 	names := make([]string, len(keys))
 	for i, k := range keys {
+		if err := checkKeyName(k.Name); err != nil {
+			return fmt.Errorf("token key %q: name %w", k.Name, err)
+		}
 		b, err := hex.DecodeString(k.SHA256)
 		if err != nil || len(b) != sha256.Size {
 			return fmt.Errorf("token key %q: sha256 must be 64 hex characters", k.Name)

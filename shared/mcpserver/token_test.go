@@ -23,6 +23,9 @@ func TestParseTokenFile(t *testing.T) {
 		{"bad name", `{"keys":[{"name":"a b","sha256":"` + good + `"}]}`, 0, "keys[0].name"},
 		{"short hash", `{"keys":[{"name":"alice","sha256":"abcd"}]}`, 0, "keys[0].sha256"},
 		{"plain key stored by mistake", `{"keys":[{"name":"alice","sha256":"mcpb_0123"}]}`, 0, "64 hex"},
+		{"reserved pipeline prefix", `{"keys":[{"name":"pipeline:nightly","sha256":"` + good + `"}]}`, 0, `reserved prefix "pipeline:"`},
+		{"reserved prefix any case", `{"keys":[{"name":"Pipeline:nightly","sha256":"` + good + `"}]}`, 0, `reserved prefix "pipeline:"`},
+		{"colon elsewhere is fine", `{"keys":[{"name":"team:pipeline","sha256":"` + good + `"}]}`, 1, ""},
 		{"duplicate name", `{"keys":[{"name":"a","sha256":"` + good + `"},{"name":"a","sha256":"` + good + `"}]}`, 0, "used twice"},
 	}
 	for _, tc := range tests {
@@ -41,6 +44,16 @@ func TestParseTokenFile(t *testing.T) {
 				t.Fatalf("keys %v err %v, want %d keys", keys, err, tc.want)
 			}
 		})
+	}
+}
+
+// A key loaded from any source (not only the stored document) may not take a
+// pipeline's owner name: it would own that pipeline's jobs.
+func TestTokenAuthReloadRefusesReservedName(t *testing.T) {
+	a := &TokenAuth{Load: StaticKeys(TokenKey{Name: "pipeline:nightly", SHA256: HashToken("k")})}
+	err := a.Reload()
+	if err == nil || !strings.Contains(err.Error(), `reserved prefix "pipeline:"`) {
+		t.Fatalf("Reload err %v, want one naming the reserved prefix", err)
 	}
 }
 

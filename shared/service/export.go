@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -54,6 +56,17 @@ type ExportLine struct {
 	ErrorMessage string `json:"error_message,omitempty"`
 	InputTokens  int64  `json:"input_tokens,omitempty"`
 	OutputTokens int64  `json:"output_tokens,omitempty"`
+}
+
+// exportLinkTTL is how long the output_uri link of a big output in an export
+// works. A link signed with a role's temporary credentials (a Lambda's) stops
+// earlier when they expire; get_job_results signs a fresh one.
+const exportLinkTTL = 12 * time.Hour
+
+// linkSigner is the part of the blob store that turns a stored output into a
+// link the caller can fetch (S3: presigned GET; make dev: a file:// link).
+type linkSigner interface {
+	PresignGet(ctx context.Context, uri string, ttl time.Duration) (string, error)
 }
 
 var csvHeader = []string{"id", "status", "output", "output_uri", "stop_reason", "error_code", "error_message", "input_tokens", "output_tokens"}
@@ -121,11 +134,21 @@ func (s *Service) writeExport(ctx context.Context, w io.Writer, req ExportReques
 			return err
 		}
 		for _, r := range recs {
-			l := ExportLine{ID: r.ID, Status: string(r.Status), Output: r.Output, OutputURI: r.OutputRef, StopReason: r.StopReason,
+			l := ExportLine{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason,
 				ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+			if r.OutputRef != "" {
+				// The caller cannot read the bucket: hand out a link, not the internal key.
+				signer, ok := s.Blobs.(linkSigner)
+				if !ok {
+					return fmt.Errorf("export record %s: the blob store cannot sign a link to its output", r.ID)
+				}
+				if l.OutputURI, err = signer.PresignGet(ctx, r.OutputRef, exportLinkTTL); err != nil {
+					return fmt.Errorf("presign output of record %s: %w", r.ID, err)
+				}
+			}
 			if cw != nil {
-				err = cw.Write([]string{l.ID, l.Status, l.Output, l.OutputURI, l.StopReason, l.ErrorCode, l.ErrorMessage,
-					strconv.FormatInt(l.InputTokens, 10), strconv.FormatInt(l.OutputTokens, 10)})
+				err = cw.Write([]string{csvSafe(l.ID), csvSafe(l.Status), csvSafe(l.Output), csvSafe(l.OutputURI), csvSafe(l.StopReason),
+					csvSafe(l.ErrorCode), csvSafe(l.ErrorMessage), strconv.FormatInt(l.InputTokens, 10), strconv.FormatInt(l.OutputTokens, 10)})
 			} else {
 				err = enc.Encode(l)
 			}
@@ -149,4 +172,15 @@ func (s *Service) writeExport(ctx context.Context, w io.Writer, req ExportReques
 		}
 	}
 	return bw.Flush()
+}
+
+// csvSafe neutralises a cell a spreadsheet would run as a formula (one starting
+// with =, +, -, @, tab or CR) by prefixing a single quote, as OWASP's "CSV
+// Injection" page advises (https://owasp.org/www-community/attacks/CSV_Injection,
+// read 2026-11-30). Model output is text an attacker can steer.
+func csvSafe(v string) string {
+	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return "'" + v
+	}
+	return v
 }

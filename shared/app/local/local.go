@@ -140,7 +140,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 func (l *Suite) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", l.MCP.Handler(l.owner))
-	mux.HandleFunc("POST /local/events", l.postEvent)
+	mux.Handle("POST /local/events", guardLocalEvents(l.owner, http.HandlerFunc(l.postEvent)))
 	mux.Handle("PUT /local/uploads", l.Uploads)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux

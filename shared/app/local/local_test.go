@@ -490,7 +490,13 @@ func TestLocalEventsEndpoint(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := http.Post(s.srv.URL+"/local/events", "application/json", strings.NewReader(tc.body))
+			req, err := http.NewRequest(http.MethodPost, s.srv.URL+"/local/events", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Test-Owner", "ops") // the suite's stand-in for the dev key
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,10 @@
 // a reader never sees half an object. Content types are not kept. A key that is
 // a prefix folder of another key ("a" and "a/b") cannot exist at the same time,
 // unlike in S3.
+//
+// Symlinks are refused: a root that is a symlink, or a symlinked folder or file
+// anywhere under it, is an error for every operation, so no key reaches a file
+// outside the root (make dev serves these objects to MCP callers).
 package fsblob
 
 import (
@@ -41,10 +45,46 @@ func New(root string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fsblob: root %q: %w", root, err)
 	}
+	if st, err := os.Lstat(abs); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("fsblob: root %s is a symlink: give the folder it points to", abs)
+	}
 	if err := os.MkdirAll(filepath.Join(abs, tmpDir), 0o755); err != nil {
 		return nil, fmt.Errorf("fsblob: create root: %w", err)
 	}
-	return &Store{Root: abs}, nil
+	s := &Store{Root: abs}
+	if err := s.noSymlinks(filepath.Join(abs, tmpDir)); err != nil {
+		return nil, fmt.Errorf("fsblob: root %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// noSymlinks refuses a path under Root any existing element of which (Root
+// excluded, p included) is a symlink. Elements that do not exist yet are fine:
+// Put creates them as plain folders.
+func (s *Store) noSymlinks(p string) error {
+	rel, err := filepath.Rel(s.Root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s is not under the root", p)
+	}
+	cur := s.Root
+	for _, el := range strings.Split(rel, string(filepath.Separator)) {
+		if el == "." || el == "" {
+			continue
+		}
+		cur = filepath.Join(cur, el)
+		st, err := os.Lstat(cur)
+		if err != nil {
+			if missing(err) {
+				return nil
+			}
+			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			r, _ := filepath.Rel(s.Root, cur)
+			return fmt.Errorf("%s under the root is a symlink (refused: it could lead outside the root)", filepath.ToSlash(r))
+		}
+	}
+	return nil
 }
 
 // Put streams r to a temporary file and renames it over uri.
@@ -58,6 +98,9 @@ func (s *Store) Put(ctx context.Context, uri string, r io.Reader, contentType st
 	}
 	tmps := filepath.Join(s.Root, tmpDir)
 	if err := os.MkdirAll(tmps, 0o755); err != nil {
+		return 0, fmt.Errorf("fsblob: put %s: %w", uri, err)
+	}
+	if err := s.noSymlinks(tmps); err != nil {
 		return 0, fmt.Errorf("fsblob: put %s: %w", uri, err)
 	}
 	f, err := os.CreateTemp(tmps, "put-*")
@@ -161,6 +204,9 @@ func (s *Store) List(ctx context.Context, prefix string) ([]blob.Object, error) 
 	}
 	bucketDir := filepath.Join(s.Root, bucket)
 	walkDir := filepath.Join(bucketDir, filepath.FromSlash(dirKey))
+	if err := s.noSymlinks(walkDir); err != nil {
+		return nil, fmt.Errorf("fsblob: list %s: %w", prefix, err)
+	}
 	var out []blob.Object
 	err = filepath.WalkDir(walkDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -257,6 +303,9 @@ func (s *Store) objectPath(uri string) (string, error) {
 	p := filepath.Join(s.Root, bucket, filepath.FromSlash(key))
 	if !strings.HasPrefix(p, s.Root+string(filepath.Separator)) {
 		return "", fmt.Errorf("fsblob: %s: escapes the root", uri)
+	}
+	if err := s.noSymlinks(p); err != nil {
+		return "", fmt.Errorf("fsblob: %s: %w", uri, err)
 	}
 	return p, nil
 }
