@@ -1,6 +1,6 @@
 //go:build linux
 
-// Package functions_test is test layer 6 (DESIGN §7): every Lambda bootstrap,
+// Package functions_test is the outermost test layer: every Lambda bootstrap,
 // built exactly as `make build` builds it (for the host architecture), runs
 // under the AWS Lambda Runtime Interface Emulator against moto_server and is
 // invoked with the sample events in events/.

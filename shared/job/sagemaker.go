@@ -1,6 +1,6 @@
 package job
 
-// SageMaker asynchronous and real-time inference limits (DESIGN §8), as the
+// SageMaker asynchronous and real-time inference limits, as the
 // InvokeEndpointAsync and InvokeEndpoint APIs document them.
 const (
 	// SageMakerMaxInlineBody is the largest Body InvokeEndpointAsync takes inline;

@@ -1,6 +1,6 @@
 // Package sagemaker adapts the SageMaker runtime API (aws-sdk-go-v2
 // sagemakerruntime) to the service's SageMakerRuntime port: InvokeEndpointAsync,
-// and InvokeEndpoint with its own retry policy (DESIGN §8), plus the parser of the
+// and InvokeEndpoint with its own retry policy (see endpointError), plus the parser of the
 // async inference SNS notifications.
 package sagemaker
 
@@ -168,7 +168,8 @@ func (c *Client) backoff(r Retry, attempt int) time.Duration {
 	return time.Duration(j() * float64(ceil))
 }
 
-// endpointError classifies an SDK error (DESIGN §8: which ones are worth a retry).
+// endpointError classifies an SDK error: throttling and 5xx answers are worth a
+// retry; a ModelError (the container's own answer) and validation errors are not.
 func endpointError(endpoint string, err error, attempt int) *service.EndpointError {
 	ee := &service.EndpointError{Endpoint: endpoint, Kind: service.KindOther, Attempts: attempt, Message: err.Error()}
 	var api smithy.APIError

@@ -12,7 +12,8 @@ import (
 )
 
 // Notification is an async inference notification exactly as SageMaker publishes
-// it to the success or error SNS topic (DESIGN §8).
+// it to the success or error SNS topic (the notification format of
+// https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-check-predictions.html).
 type Notification struct {
 	AwsRegion         string `json:"awsRegion"`
 	EventTime         string `json:"eventTime"`
