@@ -65,10 +65,9 @@ func FromEnv(ctx context.Context) (*AWS, error) {
 	svc := &service.Service{
 		Store: st, Blobs: blobs, Log: log,
 		Bus:       &bus.EventBridge{Client: eventbridge.NewFromConfig(cfg), BusName: env[config.EnvBus], Source: config.EventSource},
-		Bedrock:   &BedrockProvider{Client: bedrock.New(sdkbedrock.NewFromConfig(cfg), log), RoleARN: env[config.EnvBedrockRoleARN]},
+		Providers: service.NewRegistry(&BedrockProvider{Client: bedrock.New(sdkbedrock.NewFromConfig(cfg), log), RoleARN: env[config.EnvBedrockRoleARN], ModelIDs: models()}),
 		Bucket:    bucket,
 		JobPrefix: config.Get(config.EnvJobPrefix, config.DefaultJobPrefix),
-		Models:    models(),
 	}
 	// Submit side of on-demand runs; only the ondemand function gives it a model
 	// (OnDemandFromEnv), so the other binaries do not link the runtime client.

@@ -20,7 +20,7 @@ import (
 
 // BedrockEventsService is what BedrockEvents needs.
 type BedrockEventsService interface {
-	OnBedrockEvent(ctx context.Context, ev service.ProviderEvent) error
+	OnProviderEvent(ctx context.Context, ev service.ProviderEvent) error
 }
 
 // BedrockEvents handles "Batch Inference Job State Change" from the default bus.
@@ -41,7 +41,7 @@ func (h *BedrockEvents) Handle(ctx context.Context, ev events.CloudWatchEvent) e
 		h.Log.ErrorContext(ctx, "malformed Bedrock event; ignored", "event_id", ev.ID, "error", err)
 		return nil
 	}
-	return h.Svc.OnBedrockEvent(ctx, service.ProviderEvent{JobName: d.JobName, Ref: d.JobARN, Status: d.Status, Message: d.FailureMessage})
+	return h.Svc.OnProviderEvent(ctx, service.ProviderEvent{JobName: d.JobName, Ref: d.JobARN, Status: d.Status, Message: d.FailureMessage})
 }
 
 // IngestService is what Ingest needs.

@@ -24,7 +24,7 @@ type fakeSvc struct {
 	ingest    func(ctx context.Context) error
 }
 
-func (f *fakeSvc) OnBedrockEvent(_ context.Context, ev service.ProviderEvent) error {
+func (f *fakeSvc) OnProviderEvent(_ context.Context, ev service.ProviderEvent) error {
 	f.bedrock = append(f.bedrock, ev)
 	return nil
 }

@@ -71,7 +71,7 @@ func newSMEnv(t testing.TB) *smEnv {
 	now := time.Now().UTC()
 	if err := st.CreateJob(context.Background(), &job.Job{
 		ID: sampleJobID, Owner: "alice", Provider: job.ProviderSageMaker, Model: "demo-async", Status: job.StatusSubmitted,
-		ProviderStatus: job.SageMakerAccepted, RecordCount: 1, Shards: 1, TTLDays: 7, CreatedAt: now, ExpiresAt: job.ExpiresAt(now, 7),
+		ProviderStatus: service.SageMakerAccepted, RecordCount: 1, Shards: 1, TTLDays: 7, CreatedAt: now, ExpiresAt: job.ExpiresAt(now, 7),
 		OutputURI: sampleOutput, FailureURI: "s3://mcpbatch-data-bucket/sagemaker/failure/3f2b9c1e8d7a4b6c-error.out",
 	}); err != nil {
 		t.Fatal(err)

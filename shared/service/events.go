@@ -66,55 +66,28 @@ func (s *Service) ParseJobName(name string) (id string, part int, ok bool) {
 	return id, n - 1, true
 }
 
-// OnBedrockEvent applies a Bedrock state change. It is idempotent and order
-// tolerant: a status never moves back, duplicates change nothing, and events for
-// jobs we do not know are acknowledged and ignored (the default bus carries every
-// batch job in the account).
-func (s *Service) OnBedrockEvent(ctx context.Context, ev ProviderEvent) error {
+// OnProviderEvent applies a provider's state change for one of its jobs (a
+// Bedrock "Batch Inference Job State Change" event, or a poll's answer). It is
+// idempotent and order tolerant: a status never moves back, duplicates change
+// nothing, and events for jobs we do not know are acknowledged and ignored (the
+// default bus carries every batch job in the account).
+func (s *Service) OnProviderEvent(ctx context.Context, ev ProviderEvent) error {
 	log := s.log().With("job_name", ev.JobName, "provider_status", ev.Status)
 	id, idx, ok := s.ParseJobName(ev.JobName)
 	if !ok {
 		log.InfoContext(ctx, "event for a job this stack did not create; ignored")
 		return nil
 	}
-	outcome, ok := job.BedrockOutcome(ev.Status)
-	if !ok {
-		log.WarnContext(ctx, "unknown Bedrock status; ignored")
-		return nil
-	}
-	now := s.now()
-	var moved bool
-	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
-		moved = false
-		if idx >= len(j.Parts) {
-			return fmt.Errorf("%w: job %s has %d parts, event names part %d", errUnknownPart, id, len(j.Parts), idx+1)
-		}
-		p := &j.Parts[idx]
-		if p.Ref == "" && ev.Ref != "" {
-			p.Ref = ev.Ref
-			moved = true
-		}
-		switch {
-		case advancePart(p, outcome.Status, ev.Status, ev.Message):
-			moved = true
-		case p.Status == outcome.Status && job.BedrockLater(p.ProviderStatus, ev.Status):
-			// Same neutral status, later provider step (Validating → Scheduled).
-			p.ProviderStatus = ev.Status
-			moved = true
-		}
-		if !moved {
-			return store.ErrNoChange
-		}
-		j.LastEventAt = now
-		s.settle(j, now)
-		return nil
-	})
+	j, _, _, err := s.applyState(ctx, id, idx, ev)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		log.InfoContext(ctx, "event for an unknown or expired job; ignored", "job_id", id)
 		return nil
 	case errors.Is(err, errUnknownPart):
 		log.WarnContext(ctx, "event for an unknown part; ignored", "error", err)
+		return nil
+	case errors.Is(err, errUnknownStatus):
+		log.WarnContext(ctx, "unknown provider status; ignored", "error", err)
 		return nil
 	case errors.Is(err, store.ErrNoChange):
 		log.InfoContext(ctx, "duplicate or late event; status unchanged", "job_id", id, "status", j.Status)
@@ -126,7 +99,51 @@ func (s *Service) OnBedrockEvent(ctx context.Context, ev ProviderEvent) error {
 	return s.afterStatus(ctx, j)
 }
 
-var errUnknownPart = errors.New("unknown part")
+var (
+	errUnknownPart   = errors.New("unknown part")
+	errUnknownStatus = errors.New("unknown provider status")
+)
+
+// applyState moves part idx of job id forward by the provider's word for it:
+// to a later neutral status, or to a later provider step within the same one.
+// It reports whether this write moved the part and the job's status before it;
+// a move that is not forward is store.ErrNoChange.
+func (s *Service) applyState(ctx context.Context, id string, idx int, ev ProviderEvent) (*job.Job, bool, job.Status, error) {
+	now := s.now()
+	var moved bool
+	var was job.Status
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		moved, was = false, j.Status
+		if idx >= len(j.Parts) {
+			return fmt.Errorf("%w: job %s has %d parts, event names part %d", errUnknownPart, id, len(j.Parts), idx+1)
+		}
+		prov := s.provider(j.Provider)
+		p := &j.Parts[idx]
+		outcome, ok := prov.Outcome(ev.Status, p.CancelRequested)
+		if !ok {
+			return fmt.Errorf("%w: job %s part %d: %s status %q", errUnknownStatus, id, idx, prov.Name(), ev.Status)
+		}
+		if p.Ref == "" && ev.Ref != "" {
+			p.Ref = ev.Ref
+			moved = true
+		}
+		switch {
+		case advancePart(p, outcome.Status, ev.Status, ev.Message):
+			moved = true
+		case p.Status == outcome.Status && prov.Later(p.ProviderStatus, ev.Status):
+			// Same neutral status, later provider step (Validating → Scheduled).
+			p.ProviderStatus = ev.Status
+			moved = true
+		}
+		if !moved {
+			return store.ErrNoChange
+		}
+		j.LastEventAt = now
+		s.settle(j, now)
+		return nil
+	})
+	return j, moved, was, err
+}
 
 // advancePart moves a part forward to status with the provider's word for it; it
 // reports false, changing nothing, for a move that is not forward.
@@ -143,11 +160,11 @@ func advancePart(p *job.Part, status job.Status, providerStatus, message string)
 }
 
 // leastAdvanced is the part that holds the job back: its provider status is the job's.
-func leastAdvanced(parts []job.Part) job.Part {
+func leastAdvanced(prov BatchProvider, parts []job.Part) job.Part {
 	least := parts[0]
 	for _, p := range parts[1:] {
 		if p.Status.Rank() < least.Status.Rank() ||
-			(p.Status == least.Status && job.BedrockLater(p.ProviderStatus, least.ProviderStatus)) {
+			(p.Status == least.Status && prov.Later(p.ProviderStatus, least.ProviderStatus)) {
 			least = p
 		}
 	}
@@ -207,6 +224,7 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 		log.InfoContext(ctx, "job is not waiting for ingest; nothing to do", "status", j.Status)
 		return nil
 	}
+	prov := s.provider(j.Provider)
 	var files []ingest.File
 	var missingOK = map[int]bool{}
 	for _, p := range j.Parts {
@@ -216,12 +234,12 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 		if err := s.fetchResults(ctx, j, p); err != nil {
 			return err
 		}
-		outs, _ := s.provider(j.Provider).OutputFiles(p)
+		outs, _ := prov.OutputFiles(p)
 		for _, f := range outs {
 			files = append(files, ingest.File{Part: p.Index, URI: f})
 		}
 		// A stopped or expired job may have written nothing.
-		missingOK[p.Index] = p.ProviderStatus == job.BedrockStopped || p.ProviderStatus == job.BedrockExpired
+		missingOK[p.Index] = prov.MissingOutputOK(p)
 	}
 	known, err := s.loadIDs(ctx, j)
 	if err != nil {

@@ -87,13 +87,15 @@ func (o *OnDemand) backoff(attempt int) time.Duration {
 	return time.Duration(rand.Int64N(int64(d)) + 1)
 }
 
-// resolveMode settles req.Mode to batch or on_demand (auto: batch when the provider allows it).
-func (s *Service) resolveMode(req *SubmitRequest) error {
+// resolveMode settles req.Mode to batch or on_demand (auto: batch when the
+// provider allows it, on demand under its minimum when that is available).
+func (s *Service) resolveMode(req *SubmitRequest, prov BatchProvider) error {
 	n := len(req.Records)
-	if req.Provider == job.ProviderAnthropic {
-		// Anthropic batches have no minimum size, so there is nothing to run on demand.
+	lim := prov.Limits()
+	if !lim.OnDemand {
+		// Without a minimum size (or a runtime API here) there is nothing to run on demand.
 		if req.Mode == job.ModeOnDemand {
-			return job.Fieldf("mode", "on_demand runs Bedrock models only; Anthropic jobs run as Message Batches (omit mode)")
+			return job.Fieldf("mode", "on_demand is not available for provider %s; its jobs run as %s (omit mode)", prov.Name(), lim.Title)
 		}
 		req.Mode = job.ModeBatch
 		return nil
@@ -101,13 +103,13 @@ func (s *Service) resolveMode(req *SubmitRequest) error {
 	switch req.Mode {
 	case "", job.ModeAuto:
 		req.Mode = job.ModeBatch
-		if n > 0 && n < s.minRecords() && s.OnDemand != nil {
+		if n > 0 && n < lim.MinRecords && s.OnDemand != nil {
 			req.Mode = job.ModeOnDemand
 		}
 	case job.ModeBatch:
 	case job.ModeOnDemand:
 		if s.OnDemand == nil {
-			return job.Fieldf("mode", "on_demand is not available in this deployment; use batch with at least %d records", s.minRecords())
+			return job.Fieldf("mode", "on_demand is not available in this deployment; use batch with at least %d records", lim.MinRecords)
 		}
 	default:
 		return job.Fieldf("mode", "must be auto, batch or on_demand (got %q)", req.Mode)
@@ -147,7 +149,7 @@ func (s *Service) submitOnDemand(ctx context.Context, req SubmitRequest) (*job.J
 	}
 	n := len(req.Records)
 	j := &job.Job{
-		ID: id, Owner: req.Owner, Name: req.Name, Provider: job.ProviderBedrock, Model: req.Model, Mode: job.ModeOnDemand,
+		ID: id, Owner: req.Owner, Name: req.Name, Provider: req.Provider, Model: req.Model, Mode: job.ModeOnDemand,
 		Status: job.StatusQueued, RecordCount: n, Shards: job.ShardsFor(n), TTLDays: req.TTLDays,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI: blob.Join(s.Bucket, "input", id), OutputURI: blob.Join(s.Bucket, "output", id),

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
+	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -87,7 +88,7 @@ func onDemandSuiteB(t testing.TB, rt *sim.RuntimeSim, od *service.OnDemand) (*se
 	}
 	bus := &recBus{}
 	svc := &service.Service{Store: st, Blobs: blobs, Bus: bus, Bucket: "s3://test", JobPrefix: "mcpbatch",
-		Models: []string{model}, OnDemand: od}
+		Providers: service.NewRegistry(&app.BedrockProvider{ModelIDs: []string{model}}), OnDemand: od}
 	return svc, bus
 }
 

@@ -37,35 +37,33 @@ type ReconcileReport struct {
 // run whose write moved a job to ingesting announces its output. A job that
 // cannot be reconciled is logged and counted, and the run goes on; the returned
 // error joins them so the run shows as failed (and alarms) without starving others.
+// For each registered provider, over its jobs in flight, oldest first:
 //
-//  1. Anthropic batches in flight: Get; when ended, move to ingesting and publish "Job Output Ready".
-//  2. Bedrock jobs with no state event for StaleAfter: GetModelInvocationJob, applied as if the event had come.
-//  3. Queued parts: submit while the model's Bedrock quota has room, oldest job first.
+//  1. Providers without a quota: submit parts that never reached the provider.
+//  2. Ask the provider about every part it runs (for providers that push events,
+//     only when the job has had no event for StaleAfter) and apply the answer as
+//     an event; an ended job moves to ingesting and "Job Output Ready" goes out.
+//  3. Quota-limited providers: submit queued parts while the model's quota has
+//     room, oldest job first.
 func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var rep ReconcileReport
 	var errs []error
 	now := s.now()
 	limit := cmp.Or(s.ReconcileLimit, DefaultReconcileLimit)
-
-	if _, ok := s.Providers[job.ProviderAnthropic]; ok {
-		anth, err := s.eachInFlight(ctx, job.ProviderAnthropic, now, limit, func(j *job.Job) error {
-			return s.reconcileAnthropic(ctx, j, &rep)
+	stale := now.Add(-cmp.Or(s.StaleAfter, DefaultStaleAfter))
+	for _, prov := range s.Providers.All() {
+		jobs, err := s.eachInFlight(ctx, prov.Name(), now, limit, func(j *job.Job) error {
+			return s.reconcileJob(ctx, prov, j, stale, &rep)
 		}, &errs)
 		if err != nil {
 			return rep, err
 		}
-		rep.InFlight += len(anth)
-	}
-	stale := now.Add(-cmp.Or(s.StaleAfter, DefaultStaleAfter))
-	bed, err := s.eachInFlight(ctx, job.ProviderBedrock, now, limit, func(j *job.Job) error {
-		return s.reconcileBedrock(ctx, j, stale, &rep)
-	}, &errs)
-	if err != nil {
-		return rep, err
-	}
-	rep.InFlight += len(bed)
-	if err := s.startQueued(ctx, bed, &rep); err != nil {
-		errs = append(errs, err)
+		rep.InFlight += len(jobs)
+		if prov.Limits().QuotaLimited {
+			if err := s.startQueued(ctx, jobs, &rep); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	rep.Errors = len(errs)
 	s.log().InfoContext(ctx, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
@@ -106,13 +104,14 @@ func (s *Service) eachInFlight(ctx context.Context, provider string, start time.
 	return all, nil
 }
 
-// reconcileAnthropic polls every submitted batch of a job and retries parts
-// that never reached Anthropic.
-func (s *Service) reconcileAnthropic(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
-	prov := s.provider(job.ProviderAnthropic)
+// reconcileJob asks the provider about a job's parts and applies the answers
+// through the event path (forward only, so an event that arrives after all
+// changes nothing).
+func (s *Service) reconcileJob(ctx context.Context, prov BatchProvider, j *job.Job, stale time.Time, rep *ReconcileReport) error {
 	var errs []error
-	if j.Status == job.StatusQueued || hasQueued(j) {
-		nj, n, err := s.startParts(ctx, j.ID, -1)
+	lim := prov.Limits()
+	if !lim.QuotaLimited && hasQueued(j) {
+		nj, n, err := s.StartParts(ctx, j.ID, -1)
 		rep.Calls += n
 		rep.Submitted += n
 		if err != nil {
@@ -121,86 +120,72 @@ func (s *Service) reconcileAnthropic(ctx context.Context, j *job.Job, rep *Recon
 			j = nj
 		}
 	}
+	last := j.LastEventAt
+	if last.IsZero() {
+		last = j.SubmittedAt
+	}
+	if lim.PushesEvents && last.After(stale) {
+		return errors.Join(errs...)
+	}
+	start := s.now()
+	polled := false
 	for _, p := range j.Parts {
 		if p.Ref == "" || p.Status.Rank() >= job.StatusIngesting.Rank() {
 			continue
 		}
+		polled = true
 		st, err := prov.Get(ctx, p.Ref)
 		rep.Calls++
 		rep.Polled++
 		if err != nil {
-			errs = append(errs, fmt.Errorf("get Anthropic batch %s of job %s: %w", p.Ref, j.ID, err))
+			errs = append(errs, fmt.Errorf("get %s job %s of job %s: %w", prov.Name(), p.Name, j.ID, err))
 			continue
 		}
-		moved, err := s.applyAnthropic(ctx, j.ID, p.Index, st, rep)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if moved {
-			rep.Changed++
-		} else if err := s.stampPoll(ctx, j.ID); err != nil {
+		if err := s.applyPoll(ctx, j.ID, p, st, rep); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := s.retryLostPublish(ctx, j, rep); err != nil {
-		errs = append(errs, err)
+	if !polled {
+		if err := s.retryLostPublish(ctx, j, rep); err != nil {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	}
+	// Stamp the poll so the next run waits StaleAfter again, even when nothing
+	// changed; it also moves the job behind the others in the in-flight index.
+	_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		if cur.Status.Terminal() || !cur.LastEventAt.Before(start) {
+			return store.ErrNoChange
+		}
+		cur.LastEventAt = s.now()
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
+		errs = append(errs, fmt.Errorf("stamp poll of %s: %w", j.ID, err))
 	}
 	return errors.Join(errs...)
 }
 
-// applyAnthropic applies a batch's processing_status to its part, forward only.
-// It publishes "Job Output Ready" only when this very write moved the job to
-// ingesting, so two overlapping runs announce (and ingest) a job once.
-func (s *Service) applyAnthropic(ctx context.Context, id string, idx int, st BatchState, rep *ReconcileReport) (bool, error) {
-	now := s.now()
-	var moved bool
-	var was job.Status
-	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
-		moved, was = false, j.Status
-		if idx >= len(j.Parts) {
-			return fmt.Errorf("%w: job %s has no part %d", errUnknownPart, id, idx)
-		}
-		p := &j.Parts[idx]
-		out, ok := job.AnthropicOutcome(st.Status, p.CancelRequested)
-		if !ok {
-			return fmt.Errorf("job %s part %d: unknown Anthropic processing_status %q", id, idx, st.Status)
-		}
-		moved = advancePart(p, out.Status, st.Status, st.Message)
-		if !moved {
-			return store.ErrNoChange
-		}
-		j.LastEventAt = now
-		s.settle(j, now)
-		return nil
-	})
+// applyPoll applies a provider's answer to its part. It publishes "Job Output
+// Ready" only when this very write moved the job to ingesting, so two
+// overlapping runs announce (and ingest) a job once.
+func (s *Service) applyPoll(ctx context.Context, id string, p job.Part, st BatchState, rep *ReconcileReport) error {
+	j, moved, was, err := s.applyState(ctx, id, p.Index, ProviderEvent{JobName: p.Name, Ref: p.Ref, Status: st.Status, Message: st.Message})
 	switch {
 	case errors.Is(err, store.ErrNoChange), errors.Is(err, store.ErrNotFound):
-		return false, nil
+		return nil
 	case err != nil:
-		return false, fmt.Errorf("apply Anthropic status %s to job %s: %w", st.Status, id, err)
+		return fmt.Errorf("apply status %s to job %s: %w", st.Status, id, err)
+	case !moved:
+		return nil
 	}
+	rep.Changed++
 	if j.Status == job.StatusIngesting && was != job.StatusIngesting {
 		rep.OutputReady++
-		return true, s.afterStatus(ctx, j)
+		return s.afterStatus(ctx, j)
 	}
 	if j.Status == job.StatusFailed || j.Status == job.StatusCancelled {
-		return true, s.afterStatus(ctx, j)
-	}
-	return true, nil
-}
-
-// stampPoll records that the reconciler asked the provider, which moves the job
-// behind the others in the in-flight index for the rest of this run and the next.
-func (s *Service) stampPoll(ctx context.Context, id string) error {
-	_, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
-		if j.Status.Terminal() {
-			return store.ErrNoChange
-		}
-		j.LastEventAt = s.now()
-		return nil
-	})
-	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("stamp poll of %s: %w", id, err)
+		return s.afterStatus(ctx, j)
 	}
 	return nil
 }
@@ -220,64 +205,7 @@ func (s *Service) retryLostPublish(ctx context.Context, j *job.Job, rep *Reconci
 	return s.afterStatus(ctx, cur)
 }
 
-// reconcileBedrock asks Bedrock about parts whose state event is overdue and
-// applies the answer through the event path (forward only, so an event that
-// arrives after all changes nothing).
-func (s *Service) reconcileBedrock(ctx context.Context, j *job.Job, stale time.Time, rep *ReconcileReport) error {
-	last := j.LastEventAt
-	if last.IsZero() {
-		last = j.SubmittedAt
-	}
-	if last.After(stale) {
-		return nil
-	}
-	var errs []error
-	polled := false
-	for _, p := range j.Parts {
-		if p.Ref == "" || p.Status.Rank() >= job.StatusIngesting.Rank() {
-			continue
-		}
-		polled = true
-		st, err := s.Bedrock.Get(ctx, p.Ref)
-		rep.Calls++
-		rep.Polled++
-		if err != nil {
-			errs = append(errs, fmt.Errorf("get Bedrock job %s of job %s: %w", p.Name, j.ID, err))
-			continue
-		}
-		before := p.Status
-		if err := s.OnBedrockEvent(ctx, ProviderEvent{JobName: p.Name, Ref: p.Ref, Status: st.Status, Message: st.Message}); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if o, ok := job.BedrockOutcome(st.Status); ok && job.CanMove(before, o.Status) {
-			rep.Changed++
-			if o.Status == job.StatusIngesting {
-				rep.OutputReady++
-			}
-		}
-	}
-	if !polled {
-		if err := s.retryLostPublish(ctx, j, rep); err != nil {
-			errs = append(errs, err)
-		}
-		return errors.Join(errs...)
-	}
-	// Stamp the poll so the next run waits StaleAfter again, even when nothing changed.
-	_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
-		if cur.LastEventAt.After(stale) {
-			return store.ErrNoChange
-		}
-		cur.LastEventAt = s.now()
-		return nil
-	})
-	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
-		errs = append(errs, fmt.Errorf("stamp poll of %s: %w", j.ID, err))
-	}
-	return errors.Join(errs...)
-}
-
-// startQueued submits queued Bedrock parts, oldest job first, while each
+// startQueued submits queued parts of a quota-limited provider, oldest job first, while each
 // model's quota (counted over the jobs in flight) has room.
 func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *ReconcileReport) error {
 	active := map[string]int{}
@@ -305,7 +233,7 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 			rep.Waiting++
 			continue
 		}
-		_, n, err := s.startParts(ctx, j.ID, room)
+		_, n, err := s.StartParts(ctx, j.ID, room)
 		rep.Calls += n
 		rep.Submitted += n
 		active[j.Model] += n

@@ -36,6 +36,28 @@ type SageMaker struct {
 	InputPrefix string
 }
 
+// SageMaker's words for an async invocation's state. The notification's
+// invocationStatus is Completed or Failed; Accepted is ours for "InvokeEndpointAsync
+// answered 202 and queued the request" (SageMaker has no status API for it).
+const (
+	SageMakerAccepted  = "Accepted"
+	SageMakerCompleted = "Completed"
+	SageMakerFailed    = "Failed"
+)
+
+var sageMakerOutcomes = map[string]job.ProviderOutcome{
+	SageMakerAccepted: {Status: job.StatusSubmitted},
+	// One record, stored by the event handler itself: no ingest step.
+	SageMakerCompleted: {Status: job.StatusCompleted, Ended: true, Final: job.StatusCompleted},
+	SageMakerFailed:    {Status: job.StatusFailed, Ended: true, Final: job.StatusFailed},
+}
+
+// SageMakerOutcome maps a SageMaker invocationStatus onto the neutral model.
+func SageMakerOutcome(s string) (job.ProviderOutcome, bool) {
+	o, ok := sageMakerOutcomes[s]
+	return o, ok
+}
+
 // Defaults of a SageMaker's zero fields.
 const (
 	DefaultSageMakerDeadline         = 25 * time.Second
@@ -192,14 +214,14 @@ func (m *SageMaker) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job
 			if !job.CanMove(j.Status, job.StatusFailed) {
 				return store.ErrNoChange
 			}
-			j.Status, j.ProviderStatus, j.Failed, j.CompletedAt = job.StatusFailed, job.SageMakerFailed, 1, now
+			j.Status, j.ProviderStatus, j.Failed, j.CompletedAt = job.StatusFailed, SageMakerFailed, 1, now
 			j.Error = "SageMaker refused the invocation: " + invErr.Error()
 			return nil
 		}
 		// A notification may already have ended the job: keep its status, add the locations.
 		j.OutputURI, j.FailureURI, j.SubmittedAt = acc.OutputLocation, acc.FailureLocation, now
 		if job.CanMove(j.Status, job.StatusSubmitted) {
-			j.Status, j.ProviderStatus = job.StatusSubmitted, job.SageMakerAccepted
+			j.Status, j.ProviderStatus = job.StatusSubmitted, SageMakerAccepted
 		}
 		return nil
 	})
@@ -324,7 +346,7 @@ func (m *SageMaker) validateAsync(req *AsyncRequest) error {
 // SageMakerEvent is one async inference notification, already decoded.
 type SageMakerEvent struct {
 	InferenceID    string
-	Status         string // job.SageMakerCompleted or job.SageMakerFailed
+	Status         string // SageMakerCompleted or SageMakerFailed
 	FailureReason  string
 	OutputLocation string
 	ContentType    string
@@ -340,7 +362,7 @@ type SageMakerEvent struct {
 func (m *SageMaker) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error {
 	s := m.Svc
 	log := s.log().With("inference_id", ev.InferenceID, "invocation_status", ev.Status)
-	outcome, ok := job.SageMakerOutcome(ev.Status)
+	outcome, ok := SageMakerOutcome(ev.Status)
 	if !ok || !outcome.Ended {
 		log.WarnContext(ctx, "unknown SageMaker invocationStatus; ignored")
 		return nil
@@ -407,7 +429,7 @@ func (m *SageMaker) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) err
 // MaxInlineOutputBytes+1 bytes of an output are read, so memory stays flat.
 func (m *SageMaker) record(ctx context.Context, j *job.Job, ev SageMakerEvent) (job.Record, error) {
 	rec := job.Record{JobID: j.ID, ID: j.ID, ExpiresAt: j.ExpiresAt, ContentType: ev.ContentType}
-	if ev.Status == job.SageMakerFailed {
+	if ev.Status == SageMakerFailed {
 		rec.Status, rec.ErrorCode, rec.ErrorMessage = job.RecordFailed, "InferenceFailed", ev.FailureReason
 		if rec.ErrorMessage == "" {
 			rec.ErrorMessage = "SageMaker reported the invocation failed without a reason; see " + j.FailureURI
@@ -521,7 +543,7 @@ func (m *SageMaker) probe(ctx context.Context, j *job.Job) (SageMakerEvent, bool
 		switch {
 		case err == nil:
 			rc.Close()
-			return SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerCompleted, OutputLocation: j.OutputURI}, true, nil
+			return SageMakerEvent{InferenceID: j.ID, Status: SageMakerCompleted, OutputLocation: j.OutputURI}, true, nil
 		case !errors.Is(err, blob.ErrNotFound):
 			return SageMakerEvent{}, false, fmt.Errorf("probe output of job %s: %w", j.ID, err)
 		}
@@ -535,7 +557,7 @@ func (m *SageMaker) probe(ctx context.Context, j *job.Job) (SageMakerEvent, bool
 			if rerr != nil {
 				return SageMakerEvent{}, false, fmt.Errorf("read failure of job %s: %w", j.ID, rerr)
 			}
-			return SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerFailed, FailureReason: strings.TrimSpace(string(reason))}, true, nil
+			return SageMakerEvent{InferenceID: j.ID, Status: SageMakerFailed, FailureReason: strings.TrimSpace(string(reason))}, true, nil
 		case !errors.Is(err, blob.ErrNotFound):
 			return SageMakerEvent{}, false, fmt.Errorf("probe failure of job %s: %w", j.ID, err)
 		}

@@ -31,37 +31,27 @@ func (e *ModelError) Error() string {
 type Service struct {
 	Store    store.Store
 	Blobs    Blobs
-	Bedrock  BatchProvider
 	Bus      Publisher
 	Ingester Ingester
 	Log      *slog.Logger
 	Now      Clock
+	// Providers are the batch providers of this deployment, by name.
+	Providers *Registry
 	// Bucket is the s3:// URI root of job inputs, outputs and big results.
 	Bucket string
 	// JobPrefix prefixes provider job names so the event rule matches only this stack's jobs.
 	JobPrefix string
-	// Models are the allowed Bedrock model ids.
-	Models []string
-	// MaxRecordsPerPart splits bigger jobs into several provider jobs (Bedrock: 50,000).
-	MaxRecordsPerPart int
-	// MinRecords is the provider's minimum per job (Bedrock: 100).
-	MinRecords int
-	// TimeoutHours is the provider job timeout (Bedrock: 24..168).
+	// TimeoutHours is the provider job timeout (Bedrock: 24..168; 0: the provider's default).
 	TimeoutHours int
 	// OnDemand runs small jobs through the runtime API (nil: batch only).
 	OnDemand *OnDemand
 
-	// Providers are the batch providers other than Bedrock, keyed by job.Provider*
-	// (Bedrock stays in its own field; see provider()).
-	Providers map[string]BatchProvider
-	// AnthropicModels are the allowed Anthropic model ids (provider "anthropic").
-	AnthropicModels []string
-	// Quota is the per-model limit of submitted + in-progress Bedrock jobs; models
-	// not listed get DefaultQuota (0: job.DefaultBedrockQuota).
+	// Quota is the per-model limit of submitted + in-progress jobs of a
+	// quota-limited provider; models not listed get DefaultQuota (0: the package's DefaultQuota).
 	Quota        map[string]int
 	DefaultQuota int
-	// StaleAfter is how long a Bedrock job may go without a state event before
-	// the reconciler asks Bedrock (0: DefaultStaleAfter).
+	// StaleAfter is how long a job of a provider that pushes events may go
+	// without one before the reconciler asks the provider (0: DefaultStaleAfter).
 	StaleAfter time.Duration
 	// ReconcileLimit bounds the jobs one reconciler run looks at per provider (0: DefaultReconcileLimit).
 	ReconcileLimit int
@@ -79,20 +69,6 @@ func (s *Service) log() *slog.Logger {
 		return s.Log
 	}
 	return slog.Default()
-}
-
-func (s *Service) maxPerPart() int {
-	if s.MaxRecordsPerPart > 0 {
-		return s.MaxRecordsPerPart
-	}
-	return job.BedrockMaxRecords
-}
-
-func (s *Service) minRecords() int {
-	if s.MinRecords > 0 {
-		return s.MinRecords
-	}
-	return job.BedrockMinRecords
 }
 
 // ownedJob loads a job and hides it unless owner owns it.
@@ -214,11 +190,12 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 	if err := cancelUnsupported(j); err != nil {
 		return nil, err
 	}
+	prov := s.provider(j.Provider)
 	for _, p := range j.Parts {
 		if p.Ref == "" || p.Status.Rank() >= job.StatusCancelling.Rank() {
 			continue
 		}
-		if err := s.provider(j.Provider).Stop(ctx, p.Ref); err != nil {
+		if err := prov.Stop(ctx, p.Ref); err != nil {
 			return nil, fmt.Errorf("stop provider job %s: %w", p.Name, err)
 		}
 	}
@@ -255,15 +232,16 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 
 // settle recomputes the job status from its parts after a part changed.
 func (s *Service) settle(j *job.Job, now time.Time) {
+	prov := s.provider(j.Provider)
 	if len(j.Parts) > 0 {
-		j.ProviderStatus = leastAdvanced(j.Parts).ProviderStatus
+		j.ProviderStatus = leastAdvanced(prov, j.Parts).ProviderStatus
 	}
 	agg := j.Aggregate()
 	if job.CanMove(j.Status, agg) {
 		j.Status = agg
 	}
 	if j.Status == job.StatusIngesting {
-		j.FinalStatus = finalOf(j.Parts)
+		j.FinalStatus = finalOf(prov, j.Parts)
 	}
 	if j.Status.Terminal() && j.CompletedAt.IsZero() {
 		j.CompletedAt = now
@@ -283,30 +261,17 @@ func (s *Service) settle(j *job.Job, now time.Time) {
 }
 
 // finalOf is what a job becomes once all its parts' outputs are read: the least
-// successful part's outcome wins.
-func finalOf(parts []job.Part) job.Status {
+// successful part's outcome wins. A part the provider never ended is cancelled
+// when it was, else completed.
+func finalOf(prov BatchProvider, parts []job.Part) job.Status {
 	final := job.StatusCompleted
 	rank := map[job.Status]int{job.StatusCompleted: 0, job.StatusPartiallyCompleted: 1, job.StatusExpired: 2, job.StatusCancelled: 3}
 	for _, p := range parts {
-		var f job.Status
-		switch p.ProviderStatus {
-		case job.BedrockPartiallyCompleted, job.BedrockFailed:
-			f = job.StatusPartiallyCompleted
-		case job.BedrockStopped:
-			f = job.StatusCancelled
-		case job.BedrockExpired:
-			f = job.StatusExpired
-		case job.AnthropicEnded:
-			// An ended batch's records say what happened; only a cancel changes the job's word.
+		f := prov.Final(p)
+		if f == "" {
 			f = job.StatusCompleted
-			if p.CancelRequested {
-				f = job.StatusCancelled
-			}
-		default:
 			if p.Status == job.StatusCancelled {
 				f = job.StatusCancelled
-			} else {
-				f = job.StatusCompleted
 			}
 		}
 		if rank[f] > rank[final] {

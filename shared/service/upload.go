@@ -101,26 +101,30 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if len(req.Records) > 0 {
 		return nil, job.Fieldf("records", "give records or %s, not both", field)
 	}
-	if err := s.validateParams(&req.SubmitRequest); err != nil {
+	prov, err := s.validateParams(&req.SubmitRequest)
+	if err != nil {
 		return nil, err
 	}
-	// File inputs are encoded for Bedrock batch; the other paths take inline records.
-	if req.Provider != job.ProviderBedrock {
-		return nil, job.Fieldf(field, "file inputs run on Bedrock models only; pass records inline for provider %s", req.Provider)
+	lim := prov.Limits()
+	if !lim.FileInputs {
+		return nil, job.Fieldf(field, "file inputs are not supported for provider %s; pass records inline", prov.Name())
 	}
 	if req.Mode == job.ModeOnDemand {
-		return nil, job.Fieldf("mode", "on_demand takes inline records (up to %d); file inputs run as Bedrock batch jobs", job.MaxOnDemandRecords)
+		return nil, job.Fieldf("mode", "on_demand takes inline records (up to %d); file inputs run as %s jobs", job.MaxOnDemandRecords, lim.Title)
 	}
-	scan, err := s.scanFile(ctx, field, uri, req.SubmitRequest)
+	scan, err := s.scanFile(ctx, field, uri, req.SubmitRequest, prov)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
 	id := job.NewID(now)
 	n := scan.count
-	parts := splitParts(n, s.maxPerPart())
+	parts, err := Split(scan.sizes, lim)
+	if err != nil {
+		return nil, job.Fieldf(field, "%v", err)
+	}
 	j := &job.Job{
-		ID: id, Owner: req.Owner, Name: req.Name, Provider: job.ProviderBedrock, Model: req.Model,
+		ID: id, Owner: req.Owner, Name: req.Name, Provider: prov.Name(), Model: req.Model,
 		Status: job.StatusQueued, RecordCount: n, Shards: job.ShardsFor(n), TTLDays: req.TTLDays,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI:  blob.Join(s.Bucket, "input", id),
@@ -134,17 +138,17 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
 		})
 	}
-	if err := s.writeFileParts(ctx, uri, j, req.SubmitRequest, scan.ids); err != nil {
+	if err := s.writeFileParts(ctx, uri, j, req.SubmitRequest, prov, scan.ids); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
-	room, err := s.roomAtSubmit(ctx, j)
+	room, err := s.roomAtSubmit(ctx, prov, j)
 	if err != nil {
 		return nil, err
 	}
-	j, _, err = s.startParts(ctx, id, room)
+	j, _, err = s.StartParts(ctx, id, room)
 	return j, err
 }
 
@@ -176,6 +180,7 @@ func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err er
 type fileScan struct {
 	count int
 	ids   map[string]bool // explicit ids, so generated ones can avoid them
+	sizes []int           // encoded length of each record, to split by bytes
 }
 
 // limitErr is returned by countingReader past MaxUploadBytes.
@@ -212,7 +217,7 @@ func (s *Service) openInput(ctx context.Context, field, uri string) (io.ReadClos
 
 // scanFile is the validation pass: every line parsed, checked and encoded once,
 // keeping only the ids and the first problems in memory.
-func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitRequest) (*fileScan, error) {
+func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitRequest, prov BatchProvider) (*fileScan, error) {
 	rc, err := s.openInput(ctx, field, uri)
 	if err != nil {
 		return nil, err
@@ -245,9 +250,10 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitReq
 			scan.ids[in.ID] = true
 		}
 		if in.ID == "" {
-			in.ID = "r00000" // generated in the second pass; a placeholder lets the rest be checked
+			in.ID = "r000000000" // generated in the second pass; a placeholder as long as any generated id lets the rest be checked and measured
 		}
-		if _, err := s.Bedrock.EncodeRecord(scan.count-1, req.Model, in, req.Params); err != nil {
+		line, err := prov.EncodeRecord(scan.count-1, req.Model, in, req.Params)
+		if err != nil {
 			var fe *job.FieldError
 			if errors.As(err, &fe) {
 				// records[i].x → x: the line number already says which record.
@@ -260,6 +266,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitReq
 			}
 			return nil, fmt.Errorf("encode line %d: %w", r.Line(), err)
 		}
+		scan.sizes = append(scan.sizes, len(line))
 		if req.Progress != nil && scan.count%progressEvery == 0 {
 			req.Progress(scan.count, 0)
 		}
@@ -277,11 +284,12 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitReq
 		return nil, job.Fieldf(field, "%d of %d lines are invalid; nothing was submitted; fix the file and upload it again. First problems:\n%s",
 			bad, scan.count, strings.Join(problems, "\n"))
 	}
+	lim := prov.Limits()
 	switch {
 	case scan.count == 0:
-		return nil, job.Fieldf(field, "the file holds no records; a Bedrock batch needs at least %d", s.minRecords())
-	case scan.count < s.minRecords():
-		return nil, job.Fieldf(field, "%d records is under Bedrock batch inference's minimum of %d per job; add records, or call the model on demand for small sets", scan.count, s.minRecords())
+		return nil, job.Fieldf(field, "the file holds no records; a %s job needs at least %d", lim.Title, max(lim.MinRecords, 1))
+	case scan.count < lim.MinRecords:
+		return nil, job.Fieldf(field, "%d records is under %s's minimum of %d per job; add records, or call the model on demand for small sets", scan.count, lim.Title, lim.MinRecords)
 	}
 	return scan, nil
 }
@@ -302,7 +310,7 @@ func decodeLine(line []byte) (job.Input, error) {
 
 // writeFileParts is the second pass: the file streamed into one provider input
 // per part and the record-id list, generating ids for records without one.
-func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, req SubmitRequest, taken map[string]bool) error {
+func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, req SubmitRequest, prov BatchProvider, taken map[string]bool) error {
 	rc, err := s.Blobs.Open(ctx, uri, 0)
 	if err != nil {
 		return fmt.Errorf("reopen input %s: %w", uri, err)
@@ -342,7 +350,7 @@ func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, re
 					}
 					next++
 				}
-				line, err := s.Bedrock.EncodeRecord(i, req.Model, in, req.Params)
+				line, err := prov.EncodeRecord(i, req.Model, in, req.Params)
 				if err != nil {
 					pw.CloseWithError(err)
 					return

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -37,7 +38,44 @@ type ObjectStore interface {
 type AnthropicProvider struct {
 	Client *anthropic.Client
 	Blobs  ObjectStore
+	// ModelIDs are the model ids this deployment allows.
+	ModelIDs []string
 }
+
+// Name is the provider's name on jobs.
+func (a *AnthropicProvider) Name() string { return job.ProviderAnthropic }
+
+// Models are the allowed model ids.
+func (a *AnthropicProvider) Models() []string { return a.ModelIDs }
+
+// Allows reports whether model is allowed.
+func (a *AnthropicProvider) Allows(model string) bool { return slices.Contains(a.ModelIDs, model) }
+
+// Limits are a Message Batch's documented limits: 100,000 requests and 256 MB,
+// no minimum; no job quota, no events (the reconciler polls).
+func (a *AnthropicProvider) Limits() service.BatchLimits {
+	return service.BatchLimits{
+		Title: "Anthropic Message Batches", MinRecords: anthropic.MinRecords,
+		MaxRecordsPerPart: anthropic.MaxRequests, MaxBytesPerPart: anthropic.MaxBytes, EnvelopeBytes: int64(anthropic.Envelope),
+	}
+}
+
+// Outcome maps a batch's processing_status onto the neutral model.
+func (a *AnthropicProvider) Outcome(status string, cancelRequested bool) (job.ProviderOutcome, bool) {
+	return anthropic.Outcome(status, cancelRequested)
+}
+
+// Later orders processing_status values.
+func (a *AnthropicProvider) Later(x, y string) bool { return anthropic.Later(x, y) }
+
+// Final is what a part becomes once its results are read.
+func (a *AnthropicProvider) Final(p job.Part) job.Status { return anthropic.Final(p) }
+
+// SubmittedStatus is a new batch's processing_status.
+func (a *AnthropicProvider) SubmittedStatus() string { return anthropic.StatusInProgress }
+
+// MissingOutputOK: an ended batch always has a results stream.
+func (a *AnthropicProvider) MissingOutputOK(job.Part) bool { return false }
 
 var (
 	_ service.BatchProvider = (*AnthropicProvider)(nil)
@@ -67,7 +105,7 @@ func (a *AnthropicProvider) Submit(ctx context.Context, in service.BatchSubmit) 
 // wrapRequests turns JSONL request lines into {"requests":[line,line,...]}.
 func wrapRequests(r io.Reader, w io.Writer) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), job.AnthropicMaxBytes)
+	sc.Buffer(make([]byte, 64<<10), anthropic.MaxBytes)
 	bw := bufio.NewWriterSize(w, 256<<10)
 	bw.WriteString(`{"requests":[`)
 	first := true
@@ -182,13 +220,12 @@ func wireAnthropic(ctx context.Context, cfg aws.Config, svc *service.Service, bl
 		log.InfoContext(ctx, "no Anthropic API key configured; provider anthropic disabled")
 		return nil
 	}
-	svc.Providers = map[string]service.BatchProvider{
-		job.ProviderAnthropic: NewAnthropicProvider(key, os.Getenv(config.EnvAnthropicBaseURL), blobs),
-	}
-	svc.AnthropicModels = config.DefaultAnthropicModels
+	p := NewAnthropicProvider(key, os.Getenv(config.EnvAnthropicBaseURL), blobs)
+	p.ModelIDs = config.DefaultAnthropicModels
 	if m := config.List(os.Getenv(config.EnvAnthropicModels)); len(m) > 0 {
-		svc.AnthropicModels = m
+		p.ModelIDs = m
 	}
+	svc.Providers = service.NewRegistry(append(svc.Providers.All(), p)...)
 	return nil
 }
 

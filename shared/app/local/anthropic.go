@@ -8,7 +8,6 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
-	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
@@ -30,11 +29,9 @@ func (l *Suite) startAnthropic(o Options, blobs *fsblob.Store) error {
 	if l.AnthropicURL, err = l.Anthropic.Listen("127.0.0.1:0"); err != nil {
 		return err
 	}
-	if l.Service.Providers == nil {
-		l.Service.Providers = map[string]service.BatchProvider{}
-	}
-	l.Service.Providers[job.ProviderAnthropic] = anthropicapp.NewAnthropicProvider(key, l.AnthropicURL, blobs)
-	l.Service.AnthropicModels = config.DefaultAnthropicModels
+	p := anthropicapp.NewAnthropicProvider(key, l.AnthropicURL, blobs)
+	p.ModelIDs = config.DefaultAnthropicModels
+	l.Service.Providers = service.NewRegistry(append(l.Service.Providers.All(), p)...)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
@@ -179,8 +180,8 @@ func TestAnthropicBadInput(t *testing.T) {
 	}
 }
 
-// 100,001 requests become two Message Batches (100,000 + 1) under one job,
-// and both are ingested into that job.
+// 100,001 requests become two Message Batches under one job, balanced
+// (50,001 + 50,000), and both are ingested into that job.
 func TestAnthropicSplitsOver100k(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100,001 records")
@@ -188,7 +189,7 @@ func TestAnthropicSplitsOver100k(t *testing.T) {
 	s := newSuite(t)
 	s.l.Anthropic.ErrorEvery = 0
 	s.l.Anthropic.AnswerBytes = 20
-	recs := make([]job.Input, job.AnthropicMaxRequests+1)
+	recs := make([]job.Input, anthropic.MaxRequests+1)
 	for i := range recs {
 		recs[i] = job.Input{ID: fmt.Sprintf("r%06d", i), Prompt: "p"}
 	}
@@ -196,7 +197,7 @@ func TestAnthropicSplitsOver100k(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(j.Parts) != 2 || j.Parts[0].RecordCount != 100_000 || j.Parts[1].RecordCount != 1 || j.Status != job.StatusSubmitted {
+	if len(j.Parts) != 2 || j.Parts[0].RecordCount != 50_001 || j.Parts[1].RecordCount != 50_000 || j.Status != job.StatusSubmitted {
 		t.Fatalf("parts = %+v status %s", j.Parts, j.Status)
 	}
 	s.l.Anthropic.Step()

@@ -110,10 +110,10 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 
 	l.Service = &service.Service{
 		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log,
-		Bedrock:   &app.BedrockProvider{Client: bedrock.New(client, o.Log), RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount)},
+		Providers: service.NewRegistry(&app.BedrockProvider{Client: bedrock.New(client, o.Log),
+			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: config.DefaultBedrockModels}),
 		Bucket:    Bucket,
 		JobPrefix: config.DefaultJobPrefix,
-		Models:    config.DefaultBedrockModels,
 	}
 	l.Service.Ingester = &ingest.Ingester{Blobs: blobs, Records: st, Checkpoints: l.Service, ResultsPrefix: Bucket + "/results", Log: o.Log}
 	if err := l.startAnthropic(o, blobs); err != nil {

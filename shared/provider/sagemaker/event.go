@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
@@ -69,7 +68,7 @@ func ParseNotification(msg []byte) (service.SageMakerEvent, error) {
 	}
 	ev := service.SageMakerEvent{InferenceID: n.InferenceID, Status: n.InvocationStatus, FailureReason: n.FailureReason}
 	switch n.InvocationStatus {
-	case job.SageMakerCompleted:
+	case service.SageMakerCompleted:
 		if n.ResponseParameters == nil {
 			return ev, fmt.Errorf("inference %s: Completed without responseParameters", n.InferenceID)
 		}
@@ -83,7 +82,7 @@ func ParseNotification(msg []byte) (service.SageMakerEvent, error) {
 		} else if ev.OutputLocation == "" {
 			return ev, fmt.Errorf("inference %s: Completed with neither responseBody nor outputLocation", n.InferenceID)
 		}
-	case job.SageMakerFailed:
+	case service.SageMakerFailed:
 	default:
 		return ev, fmt.Errorf("inference %s: unknown invocationStatus %q", n.InferenceID, n.InvocationStatus)
 	}

@@ -113,9 +113,9 @@ func TestFlowsAgainstMoto(t *testing.T) {
 			if j.Status != job.StatusSubmitted || j.OutputURI == "" || j.FailureURI == "" {
 				t.Fatalf("job %+v", j)
 			}
-			ev := service.SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerCompleted, OutputLocation: j.OutputURI, ContentType: "application/json"}
+			ev := service.SageMakerEvent{InferenceID: j.ID, Status: service.SageMakerCompleted, OutputLocation: j.OutputURI, ContentType: "application/json"}
 			if tc.wantStatus == job.StatusFailed {
-				ev = service.SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerFailed, FailureReason: "second inference failed"}
+				ev = service.SageMakerEvent{InferenceID: j.ID, Status: service.SageMakerFailed, FailureReason: "second inference failed"}
 			}
 			for range 2 { // a duplicate delivery changes nothing
 				if err := m.OnSageMakerEvent(ctx, ev); err != nil {
