@@ -1,6 +1,12 @@
-// Package service holds the use cases (submit, get, results, cancel, list, provider
-// events, ingest) over small ports. It imports no AWS SDK and no provider
-// package; shared/app wires adapters in.
+// Package service is the kernel of the use cases: the ports (the batch-provider
+// port every provider implements, object storage, the bus), the registry of
+// providers by name, the split of a job into provider jobs, the job queries
+// (get, list, results) and the folding of part statuses into a job status.
+// The flows live in sub-packages, each over narrow ports declared where used:
+// batch (submit, cancel, provider events, ingest), ondemand, sagemaker,
+// transfer (uploads, file submits, exports) and reconcile; graph wires them.
+// Nothing here imports an AWS SDK or a provider package; shared/app passes
+// the adapters in.
 package service
 
 import (
@@ -9,7 +15,6 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
-	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
@@ -108,11 +113,6 @@ type Blobs interface {
 // Publisher sends events to the project bus.
 type Publisher interface {
 	Publish(ctx context.Context, detailType string, detail any) error
-}
-
-// Ingester streams output files into the store.
-type Ingester interface {
-	Ingest(ctx context.Context, j *job.Job, files []ingest.File, parse ingest.Parser, known func(string) bool) (ingest.Result, error)
 }
 
 var _ Blobs = blob.Store(nil)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
@@ -67,8 +66,8 @@ func (r *Registry) Get(name string) BatchProvider {
 	return missingProvider(name)
 }
 
-// names lists the providers' names as "a, b or c".
-func (r *Registry) names() string {
+// Names lists the providers' names as "a, b or c".
+func (r *Registry) Names() string {
 	var n []string
 	for _, p := range r.All() {
 		n = append(n, p.Name())
@@ -79,70 +78,13 @@ func (r *Registry) names() string {
 	return strings.Join(n[:len(n)-1], ", ") + " or " + n[len(n)-1]
 }
 
-func (r *Registry) models() []string {
+// Models lists the models of every provider.
+func (r *Registry) Models() []string {
 	var m []string
 	for _, p := range r.All() {
 		m = append(m, p.Models()...)
 	}
 	return m
-}
-
-func (s *Service) provider(name string) BatchProvider { return s.Providers.Get(name) }
-
-// pickProvider settles req.Provider and checks the model against that
-// provider's list: a named provider must be registered and allow the model; no
-// name picks the first provider that allows it.
-func (s *Service) pickProvider(req *SubmitRequest) (BatchProvider, error) {
-	reg := s.Providers
-	if req.Provider != "" {
-		p, ok := reg.Lookup(req.Provider)
-		if !ok {
-			return nil, job.Fieldf("provider", "must be %s on this deployment (got %q)", reg.names(), truncate(req.Provider, 40))
-		}
-		if req.Model == "" {
-			return nil, job.Fieldf("model", "required; allowed models: %v", p.Models())
-		}
-		if !p.Allows(req.Model) {
-			return nil, &ModelError{Model: req.Model, Allowed: p.Models()}
-		}
-		return p, nil
-	}
-	if req.Model == "" {
-		return nil, job.Fieldf("model", "required; allowed models: %v", reg.models())
-	}
-	for _, p := range reg.All() {
-		if p.Allows(req.Model) {
-			req.Provider = p.Name()
-			return p, nil
-		}
-	}
-	return nil, &ModelError{Model: req.Model, Allowed: reg.models()}
-}
-
-// fetchResults copies a part's results into object storage once, for providers
-// that only stream them. An existing copy is complete (blob writes are atomic),
-// so a resumed ingest reads it again from its checkpoint.
-func (s *Service) fetchResults(ctx context.Context, j *job.Job, p job.Part) error {
-	prov := s.provider(j.Provider)
-	f, ok := prov.(ResultFetcher)
-	if !ok {
-		return nil
-	}
-	outs, _ := prov.OutputFiles(p)
-	for _, uri := range outs {
-		rc, err := s.Blobs.Open(ctx, uri, 0)
-		if err == nil {
-			rc.Close()
-			continue
-		}
-		if !errors.Is(err, blob.ErrNotFound) {
-			return fmt.Errorf("check results of %s part %d: %w", j.ID, p.Index, err)
-		}
-		if err := f.FetchResults(ctx, p, uri); err != nil {
-			return fmt.Errorf("fetch results of %s part %d: %w", j.ID, p.Index, err)
-		}
-	}
-	return nil
 }
 
 // missingProvider answers every call with a clear error: a job names a

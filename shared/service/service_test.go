@@ -78,7 +78,7 @@ func TestSplitRecordTooBig(t *testing.T) {
 }
 
 func TestParseJobName(t *testing.T) {
-	s := &Service{JobPrefix: "mcpbatch"}
+	s := &Core{JobPrefix: "mcpbatch"}
 	const id = "01jdz3k6r8x9y2w4v5t7q0m1n3"
 	tests := []struct {
 		name   string

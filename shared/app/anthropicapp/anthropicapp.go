@@ -9,10 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"slices"
-	"strconv"
 
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -197,56 +195,25 @@ func anthropicKey(ctx context.Context, sm SecretReader) (string, error) {
 	return os.Getenv(config.EnvAnthropicAPIKey), nil
 }
 
-// WithAnthropic adds the Anthropic provider (when a key is configured) and the
-// reconciler's settings to a's service. Only the functions that call Anthropic
-// (mcp, ingest, reconciler) call it, so bedrock-events does not link the SDK.
-func WithAnthropic(ctx context.Context, a *app.AWS) error {
-	return wireAnthropic(ctx, a.Config, a.Service, a.S3, a.Log)
-}
-
-// wireAnthropic adds the Anthropic provider (when a key is configured) and the
-// reconciler's settings to svc.
-func wireAnthropic(ctx context.Context, cfg aws.Config, svc *service.Service, blobs ObjectStore, log *slog.Logger) error {
-	if err := reconcilerSettings(svc); err != nil {
-		return err
-	}
-	key, err := anthropicKey(ctx, secretsmanager.NewFromConfig(cfg))
+// Provider adds the Anthropic provider when a key is configured. Only the
+// functions that call Anthropic (mcp, ingest, reconciler) pass it to
+// app.FromEnv, so the others do not link the SDK.
+func Provider(ctx context.Context, e *app.Env) error {
+	key, err := anthropicKey(ctx, secretsmanager.NewFromConfig(e.Config))
 	if err != nil {
 		// Bedrock keeps working; Anthropic submits get a clear "not configured" error.
-		log.ErrorContext(ctx, "Anthropic provider disabled", "error", err)
+		e.Log.ErrorContext(ctx, "Anthropic provider disabled", "error", err)
 		return nil
 	}
 	if key == "" {
-		log.InfoContext(ctx, "no Anthropic API key configured; provider anthropic disabled")
+		e.Log.InfoContext(ctx, "no Anthropic API key configured; provider anthropic disabled")
 		return nil
 	}
-	p := NewAnthropicProvider(key, os.Getenv(config.EnvAnthropicBaseURL), blobs)
+	p := NewAnthropicProvider(key, os.Getenv(config.EnvAnthropicBaseURL), e.S3)
 	p.ModelIDs = config.DefaultAnthropicModels
 	if m := config.List(os.Getenv(config.EnvAnthropicModels)); len(m) > 0 {
 		p.ModelIDs = m
 	}
-	svc.Providers = service.NewRegistry(append(svc.Providers.All(), p)...)
-	return nil
-}
-
-// reconcilerSettings reads the quota and staleness settings from the environment.
-func reconcilerSettings(svc *service.Service) error {
-	if v := os.Getenv(config.EnvBedrockQuota); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return fmt.Errorf("%s: %q is not a quota of at least 1", config.EnvBedrockQuota, v)
-		}
-		svc.DefaultQuota = n
-	}
-	q, err := config.Quotas(os.Getenv(config.EnvBedrockQuotas))
-	if err != nil {
-		return err
-	}
-	svc.Quota = q
-	stale, err := config.Minutes(config.EnvStaleMinutes)
-	if err != nil {
-		return err
-	}
-	svc.StaleAfter = stale
+	e.Deps.Providers = append(e.Deps.Providers, p)
 	return nil
 }

@@ -12,15 +12,16 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
 )
 
 const claudeHaiku = "claude-haiku-4-5"
 
 // reconcile runs one reconciler pass and waits for what it published.
-func (s *suite) reconcile() service.ReconcileReport {
+func (s *suite) reconcile() reconcile.ReconcileReport {
 	s.t.Helper()
-	rep, err := s.l.Service.Reconcile(context.Background())
+	rep, err := s.l.Service.Reconciler.Reconcile(context.Background())
 	if err != nil {
 		s.t.Fatalf("reconcile: %v", err)
 	}
@@ -87,10 +88,10 @@ func TestOverlappingReconcilesIngestOnce(t *testing.T) {
 			h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": claudeHaiku, "provider": "anthropic", "records": records(40)})
 			s.l.Anthropic.Step()
 			var wg sync.WaitGroup
-			reps := make([]service.ReconcileReport, 2)
+			reps := make([]reconcile.ReconcileReport, 2)
 			errs := make([]error, 2)
 			for i := range 2 {
-				wg.Go(func() { reps[i], errs[i] = s.l.Service.Reconcile(context.Background()) })
+				wg.Go(func() { reps[i], errs[i] = s.l.Service.Reconciler.Reconcile(context.Background()) })
 			}
 			wg.Wait()
 			s.l.Bus.Wait()
@@ -193,7 +194,7 @@ func TestAnthropicSplitsOver100k(t *testing.T) {
 	for i := range recs {
 		recs[i] = job.Input{ID: fmt.Sprintf("r%06d", i), Prompt: "p"}
 	}
-	j, err := s.l.Service.Submit(context.Background(), service.SubmitRequest{Owner: "alice", Model: claudeHaiku, Records: recs})
+	j, err := s.l.Service.Submit(context.Background(), batch.SubmitRequest{Owner: "alice", Model: claudeHaiku, Records: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +238,7 @@ func TestReconcilerRecoversDroppedBedrockEvent(t *testing.T) {
 	if rep := s.reconcile(); rep.Polled != 0 {
 		t.Fatalf("reconcile polled a fresh job: %+v", rep)
 	}
-	s.l.Service.StaleAfter = time.Nanosecond
+	s.l.Service.Reconciler.StaleAfter = time.Nanosecond
 	if rep := s.reconcile(); rep.Polled != 1 || rep.Changed != 1 || rep.OutputReady != 1 {
 		t.Fatalf("reconcile = %+v, want one poll moving the job to ingesting", rep)
 	}
@@ -265,7 +266,7 @@ func TestReconcilePagesPastOneStorePage(t *testing.T) {
 	s := newSuite(t)
 	const n = job.MaxPageSize + 10
 	for i := range n {
-		if _, err := s.l.Service.Submit(context.Background(), service.SubmitRequest{Owner: "alice", Model: claudeHaiku,
+		if _, err := s.l.Service.Submit(context.Background(), batch.SubmitRequest{Owner: "alice", Model: claudeHaiku,
 			Records: []job.Input{{ID: fmt.Sprint("r", i), Prompt: "p"}}}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,10 @@
-package service
+// Package transfer moves files in and out: create_upload places, jobs
+// submitted from a JSONL input file (validated by streaming it, then streamed
+// into the provider's input files), and exports of a job's results to a file.
+// Memory stays flat whatever the file size.
+package transfer
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,6 +17,8 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/jsonl"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 const (
@@ -29,6 +34,18 @@ const (
 	progressEvery = 5000
 )
 
+// batchStarter is the batch flow as file submits use it.
+type batchStarter interface {
+	ValidateParams(req *batch.SubmitRequest) (service.BatchProvider, error)
+	StartNew(ctx context.Context, prov service.BatchProvider, j *job.Job) (*job.Job, error)
+}
+
+// Service runs uploads, file submits and exports.
+type Service struct {
+	*service.Core
+	Batch batchStarter
+}
+
 // Upload is a place a caller may PUT one input file.
 type Upload struct {
 	ID       string
@@ -39,12 +56,12 @@ type Upload struct {
 // NewUpload names a fresh upload under the owner's own prefix, so an upload id
 // is useless to anyone else.
 func (s *Service) NewUpload(owner string) Upload {
-	id := job.NewID(s.now())
+	id := job.NewID(s.Now())
 	return Upload{ID: id, URI: s.uploadURI(owner, id), MaxBytes: MaxUploadBytes}
 }
 
 func (s *Service) uploadURI(owner, id string) string {
-	return blob.Join(s.Bucket, "uploads", ownerTag(owner), id+".jsonl")
+	return blob.Join(s.Bucket, "uploads", service.OwnerTag(owner), id+".jsonl")
 }
 
 // InputsPrefix is where operators copy input files for input_uri (for example
@@ -55,7 +72,7 @@ const InputsPrefix = "inputs/"
 // FileSubmitRequest is a submit whose records are in a JSONL file: one
 // uploaded with create_upload, or any object in the stack's bucket.
 type FileSubmitRequest struct {
-	SubmitRequest
+	batch.SubmitRequest
 	UploadID string
 	InputURI string
 }
@@ -101,7 +118,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if len(req.Records) > 0 {
 		return nil, job.Fieldf("records", "give records or %s, not both", field)
 	}
-	prov, err := s.validateParams(&req.SubmitRequest)
+	prov, err := s.Batch.ValidateParams(&req.SubmitRequest)
 	if err != nil {
 		return nil, err
 	}
@@ -116,10 +133,10 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.Now()
 	id := job.NewID(now)
 	n := scan.count
-	parts, err := Split(scan.sizes, lim)
+	parts, err := service.Split(scan.sizes, lim)
 	if err != nil {
 		return nil, job.Fieldf(field, "%v", err)
 	}
@@ -144,12 +161,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
-	room, err := s.roomAtSubmit(ctx, prov, j)
-	if err != nil {
-		return nil, err
-	}
-	j, _, err = s.StartParts(ctx, id, room)
-	return j, err
+	return s.Batch.StartNew(ctx, prov, j)
 }
 
 // resolveInput turns input_upload_id or input_uri into an object URI the owner may read.
@@ -159,18 +171,18 @@ func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err er
 		return "", "", job.Fieldf("input_uri", "give input_upload_id or input_uri, not both")
 	case req.UploadID != "":
 		if !job.ValidID(req.UploadID) {
-			return "", "", job.Fieldf("input_upload_id", "%q is not an upload id from create_upload", truncate(req.UploadID, 40))
+			return "", "", job.Fieldf("input_upload_id", "%q is not an upload id from create_upload", service.Truncate(req.UploadID, 40))
 		}
 		return "input_upload_id", s.uploadURI(req.Owner, req.UploadID), nil
 	case req.InputURI != "":
 		bucket, _, _ := blob.ParseURI(s.Bucket)
 		b, key, err := blob.ParseURI(req.InputURI)
 		if err != nil || b != bucket || key == "" || strings.HasSuffix(key, "/") {
-			return "", "", job.Fieldf("input_uri", "must be an object in this stack's bucket, s3://%s/<key> (got %q); or upload with create_upload and pass input_upload_id", bucket, truncate(req.InputURI, 120))
+			return "", "", job.Fieldf("input_uri", "must be an object in this stack's bucket, s3://%s/<key> (got %q); or upload with create_upload and pass input_upload_id", bucket, service.Truncate(req.InputURI, 120))
 		}
-		if !strings.HasPrefix(key, InputsPrefix) && !strings.HasPrefix(key, "uploads/"+ownerTag(req.Owner)+"/") {
+		if !strings.HasPrefix(key, InputsPrefix) && !strings.HasPrefix(key, "uploads/"+service.OwnerTag(req.Owner)+"/") {
 			return "", "", job.Fieldf("input_uri", "must be s3://%s/%s<key> (files copied in for input_uri) or one of your own uploads (got %q); "+
-				"or upload with create_upload and pass input_upload_id", bucket, InputsPrefix, truncate(req.InputURI, 120))
+				"or upload with create_upload and pass input_upload_id", bucket, InputsPrefix, service.Truncate(req.InputURI, 120))
 		}
 		return "input_uri", req.InputURI, nil
 	}
@@ -217,7 +229,7 @@ func (s *Service) openInput(ctx context.Context, field, uri string) (io.ReadClos
 
 // scanFile is the validation pass: every line parsed, checked and encoded once,
 // keeping only the ids and the first problems in memory.
-func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitRequest, prov BatchProvider) (*fileScan, error) {
+func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.SubmitRequest, prov service.BatchProvider) (*fileScan, error) {
 	rc, err := s.openInput(ctx, field, uri)
 	if err != nil {
 		return nil, err
@@ -243,7 +255,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitReq
 		}
 		if in.ID != "" {
 			if prev, dup := lineOf[in.ID]; dup {
-				problem(r.Line(), "duplicate id %q (also line %d); ids must be unique within a job", truncate(in.ID, 80), prev)
+				problem(r.Line(), "duplicate id %q (also line %d); ids must be unique within a job", service.Truncate(in.ID, 80), prev)
 				continue
 			}
 			lineOf[in.ID] = r.Line()
@@ -306,82 +318,4 @@ func decodeLine(line []byte) (job.Input, error) {
 		return job.Input{}, fmt.Errorf("not a JSON object: %s", strings.TrimPrefix(msg, "json: "))
 	}
 	return fr.input()
-}
-
-// writeFileParts is the second pass: the file streamed into one provider input
-// per part and the record-id list, generating ids for records without one.
-func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, req SubmitRequest, prov BatchProvider, taken map[string]bool) error {
-	rc, err := s.Blobs.Open(ctx, uri, 0)
-	if err != nil {
-		return fmt.Errorf("reopen input %s: %w", uri, err)
-	}
-	defer rc.Close()
-	r := jsonl.NewReader(rc, jsonl.Options{MaxLineBytes: maxFileLineBytes})
-
-	idsR, idsW := io.Pipe()
-	idsDone := make(chan error, 1)
-	go func() {
-		_, err := s.Blobs.Put(ctx, idsURI(j), idsR, "text/plain")
-		idsR.CloseWithError(err)
-		idsDone <- err
-	}()
-	ids := bufio.NewWriter(idsW)
-	next, i := 1, 0
-	var werr error
-	for _, p := range j.Parts {
-		pr, pw := io.Pipe()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			w := bufio.NewWriterSize(pw, 256<<10)
-			for k := 0; k < p.RecordCount; k++ {
-				if !r.Next() {
-					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (ended at line %d)", uri, r.Line()))
-					return
-				}
-				in, err := decodeLine(r.Bytes())
-				if err != nil {
-					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (line %d): %w", uri, r.Line(), err))
-					return
-				}
-				for in.ID == "" {
-					if id := fmt.Sprintf("r%05d", next); !taken[id] {
-						in.ID = id
-					}
-					next++
-				}
-				line, err := prov.EncodeRecord(i, req.Model, in, req.Params)
-				if err != nil {
-					pw.CloseWithError(err)
-					return
-				}
-				i++
-				w.Write(line)
-				if err := w.WriteByte('\n'); err != nil {
-					return // the reader gave up (Put failed): stop reading
-				}
-				ids.WriteString(in.ID)
-				ids.WriteByte('\n')
-				if req.Progress != nil && i%progressEvery == 0 {
-					req.Progress(i, j.RecordCount)
-				}
-			}
-			pw.CloseWithError(w.Flush())
-		}()
-		_, err := s.Blobs.Put(ctx, p.InputURI, pr, "application/jsonl")
-		pr.CloseWithError(err)
-		<-done // the writer touches r and ids: wait before the next part
-		if err != nil {
-			werr = fmt.Errorf("write input %s: %w", p.InputURI, err)
-			break
-		}
-	}
-	if werr == nil {
-		werr = ids.Flush()
-	}
-	idsW.CloseWithError(werr)
-	if err := <-idsDone; err != nil && werr == nil {
-		werr = fmt.Errorf("write record ids of %s: %w", j.ID, err)
-	}
-	return werr
 }

@@ -1,4 +1,4 @@
-package service
+package batch
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -13,8 +14,8 @@ import (
 // model for a quota-limited provider (Bedrock's documented default is 20).
 const DefaultQuota = 20
 
-// quotaOf is the configured quota of a model.
-func (s *Service) quotaOf(model string) int {
+// QuotaOf is the configured quota of a model.
+func (s *Service) QuotaOf(model string) int {
 	if q, ok := s.Quota[model]; ok && q > 0 {
 		return q
 	}
@@ -27,11 +28,11 @@ func (s *Service) quotaOf(model string) int {
 // roomAtSubmit is how many parts of a new job may start now: all for providers
 // without a quota; for the others, what the model's quota leaves, and none
 // while older jobs of the model wait, so queued jobs start in the order they came.
-func (s *Service) roomAtSubmit(ctx context.Context, prov BatchProvider, j *job.Job) (int, error) {
+func (s *Service) roomAtSubmit(ctx context.Context, prov service.BatchProvider, j *job.Job) (int, error) {
 	if !prov.Limits().QuotaLimited {
 		return -1, nil
 	}
-	inflight, err := s.Store.ListInFlight(ctx, prov.Name(), s.now().Add(1), job.MaxPageSize)
+	inflight, err := s.Store.ListInFlight(ctx, prov.Name(), s.Now().Add(1), job.MaxPageSize)
 	if err != nil {
 		return 0, fmt.Errorf("count in-flight %s jobs: %w", prov.Name(), err)
 	}
@@ -42,7 +43,7 @@ func (s *Service) roomAtSubmit(ctx context.Context, prov BatchProvider, j *job.J
 		}
 		for _, p := range o.Parts {
 			switch {
-			case occupiesQuota(p):
+			case OccupiesQuota(p):
 				active++
 			case p.Status == job.StatusQueued:
 				waiting = true
@@ -52,11 +53,11 @@ func (s *Service) roomAtSubmit(ctx context.Context, prov BatchProvider, j *job.J
 	if waiting {
 		return 0, nil
 	}
-	return max(0, s.quotaOf(j.Model)-active), nil
+	return max(0, s.QuotaOf(j.Model)-active), nil
 }
 
-// occupiesQuota: submitted and running jobs count against the quota.
-func occupiesQuota(p job.Part) bool {
+// OccupiesQuota: submitted and running jobs count against the quota.
+func OccupiesQuota(p job.Part) bool {
 	return p.Ref != "" && p.Status.Rank() >= job.StatusSubmitted.Rank() && p.Status.Rank() <= job.StatusCancelling.Rank()
 }
 
@@ -71,7 +72,7 @@ func (s *Service) markWaiting(ctx context.Context, id string, idx int) (*job.Job
 			return store.ErrNoChange
 		}
 		p.ProviderStatus = WaitingForQuota
-		s.settle(j, s.now())
+		s.Settle(j, s.Now())
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) {
@@ -81,5 +82,5 @@ func (s *Service) markWaiting(ctx context.Context, id string, idx int) (*job.Job
 }
 
 func busy(err error) bool {
-	return errors.Is(err, ErrQuotaFull) || errors.Is(err, ErrProviderBusy)
+	return errors.Is(err, service.ErrQuotaFull) || errors.Is(err, service.ErrProviderBusy)
 }

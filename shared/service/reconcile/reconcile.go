@@ -1,4 +1,8 @@
-package service
+// Package reconcile is the scheduled safety net of the batch flow: for every
+// registered provider it asks about jobs whose state event is overdue (or polls
+// providers that send none), retries lost "Job Output Ready" announcements, and
+// submits parts queued behind a provider's per-model quota, oldest job first.
+package reconcile
 
 import (
 	"cmp"
@@ -9,8 +13,29 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
+
+// batchOps is the batch flow as the reconciler drives it.
+type batchOps interface {
+	StartParts(ctx context.Context, id string, room int) (*job.Job, int, error)
+	ApplyState(ctx context.Context, id string, idx int, ev batch.ProviderEvent) (*job.Job, bool, job.Status, error)
+	AfterStatus(ctx context.Context, j *job.Job) error
+	QuotaOf(model string) int
+}
+
+// Service runs the reconciler.
+type Service struct {
+	*service.Core
+	Batch batchOps
+	// StaleAfter is how long a job of a provider that pushes events may go
+	// without one before the reconciler asks the provider (0: DefaultStaleAfter).
+	StaleAfter time.Duration
+	// ReconcileLimit bounds the jobs one run looks at per provider (0: DefaultReconcileLimit).
+	ReconcileLimit int
+}
 
 // Reconciler defaults.
 const (
@@ -48,7 +73,7 @@ type ReconcileReport struct {
 func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var rep ReconcileReport
 	var errs []error
-	now := s.now()
+	now := s.Now()
 	limit := cmp.Or(s.ReconcileLimit, DefaultReconcileLimit)
 	stale := now.Add(-cmp.Or(s.StaleAfter, DefaultStaleAfter))
 	for _, prov := range s.Providers.All() {
@@ -66,7 +91,7 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 		}
 	}
 	rep.Errors = len(errs)
-	s.log().InfoContext(ctx, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
+	s.Logger().InfoContext(ctx, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
 		"submitted", rep.Submitted, "waiting", rep.Waiting, "output_ready", rep.OutputReady, "api_calls", rep.Calls, "errors", rep.Errors)
 	return rep, errors.Join(errs...)
 }
@@ -107,11 +132,11 @@ func (s *Service) eachInFlight(ctx context.Context, provider string, start time.
 // reconcileJob asks the provider about a job's parts and applies the answers
 // through the event path (forward only, so an event that arrives after all
 // changes nothing).
-func (s *Service) reconcileJob(ctx context.Context, prov BatchProvider, j *job.Job, stale time.Time, rep *ReconcileReport) error {
+func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, j *job.Job, stale time.Time, rep *ReconcileReport) error {
 	var errs []error
 	lim := prov.Limits()
 	if !lim.QuotaLimited && hasQueued(j) {
-		nj, n, err := s.StartParts(ctx, j.ID, -1)
+		nj, n, err := s.Batch.StartParts(ctx, j.ID, -1)
 		rep.Calls += n
 		rep.Submitted += n
 		if err != nil {
@@ -127,7 +152,7 @@ func (s *Service) reconcileJob(ctx context.Context, prov BatchProvider, j *job.J
 	if lim.PushesEvents && last.After(stale) {
 		return errors.Join(errs...)
 	}
-	start := s.now()
+	start := s.Now()
 	polled := false
 	for _, p := range j.Parts {
 		if p.Ref == "" || p.Status.Rank() >= job.StatusIngesting.Rank() {
@@ -157,7 +182,7 @@ func (s *Service) reconcileJob(ctx context.Context, prov BatchProvider, j *job.J
 		if cur.Status.Terminal() || !cur.LastEventAt.Before(start) {
 			return store.ErrNoChange
 		}
-		cur.LastEventAt = s.now()
+		cur.LastEventAt = s.Now()
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
@@ -169,8 +194,8 @@ func (s *Service) reconcileJob(ctx context.Context, prov BatchProvider, j *job.J
 // applyPoll applies a provider's answer to its part. It publishes "Job Output
 // Ready" only when this very write moved the job to ingesting, so two
 // overlapping runs announce (and ingest) a job once.
-func (s *Service) applyPoll(ctx context.Context, id string, p job.Part, st BatchState, rep *ReconcileReport) error {
-	j, moved, was, err := s.applyState(ctx, id, p.Index, ProviderEvent{JobName: p.Name, Ref: p.Ref, Status: st.Status, Message: st.Message})
+func (s *Service) applyPoll(ctx context.Context, id string, p job.Part, st service.BatchState, rep *ReconcileReport) error {
+	j, moved, was, err := s.Batch.ApplyState(ctx, id, p.Index, batch.ProviderEvent{JobName: p.Name, Ref: p.Ref, Status: st.Status, Message: st.Message})
 	switch {
 	case errors.Is(err, store.ErrNoChange), errors.Is(err, store.ErrNotFound):
 		return nil
@@ -182,10 +207,10 @@ func (s *Service) applyPoll(ctx context.Context, id string, p job.Part, st Batch
 	rep.Changed++
 	if j.Status == job.StatusIngesting && was != job.StatusIngesting {
 		rep.OutputReady++
-		return s.afterStatus(ctx, j)
+		return s.Batch.AfterStatus(ctx, j)
 	}
 	if j.Status == job.StatusFailed || j.Status == job.StatusCancelled {
-		return s.afterStatus(ctx, j)
+		return s.Batch.AfterStatus(ctx, j)
 	}
 	return nil
 }
@@ -198,11 +223,11 @@ func (s *Service) retryLostPublish(ctx context.Context, j *job.Job, rep *Reconci
 	if err != nil {
 		return nil // gone or unreadable now; the next run sees it again
 	}
-	if cur.Status != job.StatusIngesting || cur.OutputReadyPublished || s.now().Sub(cur.UpdatedAt) < cmp.Or(s.StaleAfter, DefaultStaleAfter) {
+	if cur.Status != job.StatusIngesting || cur.OutputReadyPublished || s.Now().Sub(cur.UpdatedAt) < cmp.Or(s.StaleAfter, DefaultStaleAfter) {
 		return nil
 	}
 	rep.OutputReady++
-	return s.afterStatus(ctx, cur)
+	return s.Batch.AfterStatus(ctx, cur)
 }
 
 // startQueued submits queued parts of a quota-limited provider, oldest job first, while each
@@ -212,7 +237,7 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 	var queued []*job.Job
 	for _, j := range inflight {
 		for _, p := range j.Parts {
-			if occupiesQuota(p) {
+			if batch.OccupiesQuota(p) {
 				active[j.Model]++
 			}
 		}
@@ -226,14 +251,14 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 	var errs []error
 	full := map[string]bool{}
 	for _, j := range queued {
-		room := s.quotaOf(j.Model) - active[j.Model]
+		room := s.Batch.QuotaOf(j.Model) - active[j.Model]
 		if room <= 0 || full[j.Model] {
 			// Keep order: nothing younger of this model starts before this one.
 			full[j.Model] = true
 			rep.Waiting++
 			continue
 		}
-		_, n, err := s.StartParts(ctx, j.ID, room)
+		_, n, err := s.Batch.StartParts(ctx, j.ID, room)
 		rep.Calls += n
 		rep.Submitted += n
 		active[j.Model] += n

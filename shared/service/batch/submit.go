@@ -1,4 +1,4 @@
-package service
+package batch
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -32,9 +33,6 @@ type SubmitRequest struct {
 	Provider string
 }
 
-// ErrQuotaFull is returned by a provider when its concurrent-job quota is used up.
-var ErrQuotaFull = errors.New("provider job quota full")
-
 const maxNameLen = 128
 
 // Submit validates a batch, writes the provider input to object storage, starts the
@@ -47,14 +45,14 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		return nil, err
 	}
 	if req.Mode == job.ModeOnDemand {
-		return s.submitOnDemand(ctx, req)
+		return s.OnDemand.SubmitOnDemand(ctx, req)
 	}
-	now := s.now()
+	now := s.Now()
 	id := job.NewID(now)
 	if req.ID != "" {
 		id = req.ID
 	}
-	prov := s.provider(req.Provider)
+	prov := s.Provider(req.Provider)
 	n := len(req.Records)
 	lines, err := s.encodeAll(req, prov)
 	if err != nil {
@@ -64,7 +62,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	for i, l := range lines {
 		sizes[i] = len(l)
 	}
-	parts, err := Split(sizes, prov.Limits())
+	parts, err := service.Split(sizes, prov.Limits())
 	if err != nil {
 		return nil, err
 	}
@@ -90,20 +88,26 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		start += size
 		j.Parts = append(j.Parts, p)
 	}
-	if err := s.writeIDs(ctx, j, req.Records); err != nil {
+	if err := s.WriteIDs(ctx, j, req.Records); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		if errors.Is(err, store.ErrExists) {
-			return nil, fmt.Errorf("%w: %s", ErrJobExists, id)
+			return nil, fmt.Errorf("%w: %s", service.ErrJobExists, id)
 		}
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
+	return s.StartNew(ctx, prov, j)
+}
+
+// StartNew starts the parts of a job just stored, as many as the provider's
+// quota leaves room for.
+func (s *Service) StartNew(ctx context.Context, prov service.BatchProvider, j *job.Job) (*job.Job, error) {
 	room, err := s.roomAtSubmit(ctx, prov, j)
 	if err != nil {
 		return nil, err
 	}
-	j, _, err = s.StartParts(ctx, id, room)
+	j, _, err = s.StartParts(ctx, j.ID, room)
 	return j, err
 }
 
@@ -115,7 +119,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 	if err != nil {
 		return nil, 0, fmt.Errorf("reload job %s: %w", id, err)
 	}
-	prov := s.provider(j.Provider)
+	prov := s.Provider(j.Provider)
 	started := 0
 	for _, p := range j.Parts {
 		if p.Status != job.StatusQueued {
@@ -128,15 +132,15 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			}
 			continue
 		}
-		ref, err := prov.Submit(ctx, BatchSubmit{
+		ref, err := prov.Submit(ctx, service.BatchSubmit{
 			Name: p.Name, ClientToken: p.Name, Model: j.Model, InputURI: p.InputURI, OutputURI: p.OutputURI,
-			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": ownerTag(j.Owner)},
+			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": service.OwnerTag(j.Owner)},
 		})
-		now := s.now()
+		now := s.Now()
 		idx := p.Index
 		if busy(err) {
 			// The provider cannot take it now: stay queued; the reconciler retries.
-			s.log().InfoContext(ctx, "provider busy; part stays queued", "job_id", id, "part", idx, "error", err)
+			s.Logger().InfoContext(ctx, "provider busy; part stays queued", "job_id", id, "part", idx, "error", err)
 			if j, err = s.markWaiting(ctx, id, idx); err != nil {
 				return nil, started, err
 			}
@@ -170,7 +174,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		}
 	}
 	if j.Status == job.StatusFailed {
-		s.publishCompleted(ctx, j)
+		s.PublishCompleted(ctx, j)
 	}
 	return j, started, nil
 }
@@ -181,7 +185,7 @@ func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*j
 			return fmt.Errorf("job %s has no part %d", id, idx)
 		}
 		fn(&j.Parts[idx])
-		s.settle(j, now)
+		s.Settle(j, now)
 		return nil
 	})
 	if err != nil {
@@ -193,7 +197,7 @@ func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*j
 // encodeAll renders every record in the provider's format once: the lengths
 // split the job, the lines are its input files. A record that cannot be encoded
 // is reported here, before anything is stored.
-func (s *Service) encodeAll(req SubmitRequest, prov BatchProvider) ([][]byte, error) {
+func (s *Service) encodeAll(req SubmitRequest, prov service.BatchProvider) ([][]byte, error) {
 	lines := make([][]byte, len(req.Records))
 	for i := range req.Records {
 		line, err := prov.EncodeRecord(i, req.Model, req.Records[i], req.Params)
@@ -226,36 +230,17 @@ func (s *Service) writeInput(ctx context.Context, uri string, lines [][]byte) er
 	return nil
 }
 
-// writeIDs stores the record ids so ingest can tell an unknown recordId from a real one.
-func (s *Service) writeIDs(ctx context.Context, j *job.Job, recs []job.Input) error {
-	pr, pw := io.Pipe()
-	go func() {
-		w := bufio.NewWriter(pw)
-		for _, r := range recs {
-			w.WriteString(r.ID)
-			w.WriteByte('\n')
-		}
-		pw.CloseWithError(w.Flush())
-	}()
-	if _, err := s.Blobs.Put(ctx, idsURI(j), pr, "text/plain"); err != nil {
-		return fmt.Errorf("write record ids of %s: %w", j.ID, err)
-	}
-	return nil
-}
-
-func idsURI(j *job.Job) string { return blob.Join(j.InputURI, "ids.txt") }
-
 func (s *Service) validate(req *SubmitRequest) error {
-	prov, err := s.validateParams(req)
+	prov, err := s.ValidateParams(req)
 	if err != nil {
 		return err
 	}
 	return validateRecords(req, prov.Limits())
 }
 
-// validateParams checks and defaults everything but the records (also used by
+// ValidateParams checks and defaults everything but the records (also used by
 // submits whose records are in a file).
-func (s *Service) validateParams(req *SubmitRequest) (BatchProvider, error) {
+func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, error) {
 	prov, err := s.pickProvider(req)
 	if err != nil {
 		return nil, err
@@ -284,7 +269,7 @@ func (s *Service) validateParams(req *SubmitRequest) (BatchProvider, error) {
 	return prov, nil
 }
 
-func validateRecords(req *SubmitRequest, lim BatchLimits) error {
+func validateRecords(req *SubmitRequest, lim service.BatchLimits) error {
 	n := len(req.Records)
 	switch {
 	case n == 0:
@@ -299,7 +284,7 @@ func validateRecords(req *SubmitRequest, lim BatchLimits) error {
 			continue
 		}
 		if !job.ValidRecordID(r.ID) {
-			return job.Fieldf(fmt.Sprintf("records[%d].id", i), "%q must match %s", truncate(r.ID, 80), job.RecordIDPattern)
+			return job.Fieldf(fmt.Sprintf("records[%d].id", i), "%q must match %s", service.Truncate(r.ID, 80), job.RecordIDPattern)
 		}
 		if prev, dup := seen[r.ID]; dup {
 			return job.Fieldf(fmt.Sprintf("records[%d].id", i), "duplicate id %q (also records[%d].id); ids must be unique within a job", r.ID, prev)
@@ -334,11 +319,4 @@ func validateRecords(req *SubmitRequest, lim BatchLimits) error {
 		}
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
