@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -30,7 +31,7 @@ func TestSageMakerEventsUnderRIE(t *testing.T) {
 	now := time.Now().UTC()
 	if err := st.store.CreateJob(ctx, &job.Job{
 		ID: smJobID, Owner: "arn:aws:iam::123456789012:user/alice", Provider: job.ProviderSageMaker, Model: "demo-async",
-		Status: job.StatusSubmitted, ProviderStatus: job.SageMakerAccepted, RecordCount: 1, Shards: 1, TTLDays: 7,
+		Status: job.StatusSubmitted, ProviderStatus: smsvc.SageMakerAccepted, RecordCount: 1, Shards: 1, TTLDays: 7,
 		CreatedAt: now, ExpiresAt: job.ExpiresAt(now, 7), OutputURI: "s3://" + smOutBucket + "/" + smOutKey,
 	}); err != nil {
 		t.Fatal(err)

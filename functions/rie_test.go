@@ -1,6 +1,6 @@
 //go:build linux
 
-// Package functions_test is test layer 6 (DESIGN §7): every Lambda bootstrap,
+// Package functions_test is the outermost test layer: every Lambda bootstrap,
 // built exactly as `make build` builds it (for the host architecture), runs
 // under the AWS Lambda Runtime Interface Emulator against moto_server and is
 // invoked with the sample events in events/.
@@ -38,6 +38,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/motoserver"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
 )
@@ -546,25 +547,25 @@ func TestJobLifecycle(t *testing.T) {
 		check        func(*testing.T, *job.Job)
 	}{
 		{name: "Submitted records the job ARN", fn: events, event: sample("Submitted").raw,
-			wantStatus: job.StatusSubmitted, wantProvider: job.BedrockSubmitted,
+			wantStatus: job.StatusSubmitted, wantProvider: bedrock.StatusSubmitted,
 			check: func(t *testing.T, j *job.Job) {
 				if j.Parts[0].Ref != inProgress.arn {
 					t.Errorf("part ref %q, want %q", j.Parts[0].Ref, inProgress.arn)
 				}
 			}},
 		{name: "Validating", fn: events, event: sample("Validating").raw,
-			wantStatus: job.StatusValidating, wantProvider: job.BedrockValidating},
+			wantStatus: job.StatusValidating, wantProvider: bedrock.StatusValidating},
 		// Scheduled (waiting for capacity, possibly for hours) maps to validating;
 		// shared/job says the raw word stays visible as provider_status.
 		{name: "Scheduled shows as provider status", fn: events, event: sample("Scheduled").raw,
-			wantStatus: job.StatusValidating, wantProvider: job.BedrockScheduled},
+			wantStatus: job.StatusValidating, wantProvider: bedrock.StatusScheduled},
 		{name: "InProgress", fn: events, event: inProgress.raw,
-			wantStatus: job.StatusInProgress, wantProvider: job.BedrockInProgress},
+			wantStatus: job.StatusInProgress, wantProvider: bedrock.StatusInProgress},
 		// EventBridge does not keep order: a late event must not move the job back.
 		{name: "late Validating changes nothing", fn: events, event: sample("Validating").raw,
-			wantStatus: job.StatusInProgress, wantProvider: job.BedrockInProgress},
+			wantStatus: job.StatusInProgress, wantProvider: bedrock.StatusInProgress},
 		{name: "Completed waits for ingest", fn: events, event: sample("Completed").raw,
-			wantStatus: job.StatusIngesting, wantProvider: job.BedrockCompleted,
+			wantStatus: job.StatusIngesting, wantProvider: bedrock.StatusCompleted,
 			check: func(t *testing.T, j *job.Job) {
 				// Set only after PutEvents to the project bus (in moto) succeeded.
 				if !j.OutputReadyPublished {
@@ -575,7 +576,7 @@ func TestJobLifecycle(t *testing.T) {
 				}
 			}},
 		{name: "Job Output Ready ingests the output", fn: ingest, event: ready, before: putOutput,
-			wantStatus: job.StatusPartiallyCompleted, wantProvider: job.BedrockCompleted,
+			wantStatus: job.StatusPartiallyCompleted, wantProvider: bedrock.StatusCompleted,
 			check: func(t *testing.T, j *job.Job) {
 				if j.Succeeded != 1 || j.Failed != 1 || j.InputTokens != 10 || j.OutputTokens != 3 {
 					t.Errorf("succeeded %d failed %d tokens %d/%d, want 1 1 10/3", j.Succeeded, j.Failed, j.InputTokens, j.OutputTokens)
@@ -593,7 +594,7 @@ func TestJobLifecycle(t *testing.T) {
 				}
 			}},
 		{name: "duplicate Completed after ingest changes nothing", fn: events, event: sample("Completed").raw,
-			wantStatus: job.StatusPartiallyCompleted, wantProvider: job.BedrockCompleted},
+			wantStatus: job.StatusPartiallyCompleted, wantProvider: bedrock.StatusCompleted},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {

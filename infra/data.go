@@ -10,7 +10,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
-// Key prefixes of the data bucket (DESIGN §2).
+// Key prefixes of the data bucket; shared/config and the service use the same ones.
 const (
 	PrefixInput   = "input/"   // JSONL the mcp function uploads for Bedrock to read
 	PrefixOutput  = "output/"  // Bedrock writes <job>/<file>.jsonl.out and manifest.json.out here
@@ -20,7 +20,7 @@ const (
 	PrefixInputs  = "inputs/"  // input files operators copy in for submit_batch input_uri (kept until deleted)
 )
 
-// Table key and index names (DESIGN §4).
+// Table key and index names; shared/store/dynamostore declares the same ones.
 const (
 	TableTTLAttribute = "expiresAt"
 	IndexOwner        = "GSI1"

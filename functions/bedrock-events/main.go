@@ -13,6 +13,6 @@ import (
 func main() {
 	a, err := app.FromEnv(context.Background())
 	app.Must("init", err)
-	h := &handler.BedrockEvents{Svc: a.Service, Log: a.Log}
+	h := &handler.BedrockEvents{Svc: a.Graph, Log: a.Log}
 	lambda.Start(h.Handle)
 }

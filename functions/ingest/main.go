@@ -13,9 +13,8 @@ import (
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx)
+	a, err := app.FromEnv(ctx, anthropicapp.Provider)
 	app.Must("init", err)
-	app.Must("init anthropic", anthropicapp.WithAnthropic(ctx, a))
-	h := &handler.Ingest{Svc: a.Service, Log: a.Log}
+	h := &handler.Ingest{Svc: a.Graph, Log: a.Log}
 	lambda.Start(h.Handle)
 }

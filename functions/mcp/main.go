@@ -16,15 +16,18 @@ import (
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx)
+	a, err := app.FromEnv(ctx, anthropicapp.Provider, sagemakerapp.Runtime)
 	app.Must("init", err)
-	app.Must("init anthropic", anthropicapp.WithAnthropic(ctx, a))
-	app.Must("init sagemaker", sagemakerapp.WithSageMaker(ctx, a))
 	owner, err := auth.OwnerFromEnv(a.Config)
 	app.Must("init auth", err)
 	reports, err := a.ReportsReader()
 	app.Must("init report pipelines", err)
-	srv := &mcpserver.Server{Svc: a.Service, Presign: a.S3, Uploads: a.S3, SageMaker: a.SageMaker, Log: a.Log, Version: app.Version}
+	g := a.Graph
+	srv := &mcpserver.Server{
+		Svc: g, Presign: a.S3, Files: g.Transfer, Uploads: a.S3, Exports: g.Transfer, SageMaker: g.SageMaker,
+		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true, Reports: reports != nil},
+		Log:      a.Log, Version: app.Version,
+	}
 	if reports != nil {
 		srv.Reports = reports
 	}

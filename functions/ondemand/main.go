@@ -14,9 +14,8 @@ import (
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx)
+	a, err := app.FromEnv(ctx, awsreports.OnDemandModel)
 	app.Must("init", err)
-	app.Must("init on-demand runner", awsreports.OnDemandFromEnv(ctx, a))
-	h := &handler.OnDemand{Svc: a.Service, Log: a.Log}
+	h := &handler.OnDemand{Svc: a.Graph.OnDemandRuns, Log: a.Log}
 	lambda.Start(h.Handle)
 }

@@ -15,12 +15,9 @@ import (
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx)
-	app.Must("init", err)
-	app.Must("init anthropic", anthropicapp.WithAnthropic(ctx, a))
 	// Probing for lost SageMaker notifications reads S3 only: no runtime client.
-	sm, err := app.NewSageMaker(a.Service, nil)
-	app.Must("init sagemaker", err)
-	h := &handler.Reconciler{Svc: a.Service, SageMaker: sm, Log: a.Log}
+	a, err := app.FromEnv(ctx, anthropicapp.Provider)
+	app.Must("init", err)
+	h := &handler.Reconciler{Svc: a.Graph.Reconciler, SageMaker: a.Graph.SageMaker, Log: a.Log}
 	lambda.Start(h.Handle)
 }

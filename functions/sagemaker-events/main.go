@@ -13,9 +13,8 @@ import (
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx)
+	a, err := app.FromEnv(ctx, sagemakerapp.Runtime)
 	app.Must("init", err)
-	app.Must("init sagemaker", sagemakerapp.WithSageMaker(ctx, a))
-	h := &handler.SageMakerEvents{Svc: a.SageMaker, Log: a.Log}
+	h := &handler.SageMakerEvents{Svc: a.Graph.SageMaker, Log: a.Log}
 	lambda.Start(h.Handle)
 }

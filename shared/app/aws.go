@@ -17,9 +17,9 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob/s3blob"
 	"github.com/mcpbatch/mcpbatch/shared/bus"
 	"github.com/mcpbatch/mcpbatch/shared/config"
-	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
 )
 
@@ -32,20 +32,29 @@ func Logger() *slog.Logger {
 
 // AWS is the suite wired to real AWS services from the stack's environment.
 type AWS struct {
-	// Config is the AWS configuration loaded once per container; the provider
-	// wiring (anthropicapp, sagemakerapp, awsreports) builds its clients from it.
-	Config  aws.Config
-	Service *service.Service
-	S3      *s3blob.Store
-	Log     *slog.Logger
-
-	// SageMaker runs the SageMaker async and real-time use cases; set by
-	// sagemakerapp.WithSageMaker in the functions that serve them.
-	SageMaker *service.SageMaker
+	// Config is the AWS configuration loaded once per container.
+	Config aws.Config
+	Graph  *graph.Graph
+	S3     *s3blob.Store
+	Log    *slog.Logger
 }
 
-// FromEnv builds clients once per Lambda container from the environment the stack sets.
-func FromEnv(ctx context.Context) (*AWS, error) {
+// Env is what an Option sees while the graph is being put together.
+type Env struct {
+	Config aws.Config
+	Log    *slog.Logger
+	S3     *s3blob.Store
+	Deps   graph.Deps
+}
+
+// Option adds what one function needs beyond the common adapters (the
+// Anthropic provider, the SageMaker or bedrock-runtime client). Each lives in
+// its own package so only the functions that call that API link its SDK.
+type Option func(ctx context.Context, e *Env) error
+
+// FromEnv builds clients once per Lambda container from the environment the
+// stack sets, applies opts, and builds the service graph.
+func FromEnv(ctx context.Context, opts ...Option) (*AWS, error) {
 	log := Logger()
 	env := map[string]string{}
 	for _, name := range []string{config.EnvTable, config.EnvBucket, config.EnvBus, config.EnvBedrockRoleARN} {
@@ -59,22 +68,23 @@ func FromEnv(ctx context.Context) (*AWS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}
-	st := dynamostore.New(dynamodb.NewFromConfig(cfg), env[config.EnvTable])
 	blobs := s3blob.New(s3.NewFromConfig(cfg), s3blob.Options{})
-	bucket := "s3://" + strings.TrimPrefix(env[config.EnvBucket], "s3://")
-	svc := &service.Service{
-		Store: st, Blobs: blobs, Log: log,
+	e := &Env{Config: cfg, Log: log, S3: blobs, Deps: graph.Deps{
+		Store: dynamostore.New(dynamodb.NewFromConfig(cfg), env[config.EnvTable]), Blobs: blobs, Log: log,
 		Bus:       &bus.EventBridge{Client: eventbridge.NewFromConfig(cfg), BusName: env[config.EnvBus], Source: config.EventSource},
-		Bedrock:   &BedrockProvider{Client: bedrock.New(sdkbedrock.NewFromConfig(cfg), log), RoleARN: env[config.EnvBedrockRoleARN]},
-		Bucket:    bucket,
+		Bucket:    "s3://" + strings.TrimPrefix(env[config.EnvBucket], "s3://"),
 		JobPrefix: config.Get(config.EnvJobPrefix, config.DefaultJobPrefix),
-		Models:    models(),
+		Providers: []service.BatchProvider{&BedrockProvider{Client: bedrock.New(sdkbedrock.NewFromConfig(cfg), log), RoleARN: env[config.EnvBedrockRoleARN], ModelIDs: models()}},
+	}}
+	if err := Settings(&e.Deps); err != nil {
+		return nil, err
 	}
-	// Submit side of on-demand runs; only the ondemand function gives it a model
-	// (OnDemandFromEnv), so the other binaries do not link the runtime client.
-	svc.OnDemand = &service.OnDemand{}
-	svc.Ingester = &ingest.Ingester{Blobs: blobs, Records: st, Checkpoints: svc, ResultsPrefix: bucket + "/results", Log: log}
-	return &AWS{Config: cfg, Service: svc, S3: blobs, Log: log}, nil
+	for _, o := range opts {
+		if err := o(ctx, e); err != nil {
+			return nil, err
+		}
+	}
+	return &AWS{Config: cfg, Graph: graph.New(e.Deps), S3: blobs, Log: log}, nil
 }
 
 func models() []string {

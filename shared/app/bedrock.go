@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"path"
+	"slices"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -26,6 +27,47 @@ var Version = "dev"
 type BedrockProvider struct {
 	Client  *bedrock.Client
 	RoleARN string
+	// ModelIDs are the model ids this deployment allows.
+	ModelIDs []string
+}
+
+// Name is the provider's name on jobs.
+func (b *BedrockProvider) Name() string { return job.ProviderBedrock }
+
+// Models are the allowed model ids.
+func (b *BedrockProvider) Models() []string { return b.ModelIDs }
+
+// Allows reports whether model is allowed.
+func (b *BedrockProvider) Allows(model string) bool { return slices.Contains(b.ModelIDs, model) }
+
+// Limits are Bedrock batch inference's documented quotas per job and file
+// (https://docs.aws.amazon.com/bedrock/latest/userguide/quotas.html): 100..50,000
+// records and 1 GB per input file, jobs counted against a per-model quota.
+func (b *BedrockProvider) Limits() service.BatchLimits {
+	return service.BatchLimits{
+		Title: "Bedrock batch inference", MinRecords: job.BedrockMinRecords,
+		MaxRecordsPerPart: job.BedrockMaxRecords, MaxBytesPerPart: job.BedrockMaxFileBytes,
+		QuotaLimited: true, PushesEvents: true, OnDemand: true, FileInputs: true,
+	}
+}
+
+// Outcome maps one of Bedrock's ten statuses onto the neutral model.
+func (b *BedrockProvider) Outcome(status string, _ bool) (job.ProviderOutcome, bool) {
+	return bedrock.Outcome(status)
+}
+
+// Later orders Bedrock's statuses within a neutral status.
+func (b *BedrockProvider) Later(x, y string) bool { return bedrock.Later(x, y) }
+
+// Final is what a part becomes after ingest, from the status Bedrock ended it with.
+func (b *BedrockProvider) Final(p job.Part) job.Status { return bedrock.Final(p.ProviderStatus) }
+
+// SubmittedStatus is Bedrock's word for a job it accepted.
+func (b *BedrockProvider) SubmittedStatus() string { return bedrock.StatusSubmitted }
+
+// MissingOutputOK: a stopped or expired job may have written nothing.
+func (b *BedrockProvider) MissingOutputOK(p job.Part) bool {
+	return bedrock.MayLackOutput(p.ProviderStatus)
 }
 
 var _ service.BatchProvider = (*BedrockProvider)(nil)

@@ -34,9 +34,9 @@ func (a *AWS) ReportsReader() (*pipeline.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	bucket := a.Service.Bucket
+	bucket := a.Graph.Bucket
 	return &pipeline.Runner{
-		Config: cfgFile, Svc: a.Service, Jobs: a.Service.Store, Blobs: a.S3, Bus: a.Service.Bus,
+		Config: cfgFile, Svc: a.Graph, Jobs: a.Graph.Store, Blobs: a.S3, Bus: a.Graph.Bus,
 		Bucket: bucket, TopicARN: os.Getenv(config.EnvReportTopic), Log: a.Log,
 		SourceFor: func(p *pipeline.Pipeline, date string) (pipeline.Source, error) {
 			return pipeline.BlobSource{Blobs: a.S3, Prefix: pipeline.Expand(p.Source.S3Prefix, bucket, date)}, nil

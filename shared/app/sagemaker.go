@@ -8,27 +8,36 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 )
 
-// NewSageMaker builds the SageMaker use cases over a runtime from the environment
-// settings (shared with make dev, which passes the simulator's client).
-func NewSageMaker(svc *service.Service, rt service.SageMakerRuntime) (*service.SageMaker, error) {
-	m := &service.SageMaker{
-		Svc: svc, Runtime: rt,
-		Endpoints:   config.List(os.Getenv(config.EnvSageMakerEndpoints)),
-		InputPrefix: blob.Join(svc.Bucket, config.SageMakerInputPrefix),
-	}
+// Settings reads the deployment's settings that need no client from the
+// environment into d (after Bucket is set): SageMaker endpoints and limits,
+// the batch quota and the reconciler's staleness. make dev reads the same.
+func Settings(d *graph.Deps) error {
+	d.SageMakerEndpoints = config.List(os.Getenv(config.EnvSageMakerEndpoints))
+	d.SageMakerInputPrefix = blob.Join(d.Bucket, config.SageMakerInputPrefix)
 	var err error
-	if m.MaxResponseBytes, err = positiveInt(config.EnvSageMakerMaxResponseBytes, config.DefaultSageMakerMaxResponseBytes); err != nil {
-		return nil, err
+	if d.SageMakerMaxResponseBytes, err = positiveInt(config.EnvSageMakerMaxResponseBytes, config.DefaultSageMakerMaxResponseBytes); err != nil {
+		return err
 	}
 	secs, err := positiveInt(config.EnvSageMakerDeadlineSeconds, config.DefaultSageMakerDeadlineSeconds)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	m.Deadline = time.Duration(secs) * time.Second
-	return m, nil
+	d.SageMakerDeadline = time.Duration(secs) * time.Second
+	if v := os.Getenv(config.EnvBedrockQuota); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s: %q is not a quota of at least 1", config.EnvBedrockQuota, v)
+		}
+		d.DefaultQuota = n
+	}
+	if d.Quota, err = config.Quotas(os.Getenv(config.EnvBedrockQuotas)); err != nil {
+		return err
+	}
+	d.StaleAfter, err = config.Minutes(config.EnvStaleMinutes)
+	return err
 }
 
 func positiveInt(name string, def int) (int, error) {

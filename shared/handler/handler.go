@@ -16,11 +16,12 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 // BedrockEventsService is what BedrockEvents needs.
 type BedrockEventsService interface {
-	OnBedrockEvent(ctx context.Context, ev service.ProviderEvent) error
+	OnProviderEvent(ctx context.Context, ev batch.ProviderEvent) error
 }
 
 // BedrockEvents handles "Batch Inference Job State Change" from the default bus.
@@ -41,7 +42,7 @@ func (h *BedrockEvents) Handle(ctx context.Context, ev events.CloudWatchEvent) e
 		h.Log.ErrorContext(ctx, "malformed Bedrock event; ignored", "event_id", ev.ID, "error", err)
 		return nil
 	}
-	return h.Svc.OnBedrockEvent(ctx, service.ProviderEvent{JobName: d.JobName, Ref: d.JobARN, Status: d.Status, Message: d.FailureMessage})
+	return h.Svc.OnProviderEvent(ctx, batch.ProviderEvent{JobName: d.JobName, Ref: d.JobARN, Status: d.Status, Message: d.FailureMessage})
 }
 
 // IngestService is what Ingest needs.

@@ -14,17 +14,17 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 type fakeSvc struct {
-	bedrock   []service.ProviderEvent
+	bedrock   []batch.ProviderEvent
 	ingested  []string
 	continued []string
 	ingest    func(ctx context.Context) error
 }
 
-func (f *fakeSvc) OnBedrockEvent(_ context.Context, ev service.ProviderEvent) error {
+func (f *fakeSvc) OnProviderEvent(_ context.Context, ev batch.ProviderEvent) error {
 	f.bedrock = append(f.bedrock, ev)
 	return nil
 }

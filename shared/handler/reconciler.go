@@ -9,12 +9,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
 )
 
 // ReconcileService is what Reconciler needs.
 type ReconcileService interface {
-	Reconcile(ctx context.Context) (service.ReconcileReport, error)
+	Reconcile(ctx context.Context) (reconcile.ReconcileReport, error)
 }
 
 // SageMakerReconciler settles SageMaker async jobs whose SNS notification was lost.
@@ -42,7 +42,7 @@ const sageMakerLimit = 500
 
 // Handle runs one reconciler pass. An error fails the invocation, which the
 // stack's alarm on the function's Errors metric reports.
-func (h *Reconciler) Handle(ctx context.Context, ev events.CloudWatchEvent) (service.ReconcileReport, error) {
+func (h *Reconciler) Handle(ctx context.Context, ev events.CloudWatchEvent) (reconcile.ReconcileReport, error) {
 	rep, err := h.Svc.Reconcile(ctx)
 	if h.SageMaker != nil {
 		n, smErr := h.SageMaker.ReconcileSageMaker(ctx, time.Now().Add(-sageMakerGrace), sageMakerLimit)

@@ -10,13 +10,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
 )
 
 type fakeReconcile struct{ err error }
 
-func (f fakeReconcile) Reconcile(context.Context) (service.ReconcileReport, error) {
-	return service.ReconcileReport{}, f.err
+func (f fakeReconcile) Reconcile(context.Context) (reconcile.ReconcileReport, error) {
+	return reconcile.ReconcileReport{}, f.err
 }
 
 type fakeSMReconcile struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 )
 
 // OnDemandService is what OnDemand needs.
@@ -33,7 +34,7 @@ type OnDemand struct {
 
 // Handle runs or resumes the job named in the event.
 func (h *OnDemand) Handle(ctx context.Context, ev events.CloudWatchEvent) error {
-	var d service.OnDemandRun
+	var d ondemand.OnDemandRun
 	if err := json.Unmarshal(ev.Detail, &d); err != nil || d.JobID == "" {
 		h.Log.ErrorContext(ctx, "malformed On-Demand Run Requested event; ignored", "event_id", ev.ID, "error", err)
 		return nil

@@ -11,12 +11,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 )
 
 // SageMakerEventsService is what SageMakerEvents needs.
 type SageMakerEventsService interface {
-	OnSageMakerEvent(ctx context.Context, ev service.SageMakerEvent) error
+	OnSageMakerEvent(ctx context.Context, ev smsvc.SageMakerEvent) error
 }
 
 // SageMakerEvents handles async inference notifications from the success and

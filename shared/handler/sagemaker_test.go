@@ -19,6 +19,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
@@ -67,11 +68,11 @@ func newSMEnv(t testing.TB) *smEnv {
 		t.Fatal(err)
 	}
 	bus := &published{}
-	m := &service.SageMaker{Svc: &service.Service{Store: st, Blobs: blobs, Bus: bus, Log: log, Bucket: "s3://mcpbatch-data-bucket"}}
+	m := &smsvc.Service{Core: &service.Core{Store: st, Blobs: blobs, Bus: bus, Log: log, Bucket: "s3://mcpbatch-data-bucket"}}
 	now := time.Now().UTC()
 	if err := st.CreateJob(context.Background(), &job.Job{
 		ID: sampleJobID, Owner: "alice", Provider: job.ProviderSageMaker, Model: "demo-async", Status: job.StatusSubmitted,
-		ProviderStatus: job.SageMakerAccepted, RecordCount: 1, Shards: 1, TTLDays: 7, CreatedAt: now, ExpiresAt: job.ExpiresAt(now, 7),
+		ProviderStatus: smsvc.SageMakerAccepted, RecordCount: 1, Shards: 1, TTLDays: 7, CreatedAt: now, ExpiresAt: job.ExpiresAt(now, 7),
 		OutputURI: sampleOutput, FailureURI: "s3://mcpbatch-data-bucket/sagemaker/failure/3f2b9c1e8d7a4b6c-error.out",
 	}); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,7 @@
 // each JSONL output line by line, parses lines with a provider's Parser, moves
 // big outputs to object storage, writes records in batches with bounded
 // concurrency and saves checkpoints, so an interrupted ingest resumes where it
-// stopped and a replay never double counts (DESIGN §2, "Job Output Ready").
+// stopped and a replay never double counts (it runs on "Job Output Ready").
 package ingest
 
 import (

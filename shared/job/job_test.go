@@ -31,28 +31,6 @@ func TestCanMove(t *testing.T) {
 	}
 }
 
-func TestBedrockOutcomeCoversAllTen(t *testing.T) {
-	all := []string{BedrockSubmitted, BedrockValidating, BedrockScheduled, BedrockInProgress, BedrockCompleted,
-		BedrockPartiallyCompleted, BedrockFailed, BedrockStopping, BedrockStopped, BedrockExpired}
-	for _, s := range all {
-		t.Run(s, func(t *testing.T) {
-			o, ok := BedrockOutcome(s)
-			if !ok || !o.Status.Valid() {
-				t.Fatalf("no outcome for %s", s)
-			}
-			if o.HasOutput && (o.Status != StatusIngesting || !o.Final.Terminal()) {
-				t.Fatalf("%s has output but outcome %+v", s, o)
-			}
-			if o.Ended != (o.HasOutput || o.Status == StatusFailed) {
-				t.Fatalf("%s: ended=%v inconsistent with %+v", s, o.Ended, o)
-			}
-		})
-	}
-	if _, ok := BedrockOutcome("Exploded"); ok {
-		t.Fatal("unknown status mapped")
-	}
-}
-
 func TestNewIDSortableAndValid(t *testing.T) {
 	base := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	var ids []string
@@ -94,26 +72,5 @@ func TestAggregate(t *testing.T) {
 	j := &Job{Status: StatusSubmitted, Parts: []Part{{Status: StatusIngesting}, {Status: StatusInProgress}}}
 	if got := j.Aggregate(); got != StatusInProgress {
 		t.Fatalf("Aggregate = %s, want in_progress (least advanced part)", got)
-	}
-}
-
-func TestBedrockLater(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{"", BedrockSubmitted, true},
-		{BedrockValidating, BedrockScheduled, true},
-		{BedrockScheduled, BedrockValidating, false},
-		{BedrockScheduled, BedrockScheduled, false},
-		{BedrockCompleted, BedrockInProgress, false},
-		{BedrockInProgress, "Exploded", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.a+"->"+tc.b, func(t *testing.T) {
-			if got := BedrockLater(tc.a, tc.b); got != tc.want {
-				t.Fatalf("BedrockLater = %v, want %v", got, tc.want)
-			}
-		})
 	}
 }

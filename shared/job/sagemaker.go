@@ -1,6 +1,6 @@
 package job
 
-// SageMaker asynchronous and real-time inference limits (DESIGN §8), as the
+// SageMaker asynchronous and real-time inference limits, as the
 // InvokeEndpointAsync and InvokeEndpoint APIs document them.
 const (
 	// SageMakerMaxInlineBody is the largest Body InvokeEndpointAsync takes inline;
@@ -20,25 +20,3 @@ const (
 	// SageMakerMaxEndpointName is the endpoint name limit (^[a-zA-Z0-9](-*[a-zA-Z0-9])*$, ≤ 63).
 	SageMakerMaxEndpointName = 63
 )
-
-// SageMaker's words for an async invocation's state. The notification's
-// invocationStatus is Completed or Failed; Accepted is ours for "InvokeEndpointAsync
-// answered 202 and queued the request" (SageMaker has no status API for it).
-const (
-	SageMakerAccepted  = "Accepted"
-	SageMakerCompleted = "Completed"
-	SageMakerFailed    = "Failed"
-)
-
-var sageMakerOutcomes = map[string]ProviderOutcome{
-	SageMakerAccepted: {Status: StatusSubmitted},
-	// One record, stored by the event handler itself: no ingest step.
-	SageMakerCompleted: {Status: StatusCompleted, Ended: true, Final: StatusCompleted},
-	SageMakerFailed:    {Status: StatusFailed, Ended: true, Final: StatusFailed},
-}
-
-// SageMakerOutcome maps a SageMaker invocationStatus onto the neutral model.
-func SageMakerOutcome(s string) (ProviderOutcome, bool) {
-	o, ok := sageMakerOutcomes[s]
-	return o, ok
-}

@@ -71,21 +71,6 @@ func ParseStatus(s string) (Status, error) {
 	return st, nil
 }
 
-// Bedrock's ten batch job statuses, as they appear in GetModelInvocationJob and in
-// the "Batch Inference Job State Change" event.
-const (
-	BedrockSubmitted          = "Submitted"
-	BedrockValidating         = "Validating"
-	BedrockScheduled          = "Scheduled"
-	BedrockInProgress         = "InProgress"
-	BedrockCompleted          = "Completed"
-	BedrockPartiallyCompleted = "PartiallyCompleted"
-	BedrockFailed             = "Failed"
-	BedrockStopping           = "Stopping"
-	BedrockStopped            = "Stopped"
-	BedrockExpired            = "Expired"
-)
-
 // ProviderOutcome is what a provider status means for a job.
 type ProviderOutcome struct {
 	// Status is the status the job moves to now.
@@ -97,43 +82,4 @@ type ProviderOutcome struct {
 	// Final is the status after ingest (only with HasOutput); ingest may still
 	// downgrade completed to partially_completed when records failed.
 	Final Status
-}
-
-var bedrockOutcomes = map[string]ProviderOutcome{
-	BedrockSubmitted:  {Status: StatusSubmitted},
-	BedrockValidating: {Status: StatusValidating},
-	// Scheduled: validated and waiting for capacity; the raw status stays visible as provider_status.
-	BedrockScheduled:          {Status: StatusValidating},
-	BedrockInProgress:         {Status: StatusInProgress},
-	BedrockStopping:           {Status: StatusCancelling},
-	BedrockCompleted:          {Status: StatusIngesting, Ended: true, HasOutput: true, Final: StatusCompleted},
-	BedrockPartiallyCompleted: {Status: StatusIngesting, Ended: true, HasOutput: true, Final: StatusPartiallyCompleted},
-	// A stopped or expired job still bills and writes what it processed, so its output is ingested.
-	BedrockStopped: {Status: StatusIngesting, Ended: true, HasOutput: true, Final: StatusCancelled},
-	BedrockExpired: {Status: StatusIngesting, Ended: true, HasOutput: true, Final: StatusExpired},
-	BedrockFailed:  {Status: StatusFailed, Ended: true, Final: StatusFailed},
-}
-
-// bedrockOrder orders Bedrock's statuses within the neutral ranks, so that
-// Scheduled (after Validating, same neutral status) still shows as provider_status
-// while a late Validating cannot overwrite it.
-var bedrockOrder = map[string]int{
-	BedrockSubmitted: 0, BedrockValidating: 1, BedrockScheduled: 2, BedrockInProgress: 3, BedrockStopping: 4,
-	BedrockCompleted: 5, BedrockPartiallyCompleted: 5, BedrockFailed: 5, BedrockStopped: 5, BedrockExpired: 5,
-}
-
-// BedrockLater reports whether Bedrock status b comes after a ("" comes before everything).
-func BedrockLater(a, b string) bool {
-	ob, ok := bedrockOrder[b]
-	if !ok {
-		return false
-	}
-	oa, ok := bedrockOrder[a]
-	return !ok || ob > oa
-}
-
-// BedrockOutcome maps one of Bedrock's ten statuses onto the neutral model.
-func BedrockOutcome(s string) (ProviderOutcome, bool) {
-	o, ok := bedrockOutcomes[s]
-	return o, ok
 }

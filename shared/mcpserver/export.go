@@ -7,12 +7,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
 
 // Exporter writes a job's results to one file.
 type Exporter interface {
-	Export(ctx context.Context, req service.ExportRequest) (*service.Export, error)
+	Export(ctx context.Context, req transfer.ExportRequest) (*transfer.Export, error)
 }
 
 // ExportIn is the input of export_results.
@@ -37,13 +37,8 @@ type ExportOut struct {
 // exportURLTTL is how long an export link works.
 const exportURLTTL = 15 * time.Minute
 
-func init() { register(registerExport) }
-
-func registerExport(s *Server, srv *mcp.Server) {
-	ex, ok := s.Svc.(Exporter)
-	if !ok || s.Presign == nil {
-		return
-	}
+// addExportTool registers export_results.
+func (s *Server) addExportTool(srv *mcp.Server) {
 	no := false
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "export_results",
@@ -56,7 +51,7 @@ func registerExport(s *Server, srv *mcp.Server) {
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in ExportIn) (*mcp.CallToolResult, ExportOut, error) {
 		return call(s, ctx, req, "export_results", in.JobID, func(owner string) (ExportOut, string, string, error) {
 			prog := progressWith(ctx, req, "exported %d of %d records")
-			e, err := ex.Export(ctx, service.ExportRequest{Owner: owner, JobID: in.JobID, Format: in.Format, Status: in.Status, Progress: prog})
+			e, err := s.Exports.Export(ctx, transfer.ExportRequest{Owner: owner, JobID: in.JobID, Format: in.Format, Status: in.Status, Progress: prog})
 			if err != nil {
 				return ExportOut{}, "", "", err
 			}

@@ -45,12 +45,8 @@ type RunPipelineIn struct {
 
 const reportLinkTTL = 15 * time.Minute
 
-// addReportTools registers list_reports, get_report and run_pipeline when the
-// deployment has a pipeline runner.
+// addReportTools registers list_reports, get_report and run_pipeline.
 func (s *Server) addReportTools(srv *mcp.Server) {
-	if s.Reports == nil {
-		return
-	}
 	yes, no := true, false
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "list_reports",

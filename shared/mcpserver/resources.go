@@ -23,9 +23,8 @@ const (
 	recentJobs = 20
 )
 
-func init() { register(registerResources) }
-
-func registerResources(s *Server, srv *mcp.Server) {
+// addResources registers the job resources and the per-caller resources/list.
+func (s *Server) addResources(srv *mcp.Server) {
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name: "job", Title: "Batch job status", URITemplate: jobTemplate, MIMEType: "application/json",
 		Description: "Status and counts of one of your jobs, as get_job returns them.",

@@ -11,13 +11,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 )
 
 // SageMakerService is what the SageMaker tools need from the use-case layer.
 type SageMakerService interface {
-	InvokeAsync(ctx context.Context, req service.AsyncRequest) (*job.Job, error)
-	Invoke(ctx context.Context, req service.InvokeRequest) (service.InvokeResult, error)
+	InvokeAsync(ctx context.Context, req smsvc.AsyncRequest) (*job.Job, error)
+	Invoke(ctx context.Context, req smsvc.InvokeRequest) (smsvc.InvokeResult, error)
 }
 
 // InvokeAsyncIn is the input of invoke_endpoint_async.
@@ -66,10 +66,8 @@ type InvokeOut struct {
 	LatencyMS      int64  `json:"latency_ms" jsonschema:"wall time of the call, retries and backoff included"`
 }
 
+// addSageMakerTools registers invoke_endpoint_async and invoke_endpoint.
 func (s *Server) addSageMakerTools(srv *mcp.Server) {
-	if s.SageMaker == nil {
-		return
-	}
 	yes, no := true, false
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "invoke_endpoint_async",
@@ -110,7 +108,7 @@ func (s *Server) invokeAsync(ctx context.Context, req *mcp.CallToolRequest, in I
 		if err != nil {
 			return AsyncHandle{}, "", "", err
 		}
-		j, err := s.SageMaker.InvokeAsync(ctx, service.AsyncRequest{
+		j, err := s.SageMaker.InvokeAsync(ctx, smsvc.AsyncRequest{
 			Owner: owner, Endpoint: in.EndpointName, Body: body, HasBody: has, InputURI: in.InputURI,
 			ContentType: in.ContentType, Accept: in.Accept, CustomAttributes: in.CustomAttributes,
 			InvocationTimeoutS: in.InferenceTimeoutS, RequestTTLS: in.RequestTTLS, TTLDays: in.TTLDays,
@@ -130,7 +128,7 @@ func (s *Server) invokeEndpoint(ctx context.Context, req *mcp.CallToolRequest, i
 		if err != nil {
 			return InvokeOut{}, "", "", err
 		}
-		res, err := s.SageMaker.Invoke(ctx, service.InvokeRequest{
+		res, err := s.SageMaker.Invoke(ctx, smsvc.InvokeRequest{
 			Owner: owner, Endpoint: in.EndpointName, Body: body, ContentType: in.ContentType, Accept: in.Accept,
 			TargetModel: in.TargetModel, TargetVariant: in.TargetVariant,
 		})
@@ -141,9 +139,9 @@ func (s *Server) invokeEndpoint(ctx context.Context, req *mcp.CallToolRequest, i
 		switch {
 		case !utf8.Valid(res.Body):
 			out.Body, out.BodyEncoding = base64.StdEncoding.EncodeToString(res.Body), "base64"
-		case service.IsJSONType(res.ContentType) && json.Valid(res.Body):
+		case smsvc.IsJSONType(res.ContentType) && json.Valid(res.Body):
 			out.Body = json.RawMessage(res.Body)
-		case service.IsJSONType(res.ContentType):
+		case smsvc.IsJSONType(res.ContentType):
 			out.Body, out.Note = string(res.Body), "the response is not valid JSON although its content type is "+res.ContentType+"; returned as text"
 		default:
 			out.Body = string(res.Body)
@@ -154,24 +152,24 @@ func (s *Server) invokeEndpoint(ctx context.Context, req *mcp.CallToolRequest, i
 }
 
 // endpointToolError is the text of a SageMaker endpoint failure (called from toolError).
-func endpointToolError(tool string, e *service.EndpointError) *toolErr {
+func endpointToolError(tool string, e *smsvc.EndpointError) *toolErr {
 	var b strings.Builder
 	switch e.Kind {
-	case service.KindModelError:
+	case smsvc.KindModelError:
 		fmt.Fprintf(&b, "%s: endpoint %s: the model container returned an error (ModelError, not retried): original status %d: %s",
 			tool, e.Endpoint, e.OriginalStatusCode, e.OriginalMessage)
 		if e.LogStreamARN != "" {
 			fmt.Fprintf(&b, "; logs: %s", e.LogStreamARN)
 		}
 		b.WriteString("; fix the input or the model, then call again")
-	case service.KindValidation:
+	case smsvc.KindValidation:
 		fmt.Fprintf(&b, "invalid input: endpoint %s: SageMaker refused the request (ValidationError, not retried): %s", e.Endpoint, e.Message)
-	case service.KindRetryable:
+	case smsvc.KindRetryable:
 		fmt.Fprintf(&b, "%s: endpoint %s is still failing after %d attempts (last: %s: %s); nothing was lost; retry later", tool, e.Endpoint, e.Attempts, e.Code, e.Message)
-	case service.KindDeadline:
+	case smsvc.KindDeadline:
 		fmt.Fprintf(&b, "%s: endpoint %s did not answer within the tool's deadline (%d attempts, last: %s); retry, or use invoke_endpoint_async for slow models",
 			tool, e.Endpoint, e.Attempts, e.Code)
-	case service.KindTooLarge:
+	case smsvc.KindTooLarge:
 		fmt.Fprintf(&b, "%s: endpoint %s: the response of %d bytes is over this server's cap of %d bytes (sagemakerMaxResponseBytes); "+
 			"use invoke_endpoint_async, whose results are paged and linked", tool, e.Endpoint, e.Size, e.Limit)
 	default:

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 )
 
 // endpointStub is a local real-time endpoint: it answers after latency with a
@@ -48,14 +49,14 @@ func BenchmarkInvokeEndpointOverhead(b *testing.B) {
 		stub := endpointStub(latency)
 		api := sdk.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")},
 			func(o *sdk.Options) { o.BaseEndpoint = aws.String(stub.URL) })
-		m := &service.SageMaker{Svc: &service.Service{Log: log}, Runtime: sagemaker.New(api, log), Endpoints: []string{"ep"}}
-		req := service.InvokeRequest{Owner: "alice", Endpoint: "ep", Body: []byte(`{"inputs":"great product"}`), ContentType: "application/json"}
+		m := &smsvc.Service{Core: &service.Core{Log: log}, Runtime: sagemaker.New(api, log), Endpoints: []string{"ep"}}
+		req := smsvc.InvokeRequest{Owner: "alice", Endpoint: "ep", Body: []byte(`{"inputs":"great product"}`), ContentType: "application/json"}
 
 		b.Run(fmt.Sprintf("service/stub-%s", latency), func(b *testing.B) {
 			measure(b, latency, func() error { _, err := m.Invoke(context.Background(), req); return err })
 		})
 
-		srv := &mcpserver.Server{Log: log, SageMaker: m}
+		srv := &mcpserver.Server{Log: log, SageMaker: m, Features: mcpserver.Features{SageMaker: true}}
 		mcpSrv := httptest.NewServer(srv.Handler(func(*http.Request) (string, error) { return "alice", nil }))
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
 			&mcp.StreamableClientTransport{Endpoint: mcpSrv.URL, DisableStandaloneSSE: true}, nil)

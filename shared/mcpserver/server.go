@@ -15,11 +15,13 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 )
 
 // Service is what the tools need from the use-case layer.
 type Service interface {
-	Submit(ctx context.Context, req service.SubmitRequest) (*job.Job, error)
+	Submit(ctx context.Context, req batch.SubmitRequest) (*job.Job, error)
 	Get(ctx context.Context, owner, id string) (*job.Job, error)
 	Results(ctx context.Context, owner string, q service.ResultsQuery) ([]job.Record, string, *job.Job, error)
 	Cancel(ctx context.Context, owner, id string) (*job.Job, error)
@@ -33,17 +35,31 @@ type Presigner interface {
 
 // Server holds the tool handlers' dependencies.
 type Server struct {
+	// Svc serves the job tools and resources.
 	Svc     Service
 	Presign Presigner
-	// Uploads signs create_upload links (nil: no create_upload tool).
+	// Files takes file submits and names upload places; Uploads signs their links.
+	Files   FileSubmitter
 	Uploads UploadSigner
-	Log     *slog.Logger
-	Version string
-
-	// SageMaker serves invoke_endpoint_async and invoke_endpoint; nil leaves them out.
+	// Exports writes export_results files.
+	Exports Exporter
+	// SageMaker serves invoke_endpoint_async and invoke_endpoint.
 	SageMaker SageMakerService
-	// Reports serves the report pipeline tools (nil: not registered).
+	// Reports serves the report pipeline tools.
 	Reports Reports
+	// Features are the optional tool sets this deployment serves, decided by
+	// whoever builds the server from the deployment's configuration.
+	Features Features
+	Log      *slog.Logger
+	Version  string
+}
+
+// Features turn the optional tool sets on.
+type Features struct {
+	Uploads   bool // create_upload, and submit_batch with input_upload_id/input_uri (needs Files, Uploads)
+	Exports   bool // export_results (needs Exports, Presign)
+	SageMaker bool // invoke_endpoint_async, invoke_endpoint (needs SageMaker)
+	Reports   bool // list_reports, get_report, run_pipeline (needs Reports)
 }
 
 // MCP builds the MCP server with every tool registered.
@@ -54,6 +70,34 @@ func (s *Server) MCP() *mcp.Server {
 			"Poll get_job until terminal is true, then read results with get_job_results page by page, or all at once with export_results. " +
 			"Batches over 6 MB go through create_upload. Your recent jobs are resources (mcpbatch://jobs/{job_id}).",
 	})
+	s.register(srv)
+	return srv
+}
+
+// register adds every tool and resource of the server: this is the one list.
+// A tool set the deployment lacks is left out by its Features flag.
+func (s *Server) register(srv *mcp.Server) {
+	f := s.Features
+	for _, t := range []struct {
+		tools string // what add registers, for the reader
+		on    bool
+		add   func(*mcp.Server)
+	}{
+		{"submit_batch, get_job, get_job_results, cancel_job, list_jobs", true, s.addJobTools},
+		{"create_upload", f.Uploads, s.addUploadTool},
+		{"export_results", f.Exports, s.addExportTool},
+		{"invoke_endpoint_async, invoke_endpoint", f.SageMaker, s.addSageMakerTools},
+		{"list_reports, get_report, run_pipeline", f.Reports, s.addReportTools},
+		{"resources mcpbatch://jobs/{job_id}, mcpbatch://jobs/{job_id}/results", true, s.addResources},
+	} {
+		if t.on {
+			t.add(srv)
+		}
+	}
+}
+
+// addJobTools registers the job tools every deployment serves.
+func (s *Server) addJobTools(srv *mcp.Server) {
 	yes, no := true, false
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "submit_batch",
@@ -95,12 +139,6 @@ func (s *Server) MCP() *mcp.Server {
 		Description: "Your jobs, newest first, optionally only those in one status; page with next_cursor.",
 		Annotations: &mcp.ToolAnnotations{Title: "List jobs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 	}, s.list)
-	s.addSageMakerTools(srv)
-	s.addReportTools(srv)
-	for _, register := range registrations {
-		register(s, srv)
-	}
-	return srv
 }
 
 func (s *Server) log() *slog.Logger {
@@ -156,7 +194,7 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 	var fe *job.FieldError
 	var me *service.ModelError
 	var te *toolErr
-	var ee *service.EndpointError
+	var ee *smsvc.EndpointError
 	switch {
 	case errors.As(err, &te):
 		return te
@@ -181,7 +219,7 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		return s.submitFile(ctx, req, in)
 	}
 	return call(s, ctx, req, "submit_batch", "", func(owner string) (JobHandle, string, string, error) {
-		sr := service.SubmitRequest{
+		sr := batch.SubmitRequest{
 			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays, Mode: in.Mode, Provider: in.Provider,
 			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
 		}

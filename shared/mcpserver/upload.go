@@ -9,7 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
 
 // UploadSigner makes a link a client can PUT one object to.
@@ -19,8 +20,8 @@ type UploadSigner interface {
 
 // FileSubmitter starts jobs from input files and names upload places.
 type FileSubmitter interface {
-	NewUpload(owner string) service.Upload
-	SubmitFile(ctx context.Context, req service.FileSubmitRequest) (*job.Job, error)
+	NewUpload(owner string) transfer.Upload
+	SubmitFile(ctx context.Context, req transfer.FileSubmitRequest) (*job.Job, error)
 }
 
 // CreateUploadIn is the input of create_upload.
@@ -44,13 +45,8 @@ const fileFormat = `JSON Lines, one record per line: {"id"?, "prompt" | "message
 
 var contentTypePattern = regexp.MustCompile(`^[a-z]+/[a-z0-9.+-]+$`)
 
-func init() { register(registerUpload) }
-
-func registerUpload(s *Server, srv *mcp.Server) {
-	fs, ok := s.Svc.(FileSubmitter)
-	if !ok || s.Uploads == nil {
-		return
-	}
+// addUploadTool registers create_upload.
+func (s *Server) addUploadTool(srv *mcp.Server) {
 	no := false
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "create_upload",
@@ -69,13 +65,13 @@ func registerUpload(s *Server, srv *mcp.Server) {
 			if !contentTypePattern.MatchString(ct) || len(ct) > 100 {
 				return CreateUploadOut{}, "", "", job.Fieldf("content_type", "must look like type/subtype, e.g. application/jsonl (got %q)", ct)
 			}
-			u := fs.NewUpload(owner)
-			url, err := s.Uploads.PresignPut(ctx, u.URI, ct, service.UploadURLTTL)
+			u := s.Files.NewUpload(owner)
+			url, err := s.Uploads.PresignPut(ctx, u.URI, ct, transfer.UploadURLTTL)
 			if err != nil {
 				return CreateUploadOut{}, "", "", fmt.Errorf("presign upload %s: %w", u.ID, err)
 			}
 			out := CreateUploadOut{UploadID: u.ID, URL: url, Method: "PUT", Headers: map[string]string{"Content-Type": ct},
-				MaxBytes: u.MaxBytes, ExpiresIn: int(service.UploadURLTTL.Seconds()), Format: fileFormat}
+				MaxBytes: u.MaxBytes, ExpiresIn: int(transfer.UploadURLTTL.Seconds()), Format: fileFormat}
 			summary := fmt.Sprintf("PUT the JSONL file to url with Content-Type: %s within 15 minutes (up to %d bytes), "+
 				"then call submit_batch with input_upload_id=%s.", ct, u.MaxBytes, u.ID)
 			return out, summary, "", nil
@@ -86,20 +82,19 @@ func registerUpload(s *Server, srv *mcp.Server) {
 // submitFile is submit_batch with its records in a file.
 func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in SubmitIn) (*mcp.CallToolResult, JobHandle, error) {
 	return call(s, ctx, req, "submit_batch", "", func(owner string) (JobHandle, string, string, error) {
-		fs, ok := s.Svc.(FileSubmitter)
-		if !ok {
+		if !s.Features.Uploads {
 			return JobHandle{}, "", "", job.Fieldf("input_upload_id", "file inputs are not available on this server; pass records")
 		}
 		if len(in.Records) > 0 {
 			return JobHandle{}, "", "", job.Fieldf("records", "give records or input_upload_id/input_uri, not both")
 		}
-		fr := service.FileSubmitRequest{
-			SubmitRequest: service.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,
+		fr := transfer.FileSubmitRequest{
+			SubmitRequest: batch.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,
 				Params:   job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
 				Progress: progressWith(ctx, req, "checked %d of %d records")},
 			UploadID: in.InputUploadID, InputURI: in.InputURI,
 		}
-		j, err := fs.SubmitFile(ctx, fr)
+		j, err := s.Files.SubmitFile(ctx, fr)
 		if err != nil {
 			return JobHandle{}, "", "", err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/report"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -30,7 +31,7 @@ type Jobs interface {
 
 // Submitter starts jobs.
 type Submitter interface {
-	Submit(ctx context.Context, req service.SubmitRequest) (*job.Job, error)
+	Submit(ctx context.Context, req batch.SubmitRequest) (*job.Job, error)
 }
 
 // Notifier sends a report's summary to its recipients (SNS in AWS).
@@ -174,7 +175,7 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	if len(built.Records) == 0 {
 		return RunInfo{}, fmt.Errorf("%w in pipeline %s for %s: %d documents, %d skipped", ErrNoDocuments, p.Name, date, built.Documents, len(built.Skipped))
 	}
-	j, err := r.Svc.Submit(ctx, service.SubmitRequest{
+	j, err := r.Svc.Submit(ctx, batch.SubmitRequest{
 		ID: id, Owner: Owner(p.Name), Model: p.Model, Name: p.Name + " " + date, Mode: p.Mode, Records: built.Records,
 		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays,
 		Pipeline: &job.PipelineRun{Name: p.Name, Date: date, SkippedURI: blob.Join(dir, "skipped.json"), Skipped: len(built.Skipped), Documents: built.Documents},

@@ -1,5 +1,12 @@
-// Package service holds the use cases (submit, get, results, cancel, list, provider
-// events, ingest) over small ports. It imports no AWS SDK; shared/app wires adapters in.
+// Package service is the kernel of the use cases: the ports (the batch-provider
+// port every provider implements, object storage, the bus), the registry of
+// providers by name, the split of a job into provider jobs, the job queries
+// (get, list, results) and the folding of part statuses into a job status.
+// The flows live in sub-packages, each over narrow ports declared where used:
+// batch (submit, cancel, provider events, ingest), ondemand, sagemaker,
+// transfer (uploads, file submits, exports) and reconcile; graph wires them.
+// Nothing here imports an AWS SDK or a provider package; shared/app passes
+// the adapters in.
 package service
 
 import (
@@ -8,7 +15,6 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
-	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
@@ -31,8 +37,20 @@ type BatchState struct {
 	Message string
 }
 
-// BatchProvider is a batch inference service (Bedrock today).
+// BatchProvider is the port every batch inference provider implements (Bedrock
+// batch inference and Anthropic Message Batches today). Everything that differs
+// between providers is asked of it: the service holds a registry of them by
+// Name and never branches on a provider's name.
 type BatchProvider interface {
+	// Name is the provider's name on jobs (job.Provider) and in the registry.
+	Name() string
+	// Models are the model ids this deployment allows on the provider; Allows
+	// reports whether model is one of them.
+	Models() []string
+	Allows(model string) bool
+	// Limits are the provider's split rules and limits.
+	Limits() BatchLimits
+
 	Submit(ctx context.Context, in BatchSubmit) (ref string, err error)
 	Get(ctx context.Context, ref string) (BatchState, error)
 	Stop(ctx context.Context, ref string) error
@@ -43,6 +61,47 @@ type BatchProvider interface {
 	ParseOutputLine(line []byte) (job.Record, error)
 	// OutputFiles lists where a finished provider job put its result lines.
 	OutputFiles(part job.Part) (files []string, manifest string)
+
+	// Outcome maps the provider's own status word onto the neutral model;
+	// cancelRequested is for providers whose end state does not say whether the
+	// job was cancelled. false: a word the provider does not know.
+	Outcome(providerStatus string, cancelRequested bool) (job.ProviderOutcome, bool)
+	// Later reports whether status b comes after a within one neutral status
+	// (Bedrock's Scheduled after Validating); "" comes before everything.
+	Later(a, b string) bool
+	// Final is what a part becomes once its output is read, from the status the
+	// provider ended it with; "" when the provider never ended it.
+	Final(p job.Part) job.Status
+	// SubmittedStatus is the provider's word for a job it has just accepted.
+	SubmittedStatus() string
+	// MissingOutputOK reports whether an ended part may have written no output
+	// (stopped or expired before any record ran).
+	MissingOutputOK(p job.Part) bool
+}
+
+// BatchLimits are a provider's split rules and limits.
+type BatchLimits struct {
+	// Title names the provider in messages ("Bedrock batch inference").
+	Title string
+	// MinRecords is the fewest records a provider job may hold.
+	MinRecords int
+	// MaxRecordsPerPart and MaxBytesPerPart bound one provider job; bigger jobs
+	// are split (see Split).
+	MaxRecordsPerPart int
+	MaxBytesPerPart   int64
+	// EnvelopeBytes is what a provider job's body adds around its lines.
+	EnvelopeBytes int64
+	// QuotaLimited: the provider counts submitted and running jobs against a
+	// per-model quota (Bedrock), so parts queue for room.
+	QuotaLimited bool
+	// PushesEvents: the provider announces state changes (Bedrock on
+	// EventBridge); the reconciler asks it only when an event is overdue.
+	// Otherwise the reconciler polls every job in flight.
+	PushesEvents bool
+	// OnDemand: small jobs of this provider's models may run on demand instead.
+	OnDemand bool
+	// FileInputs: jobs may come from an uploaded JSONL file.
+	FileInputs bool
 }
 
 // Blobs is the object storage the service uses.
@@ -54,11 +113,6 @@ type Blobs interface {
 // Publisher sends events to the project bus.
 type Publisher interface {
 	Publish(ctx context.Context, detailType string, detail any) error
-}
-
-// Ingester streams output files into the store.
-type Ingester interface {
-	Ingest(ctx context.Context, j *job.Job, files []ingest.File, parse ingest.Parser, known func(string) bool) (ingest.Result, error)
 }
 
 var _ Blobs = blob.Store(nil)

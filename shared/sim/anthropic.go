@@ -25,8 +25,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
 // AnthropicSim is an http.Handler; set fields before the first request. With
@@ -109,10 +107,10 @@ func (s *AnthropicSim) init() {
 			s.AnswerBytes = 200
 		}
 		if s.MaxRequests <= 0 {
-			s.MaxRequests = job.AnthropicMaxRequests
+			s.MaxRequests = anthropicMaxRequests
 		}
 		if s.MaxBytes <= 0 {
-			s.MaxBytes = job.AnthropicMaxBytes
+			s.MaxBytes = anthropicMaxBytes
 		}
 		s.batches = map[string]*simBatch{}
 		s.calls = map[string]int{}
@@ -168,13 +166,13 @@ func (s *AnthropicSim) Step() int {
 	moved := 0
 	for _, b := range s.order {
 		switch b.status {
-		case job.AnthropicInProgress:
+		case anthropicInProgress:
 			b.steps++
 			if b.steps >= s.stepsFor(b) {
 				s.end(b, false)
 			}
 			moved++
-		case job.AnthropicCanceling:
+		case anthropicCanceling:
 			s.end(b, true)
 			moved++
 		}
@@ -230,7 +228,7 @@ func (s *AnthropicSim) stepsFor(b *simBatch) int {
 
 // end decides every request's outcome; only now do request_counts move.
 func (s *AnthropicSim) end(b *simBatch, cancelled bool) {
-	b.status = job.AnthropicEnded
+	b.status = anthropicEnded
 	b.endedAt = s.Now().UTC()
 	b.counts = map[string]int64{}
 	half := len(b.reqs) / 2

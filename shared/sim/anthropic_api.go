@@ -74,7 +74,7 @@ func rfc(t time.Time) *string {
 
 func (s *AnthropicSim) view(b *simBatch, base string) batchView {
 	counts := map[string]int64{"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
-	if b.status == job.AnthropicEnded {
+	if b.status == anthropicEnded {
 		for k, v := range b.counts {
 			counts[k] = v
 		}
@@ -87,7 +87,7 @@ func (s *AnthropicSim) view(b *simBatch, base string) batchView {
 		CreatedAt: *rfc(b.created), ExpiresAt: *rfc(b.created.Add(24 * time.Hour)),
 		EndedAt: rfc(b.endedAt), CancelInitiatedAt: rfc(b.cancelledAt),
 	}
-	if b.status == job.AnthropicEnded {
+	if b.status == anthropicEnded {
 		u := base + "/v1/messages/batches/" + b.id + "/results"
 		v.ResultsURL = &u
 	}
@@ -144,7 +144,7 @@ func (s *AnthropicSim) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	b := &simBatch{id: s.newID(), model: model, created: s.Now().UTC(), status: job.AnthropicInProgress, reqs: reqs, seed: s.Seed + uint64(s.seq)}
+	b := &simBatch{id: s.newID(), model: model, created: s.Now().UTC(), status: anthropicInProgress, reqs: reqs, seed: s.Seed + uint64(s.seq)}
 	s.batches[b.id] = b
 	s.order = append(s.order, b)
 	v := s.view(b, baseURL(r))
@@ -251,8 +251,8 @@ func (s *AnthropicSim) cancelBatch(w http.ResponseWriter, r *http.Request) {
 	if b == nil {
 		return
 	}
-	if b.status == job.AnthropicInProgress {
-		b.status = job.AnthropicCanceling
+	if b.status == anthropicInProgress {
+		b.status = anthropicCanceling
 		b.cancelledAt = s.Now().UTC()
 	}
 	writeAnthropicJSON(w, s.view(b, baseURL(r)))
@@ -318,7 +318,7 @@ func (s *AnthropicSim) results(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		return
 	}
-	if b.status != job.AnthropicEnded {
+	if b.status != anthropicEnded {
 		st := b.status
 		s.mu.Unlock()
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "message batch "+b.id+" is still "+st+"; results are available once processing_status is ended")

@@ -38,7 +38,6 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
-	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
 // Defaults of a BedrockSim.
@@ -266,8 +265,11 @@ func (s *BedrockSim) Statuses() map[string]string {
 }
 
 func ended(status string) bool {
-	o, ok := job.BedrockOutcome(status)
-	return ok && o.Ended
+	switch status {
+	case bedrockCompleted, bedrockPartiallyCompleted, bedrockFailed, bedrockStopped, bedrockExpired:
+		return true
+	}
+	return false
 }
 
 func baseModel(model string) string {
@@ -333,27 +335,27 @@ func (s *BedrockSim) advance(ctx context.Context, j *simJob) {
 	var next, message string
 	var res runResult
 	switch status {
-	case job.BedrockSubmitted:
-		next = job.BedrockValidating
-	case job.BedrockValidating:
+	case bedrockSubmitted:
+		next = bedrockValidating
+	case bedrockValidating:
 		v, err := s.validate(ctx, j)
 		if err != nil {
-			next, message = job.BedrockFailed, err.Error()
+			next, message = bedrockFailed, err.Error()
 		} else {
-			next = job.BedrockScheduled
+			next = bedrockScheduled
 			s.mu.Lock()
 			j.files, j.total = v.files, v.total
 			s.mu.Unlock()
 		}
-	case job.BedrockScheduled:
-		next = job.BedrockInProgress
+	case bedrockScheduled:
+		next = bedrockInProgress
 		if s.ExpireJob != nil && s.ExpireJob(j.name) {
-			next, message = job.BedrockExpired, "The job was not started before its timeout expired."
+			next, message = bedrockExpired, "The job was not started before its timeout expired."
 		}
-	case job.BedrockInProgress:
+	case bedrockInProgress:
 		if s.FailJob != nil {
 			if msg := s.FailJob(j.name); msg != "" {
-				next, message = job.BedrockFailed, msg
+				next, message = bedrockFailed, msg
 				break
 			}
 		}
@@ -365,19 +367,19 @@ func (s *BedrockSim) advance(ctx context.Context, j *simJob) {
 		res, err = s.process(ctx, j, files, limit)
 		switch {
 		case err != nil:
-			next, message = job.BedrockFailed, "Internal error while processing the job: "+err.Error()
+			next, message = bedrockFailed, "Internal error while processing the job: "+err.Error()
 		case res.processed < s.total(j):
-			next, message = job.BedrockPartiallyCompleted, "Not all records could be processed before the job's timeout."
+			next, message = bedrockPartiallyCompleted, "Not all records could be processed before the job's timeout."
 		default:
-			next = job.BedrockCompleted
+			next = bedrockCompleted
 		}
-	case job.BedrockStopping:
-		next = job.BedrockStopped
-		if stoppedFrom == job.BedrockInProgress {
+	case bedrockStopping:
+		next = bedrockStopped
+		if stoppedFrom == bedrockInProgress {
 			var err error
 			res, err = s.process(ctx, j, files, int(s.total(j)/2))
 			if err != nil {
-				next, message = job.BedrockFailed, "Internal error while stopping the job: "+err.Error()
+				next, message = bedrockFailed, "Internal error while stopping the job: "+err.Error()
 			}
 		}
 	}

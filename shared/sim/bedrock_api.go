@@ -137,7 +137,7 @@ func (s *BedrockSim) create(w http.ResponseWriter, r *http.Request) {
 		outputURI:    req.OutputDataConfig.S3OutputDataConfig.S3URI,
 		timeoutHours: defaultTimeoutHours,
 		submitTime:   now,
-		status:       job.BedrockSubmitted,
+		status:       bedrockSubmitted,
 		changedAt:    now,
 	}
 	s.seq++
@@ -205,7 +205,7 @@ func (s *BedrockSim) stop(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	switch {
-	case j.status == job.BedrockStopping:
+	case j.status == bedrockStopping:
 		s.mu.Unlock()
 		writeJSON(w, http.StatusOK, struct{}{})
 		return
@@ -217,7 +217,7 @@ func (s *BedrockSim) stop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	j.stoppedFrom = j.status
-	s.setStatus(j, job.BedrockStopping, "")
+	s.setStatus(j, bedrockStopping, "")
 	s.mu.Unlock()
 	s.poke()
 	writeJSON(w, http.StatusOK, struct{}{})

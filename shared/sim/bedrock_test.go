@@ -23,7 +23,6 @@ import (
 	sdk "github.com/aws/aws-sdk-go-v2/service/bedrock"
 	"github.com/aws/aws-sdk-go-v2/service/bedrock/types"
 
-	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	"github.com/mcpbatch/mcpbatch/shared/sim/simtest"
 )
@@ -996,7 +995,7 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, st := range e.sim.Statuses() {
-		if st != job.BedrockCompleted {
+		if st != "Completed" {
 			t.Errorf("%s ended %s", name, st)
 		}
 	}

@@ -9,9 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"strconv"
+	"slices"
 
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -37,7 +36,44 @@ type ObjectStore interface {
 type AnthropicProvider struct {
 	Client *anthropic.Client
 	Blobs  ObjectStore
+	// ModelIDs are the model ids this deployment allows.
+	ModelIDs []string
 }
+
+// Name is the provider's name on jobs.
+func (a *AnthropicProvider) Name() string { return job.ProviderAnthropic }
+
+// Models are the allowed model ids.
+func (a *AnthropicProvider) Models() []string { return a.ModelIDs }
+
+// Allows reports whether model is allowed.
+func (a *AnthropicProvider) Allows(model string) bool { return slices.Contains(a.ModelIDs, model) }
+
+// Limits are a Message Batch's documented limits: 100,000 requests and 256 MB,
+// no minimum; no job quota, no events (the reconciler polls).
+func (a *AnthropicProvider) Limits() service.BatchLimits {
+	return service.BatchLimits{
+		Title: "Anthropic Message Batches", MinRecords: anthropic.MinRecords,
+		MaxRecordsPerPart: anthropic.MaxRequests, MaxBytesPerPart: anthropic.MaxBytes, EnvelopeBytes: int64(anthropic.Envelope),
+	}
+}
+
+// Outcome maps a batch's processing_status onto the neutral model.
+func (a *AnthropicProvider) Outcome(status string, cancelRequested bool) (job.ProviderOutcome, bool) {
+	return anthropic.Outcome(status, cancelRequested)
+}
+
+// Later orders processing_status values.
+func (a *AnthropicProvider) Later(x, y string) bool { return anthropic.Later(x, y) }
+
+// Final is what a part becomes once its results are read.
+func (a *AnthropicProvider) Final(p job.Part) job.Status { return anthropic.Final(p) }
+
+// SubmittedStatus is a new batch's processing_status.
+func (a *AnthropicProvider) SubmittedStatus() string { return anthropic.StatusInProgress }
+
+// MissingOutputOK: an ended batch always has a results stream.
+func (a *AnthropicProvider) MissingOutputOK(job.Part) bool { return false }
 
 var (
 	_ service.BatchProvider = (*AnthropicProvider)(nil)
@@ -67,7 +103,7 @@ func (a *AnthropicProvider) Submit(ctx context.Context, in service.BatchSubmit) 
 // wrapRequests turns JSONL request lines into {"requests":[line,line,...]}.
 func wrapRequests(r io.Reader, w io.Writer) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), job.AnthropicMaxBytes)
+	sc.Buffer(make([]byte, 64<<10), anthropic.MaxBytes)
 	bw := bufio.NewWriterSize(w, 256<<10)
 	bw.WriteString(`{"requests":[`)
 	first := true
@@ -159,57 +195,25 @@ func anthropicKey(ctx context.Context, sm SecretReader) (string, error) {
 	return os.Getenv(config.EnvAnthropicAPIKey), nil
 }
 
-// WithAnthropic adds the Anthropic provider (when a key is configured) and the
-// reconciler's settings to a's service. Only the functions that call Anthropic
-// (mcp, ingest, reconciler) call it, so bedrock-events does not link the SDK.
-func WithAnthropic(ctx context.Context, a *app.AWS) error {
-	return wireAnthropic(ctx, a.Config, a.Service, a.S3, a.Log)
-}
-
-// wireAnthropic adds the Anthropic provider (when a key is configured) and the
-// reconciler's settings to svc.
-func wireAnthropic(ctx context.Context, cfg aws.Config, svc *service.Service, blobs ObjectStore, log *slog.Logger) error {
-	if err := reconcilerSettings(svc); err != nil {
-		return err
-	}
-	key, err := anthropicKey(ctx, secretsmanager.NewFromConfig(cfg))
+// Provider adds the Anthropic provider when a key is configured. Only the
+// functions that call Anthropic (mcp, ingest, reconciler) pass it to
+// app.FromEnv, so the others do not link the SDK.
+func Provider(ctx context.Context, e *app.Env) error {
+	key, err := anthropicKey(ctx, secretsmanager.NewFromConfig(e.Config))
 	if err != nil {
 		// Bedrock keeps working; Anthropic submits get a clear "not configured" error.
-		log.ErrorContext(ctx, "Anthropic provider disabled", "error", err)
+		e.Log.ErrorContext(ctx, "Anthropic provider disabled", "error", err)
 		return nil
 	}
 	if key == "" {
-		log.InfoContext(ctx, "no Anthropic API key configured; provider anthropic disabled")
+		e.Log.InfoContext(ctx, "no Anthropic API key configured; provider anthropic disabled")
 		return nil
 	}
-	svc.Providers = map[string]service.BatchProvider{
-		job.ProviderAnthropic: NewAnthropicProvider(key, os.Getenv(config.EnvAnthropicBaseURL), blobs),
-	}
-	svc.AnthropicModels = config.DefaultAnthropicModels
+	p := NewAnthropicProvider(key, os.Getenv(config.EnvAnthropicBaseURL), e.S3)
+	p.ModelIDs = config.DefaultAnthropicModels
 	if m := config.List(os.Getenv(config.EnvAnthropicModels)); len(m) > 0 {
-		svc.AnthropicModels = m
+		p.ModelIDs = m
 	}
-	return nil
-}
-
-// reconcilerSettings reads the quota and staleness settings from the environment.
-func reconcilerSettings(svc *service.Service) error {
-	if v := os.Getenv(config.EnvBedrockQuota); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return fmt.Errorf("%s: %q is not a quota of at least 1", config.EnvBedrockQuota, v)
-		}
-		svc.DefaultQuota = n
-	}
-	q, err := config.Quotas(os.Getenv(config.EnvBedrockQuotas))
-	if err != nil {
-		return err
-	}
-	svc.Quota = q
-	stale, err := config.Minutes(config.EnvStaleMinutes)
-	if err != nil {
-		return err
-	}
-	svc.StaleAfter = stale
+	e.Deps.Providers = append(e.Deps.Providers, p)
 	return nil
 }

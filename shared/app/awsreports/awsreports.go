@@ -16,13 +16,12 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
-	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
-// OnDemandFromEnv gives the service its on-demand runner over the real
+// OnDemandModel gives the graph the on-demand runner's model over the real
 // bedrock-runtime API (the ondemand function).
-func OnDemandFromEnv(ctx context.Context, a *app.AWS) error {
-	a.Service.OnDemand = &service.OnDemand{Model: &bedrockrt.Model{Client: bedrockruntime.NewFromConfig(a.Config, bedrockrt.NoSDKRetries)}}
+func OnDemandModel(_ context.Context, e *app.Env) error {
+	e.Deps.OnDemandModel = &bedrockrt.Model{Client: bedrockruntime.NewFromConfig(e.Config, bedrockrt.NoSDKRetries)}
 	return nil
 }
 

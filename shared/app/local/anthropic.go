@@ -8,19 +8,18 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
-	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // simAPIKey is what the simulator and client share when ANTHROPIC_API_KEY is unset.
 const simAPIKey = "sk-ant-simulated-local"
 
-// startAnthropic starts the Message Batches simulator and registers the
+// startAnthropic starts the Message Batches simulator and adds the
 // Anthropic provider, reached by the official SDK over HTTP. The key comes from
 // ANTHROPIC_API_KEY when set, so the auth path is the deployed one; it is
 // never logged.
-func (l *Suite) startAnthropic(o Options, blobs *fsblob.Store) error {
+func (l *Suite) startAnthropic(o Options, blobs *fsblob.Store, d *graph.Deps) error {
 	key := os.Getenv(config.EnvAnthropicAPIKey)
 	if key == "" {
 		key = simAPIKey
@@ -30,11 +29,9 @@ func (l *Suite) startAnthropic(o Options, blobs *fsblob.Store) error {
 	if l.AnthropicURL, err = l.Anthropic.Listen("127.0.0.1:0"); err != nil {
 		return err
 	}
-	if l.Service.Providers == nil {
-		l.Service.Providers = map[string]service.BatchProvider{}
-	}
-	l.Service.Providers[job.ProviderAnthropic] = anthropicapp.NewAnthropicProvider(key, l.AnthropicURL, blobs)
-	l.Service.AnthropicModels = config.DefaultAnthropicModels
+	p := anthropicapp.NewAnthropicProvider(key, l.AnthropicURL, blobs)
+	p.ModelIDs = config.DefaultAnthropicModels
+	d.Providers = append(d.Providers, p)
 	return nil
 }
 
@@ -55,11 +52,11 @@ func (l *Suite) RunReconciler(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := l.Service.Reconcile(ctx); err != nil {
+			if _, err := l.Service.Reconciler.Reconcile(ctx); err != nil {
 				l.log.Error("reconcile run", "error", err)
 			}
 			if l.SageMaker != nil {
-				if _, err := l.SageMaker.Service.ReconcileSageMaker(ctx, time.Now().Add(-time.Minute), 500); err != nil {
+				if _, err := l.Service.SageMaker.ReconcileSageMaker(ctx, time.Now().Add(-time.Minute), 500); err != nil {
 					l.log.Error("reconcile SageMaker jobs", "error", err)
 				}
 			}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 func benchSuite(b *testing.B) *local.Suite {
@@ -73,7 +73,7 @@ func BenchmarkAnthropicIngest100k(b *testing.B) {
 		for i := range recs {
 			recs[i] = job.Input{ID: fmt.Sprintf("r%06d", i), Prompt: "Summarise ticket " + strconv.Itoa(i)}
 		}
-		j, err := l.Service.Submit(context.Background(), service.SubmitRequest{Owner: "bench", Model: claudeHaiku, Records: recs})
+		j, err := l.Service.Submit(context.Background(), batch.SubmitRequest{Owner: "bench", Model: claudeHaiku, Records: recs})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func BenchmarkAnthropicIngest100k(b *testing.B) {
 		resetPeakRSS(b)
 		b.StartTimer()
 		t0 := time.Now()
-		if _, err := l.Service.Reconcile(context.Background()); err != nil {
+		if _, err := l.Service.Reconciler.Reconcile(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		l.Bus.Wait()
@@ -125,7 +125,7 @@ func BenchmarkReconcile1000InFlight(b *testing.B) {
 					if i%100 == 0 {
 						id = "fast"
 					}
-					if _, err := l.Service.Submit(ctx, service.SubmitRequest{Owner: "bench", Model: claudeHaiku,
+					if _, err := l.Service.Submit(ctx, batch.SubmitRequest{Owner: "bench", Model: claudeHaiku,
 						Records: []job.Input{{ID: id, Prompt: "p"}}}); err != nil {
 						b.Fatal(err)
 					}
@@ -140,14 +140,14 @@ func BenchmarkReconcile1000InFlight(b *testing.B) {
 					}
 				}
 				// A first run sees every batch in progress (submitted → in_progress); then 10 end.
-				if _, err := l.Service.Reconcile(ctx); err != nil {
+				if _, err := l.Service.Reconciler.Reconcile(ctx); err != nil {
 					b.Fatal(err)
 				}
 				l.Anthropic.Step()
 				before := l.Anthropic.Calls()["get"]
 				b.StartTimer()
 				t0 := time.Now()
-				rep, err := l.Service.Reconcile(ctx)
+				rep, err := l.Service.Reconciler.Reconcile(ctx)
 				ms += float64(time.Since(t0).Milliseconds())
 				b.StopTimer()
 				if err != nil {

@@ -11,15 +11,17 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
 )
 
 const claudeHaiku = "claude-haiku-4-5"
 
 // reconcile runs one reconciler pass and waits for what it published.
-func (s *suite) reconcile() service.ReconcileReport {
+func (s *suite) reconcile() reconcile.ReconcileReport {
 	s.t.Helper()
-	rep, err := s.l.Service.Reconcile(context.Background())
+	rep, err := s.l.Service.Reconciler.Reconcile(context.Background())
 	if err != nil {
 		s.t.Fatalf("reconcile: %v", err)
 	}
@@ -86,10 +88,10 @@ func TestOverlappingReconcilesIngestOnce(t *testing.T) {
 			h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": claudeHaiku, "provider": "anthropic", "records": records(40)})
 			s.l.Anthropic.Step()
 			var wg sync.WaitGroup
-			reps := make([]service.ReconcileReport, 2)
+			reps := make([]reconcile.ReconcileReport, 2)
 			errs := make([]error, 2)
 			for i := range 2 {
-				wg.Go(func() { reps[i], errs[i] = s.l.Service.Reconcile(context.Background()) })
+				wg.Go(func() { reps[i], errs[i] = s.l.Service.Reconciler.Reconcile(context.Background()) })
 			}
 			wg.Wait()
 			s.l.Bus.Wait()
@@ -179,8 +181,8 @@ func TestAnthropicBadInput(t *testing.T) {
 	}
 }
 
-// 100,001 requests become two Message Batches (100,000 + 1) under one job,
-// and both are ingested into that job.
+// 100,001 requests become two Message Batches under one job, balanced
+// (50,001 + 50,000), and both are ingested into that job.
 func TestAnthropicSplitsOver100k(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100,001 records")
@@ -188,15 +190,15 @@ func TestAnthropicSplitsOver100k(t *testing.T) {
 	s := newSuite(t)
 	s.l.Anthropic.ErrorEvery = 0
 	s.l.Anthropic.AnswerBytes = 20
-	recs := make([]job.Input, job.AnthropicMaxRequests+1)
+	recs := make([]job.Input, anthropic.MaxRequests+1)
 	for i := range recs {
 		recs[i] = job.Input{ID: fmt.Sprintf("r%06d", i), Prompt: "p"}
 	}
-	j, err := s.l.Service.Submit(context.Background(), service.SubmitRequest{Owner: "alice", Model: claudeHaiku, Records: recs})
+	j, err := s.l.Service.Submit(context.Background(), batch.SubmitRequest{Owner: "alice", Model: claudeHaiku, Records: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(j.Parts) != 2 || j.Parts[0].RecordCount != 100_000 || j.Parts[1].RecordCount != 1 || j.Status != job.StatusSubmitted {
+	if len(j.Parts) != 2 || j.Parts[0].RecordCount != 50_001 || j.Parts[1].RecordCount != 50_000 || j.Status != job.StatusSubmitted {
 		t.Fatalf("parts = %+v status %s", j.Parts, j.Status)
 	}
 	s.l.Anthropic.Step()
@@ -236,7 +238,7 @@ func TestReconcilerRecoversDroppedBedrockEvent(t *testing.T) {
 	if rep := s.reconcile(); rep.Polled != 0 {
 		t.Fatalf("reconcile polled a fresh job: %+v", rep)
 	}
-	s.l.Service.StaleAfter = time.Nanosecond
+	s.l.Service.Reconciler.StaleAfter = time.Nanosecond
 	if rep := s.reconcile(); rep.Polled != 1 || rep.Changed != 1 || rep.OutputReady != 1 {
 		t.Fatalf("reconcile = %+v, want one poll moving the job to ingesting", rep)
 	}
@@ -264,7 +266,7 @@ func TestReconcilePagesPastOneStorePage(t *testing.T) {
 	s := newSuite(t)
 	const n = job.MaxPageSize + 10
 	for i := range n {
-		if _, err := s.l.Service.Submit(context.Background(), service.SubmitRequest{Owner: "alice", Model: claudeHaiku,
+		if _, err := s.l.Service.Submit(context.Background(), batch.SubmitRequest{Owner: "alice", Model: claudeHaiku,
 			Records: []job.Input{{ID: fmt.Sprint("r", i), Prompt: "p"}}}); err != nil {
 			t.Fatal(err)
 		}

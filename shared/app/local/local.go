@@ -23,10 +23,10 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/bus"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
-	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
@@ -49,7 +49,8 @@ type Options struct {
 // Suite is the whole suite in one process: the MCP handler, the event router,
 // the stores and the Bedrock simulator reached over HTTP by the real SDK client.
 type Suite struct {
-	Service *service.Service
+	// Service is the service graph, as the Lambdas build it.
+	Service *graph.Graph
 	Router  *handler.Router
 	Bus     *bus.Local
 	Sim     *sim.BedrockSim
@@ -107,26 +108,36 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		Region:      sim.DefaultRegion,
 		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
 	}, func(opts *sdkbedrock.Options) { opts.BaseEndpoint = aws.String(l.SimURL) })
-
-	l.Service = &service.Service{
-		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log,
-		Bedrock:   &app.BedrockProvider{Client: bedrock.New(client, o.Log), RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount)},
-		Bucket:    Bucket,
-		JobPrefix: config.DefaultJobPrefix,
-		Models:    config.DefaultBedrockModels,
+	d := graph.Deps{
+		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log, Bucket: Bucket, JobPrefix: config.DefaultJobPrefix,
+		Providers: []service.BatchProvider{&app.BedrockProvider{Client: bedrock.New(client, o.Log),
+			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: config.DefaultBedrockModels}},
 	}
-	l.Service.Ingester = &ingest.Ingester{Blobs: blobs, Records: st, Checkpoints: l.Service, ResultsPrefix: Bucket + "/results", Log: o.Log}
-	if err := l.startAnthropic(o, blobs); err != nil {
+	// The same settings the Lambdas read; the simulators stand in for the clients.
+	if err := app.Settings(&d); err != nil {
 		return nil, err
 	}
+	if err := l.startAnthropic(o, blobs, &d); err != nil {
+		return nil, err
+	}
+	if err := l.startSageMaker(o, blobs, &d); err != nil {
+		return nil, err
+	}
+	if err := l.startRuntime(o, &d); err != nil {
+		return nil, err
+	}
+	l.Service = graph.New(d)
+	g := l.Service
 	l.Router = &handler.Router{
-		Bedrock: &handler.BedrockEvents{Svc: l.Service, Log: o.Log},
-		Ingest:  &handler.Ingest{Svc: l.Service, Log: o.Log},
+		Bedrock:   &handler.BedrockEvents{Svc: g, Log: o.Log},
+		Ingest:    &handler.Ingest{Svc: g, Log: o.Log},
+		SageMaker: &handler.SageMakerEvents{Svc: g.SageMaker, Log: o.Log},
 	}
 	l.Uploads = newUploads(blobs)
-	l.MCP = &mcpserver.Server{Svc: l.Service, Presign: blobs, Uploads: l.Uploads, Log: o.Log, Version: app.Version}
-	if err := l.addSageMaker(o, blobs); err != nil {
-		return nil, err
+	l.MCP = &mcpserver.Server{
+		Svc: g, Presign: blobs, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,
+		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true},
+		Log:      o.Log, Version: app.Version,
 	}
 	l.Blobs = blobs
 	if err := l.addReports(o); err != nil {

@@ -569,7 +569,7 @@ func TestQuotaQueuesAndDrainsInOrder(t *testing.T) {
 	var started []string
 	for round := 0; round < 10; round++ {
 		s.settle()
-		rep, err := s.l.Service.Reconcile(context.Background())
+		rep, err := s.l.Service.Reconciler.Reconcile(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
@@ -48,20 +48,30 @@ type Reports struct {
 	Notifier   *FileNotifier
 }
 
-// addReports starts the Bedrock runtime simulator, gives the service its
-// on-demand runner and routes the pipeline events, as the stack does in AWS.
-func (l *Suite) addReports(o Options) error {
+// startRuntime starts the Bedrock runtime simulator and gives d the on-demand
+// runner's model over it.
+func (l *Suite) startRuntime(o Options, d *graph.Deps) error {
 	ro := o.Reports
-	r := &Reports{Runtime: &sim.RuntimeSim{ThrottleRate: ro.ThrottleRate, Latency: ro.Latency, Log: o.Log}}
-	var err error
-	if r.RuntimeURL, err = r.Runtime.Listen("127.0.0.1:0"); err != nil {
+	l.Reports = &Reports{Runtime: &sim.RuntimeSim{ThrottleRate: ro.ThrottleRate, Latency: ro.Latency, Log: o.Log}}
+	url, err := l.Reports.Runtime.Listen("127.0.0.1:0")
+	if err != nil {
 		return err
 	}
+	l.Reports.RuntimeURL = url
 	client := bedrockruntime.NewFromConfig(aws.Config{
 		Region:      sim.DefaultRegion,
 		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
-	}, func(opts *bedrockruntime.Options) { opts.BaseEndpoint = aws.String(r.RuntimeURL) }, bedrockrt.NoSDKRetries)
-	l.Service.OnDemand = &service.OnDemand{Model: &bedrockrt.Model{Client: client}, Concurrency: ro.Concurrency}
+	}, func(opts *bedrockruntime.Options) { opts.BaseEndpoint = aws.String(url) }, bedrockrt.NoSDKRetries)
+	d.OnDemandModel = &bedrockrt.Model{Client: client}
+	d.OnDemandConcurrency = ro.Concurrency
+	return nil
+}
+
+// addReports routes the pipeline and on-demand events, as the stack does in AWS.
+func (l *Suite) addReports(o Options) error {
+	ro := o.Reports
+	r := l.Reports
+	var err error
 
 	cfg := ro.Pipelines
 	if cfg == nil {
@@ -104,12 +114,12 @@ func (l *Suite) addReports(o Options) error {
 	if l.Router.Others == nil {
 		l.Router.Others = map[string]func(context.Context, events.CloudWatchEvent) error{}
 	}
-	od := &handler.OnDemand{Svc: l.Service, Log: o.Log}
+	od := &handler.OnDemand{Svc: l.Service.OnDemandRuns, Log: o.Log}
 	l.Router.Others[config.EventSource+"|"+config.DetailOnDemandRun] = od.Handle
 	l.Router.Others[config.EventSource+"|"+config.DetailJobCompleted] = asRaw
 	l.Router.Others[config.EventSource+"|"+config.DetailPipelineTick] = asRaw
 	l.MCP.Reports = r.Runner
-	l.Reports = r
+	l.MCP.Features.Reports = true
 	return nil
 }
 

@@ -2,19 +2,16 @@ package local
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sagemakerruntime"
 
-	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
-	"github.com/mcpbatch/mcpbatch/shared/handler"
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
@@ -26,13 +23,13 @@ var SimEndpoints = []string{"demo-async", "demo-realtime"}
 // port, reached by the real sagemakerruntime client; its SNS notifications go
 // over the local bus to the same handler the sagemaker-events Lambda runs.
 type SageMakerLocal struct {
-	Sim     *sim.SageMakerSim
-	URL     string
-	Service *service.SageMaker
+	Sim *sim.SageMakerSim
+	URL string
 }
 
-// addSageMaker wires the SageMaker tools and event route into the suite.
-func (l *Suite) addSageMaker(o Options, blobs blob.Store) error {
+// startSageMaker starts the SageMaker runtime simulator and gives d its
+// client and endpoints.
+func (l *Suite) startSageMaker(o Options, blobs blob.Store, d *graph.Deps) error {
 	endpoints := config.List(os.Getenv(config.EnvSageMakerEndpoints))
 	if len(endpoints) == 0 {
 		endpoints = SimEndpoints
@@ -51,15 +48,9 @@ func (l *Suite) addSageMaker(o Options, blobs blob.Store) error {
 		Region:      sim.DefaultRegion,
 		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
 	}, func(opts *sagemakerruntime.Options) { opts.BaseEndpoint = aws.String(url) })
-	m, err := app.NewSageMaker(l.Service, sagemaker.New(client, o.Log))
-	if err != nil {
-		s.Close()
-		return fmt.Errorf("sagemaker settings: %w", err)
-	}
-	m.Endpoints = endpoints
-	l.SageMaker = &SageMakerLocal{Sim: s, URL: url, Service: m}
-	l.Router.SageMaker = &handler.SageMakerEvents{Svc: m, Log: o.Log}
-	l.MCP.SageMaker = m
+	d.SageMakerRuntime = sagemaker.New(client, o.Log)
+	d.SageMakerEndpoints = endpoints
+	l.SageMaker = &SageMakerLocal{Sim: s, URL: url}
 	return nil
 }
 

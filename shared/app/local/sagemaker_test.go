@@ -291,10 +291,10 @@ func TestSageMakerLostNotification(t *testing.T) {
 				t.Fatalf("job ended without a notification: %+v", v)
 			}
 			ctx := t.Context()
-			if n, err := sm.Service.ReconcileSageMaker(ctx, time.Now().Add(time.Minute), 100); err != nil || n != 1 {
+			if n, err := s.l.Service.SageMaker.ReconcileSageMaker(ctx, time.Now().Add(time.Minute), 100); err != nil || n != 1 {
 				t.Fatalf("reconcile settled %d: %v", n, err)
 			}
-			if n, err := sm.Service.ReconcileSageMaker(ctx, time.Now().Add(time.Minute), 100); err != nil || n != 0 {
+			if n, err := s.l.Service.SageMaker.ReconcileSageMaker(ctx, time.Now().Add(time.Minute), 100); err != nil || n != 0 {
 				t.Fatalf("second reconcile settled %d: %v", n, err)
 			}
 			v := call[jobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})

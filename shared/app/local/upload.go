@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
 
 // Uploads stands in for S3 presigned PUTs in make dev: create_upload links point
@@ -80,7 +80,7 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("SignatureDoesNotMatch: send Content-Type: %s", ct), http.StatusForbidden)
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, service.MaxUploadBytes)
+	body := http.MaxBytesReader(w, r.Body, transfer.MaxUploadBytes)
 	if _, err := u.Blobs.Put(r.Context(), uri, body, ct); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

@@ -98,7 +98,7 @@ func TestUploadSubmit(t *testing.T) {
 		}
 	})
 	t.Run("input_uri of the caller's own upload", func(t *testing.T) {
-		uri := s.l.Service.NewUpload("alice").URI // same prefix as alice's uploads
+		uri := s.l.Service.Transfer.NewUpload("alice").URI // same prefix as alice's uploads
 		uri = uri[:strings.LastIndexByte(uri, '/')+1] + up.UploadID + ".jsonl"
 		h := call[mcpserver.JobHandle](t, alice, "submit_batch", map[string]any{"model": haiku, "input_uri": uri})
 		if h.RecordCount != 150 {

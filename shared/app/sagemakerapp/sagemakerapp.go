@@ -12,13 +12,8 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
 )
 
-// WithSageMaker sets a.SageMaker: the SageMaker use cases over the runtime API
-// client and the suite's store, bucket and bus.
-func WithSageMaker(ctx context.Context, a *app.AWS) error {
-	m, err := app.NewSageMaker(a.Service, sagemaker.New(sagemakerruntime.NewFromConfig(a.Config), a.Log))
-	if err != nil {
-		return err
-	}
-	a.SageMaker = m
+// Runtime gives the graph the SageMaker runtime API client.
+func Runtime(_ context.Context, e *app.Env) error {
+	e.Deps.SageMakerRuntime = sagemaker.New(sagemakerruntime.NewFromConfig(e.Config), e.Log)
 	return nil
 }

@@ -166,7 +166,7 @@ func (c *Client) Submit(ctx context.Context, in SubmitInput) (string, error) {
 type JobInfo struct {
 	ARN  string
 	Name string
-	// Status is Bedrock's own word (job.BedrockCompleted, ...); job.BedrockOutcome maps it.
+	// Status is Bedrock's own word (StatusCompleted, ...); Outcome maps it.
 	Status               string
 	Message              string
 	ModelID              string

@@ -114,7 +114,7 @@ func TestSubmitGetStopList(t *testing.T) {
 			if err != nil {
 				t.Fatalf("get %s: %v", ident, err)
 			}
-			if info.ARN != arn || info.Name != in.JobName || info.Status != job.BedrockSubmitted ||
+			if info.ARN != arn || info.Name != in.JobName || info.Status != bedrock.StatusSubmitted ||
 				info.OutputURI != in.OutputURI || info.ModelID != haiku || info.SubmitTime.IsZero() {
 				t.Errorf("get %s: %+v", ident, info)
 			}
@@ -130,7 +130,7 @@ func TestSubmitGetStopList(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := bedrock.JobInfo{TotalRecordCount: 150, ProcessedRecordCount: 150, SuccessRecordCount: 144, ErrorRecordCount: 6}
-		if info.Status != job.BedrockCompleted || info.EndTime.IsZero() ||
+		if info.Status != bedrock.StatusCompleted || info.EndTime.IsZero() ||
 			info.TotalRecordCount != want.TotalRecordCount || info.ProcessedRecordCount != want.ProcessedRecordCount ||
 			info.SuccessRecordCount != want.SuccessRecordCount || info.ErrorRecordCount != want.ErrorRecordCount {
 			t.Errorf("info %+v", info)
@@ -232,7 +232,7 @@ func TestStopRunningJob(t *testing.T) {
 	if err := f.client.Stop(ctx, arn); err != nil {
 		t.Fatal(err)
 	}
-	if info, _ := f.client.Get(ctx, arn); info.Status != job.BedrockStopping {
+	if info, _ := f.client.Get(ctx, arn); info.Status != bedrock.StatusStopping {
 		t.Errorf("status %s, want Stopping", info.Status)
 	}
 	if err := f.client.Stop(ctx, arn); err != nil {
@@ -242,7 +242,7 @@ func TestStopRunningJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, err := f.client.Get(ctx, arn)
-	if err != nil || info.Status != job.BedrockStopped || info.ProcessedRecordCount != 50 {
+	if err != nil || info.Status != bedrock.StatusStopped || info.ProcessedRecordCount != 50 {
 		t.Errorf("info %+v, %v; want Stopped with 50 processed", info, err)
 	}
 	if err := f.client.Stop(ctx, arn); err != nil {

@@ -33,7 +33,7 @@ type eventDetail struct {
 
 // ParseEvent parses the detail of a "Batch Inference Job State Change" event.
 // It needs a status and the job's name or ARN; an unknown status is returned as
-// is (job.BedrockOutcome decides what it means), so a new Bedrock status does not
+// is (Outcome decides what it means), so a new Bedrock status does not
 // make the handler fail.
 func ParseEvent(detail json.RawMessage) (Event, error) {
 	if claude.FirstByte(detail) != '{' {

@@ -45,7 +45,7 @@ func TestParseEventSamples(t *testing.T) {
 			if ev.Status != status {
 				t.Errorf("status %q, want %q", ev.Status, status)
 			}
-			if _, ok := job.BedrockOutcome(ev.Status); !ok {
+			if _, ok := bedrock.Outcome(ev.Status); !ok {
 				t.Errorf("status %q is not one of Bedrock's ten", ev.Status)
 			}
 			if ev.JobName != "mcpbatch-01jdz3k6r8x9y2w4v5t7q0m1n3" || !job.ValidID(strings.TrimPrefix(ev.JobName, config.DefaultJobPrefix+"-")) {
@@ -57,7 +57,7 @@ func TestParseEventSamples(t *testing.T) {
 			if ev.ModelID == "" || ev.CreationTime == "" {
 				t.Errorf("event %+v", ev)
 			}
-			if status == job.BedrockFailed && ev.FailureMessage == "" {
+			if status == bedrock.StatusFailed && ev.FailureMessage == "" {
 				t.Errorf("a Failed sample should carry a failureMessage")
 			}
 		})

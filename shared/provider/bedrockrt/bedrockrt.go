@@ -1,7 +1,7 @@
 // Package bedrockrt runs single records on demand through the Bedrock runtime API:
 // Converse for prompts and conversations (with a cachePoint after a stable system
 // prompt, so repeated calls read it from the prompt cache), InvokeModel for raw
-// native model_input bodies. It implements service.OnDemandModel.
+// native model_input bodies. It implements ondemand.OnDemandModel.
 package bedrockrt
 
 import (
@@ -19,7 +19,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 )
 
 // API is the part of the bedrockruntime client this adapter calls.
@@ -33,21 +33,21 @@ type Model struct {
 	Client API
 }
 
-var _ service.OnDemandModel = (*Model)(nil)
+var _ ondemand.OnDemandModel = (*Model)(nil)
 
 // NoSDKRetries turns off the SDK's own retries: the on-demand runner owns retry
 // with backoff and jitter, and two retry layers would multiply the attempts.
 func NoSDKRetries(o *bedrockruntime.Options) { o.RetryMaxAttempts = 1 }
 
 // Invoke runs one record. Throttling and transient service errors wrap
-// service.ErrRetryable; a model or validation error is a *service.CallError.
-func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Params) (service.OnDemandResult, error) {
+// ondemand.ErrRetryable; a model or validation error is a *ondemand.CallError.
+func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Params) (ondemand.OnDemandResult, error) {
 	if len(in.ModelInput) > 0 {
 		return m.invoke(ctx, model, in)
 	}
 	msgs, err := messages(in)
 	if err != nil {
-		return service.OnDemandResult{}, &service.CallError{Code: "ValidationException", Message: err.Error()}
+		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 	}
 	req := &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs,
 		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(p.MaxTokens))}}
@@ -68,9 +68,9 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 	}
 	out, err := m.Client.Converse(ctx, req)
 	if err != nil {
-		return service.OnDemandResult{}, classify(err)
+		return ondemand.OnDemandResult{}, classify(err)
 	}
-	res := service.OnDemandResult{StopReason: string(out.StopReason)}
+	res := ondemand.OnDemandResult{StopReason: string(out.StopReason)}
 	if msg, ok := out.Output.(*types.ConverseOutputMemberMessage); ok {
 		var b strings.Builder
 		for _, c := range msg.Value.Content {
@@ -91,22 +91,22 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 
 // invoke passes a native body through InvokeModel and reads the answer the way a
 // batch output line's modelOutput is read, so both paths store identical records.
-func (m *Model) invoke(ctx context.Context, model string, in job.Input) (service.OnDemandResult, error) {
+func (m *Model) invoke(ctx context.Context, model string, in job.Input) (ondemand.OnDemandResult, error) {
 	out, err := m.Client.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{
 		ModelId: aws.String(model), Body: in.ModelInput, ContentType: aws.String("application/json"), Accept: aws.String("application/json"),
 	})
 	if err != nil {
-		return service.OnDemandResult{}, classify(err)
+		return ondemand.OnDemandResult{}, classify(err)
 	}
 	line, err := json.Marshal(map[string]any{"recordId": in.ID, "modelInput": json.RawMessage("{}"), "modelOutput": json.RawMessage(out.Body)})
 	if err != nil {
-		return service.OnDemandResult{}, &service.CallError{Code: "ModelOutputUnreadable", Message: "the model answered with invalid JSON"}
+		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ModelOutputUnreadable", Message: "the model answered with invalid JSON"}
 	}
 	rec, err := bedrock.ParseOutputLine(line)
 	if err != nil {
-		return service.OnDemandResult{}, &service.CallError{Code: "ModelOutputUnreadable", Message: err.Error()}
+		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ModelOutputUnreadable", Message: err.Error()}
 	}
-	return service.OnDemandResult{Output: rec.Output, StopReason: rec.StopReason, InputTokens: rec.InputTokens, OutputTokens: rec.OutputTokens}, nil
+	return ondemand.OnDemandResult{Output: rec.Output, StopReason: rec.StopReason, InputTokens: rec.InputTokens, OutputTokens: rec.OutputTokens}, nil
 }
 
 // classify sorts runtime errors: throttling and 5xx are retried, everything else
@@ -116,15 +116,15 @@ func classify(err error) error {
 	if errors.As(err, &ae) {
 		switch ae.ErrorCode() {
 		case "ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException", "InternalServerException", "ModelTimeoutException":
-			return fmt.Errorf("%w: %s: %s", service.ErrRetryable, ae.ErrorCode(), ae.ErrorMessage())
+			return fmt.Errorf("%w: %s: %s", ondemand.ErrRetryable, ae.ErrorCode(), ae.ErrorMessage())
 		}
-		return &service.CallError{Code: ae.ErrorCode(), Message: ae.ErrorMessage()}
+		return &ondemand.CallError{Code: ae.ErrorCode(), Message: ae.ErrorMessage()}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	// Connection resets and the like: transient.
-	return fmt.Errorf("%w: %v", service.ErrRetryable, err)
+	return fmt.Errorf("%w: %v", ondemand.ErrRetryable, err)
 }
 
 // SupportsPromptCache reports whether Bedrock accepts a cachePoint for the model.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
@@ -56,10 +56,10 @@ func TestInvoke(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := model(t, tc.rt)
 			res, err := m.Invoke(context.Background(), haiku, tc.in, p)
-			var ce *service.CallError
+			var ce *ondemand.CallError
 			switch {
 			case tc.retryable:
-				if !errors.Is(err, service.ErrRetryable) {
+				if !errors.Is(err, ondemand.ErrRetryable) {
 					t.Fatalf("got %v, want a retryable error", err)
 				}
 			case tc.wantCode != "":

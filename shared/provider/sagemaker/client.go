@@ -1,6 +1,6 @@
 // Package sagemaker adapts the SageMaker runtime API (aws-sdk-go-v2
 // sagemakerruntime) to the service's SageMakerRuntime port: InvokeEndpointAsync,
-// and InvokeEndpoint with its own retry policy (DESIGN §8), plus the parser of the
+// and InvokeEndpoint with its own retry policy (see endpointError), plus the parser of the
 // async inference SNS notifications.
 package sagemaker
 
@@ -19,7 +19,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 )
 
 // API is the part of the SageMaker runtime client the adapter calls.
@@ -35,7 +35,7 @@ type Retry struct {
 	Cap         time.Duration // largest backoff ceiling; default 2 s
 }
 
-// Client implements service.SageMakerRuntime.
+// Client implements smsvc.SageMakerRuntime.
 type Client struct {
 	api   API
 	Retry Retry
@@ -44,7 +44,7 @@ type Client struct {
 	jitter func() float64
 }
 
-var _ service.SageMakerRuntime = (*Client)(nil)
+var _ smsvc.SageMakerRuntime = (*Client)(nil)
 
 // New wraps a SageMaker runtime client.
 func New(api API, log *slog.Logger) *Client {
@@ -57,7 +57,7 @@ func New(api API, log *slog.Logger) *Client {
 // InvokeAsync queues one async inference. The SDK's standard retryer handles
 // transport faults here: a repeated request carries the same InferenceId, and a
 // duplicate notification changes nothing.
-func (c *Client) InvokeAsync(ctx context.Context, in service.AsyncInvocation) (service.AsyncAccepted, error) {
+func (c *Client) InvokeAsync(ctx context.Context, in smsvc.AsyncInvocation) (smsvc.AsyncAccepted, error) {
 	req := &sdk.InvokeEndpointAsyncInput{
 		EndpointName:     aws.String(in.Endpoint),
 		InferenceId:      aws.String(in.InferenceID),
@@ -77,9 +77,9 @@ func (c *Client) InvokeAsync(ctx context.Context, in service.AsyncInvocation) (s
 	}
 	out, err := c.api.InvokeEndpointAsync(ctx, req)
 	if err != nil {
-		return service.AsyncAccepted{}, endpointError(in.Endpoint, err, 1)
+		return smsvc.AsyncAccepted{}, endpointError(in.Endpoint, err, 1)
 	}
-	return service.AsyncAccepted{
+	return smsvc.AsyncAccepted{
 		InferenceID:     aws.ToString(out.InferenceId),
 		OutputLocation:  aws.ToString(out.OutputLocation),
 		FailureLocation: aws.ToString(out.FailureLocation),
@@ -95,7 +95,7 @@ func noRetry(o *sdk.Options) { o.Retryer = aws.NopRetryer{} }
 // are retried with capped exponential backoff and full jitter while ctx allows
 // another attempt; ModelError, ValidationError and everything else are not.
 // The SDK reads the response body whole and closes it, on success and on error.
-func (c *Client) Invoke(ctx context.Context, in service.Invocation) (service.InvocationResult, error) {
+func (c *Client) Invoke(ctx context.Context, in smsvc.Invocation) (smsvc.InvocationResult, error) {
 	req := &sdk.InvokeEndpointInput{
 		EndpointName:  aws.String(in.Endpoint),
 		Body:          in.Body,
@@ -109,33 +109,33 @@ func (c *Client) Invoke(ctx context.Context, in service.Invocation) (service.Inv
 		out, err := c.api.InvokeEndpoint(ctx, req, noRetry)
 		if err == nil {
 			if in.MaxResponseBytes > 0 && len(out.Body) > in.MaxResponseBytes {
-				return service.InvocationResult{}, &service.EndpointError{
-					Endpoint: in.Endpoint, Kind: service.KindTooLarge, Code: "ResponseTooLarge", Attempts: attempt,
+				return smsvc.InvocationResult{}, &smsvc.EndpointError{
+					Endpoint: in.Endpoint, Kind: smsvc.KindTooLarge, Code: "ResponseTooLarge", Attempts: attempt,
 					Message: fmt.Sprintf("response of %d bytes is over the %d-byte cap", len(out.Body), in.MaxResponseBytes),
 					Limit:   in.MaxResponseBytes, Size: len(out.Body),
 				}
 			}
-			return service.InvocationResult{
+			return smsvc.InvocationResult{
 				Body: out.Body, ContentType: aws.ToString(out.ContentType),
 				InvokedVariant: aws.ToString(out.InvokedProductionVariant), Attempts: attempt,
 			}, nil
 		}
 		ee := endpointError(in.Endpoint, err, attempt)
-		if ee.Kind != service.KindRetryable || attempt >= r.MaxAttempts {
-			return service.InvocationResult{}, ee
+		if ee.Kind != smsvc.KindRetryable || attempt >= r.MaxAttempts {
+			return smsvc.InvocationResult{}, ee
 		}
 		wait := c.backoff(r, attempt)
 		// Do not start a wait that the deadline would cut short: report the last error now.
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
-			return service.InvocationResult{}, ee
+			return smsvc.InvocationResult{}, ee
 		}
 		c.Log.InfoContext(ctx, "retrying SageMaker invoke", "endpoint", in.Endpoint, "attempt", attempt, "code", ee.Code, "backoff_ms", wait.Milliseconds())
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			ee.Kind = service.KindDeadline
-			return service.InvocationResult{}, ee
+			ee.Kind = smsvc.KindDeadline
+			return smsvc.InvocationResult{}, ee
 		case <-t.C:
 		}
 	}
@@ -168,9 +168,10 @@ func (c *Client) backoff(r Retry, attempt int) time.Duration {
 	return time.Duration(j() * float64(ceil))
 }
 
-// endpointError classifies an SDK error (DESIGN §8: which ones are worth a retry).
-func endpointError(endpoint string, err error, attempt int) *service.EndpointError {
-	ee := &service.EndpointError{Endpoint: endpoint, Kind: service.KindOther, Attempts: attempt, Message: err.Error()}
+// endpointError classifies an SDK error: throttling and 5xx answers are worth a
+// retry; a ModelError (the container's own answer) and validation errors are not.
+func endpointError(endpoint string, err error, attempt int) *smsvc.EndpointError {
+	ee := &smsvc.EndpointError{Endpoint: endpoint, Kind: smsvc.KindOther, Attempts: attempt, Message: err.Error()}
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		ee.Code, ee.Message = api.ErrorCode(), api.ErrorMessage()
@@ -185,22 +186,22 @@ func endpointError(endpoint string, err error, attempt int) *service.EndpointErr
 	var send *smithyhttp.RequestSendError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
-		ee.Kind, ee.Code = service.KindDeadline, "DeadlineExceeded"
+		ee.Kind, ee.Code = smsvc.KindDeadline, "DeadlineExceeded"
 	case errors.As(err, &me):
-		ee.Kind = service.KindModelError
+		ee.Kind = smsvc.KindModelError
 		ee.OriginalStatusCode = int(aws.ToInt32(me.OriginalStatusCode))
 		ee.OriginalMessage = aws.ToString(me.OriginalMessage)
 		ee.LogStreamARN = aws.ToString(me.LogStreamArn)
 	case errors.As(err, &ve):
-		ee.Kind = service.KindValidation
+		ee.Kind = smsvc.KindValidation
 	case errors.As(err, &nr), errors.As(err, &inf), errors.As(err, &su), errors.As(err, &idep):
-		ee.Kind = service.KindRetryable
+		ee.Kind = smsvc.KindRetryable
 	case ee.Code == "ThrottlingException" || ee.Code == "Throttling" || ee.Code == "TooManyRequestsException":
-		ee.Kind = service.KindRetryable
+		ee.Kind = smsvc.KindRetryable
 	case errors.As(err, &re) && (re.HTTPStatusCode() == http.StatusTooManyRequests || re.HTTPStatusCode() == http.StatusServiceUnavailable):
-		ee.Kind = service.KindRetryable
+		ee.Kind = smsvc.KindRetryable
 	case errors.As(err, &send):
-		ee.Kind, ee.Code = service.KindRetryable, "RequestSendError"
+		ee.Kind, ee.Code = smsvc.KindRetryable, "RequestSendError"
 	}
 	if ee.Code == "" {
 		ee.Code = "Error"

@@ -14,7 +14,7 @@ import (
 	sdk "github.com/aws/aws-sdk-go-v2/service/sagemakerruntime"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
@@ -57,9 +57,9 @@ func TestRetryTable(t *testing.T) {
 		{"ServiceUnavailable", 2, "", 3},
 		{"InternalDependencyException", 2, "", 3},
 		{"ThrottlingException", 2, "", 3},
-		{"ServiceUnavailable", 10, service.KindRetryable, 4}, // gives up at MaxAttempts
-		{"ModelError", 1, service.KindModelError, 1},
-		{"ValidationError", 1, service.KindValidation, 1},
+		{"ServiceUnavailable", 10, smsvc.KindRetryable, 4}, // gives up at MaxAttempts
+		{"ModelError", 1, smsvc.KindModelError, 1},
+		{"ValidationError", 1, smsvc.KindValidation, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.fault, func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestRetryTable(t *testing.T) {
 				faults[i] = tc.fault
 			}
 			s.QueueFaults("ep", faults...)
-			res, err := c.Invoke(context.Background(), service.Invocation{Endpoint: "ep", Body: []byte(`{"a":1}`), ContentType: "application/json"})
+			res, err := c.Invoke(context.Background(), smsvc.Invocation{Endpoint: "ep", Body: []byte(`{"a":1}`), ContentType: "application/json"})
 			if tc.wantKind == "" {
 				if err != nil {
 					t.Fatalf("want success after retries, got %v", err)
@@ -79,7 +79,7 @@ func TestRetryTable(t *testing.T) {
 				}
 				return
 			}
-			var ee *service.EndpointError
+			var ee *smsvc.EndpointError
 			if !errors.As(err, &ee) {
 				t.Fatalf("want an EndpointError, got %v", err)
 			}
@@ -108,10 +108,10 @@ func TestDeadlineBoundsRetries(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	start := time.Now()
-	_, err := c.Invoke(ctx, service.Invocation{Endpoint: "ep", Body: []byte("x"), ContentType: "text/plain"})
+	_, err := c.Invoke(ctx, smsvc.Invocation{Endpoint: "ep", Body: []byte("x"), ContentType: "text/plain"})
 	elapsed := time.Since(start)
-	var ee *service.EndpointError
-	if !errors.As(err, &ee) || (ee.Kind != service.KindRetryable && ee.Kind != service.KindDeadline) {
+	var ee *smsvc.EndpointError
+	if !errors.As(err, &ee) || (ee.Kind != smsvc.KindRetryable && ee.Kind != smsvc.KindDeadline) {
 		t.Fatalf("want a retryable/deadline EndpointError, got %v", err)
 	}
 	if ee.Attempts < 2 || ee.Attempts != s.Calls("ep") {
@@ -148,9 +148,9 @@ func TestBackoffIsCappedFullJitter(t *testing.T) {
 
 func TestResponseCap(t *testing.T) {
 	c, _ := newSimClient(t, nil)
-	_, err := c.Invoke(context.Background(), service.Invocation{Endpoint: "ep", Body: []byte(`{"a":1}`), ContentType: "application/json", MaxResponseBytes: 10})
-	var ee *service.EndpointError
-	if !errors.As(err, &ee) || ee.Kind != service.KindTooLarge || ee.Limit != 10 || ee.Size <= 10 {
+	_, err := c.Invoke(context.Background(), smsvc.Invocation{Endpoint: "ep", Body: []byte(`{"a":1}`), ContentType: "application/json", MaxResponseBytes: 10})
+	var ee *smsvc.EndpointError
+	if !errors.As(err, &ee) || ee.Kind != smsvc.KindTooLarge || ee.Limit != 10 || ee.Size <= 10 {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -158,19 +158,19 @@ func TestResponseCap(t *testing.T) {
 func TestInvokeAsyncAgainstSimulator(t *testing.T) {
 	tests := []struct {
 		name    string
-		in      service.AsyncInvocation
+		in      smsvc.AsyncInvocation
 		wantErr string
 	}{
-		{"inline body", service.AsyncInvocation{Endpoint: "ep", InferenceID: "01jc3v9k2m4n5p6q7r8s9t0v1w", Body: []byte("x"), ContentType: "text/plain", RequestTTLS: 60, InvocationTimeoutS: 1}, ""},
-		{"unknown endpoint", service.AsyncInvocation{Endpoint: "nope", InferenceID: "id", Body: []byte("x")}, service.KindValidation},
-		{"ttl out of range", service.AsyncInvocation{Endpoint: "ep", InferenceID: "id", Body: []byte("x"), RequestTTLS: 30}, service.KindValidation},
+		{"inline body", smsvc.AsyncInvocation{Endpoint: "ep", InferenceID: "01jc3v9k2m4n5p6q7r8s9t0v1w", Body: []byte("x"), ContentType: "text/plain", RequestTTLS: 60, InvocationTimeoutS: 1}, ""},
+		{"unknown endpoint", smsvc.AsyncInvocation{Endpoint: "nope", InferenceID: "id", Body: []byte("x")}, smsvc.KindValidation},
+		{"ttl out of range", smsvc.AsyncInvocation{Endpoint: "ep", InferenceID: "id", Body: []byte("x"), RequestTTLS: 30}, smsvc.KindValidation},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := newSimClient(t, func(s *sim.SageMakerSim) { s.Endpoints = []string{"ep"} })
 			acc, err := c.InvokeAsync(context.Background(), tc.in)
 			if tc.wantErr != "" {
-				var ee *service.EndpointError
+				var ee *smsvc.EndpointError
 				if !errors.As(err, &ee) || ee.Kind != tc.wantErr {
 					t.Fatalf("got %v, want kind %s", err, tc.wantErr)
 				}

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 )
 
 // Notification is an async inference notification exactly as SageMaker publishes
-// it to the success or error SNS topic (DESIGN §8).
+// it to the success or error SNS topic (the notification format of
+// https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-check-predictions.html).
 type Notification struct {
 	AwsRegion         string `json:"awsRegion"`
 	EventTime         string `json:"eventTime"`
@@ -52,23 +52,23 @@ const (
 var ErrTestNotification = errors.New("SageMaker test notification")
 
 // ParseNotification decodes an SNS Message body into a service event.
-func ParseNotification(msg []byte) (service.SageMakerEvent, error) {
+func ParseNotification(msg []byte) (smsvc.SageMakerEvent, error) {
 	var n Notification
 	if err := json.Unmarshal(msg, &n); err != nil {
-		return service.SageMakerEvent{}, fmt.Errorf("SageMaker notification is not JSON: %w", err)
+		return smsvc.SageMakerEvent{}, fmt.Errorf("SageMaker notification is not JSON: %w", err)
 	}
 	if n.EventName == EventTestNotification {
-		return service.SageMakerEvent{}, ErrTestNotification
+		return smsvc.SageMakerEvent{}, ErrTestNotification
 	}
 	if n.EventSource != "aws:sagemaker" || n.EventName != EventInferenceResult {
-		return service.SageMakerEvent{}, fmt.Errorf("not a SageMaker inference result (eventSource %q, eventName %q)", n.EventSource, n.EventName)
+		return smsvc.SageMakerEvent{}, fmt.Errorf("not a SageMaker inference result (eventSource %q, eventName %q)", n.EventSource, n.EventName)
 	}
 	if n.InferenceID == "" {
-		return service.SageMakerEvent{}, errors.New("SageMaker notification without inferenceId")
+		return smsvc.SageMakerEvent{}, errors.New("SageMaker notification without inferenceId")
 	}
-	ev := service.SageMakerEvent{InferenceID: n.InferenceID, Status: n.InvocationStatus, FailureReason: n.FailureReason}
+	ev := smsvc.SageMakerEvent{InferenceID: n.InferenceID, Status: n.InvocationStatus, FailureReason: n.FailureReason}
 	switch n.InvocationStatus {
-	case job.SageMakerCompleted:
+	case smsvc.SageMakerCompleted:
 		if n.ResponseParameters == nil {
 			return ev, fmt.Errorf("inference %s: Completed without responseParameters", n.InferenceID)
 		}
@@ -82,7 +82,7 @@ func ParseNotification(msg []byte) (service.SageMakerEvent, error) {
 		} else if ev.OutputLocation == "" {
 			return ev, fmt.Errorf("inference %s: Completed with neither responseBody nor outputLocation", n.InferenceID)
 		}
-	case job.SageMakerFailed:
+	case smsvc.SageMakerFailed:
 	default:
 		return ev, fmt.Errorf("inference %s: unknown invocationStatus %q", n.InferenceID, n.InvocationStatus)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/motoserver"
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
 )
 
@@ -75,15 +76,15 @@ func TestFlowsAgainstMoto(t *testing.T) {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	bus := &noBus{}
 	st := dynamostore.New(ddb, "mcpbatch-sm")
-	m := &service.SageMaker{
-		Svc:       &service.Service{Store: st, Blobs: s3blob.New(s3c, s3blob.Options{}), Bus: bus, Log: log, Bucket: "s3://mcpbatch-sm"},
+	m := &smsvc.Service{
+		Core:      &service.Core{Store: st, Blobs: s3blob.New(s3c, s3blob.Options{}), Bus: bus, Log: log, Bucket: "s3://mcpbatch-sm"},
 		Runtime:   sagemaker.New(sdk.NewFromConfig(cfg), log),
 		Endpoints: []string{"moto-ep"},
 	}
 
 	t.Run("real-time", func(t *testing.T) {
 		motoQueue(t, "endpoint-results", []map[string]string{{"Body": `{"answer":42}`, "ContentType": "application/json", "InvokedProductionVariant": "blue"}})
-		res, err := m.Invoke(ctx, service.InvokeRequest{Endpoint: "moto-ep", Body: []byte(`{"q":1}`), ContentType: "application/json"})
+		res, err := m.Invoke(ctx, smsvc.InvokeRequest{Endpoint: "moto-ep", Body: []byte(`{"q":1}`), ContentType: "application/json"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +105,7 @@ func TestFlowsAgainstMoto(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			motoQueue(t, "async-endpoint-results", []map[string]any{tc.result})
-			j, err := m.InvokeAsync(ctx, service.AsyncRequest{
+			j, err := m.InvokeAsync(ctx, smsvc.AsyncRequest{
 				Owner: "alice", Endpoint: "moto-ep", InputURI: fmt.Sprintf("s3://mcpbatch-sm/in/%d.json", i), ContentType: "application/json",
 			})
 			if err != nil {
@@ -113,27 +114,27 @@ func TestFlowsAgainstMoto(t *testing.T) {
 			if j.Status != job.StatusSubmitted || j.OutputURI == "" || j.FailureURI == "" {
 				t.Fatalf("job %+v", j)
 			}
-			ev := service.SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerCompleted, OutputLocation: j.OutputURI, ContentType: "application/json"}
+			ev := smsvc.SageMakerEvent{InferenceID: j.ID, Status: smsvc.SageMakerCompleted, OutputLocation: j.OutputURI, ContentType: "application/json"}
 			if tc.wantStatus == job.StatusFailed {
-				ev = service.SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerFailed, FailureReason: "second inference failed"}
+				ev = smsvc.SageMakerEvent{InferenceID: j.ID, Status: smsvc.SageMakerFailed, FailureReason: "second inference failed"}
 			}
 			for range 2 { // a duplicate delivery changes nothing
 				if err := m.OnSageMakerEvent(ctx, ev); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got, err := m.Svc.Get(ctx, "alice", j.ID)
+			got, err := m.Get(ctx, "alice", j.ID)
 			if err != nil || got.Status != tc.wantStatus {
 				t.Fatalf("job %v, %v", got, err)
 			}
-			recs, _, _, err := m.Svc.Results(ctx, "alice", service.ResultsQuery{JobID: j.ID})
+			recs, _, _, err := m.Results(ctx, "alice", service.ResultsQuery{JobID: j.ID})
 			if err != nil || len(recs) != 1 || recs[0].Output != tc.wantOutput {
 				t.Fatalf("records %+v, %v", recs, err)
 			}
 			if tc.wantStatus == job.StatusFailed && recs[0].ErrorMessage != "second inference failed" {
 				t.Fatalf("failure reason lost: %+v", recs[0])
 			}
-			if _, err := m.Svc.Get(ctx, "mallory", j.ID); err != service.ErrJobNotFound {
+			if _, err := m.Get(ctx, "mallory", j.ID); err != service.ErrJobNotFound {
 				t.Fatalf("other owner: %v", err)
 			}
 		})

@@ -1,5 +1,5 @@
-// Package dynamostore is the store.Store adapter over one DynamoDB table (the
-// single-table design of DESIGN §4): jobs under JOB#<id>/META, results spread
+// Package dynamostore is the store.Store adapter over one DynamoDB table (a
+// single-table design): jobs under JOB#<id>/META, results spread
 // over JOB#<id>#<shard>/REC#<recordId>, owner listing on GSI1, in-flight
 // listing on the sparse GSI2, TTL on expiresAt.
 package dynamostore

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/store/internal/storeutil"
 )
 
-// Attribute and key names of the single-table design (DESIGN §4). The CDK
+// Attribute and key names of the single-table design (see the package comment). The CDK
 // stack declares the same names; change them together.
 const (
 	attrPK      = "PK"

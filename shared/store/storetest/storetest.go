@@ -186,7 +186,7 @@ func testCreateAndGet(e *env) {
 	now := e.clock.Now()
 	j := e.newJob("arn:aws:iam::123456789012:role/alice", job.ProviderBedrock, job.StatusInProgress, now)
 	j.Name = "nightly eval"
-	j.ProviderStatus = job.BedrockInProgress
+	j.ProviderStatus = "InProgress"
 	j.FinalStatus = job.StatusCompleted
 	j.InputURI = "s3://bucket/input/" + j.ID + "/records.jsonl"
 	j.OutputURI = "s3://bucket/output/" + j.ID + "/"
@@ -412,7 +412,7 @@ func testUpdateJob(e *env) {
 	e.clock.Advance(90 * time.Second)
 	got, err := e.s.UpdateJob(e.ctx, j.ID, func(x *job.Job) error {
 		x.Status = job.StatusInProgress
-		x.ProviderStatus = job.BedrockInProgress
+		x.ProviderStatus = "InProgress"
 		x.Parts = append(x.Parts, job.Part{Name: "p", Status: job.StatusInProgress})
 		x.ID = "someone-else" // ignored: a mutator cannot move a job
 		x.UpdatedAt = time.Time{}
@@ -423,7 +423,7 @@ func testUpdateJob(e *env) {
 	}
 	want := *j
 	want.Status = job.StatusInProgress
-	want.ProviderStatus = job.BedrockInProgress
+	want.ProviderStatus = "InProgress"
 	want.Parts = []job.Part{{Name: "p", Status: job.StatusInProgress}}
 	want.Version = 2
 	want.UpdatedAt = e.clock.Now()

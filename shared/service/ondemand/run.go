@@ -1,4 +1,4 @@
-package service
+package ondemand
 
 import (
 	"bufio"
@@ -7,207 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
-	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
-
-// OnDemandModel runs one record through a model's runtime API.
-type OnDemandModel interface {
-	Invoke(ctx context.Context, model string, in job.Input, p job.Params) (OnDemandResult, error)
-}
-
-// OnDemandResult is one model answer.
-type OnDemandResult struct {
-	Output           string
-	StopReason       string
-	InputTokens      int64
-	OutputTokens     int64
-	CacheReadTokens  int64
-	CacheWriteTokens int64
-}
-
-// ErrRetryable marks a call worth retrying (throttling, a busy or failing service).
-var ErrRetryable = errors.New("retryable model error")
-
-// CallError is a model call that failed for good; the record fails with it.
-type CallError struct{ Code, Message string }
-
-func (e *CallError) Error() string { return e.Code + ": " + e.Message }
-
-// ErrJobExists: a submit with a caller-chosen job id (a pipeline run key) that is taken.
-var ErrJobExists = errors.New("job already exists")
-
-// OnDemandRun is the detail of "On-Demand Run Requested".
-type OnDemandRun struct {
-	JobID string `json:"jobId"`
-}
-
-// OnDemand runs jobs too small for batch (or asked for on demand) record by
-// record, with bounded concurrency and retries with backoff and jitter.
-type OnDemand struct {
-	Model OnDemandModel
-	// Concurrency bounds parallel calls per run (default job.DefaultOnDemandConcurrency).
-	Concurrency int
-	// MaxAttempts per record before a retryable error fails it (default 8).
-	MaxAttempts int
-	// BaseBackoff and MaxBackoff shape the capped exponential backoff with full jitter
-	// (defaults 200 ms and 20 s).
-	BaseBackoff, MaxBackoff time.Duration
-	// Chunk is how many records run between two checkpoints (default 16 × concurrency).
-	Chunk int
-}
-
-func (o *OnDemand) concurrency() int {
-	if o.Concurrency > 0 {
-		return o.Concurrency
-	}
-	return job.DefaultOnDemandConcurrency
-}
-
-// backoff is the wait before retry number attempt (1-based): full jitter over a capped exponential.
-func (o *OnDemand) backoff(attempt int) time.Duration {
-	base, top := o.BaseBackoff, o.MaxBackoff
-	if base <= 0 {
-		base = 200 * time.Millisecond
-	}
-	if top <= 0 {
-		top = 20 * time.Second
-	}
-	d := base << min(attempt-1, 20)
-	if d > top || d <= 0 {
-		d = top
-	}
-	return time.Duration(rand.Int64N(int64(d)) + 1)
-}
-
-// resolveMode settles req.Mode to batch or on_demand (auto: batch when the provider allows it).
-func (s *Service) resolveMode(req *SubmitRequest) error {
-	n := len(req.Records)
-	if req.Provider == job.ProviderAnthropic {
-		// Anthropic batches have no minimum size, so there is nothing to run on demand.
-		if req.Mode == job.ModeOnDemand {
-			return job.Fieldf("mode", "on_demand runs Bedrock models only; Anthropic jobs run as Message Batches (omit mode)")
-		}
-		req.Mode = job.ModeBatch
-		return nil
-	}
-	switch req.Mode {
-	case "", job.ModeAuto:
-		req.Mode = job.ModeBatch
-		if n > 0 && n < s.minRecords() && s.OnDemand != nil {
-			req.Mode = job.ModeOnDemand
-		}
-	case job.ModeBatch:
-	case job.ModeOnDemand:
-		if s.OnDemand == nil {
-			return job.Fieldf("mode", "on_demand is not available in this deployment; use batch with at least %d records", s.minRecords())
-		}
-	default:
-		return job.Fieldf("mode", "must be auto, batch or on_demand (got %q)", req.Mode)
-	}
-	if req.Mode == job.ModeOnDemand && n > job.MaxOnDemandRecords {
-		return job.Fieldf("records", "%d records is over the on-demand maximum of %d; use mode batch (about half the price)", n, job.MaxOnDemandRecords)
-	}
-	return nil
-}
-
-// checkRunID refuses a caller-chosen job id that is taken, before anything is written.
-func (s *Service) checkRunID(ctx context.Context, id string) error {
-	if id == "" {
-		return nil
-	}
-	if !job.ValidID(id) {
-		return fmt.Errorf("job id %q is not a valid job id", id)
-	}
-	_, err := s.Store.GetJob(ctx, id)
-	switch {
-	case err == nil:
-		return fmt.Errorf("%w: %s", ErrJobExists, id)
-	case errors.Is(err, store.ErrNotFound):
-		return nil
-	default:
-		return fmt.Errorf("check job %s: %w", id, err)
-	}
-}
-
-// submitOnDemand stores the records and asks the on-demand runner to start; it
-// returns at once, like a batch submit.
-func (s *Service) submitOnDemand(ctx context.Context, req SubmitRequest) (*job.Job, error) {
-	now := s.now()
-	id := req.ID
-	if id == "" {
-		id = job.NewID(now)
-	}
-	n := len(req.Records)
-	j := &job.Job{
-		ID: id, Owner: req.Owner, Name: req.Name, Provider: job.ProviderBedrock, Model: req.Model, Mode: job.ModeOnDemand,
-		Status: job.StatusQueued, RecordCount: n, Shards: job.ShardsFor(n), TTLDays: req.TTLDays,
-		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
-		InputURI: blob.Join(s.Bucket, "input", id), OutputURI: blob.Join(s.Bucket, "output", id),
-		OnDemand: &job.OnDemand{Params: req.Params, Concurrency: s.OnDemand.concurrency()},
-		Pipeline: req.Pipeline,
-	}
-	j.Parts = []job.Part{{Index: 0, Name: job.PartName(s.JobPrefix, id, 0, 1), Status: job.StatusQueued, RecordCount: n,
-		InputURI: blob.Join(j.InputURI, "ondemand", "records.jsonl"), ProviderStatus: "OnDemandQueued"}}
-	pr, pw := io.Pipe()
-	go func() {
-		w := bufio.NewWriterSize(pw, 256<<10)
-		enc := json.NewEncoder(w)
-		for _, r := range req.Records {
-			if err := enc.Encode(r); err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-		}
-		pw.CloseWithError(w.Flush())
-	}()
-	if _, err := s.Blobs.Put(ctx, j.Parts[0].InputURI, pr, "application/jsonl"); err != nil {
-		return nil, fmt.Errorf("write on-demand input of %s: %w", id, err)
-	}
-	if err := s.writeIDs(ctx, j, req.Records); err != nil {
-		return nil, err
-	}
-	if err := s.Store.CreateJob(ctx, j); err != nil {
-		if errors.Is(err, store.ErrExists) {
-			return nil, fmt.Errorf("%w: %s", ErrJobExists, id)
-		}
-		return nil, fmt.Errorf("store job %s: %w", id, err)
-	}
-	return s.requestRun(ctx, j)
-}
-
-// requestRun publishes "On-Demand Run Requested" once and records that it did.
-func (s *Service) requestRun(ctx context.Context, j *job.Job) (*job.Job, error) {
-	if err := s.Bus.Publish(ctx, config.DetailOnDemandRun, OnDemandRun{JobID: j.ID}); err != nil {
-		return nil, fmt.Errorf("request on-demand run of %s: %w", j.ID, err)
-	}
-	j, err := s.Store.UpdateJob(ctx, j.ID, func(j *job.Job) error {
-		if j.OnDemand == nil || j.OnDemand.RunRequested {
-			return store.ErrNoChange
-		}
-		j.OnDemand.RunRequested = true
-		return nil
-	})
-	if err != nil && !errors.Is(err, store.ErrNoChange) {
-		return nil, fmt.Errorf("record run request of %s: %w", j.ID, err)
-	}
-	return j, nil
-}
-
-// ContinueOnDemand republishes the run request so a fresh invocation resumes from the checkpoint.
-func (s *Service) ContinueOnDemand(ctx context.Context, id string) error {
-	if err := s.Bus.Publish(ctx, config.DetailOnDemandRun, OnDemandRun{JobID: id}); err != nil {
-		return fmt.Errorf("publish on-demand continuation for %s: %w", id, err)
-	}
-	return nil
-}
 
 var (
 	errOtherRun = errors.New("another run of this job moved its checkpoint")
@@ -220,11 +27,11 @@ var (
 // stops instead of double counting. When ctx ends it returns ctx's error with
 // everything up to the last checkpoint kept.
 func (s *Service) RunOnDemand(ctx context.Context, id string) error {
-	log := s.log().With("job_id", id)
-	if s.OnDemand == nil {
+	log := s.Logger().With("job_id", id)
+	if s.Model == nil {
 		return errors.New("on-demand runs are not configured")
 	}
-	now := s.now()
+	now := s.Now()
 	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		if j.Mode != job.ModeOnDemand || j.Status.Terminal() || j.Status == job.StatusInProgress {
 			return store.ErrNoChange
@@ -234,7 +41,7 @@ func (s *Service) RunOnDemand(ctx context.Context, id string) error {
 		}
 		j.Parts[0].Status, j.Parts[0].ProviderStatus = job.StatusInProgress, "OnDemandRunning"
 		j.SubmittedAt = now
-		s.settle(j, now)
+		s.Settle(j, now)
 		return nil
 	})
 	switch {
@@ -257,9 +64,9 @@ func (s *Service) RunOnDemand(ctx context.Context, id string) error {
 	}
 	defer rc.Close()
 	br := bufio.NewReaderSize(rc, 256<<10)
-	chunk := s.OnDemand.Chunk
+	chunk := s.Chunk
 	if chunk <= 0 {
-		chunk = 16 * s.OnDemand.concurrency()
+		chunk = 16 * s.concurrency()
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -344,7 +151,7 @@ func (s *Service) runChunk(ctx context.Context, j *job.Job, batch []job.Input) (
 	recs := make([]job.Record, len(batch))
 	var mu sync.Mutex
 	var st chunkStats
-	sem := make(chan struct{}, s.OnDemand.concurrency())
+	sem := make(chan struct{}, s.concurrency())
 	var wg sync.WaitGroup
 	for i, in := range batch {
 		sem <- struct{}{}
@@ -387,13 +194,13 @@ func (s *Service) runChunk(ctx context.Context, j *job.Job, batch []job.Input) (
 // runRecord calls the model for one record, retrying retryable errors with backoff and jitter.
 func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.Record, OnDemandResult, int64) {
 	rec := job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: j.ExpiresAt}
-	maxAttempts := s.OnDemand.MaxAttempts
+	maxAttempts := s.MaxAttempts
 	if maxAttempts <= 0 {
 		maxAttempts = 8
 	}
 	var throttles int64
 	for attempt := 1; ; attempt++ {
-		res, err := s.OnDemand.Model.Invoke(ctx, j.Model, in, j.OnDemand.Params)
+		res, err := s.Model.Invoke(ctx, j.Model, in, j.OnDemand.Params)
 		if err == nil {
 			rec.Status, rec.Output, rec.StopReason = job.RecordSucceeded, res.Output, res.StopReason
 			rec.InputTokens, rec.OutputTokens = res.InputTokens, res.OutputTokens
@@ -416,7 +223,7 @@ func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.
 			return rec, OnDemandResult{}, throttles
 		}
 		throttles++
-		t := time.NewTimer(s.OnDemand.backoff(attempt))
+		t := time.NewTimer(s.backoff(attempt))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -427,7 +234,7 @@ func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.
 
 // finishOnDemand settles the final status from the checkpoint counts and announces it.
 func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
-	now := s.now()
+	now := s.Now()
 	j, err := s.Store.UpdateJob(ctx, j.ID, func(j *job.Job) error {
 		if j.Status.Terminal() {
 			return store.ErrNoChange
@@ -454,8 +261,8 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 	if err != nil {
 		return fmt.Errorf("finish on-demand job %s: %w", j.ID, err)
 	}
-	s.log().InfoContext(ctx, "on-demand job finished", "job_id", j.ID, "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed,
+	s.Logger().InfoContext(ctx, "on-demand job finished", "job_id", j.ID, "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed,
 		"cache_read_tokens", j.CacheReadTokens, "cache_write_tokens", j.CacheWriteTokens, "throttles", j.OnDemand.Throttles)
-	s.publishCompleted(ctx, j)
+	s.PublishCompleted(ctx, j)
 	return nil
 }

@@ -1,29 +1,31 @@
-package service
+// Package sagemaker runs SageMaker endpoints: asynchronous invocations
+// (InvokeEndpointAsync) tracked as one-record jobs that SNS notifications settle,
+// with a reconciler for notifications that never came, and real-time
+// InvokeEndpoint calls with retries inside a deadline. Endpoints are allowed by
+// name at deploy time.
+package sagemaker
 
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
-// SageMaker runs the SageMaker use cases: async invocations tracked as one-record
+// Service runs the SageMaker use cases: async invocations tracked as one-record
 // jobs (InvokeEndpointAsync, completed by SNS notifications) and real-time
-// InvokeEndpoint calls. It shares the store, blobs and bus of Svc.
-type SageMaker struct {
-	Svc     *Service
+// InvokeEndpoint calls.
+type Service struct {
+	*service.Core
+	// Runtime is the SageMaker runtime API (nil where only notifications are read).
 	Runtime SageMakerRuntime
 	// Endpoints are the endpoint names callers may invoke (deploy-time configuration).
 	Endpoints []string
@@ -36,7 +38,29 @@ type SageMaker struct {
 	InputPrefix string
 }
 
-// Defaults of a SageMaker's zero fields.
+// SageMaker's words for an async invocation's state. The notification's
+// invocationStatus is Completed or Failed; Accepted is ours for "InvokeEndpointAsync
+// answered 202 and queued the request" (SageMaker has no status API for it).
+const (
+	SageMakerAccepted  = "Accepted"
+	SageMakerCompleted = "Completed"
+	SageMakerFailed    = "Failed"
+)
+
+var sageMakerOutcomes = map[string]job.ProviderOutcome{
+	SageMakerAccepted: {Status: job.StatusSubmitted},
+	// One record, stored by the event handler itself: no ingest step.
+	SageMakerCompleted: {Status: job.StatusCompleted, Ended: true, Final: job.StatusCompleted},
+	SageMakerFailed:    {Status: job.StatusFailed, Ended: true, Final: job.StatusFailed},
+}
+
+// SageMakerOutcome maps a SageMaker invocationStatus onto the neutral model.
+func SageMakerOutcome(s string) (job.ProviderOutcome, bool) {
+	o, ok := sageMakerOutcomes[s]
+	return o, ok
+}
+
+// Defaults of a Service's zero fields.
 const (
 	DefaultSageMakerDeadline         = 25 * time.Second
 	DefaultSageMakerMaxResponseBytes = 1 << 20
@@ -104,10 +128,10 @@ const (
 type EndpointError struct {
 	Endpoint string
 	Kind     string
-	Code     string // SageMaker's error code (ModelError, ServiceUnavailable...)
+	Code     string // SageMaker's error code (service.ModelError, ServiceUnavailable...)
 	Message  string
 	Attempts int
-	// ModelError details: the container's own status, message and log stream.
+	// service.ModelError details: the container's own status, message and log stream.
 	OriginalStatusCode int
 	OriginalMessage    string
 	LogStreamARN       string
@@ -154,12 +178,12 @@ type InvokeResult struct {
 // InvokeAsync starts an async inference and returns its job at once. The job is
 // stored before SageMaker is called, so a notification that overtakes the reply
 // still finds it.
-func (m *SageMaker) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, error) {
+func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, error) {
 	if err := m.validateAsync(&req); err != nil {
 		return nil, err
 	}
-	s := m.Svc
-	now := s.now()
+	s := m
+	now := s.Now()
 	id := job.NewID(now)
 	inv := AsyncInvocation{
 		Endpoint: req.Endpoint, InferenceID: id, ContentType: req.ContentType, Accept: req.Accept,
@@ -186,20 +210,20 @@ func (m *SageMaker) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
 	acc, invErr := m.Runtime.InvokeAsync(ctx, inv)
-	now = s.now()
+	now = s.Now()
 	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		if invErr != nil {
 			if !job.CanMove(j.Status, job.StatusFailed) {
 				return store.ErrNoChange
 			}
-			j.Status, j.ProviderStatus, j.Failed, j.CompletedAt = job.StatusFailed, job.SageMakerFailed, 1, now
+			j.Status, j.ProviderStatus, j.Failed, j.CompletedAt = job.StatusFailed, SageMakerFailed, 1, now
 			j.Error = "SageMaker refused the invocation: " + invErr.Error()
 			return nil
 		}
 		// A notification may already have ended the job: keep its status, add the locations.
 		j.OutputURI, j.FailureURI, j.SubmittedAt = acc.OutputLocation, acc.FailureLocation, now
 		if job.CanMove(j.Status, job.StatusSubmitted) {
-			j.Status, j.ProviderStatus = job.StatusSubmitted, job.SageMakerAccepted
+			j.Status, j.ProviderStatus = job.StatusSubmitted, SageMakerAccepted
 		}
 		return nil
 	})
@@ -210,23 +234,23 @@ func (m *SageMaker) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job
 		// The job's one result says why, as a failed inference's would.
 		rec := job.Record{JobID: id, ID: id, Status: job.RecordFailed, ErrorCode: "InvocationRefused", ErrorMessage: invErr.Error(), ExpiresAt: j.ExpiresAt}
 		if err := s.Store.PutRecords(ctx, id, 1, []job.Record{rec}); err != nil {
-			s.log().ErrorContext(ctx, "store refusal of job", "job_id", id, "error", err)
+			s.Logger().ErrorContext(ctx, "store refusal of job", "job_id", id, "error", err)
 		}
-		s.publishCompleted(ctx, j)
+		s.PublishCompleted(ctx, j)
 		return nil, fmt.Errorf("invoke endpoint %s async (job %s kept as failed): %w", req.Endpoint, id, invErr)
 	}
 	return j, nil
 }
 
-func (m *SageMaker) inputPrefix() string {
+func (m *Service) inputPrefix() string {
 	if m.InputPrefix != "" {
 		return m.InputPrefix
 	}
-	return blob.Join(m.Svc.Bucket, "sagemaker", "input")
+	return blob.Join(m.Bucket, "sagemaker", "input")
 }
 
 // Invoke calls a real-time endpoint with retries inside the overall deadline.
-func (m *SageMaker) Invoke(ctx context.Context, req InvokeRequest) (InvokeResult, error) {
+func (m *Service) Invoke(ctx context.Context, req InvokeRequest) (InvokeResult, error) {
 	if err := m.checkEndpoint(req.Endpoint); err != nil {
 		return InvokeResult{}, err
 	}
@@ -259,24 +283,24 @@ func (m *SageMaker) Invoke(ctx context.Context, req InvokeRequest) (InvokeResult
 	return InvokeResult{InvocationResult: res, Latency: time.Since(start)}, nil
 }
 
-func (m *SageMaker) checkEndpoint(name string) error {
+func (m *Service) checkEndpoint(name string) error {
 	if name == "" {
 		return job.Fieldf("endpoint_name", "required; allowed endpoints: %s", m.allowed())
 	}
 	if !slices.Contains(m.Endpoints, name) {
-		return job.Fieldf("endpoint_name", "%q is not allowed here; allowed endpoints: %s", truncate(name, 80), m.allowed())
+		return job.Fieldf("endpoint_name", "%q is not allowed here; allowed endpoints: %s", service.Truncate(name, 80), m.allowed())
 	}
 	return nil
 }
 
-func (m *SageMaker) allowed() string {
+func (m *Service) allowed() string {
 	if len(m.Endpoints) == 0 {
 		return "none (this deployment allows no SageMaker endpoint: deploy with -c sagemakerEndpoints=name1,name2)"
 	}
 	return strings.Join(m.Endpoints, ", ")
 }
 
-func (m *SageMaker) validateAsync(req *AsyncRequest) error {
+func (m *Service) validateAsync(req *AsyncRequest) error {
 	if err := m.checkEndpoint(req.Endpoint); err != nil {
 		return err
 	}
@@ -292,7 +316,7 @@ func (m *SageMaker) validateAsync(req *AsyncRequest) error {
 			return job.Fieldf("input_uri", "%d characters is over SageMaker's limit of %d", len(req.InputURI), job.SageMakerMaxInputLocation)
 		}
 		if b, k, err := blob.ParseURI(req.InputURI); err != nil || b == "" || k == "" {
-			return job.Fieldf("input_uri", "%q: want s3://bucket/key", truncate(req.InputURI, 80))
+			return job.Fieldf("input_uri", "%q: want s3://bucket/key", service.Truncate(req.InputURI, 80))
 		}
 	}
 	if req.ContentType == "" {
@@ -319,226 +343,4 @@ func (m *SageMaker) validateAsync(req *AsyncRequest) error {
 		return job.Fieldf("ttl_days", "must be %d..%d (got %d)", job.MinTTLDays, job.MaxTTLDays, req.TTLDays)
 	}
 	return nil
-}
-
-// SageMakerEvent is one async inference notification, already decoded.
-type SageMakerEvent struct {
-	InferenceID    string
-	Status         string // job.SageMakerCompleted or job.SageMakerFailed
-	FailureReason  string
-	OutputLocation string
-	ContentType    string
-	// Body is the decoded responseBody when SageMaker included it (≤ 128 KB).
-	Body    []byte
-	HasBody bool
-}
-
-// OnSageMakerEvent settles an async job from its notification. It is idempotent
-// and order tolerant: the first terminal notification wins, a duplicate of it only
-// rewrites the same record, a contradicting late one changes nothing, and
-// invocations this stack did not start are acknowledged and ignored.
-func (m *SageMaker) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error {
-	s := m.Svc
-	log := s.log().With("inference_id", ev.InferenceID, "invocation_status", ev.Status)
-	outcome, ok := job.SageMakerOutcome(ev.Status)
-	if !ok || !outcome.Ended {
-		log.WarnContext(ctx, "unknown SageMaker invocationStatus; ignored")
-		return nil
-	}
-	if !job.ValidID(ev.InferenceID) {
-		log.InfoContext(ctx, "notification for an invocation this stack did not start; ignored")
-		return nil
-	}
-	j, err := s.Store.GetJob(ctx, ev.InferenceID)
-	if errors.Is(err, store.ErrNotFound) {
-		log.InfoContext(ctx, "notification for an unknown or expired job; ignored")
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("load job %s: %w", ev.InferenceID, err)
-	}
-	if j.Provider != job.ProviderSageMaker {
-		log.WarnContext(ctx, "notification names a job of another provider; ignored", "provider", j.Provider)
-		return nil
-	}
-	if j.Status.Terminal() && j.Status != outcome.Status {
-		log.InfoContext(ctx, "late notification contradicts the job's final status; ignored", "status", j.Status)
-		return nil
-	}
-	rec, err := m.record(ctx, j, ev)
-	if err != nil {
-		return err
-	}
-	// The record goes first, so a reader that sees the job terminal also sees its result;
-	// rewriting it on a duplicate is harmless (a keyed overwrite with the same content).
-	if err := s.Store.PutRecords(ctx, j.ID, j.Shards, []job.Record{rec}); err != nil {
-		return fmt.Errorf("store result of job %s: %w", j.ID, err)
-	}
-	now := s.now()
-	j, err = s.Store.UpdateJob(ctx, j.ID, func(j *job.Job) error {
-		if !job.CanMove(j.Status, outcome.Status) {
-			return store.ErrNoChange
-		}
-		j.Status, j.ProviderStatus, j.LastEventAt, j.CompletedAt = outcome.Status, ev.Status, now, now
-		if j.OutputURI == "" && ev.OutputLocation != "" {
-			j.OutputURI = ev.OutputLocation
-		}
-		if outcome.Status == job.StatusFailed {
-			j.Failed, j.Error = 1, "SageMaker inference failed: "+ev.FailureReason
-		} else {
-			j.Succeeded = 1
-		}
-		return nil
-	})
-	if errors.Is(err, store.ErrNoChange) {
-		log.InfoContext(ctx, "duplicate notification; job unchanged", "job_id", j.ID, "status", j.Status)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("settle job %s: %w", ev.InferenceID, err)
-	}
-	log.InfoContext(ctx, "async inference settled", "job_id", j.ID, "status", j.Status)
-	s.publishCompleted(ctx, j)
-	return nil
-}
-
-// record builds the job's one result from a notification: the decoded body inline
-// when it fits an item, else a pointer to SageMaker's output object. At most
-// MaxInlineOutputBytes+1 bytes of an output are read, so memory stays flat.
-func (m *SageMaker) record(ctx context.Context, j *job.Job, ev SageMakerEvent) (job.Record, error) {
-	rec := job.Record{JobID: j.ID, ID: j.ID, ExpiresAt: j.ExpiresAt, ContentType: ev.ContentType}
-	if ev.Status == job.SageMakerFailed {
-		rec.Status, rec.ErrorCode, rec.ErrorMessage = job.RecordFailed, "InferenceFailed", ev.FailureReason
-		if rec.ErrorMessage == "" {
-			rec.ErrorMessage = "SageMaker reported the invocation failed without a reason; see " + j.FailureURI
-		}
-		return rec, nil
-	}
-	rec.Status = job.RecordSucceeded
-	body := ev.Body
-	if !ev.HasBody {
-		if ev.OutputLocation == "" {
-			return rec, fmt.Errorf("job %s: success notification has neither responseBody nor outputLocation", j.ID)
-		}
-		rc, err := m.Svc.Blobs.Open(ctx, ev.OutputLocation, 0)
-		if err != nil {
-			return rec, fmt.Errorf("open output %s of job %s: %w", ev.OutputLocation, j.ID, err)
-		}
-		body, err = io.ReadAll(io.LimitReader(rc, job.MaxInlineOutputBytes+1))
-		// Drain nothing more: closing the stream early is how a big object is left unread.
-		rc.Close()
-		if err != nil {
-			return rec, fmt.Errorf("read output %s of job %s: %w", ev.OutputLocation, j.ID, err)
-		}
-		if len(body) > job.MaxInlineOutputBytes {
-			rec.OutputRef = ev.OutputLocation
-			rec.Note = fmt.Sprintf("output is over %d bytes, too big to keep inline: read it from output_url", job.MaxInlineOutputBytes)
-			return rec, nil
-		}
-	}
-	rec.Output, rec.Note = decodeOutput(body, ev.ContentType)
-	return rec, nil
-}
-
-// decodeOutput renders an output as text for the record, with a note when it is
-// not what its content type says.
-func decodeOutput(body []byte, contentType string) (string, string) {
-	switch {
-	case !utf8.Valid(body):
-		if len(body) > base64.StdEncoding.DecodedLen(job.MaxInlineOutputBytes) {
-			// Never reached with responseBody (≤ 128 KB) or a read capped above; kept for safety.
-			return "", "binary output too big to inline"
-		}
-		return base64.StdEncoding.EncodeToString(body), fmt.Sprintf("binary output (%s), base64-encoded", orUnknown(contentType))
-	case IsJSONType(contentType) && !json.Valid(body):
-		return string(body), fmt.Sprintf("output is not valid JSON although its content type is %s; stored as text", contentType)
-	}
-	return string(body), ""
-}
-
-func orUnknown(ct string) string {
-	if ct == "" {
-		return "no content type"
-	}
-	return ct
-}
-
-// IsJSONType reports whether a MIME type is JSON (application/json, application/*+json).
-func IsJSONType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || strings.HasSuffix(mt, "+json")
-}
-
-// cancelUnsupported refuses cancel_job on an async inference: SageMaker has no API to
-// withdraw one; it ends by itself within its invocation timeout and request TTL.
-func cancelUnsupported(j *job.Job) error {
-	if j.Provider != job.ProviderSageMaker {
-		return nil
-	}
-	return job.Fieldf("job_id", "job %s is a SageMaker async inference, which cannot be cancelled (SageMaker has no API for it); "+
-		"it ends by itself within its inference_timeout_s after leaving the queue, or its request_ttl_s in the queue", j.ID)
-}
-
-// ReconcileSageMaker settles async jobs whose notification never arrived (a
-// mis-configured topic, a delivery that ended in the DLQ): for each in-flight
-// SageMaker job last updated before the given time, an output object at its
-// OutputLocation completes it and a failure object at its FailureLocation fails it
-// with the object's text as the reason, through the same idempotent path as a
-// notification. It returns how many jobs it settled.
-func (m *SageMaker) ReconcileSageMaker(ctx context.Context, updatedBefore time.Time, limit int) (int, error) {
-	s := m.Svc
-	jobs, err := s.Store.ListInFlight(ctx, job.ProviderSageMaker, updatedBefore, limit)
-	if err != nil {
-		return 0, fmt.Errorf("list in-flight SageMaker jobs: %w", err)
-	}
-	settled := 0
-	for _, j := range jobs {
-		ev, found, err := m.probe(ctx, j)
-		if err != nil {
-			return settled, err
-		}
-		if !found {
-			continue
-		}
-		if err := m.OnSageMakerEvent(ctx, ev); err != nil {
-			return settled, err
-		}
-		settled++
-	}
-	return settled, nil
-}
-
-// maxFailureReason bounds what is read of a failure object.
-const maxFailureReason = 4 << 10
-
-// probe looks for the output, then the failure object of an async job.
-func (m *SageMaker) probe(ctx context.Context, j *job.Job) (SageMakerEvent, bool, error) {
-	if j.OutputURI != "" {
-		rc, err := m.Svc.Blobs.Open(ctx, j.OutputURI, 0)
-		switch {
-		case err == nil:
-			rc.Close()
-			return SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerCompleted, OutputLocation: j.OutputURI}, true, nil
-		case !errors.Is(err, blob.ErrNotFound):
-			return SageMakerEvent{}, false, fmt.Errorf("probe output of job %s: %w", j.ID, err)
-		}
-	}
-	if j.FailureURI != "" {
-		rc, err := m.Svc.Blobs.Open(ctx, j.FailureURI, 0)
-		switch {
-		case err == nil:
-			reason, rerr := io.ReadAll(io.LimitReader(rc, maxFailureReason))
-			rc.Close()
-			if rerr != nil {
-				return SageMakerEvent{}, false, fmt.Errorf("read failure of job %s: %w", j.ID, rerr)
-			}
-			return SageMakerEvent{InferenceID: j.ID, Status: job.SageMakerFailed, FailureReason: strings.TrimSpace(string(reason))}, true, nil
-		case !errors.Is(err, blob.ErrNotFound):
-			return SageMakerEvent{}, false, fmt.Errorf("probe failure of job %s: %w", j.ID, err)
-		}
-	}
-	return SageMakerEvent{}, false, nil
 }

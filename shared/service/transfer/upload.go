@@ -1,7 +1,10 @@
-package service
+// Package transfer moves files in and out: create_upload places, jobs
+// submitted from a JSONL input file (validated by streaming it, then streamed
+// into the provider's input files), and exports of a job's results to a file.
+// Memory stays flat whatever the file size.
+package transfer
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,6 +17,8 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/jsonl"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 const (
@@ -29,6 +34,18 @@ const (
 	progressEvery = 5000
 )
 
+// batchStarter is the batch flow as file submits use it.
+type batchStarter interface {
+	ValidateParams(req *batch.SubmitRequest) (service.BatchProvider, error)
+	StartNew(ctx context.Context, prov service.BatchProvider, j *job.Job) (*job.Job, error)
+}
+
+// Service runs uploads, file submits and exports.
+type Service struct {
+	*service.Core
+	Batch batchStarter
+}
+
 // Upload is a place a caller may PUT one input file.
 type Upload struct {
 	ID       string
@@ -39,12 +56,12 @@ type Upload struct {
 // NewUpload names a fresh upload under the owner's own prefix, so an upload id
 // is useless to anyone else.
 func (s *Service) NewUpload(owner string) Upload {
-	id := job.NewID(s.now())
+	id := job.NewID(s.Now())
 	return Upload{ID: id, URI: s.uploadURI(owner, id), MaxBytes: MaxUploadBytes}
 }
 
 func (s *Service) uploadURI(owner, id string) string {
-	return blob.Join(s.Bucket, "uploads", ownerTag(owner), id+".jsonl")
+	return blob.Join(s.Bucket, "uploads", service.OwnerTag(owner), id+".jsonl")
 }
 
 // InputsPrefix is where operators copy input files for input_uri (for example
@@ -55,7 +72,7 @@ const InputsPrefix = "inputs/"
 // FileSubmitRequest is a submit whose records are in a JSONL file: one
 // uploaded with create_upload, or any object in the stack's bucket.
 type FileSubmitRequest struct {
-	SubmitRequest
+	batch.SubmitRequest
 	UploadID string
 	InputURI string
 }
@@ -101,26 +118,30 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if len(req.Records) > 0 {
 		return nil, job.Fieldf("records", "give records or %s, not both", field)
 	}
-	if err := s.validateParams(&req.SubmitRequest); err != nil {
-		return nil, err
-	}
-	// File inputs are encoded for Bedrock batch; the other paths take inline records.
-	if req.Provider != job.ProviderBedrock {
-		return nil, job.Fieldf(field, "file inputs run on Bedrock models only; pass records inline for provider %s", req.Provider)
-	}
-	if req.Mode == job.ModeOnDemand {
-		return nil, job.Fieldf("mode", "on_demand takes inline records (up to %d); file inputs run as Bedrock batch jobs", job.MaxOnDemandRecords)
-	}
-	scan, err := s.scanFile(ctx, field, uri, req.SubmitRequest)
+	prov, err := s.Batch.ValidateParams(&req.SubmitRequest)
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	lim := prov.Limits()
+	if !lim.FileInputs {
+		return nil, job.Fieldf(field, "file inputs are not supported for provider %s; pass records inline", prov.Name())
+	}
+	if req.Mode == job.ModeOnDemand {
+		return nil, job.Fieldf("mode", "on_demand takes inline records (up to %d); file inputs run as %s jobs", job.MaxOnDemandRecords, lim.Title)
+	}
+	scan, err := s.scanFile(ctx, field, uri, req.SubmitRequest, prov)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
 	id := job.NewID(now)
 	n := scan.count
-	parts := splitParts(n, s.maxPerPart())
+	parts, err := service.Split(scan.sizes, lim)
+	if err != nil {
+		return nil, job.Fieldf(field, "%v", err)
+	}
 	j := &job.Job{
-		ID: id, Owner: req.Owner, Name: req.Name, Provider: job.ProviderBedrock, Model: req.Model,
+		ID: id, Owner: req.Owner, Name: req.Name, Provider: prov.Name(), Model: req.Model,
 		Status: job.StatusQueued, RecordCount: n, Shards: job.ShardsFor(n), TTLDays: req.TTLDays,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI:  blob.Join(s.Bucket, "input", id),
@@ -134,18 +155,13 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
 		})
 	}
-	if err := s.writeFileParts(ctx, uri, j, req.SubmitRequest, scan.ids); err != nil {
+	if err := s.writeFileParts(ctx, uri, j, req.SubmitRequest, prov, scan.ids); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
-	room, err := s.roomAtSubmit(ctx, j)
-	if err != nil {
-		return nil, err
-	}
-	j, _, err = s.startParts(ctx, id, room)
-	return j, err
+	return s.Batch.StartNew(ctx, prov, j)
 }
 
 // resolveInput turns input_upload_id or input_uri into an object URI the owner may read.
@@ -155,18 +171,18 @@ func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err er
 		return "", "", job.Fieldf("input_uri", "give input_upload_id or input_uri, not both")
 	case req.UploadID != "":
 		if !job.ValidID(req.UploadID) {
-			return "", "", job.Fieldf("input_upload_id", "%q is not an upload id from create_upload", truncate(req.UploadID, 40))
+			return "", "", job.Fieldf("input_upload_id", "%q is not an upload id from create_upload", service.Truncate(req.UploadID, 40))
 		}
 		return "input_upload_id", s.uploadURI(req.Owner, req.UploadID), nil
 	case req.InputURI != "":
 		bucket, _, _ := blob.ParseURI(s.Bucket)
 		b, key, err := blob.ParseURI(req.InputURI)
 		if err != nil || b != bucket || key == "" || strings.HasSuffix(key, "/") {
-			return "", "", job.Fieldf("input_uri", "must be an object in this stack's bucket, s3://%s/<key> (got %q); or upload with create_upload and pass input_upload_id", bucket, truncate(req.InputURI, 120))
+			return "", "", job.Fieldf("input_uri", "must be an object in this stack's bucket, s3://%s/<key> (got %q); or upload with create_upload and pass input_upload_id", bucket, service.Truncate(req.InputURI, 120))
 		}
-		if !strings.HasPrefix(key, InputsPrefix) && !strings.HasPrefix(key, "uploads/"+ownerTag(req.Owner)+"/") {
+		if !strings.HasPrefix(key, InputsPrefix) && !strings.HasPrefix(key, "uploads/"+service.OwnerTag(req.Owner)+"/") {
 			return "", "", job.Fieldf("input_uri", "must be s3://%s/%s<key> (files copied in for input_uri) or one of your own uploads (got %q); "+
-				"or upload with create_upload and pass input_upload_id", bucket, InputsPrefix, truncate(req.InputURI, 120))
+				"or upload with create_upload and pass input_upload_id", bucket, InputsPrefix, service.Truncate(req.InputURI, 120))
 		}
 		return "input_uri", req.InputURI, nil
 	}
@@ -176,6 +192,7 @@ func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err er
 type fileScan struct {
 	count int
 	ids   map[string]bool // explicit ids, so generated ones can avoid them
+	sizes []int           // encoded length of each record, to split by bytes
 }
 
 // limitErr is returned by countingReader past MaxUploadBytes.
@@ -212,7 +229,7 @@ func (s *Service) openInput(ctx context.Context, field, uri string) (io.ReadClos
 
 // scanFile is the validation pass: every line parsed, checked and encoded once,
 // keeping only the ids and the first problems in memory.
-func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitRequest) (*fileScan, error) {
+func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.SubmitRequest, prov service.BatchProvider) (*fileScan, error) {
 	rc, err := s.openInput(ctx, field, uri)
 	if err != nil {
 		return nil, err
@@ -238,16 +255,17 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitReq
 		}
 		if in.ID != "" {
 			if prev, dup := lineOf[in.ID]; dup {
-				problem(r.Line(), "duplicate id %q (also line %d); ids must be unique within a job", truncate(in.ID, 80), prev)
+				problem(r.Line(), "duplicate id %q (also line %d); ids must be unique within a job", service.Truncate(in.ID, 80), prev)
 				continue
 			}
 			lineOf[in.ID] = r.Line()
 			scan.ids[in.ID] = true
 		}
 		if in.ID == "" {
-			in.ID = "r00000" // generated in the second pass; a placeholder lets the rest be checked
+			in.ID = "r000000000" // generated in the second pass; a placeholder as long as any generated id lets the rest be checked and measured
 		}
-		if _, err := s.Bedrock.EncodeRecord(scan.count-1, req.Model, in, req.Params); err != nil {
+		line, err := prov.EncodeRecord(scan.count-1, req.Model, in, req.Params)
+		if err != nil {
 			var fe *job.FieldError
 			if errors.As(err, &fe) {
 				// records[i].x → x: the line number already says which record.
@@ -260,6 +278,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitReq
 			}
 			return nil, fmt.Errorf("encode line %d: %w", r.Line(), err)
 		}
+		scan.sizes = append(scan.sizes, len(line))
 		if req.Progress != nil && scan.count%progressEvery == 0 {
 			req.Progress(scan.count, 0)
 		}
@@ -277,11 +296,12 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req SubmitReq
 		return nil, job.Fieldf(field, "%d of %d lines are invalid; nothing was submitted; fix the file and upload it again. First problems:\n%s",
 			bad, scan.count, strings.Join(problems, "\n"))
 	}
+	lim := prov.Limits()
 	switch {
 	case scan.count == 0:
-		return nil, job.Fieldf(field, "the file holds no records; a Bedrock batch needs at least %d", s.minRecords())
-	case scan.count < s.minRecords():
-		return nil, job.Fieldf(field, "%d records is under Bedrock batch inference's minimum of %d per job; add records, or call the model on demand for small sets", scan.count, s.minRecords())
+		return nil, job.Fieldf(field, "the file holds no records; a %s job needs at least %d", lim.Title, max(lim.MinRecords, 1))
+	case scan.count < lim.MinRecords:
+		return nil, job.Fieldf(field, "%d records is under %s's minimum of %d per job; add records, or call the model on demand for small sets", scan.count, lim.Title, lim.MinRecords)
 	}
 	return scan, nil
 }
@@ -298,82 +318,4 @@ func decodeLine(line []byte) (job.Input, error) {
 		return job.Input{}, fmt.Errorf("not a JSON object: %s", strings.TrimPrefix(msg, "json: "))
 	}
 	return fr.input()
-}
-
-// writeFileParts is the second pass: the file streamed into one provider input
-// per part and the record-id list, generating ids for records without one.
-func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, req SubmitRequest, taken map[string]bool) error {
-	rc, err := s.Blobs.Open(ctx, uri, 0)
-	if err != nil {
-		return fmt.Errorf("reopen input %s: %w", uri, err)
-	}
-	defer rc.Close()
-	r := jsonl.NewReader(rc, jsonl.Options{MaxLineBytes: maxFileLineBytes})
-
-	idsR, idsW := io.Pipe()
-	idsDone := make(chan error, 1)
-	go func() {
-		_, err := s.Blobs.Put(ctx, idsURI(j), idsR, "text/plain")
-		idsR.CloseWithError(err)
-		idsDone <- err
-	}()
-	ids := bufio.NewWriter(idsW)
-	next, i := 1, 0
-	var werr error
-	for _, p := range j.Parts {
-		pr, pw := io.Pipe()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			w := bufio.NewWriterSize(pw, 256<<10)
-			for k := 0; k < p.RecordCount; k++ {
-				if !r.Next() {
-					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (ended at line %d)", uri, r.Line()))
-					return
-				}
-				in, err := decodeLine(r.Bytes())
-				if err != nil {
-					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (line %d): %w", uri, r.Line(), err))
-					return
-				}
-				for in.ID == "" {
-					if id := fmt.Sprintf("r%05d", next); !taken[id] {
-						in.ID = id
-					}
-					next++
-				}
-				line, err := s.Bedrock.EncodeRecord(i, req.Model, in, req.Params)
-				if err != nil {
-					pw.CloseWithError(err)
-					return
-				}
-				i++
-				w.Write(line)
-				if err := w.WriteByte('\n'); err != nil {
-					return // the reader gave up (Put failed): stop reading
-				}
-				ids.WriteString(in.ID)
-				ids.WriteByte('\n')
-				if req.Progress != nil && i%progressEvery == 0 {
-					req.Progress(i, j.RecordCount)
-				}
-			}
-			pw.CloseWithError(w.Flush())
-		}()
-		_, err := s.Blobs.Put(ctx, p.InputURI, pr, "application/jsonl")
-		pr.CloseWithError(err)
-		<-done // the writer touches r and ids: wait before the next part
-		if err != nil {
-			werr = fmt.Errorf("write input %s: %w", p.InputURI, err)
-			break
-		}
-	}
-	if werr == nil {
-		werr = ids.Flush()
-	}
-	idsW.CloseWithError(werr)
-	if err := <-idsDone; err != nil && werr == nil {
-		werr = fmt.Errorf("write record ids of %s: %w", j.ID, err)
-	}
-	return werr
 }

@@ -1,4 +1,4 @@
-package service_test
+package ondemand_test
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
@@ -20,16 +21,16 @@ func BenchmarkOnDemand1000x200ms(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		rt := &sim.RuntimeSim{Latency: latency}
-		svc, _ := onDemandSuiteB(b, rt, &service.OnDemand{Concurrency: conc})
+		svc, _ := onDemandSuiteB(b, rt, &ondemand.Service{Concurrency: conc})
 		ctx := context.Background()
-		j, err := svc.Submit(ctx, service.SubmitRequest{Owner: "o", Model: model, Mode: job.ModeOnDemand,
+		j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Mode: job.ModeOnDemand,
 			Records: prompts(n, func(i int) string { return fmt.Sprint("record ", i) })})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
 		start := time.Now()
-		if err := svc.RunOnDemand(ctx, j.ID); err != nil {
+		if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
 			b.Fatal(err)
 		}
 		elapsed := time.Since(start)

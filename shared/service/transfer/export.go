@@ -1,4 +1,4 @@
-package service
+package transfer
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
 // Export formats.
@@ -79,14 +80,14 @@ func (s *Service) Export(ctx context.Context, req ExportRequest) (*Export, error
 		req.Format = ExportJSONL
 	case ExportJSONL, ExportCSV:
 	default:
-		return nil, job.Fieldf("format", "must be jsonl or csv (got %q)", truncate(req.Format, 40))
+		return nil, job.Fieldf("format", "must be jsonl or csv (got %q)", service.Truncate(req.Format, 40))
 	}
 	switch req.Status {
 	case "", "all", string(job.RecordSucceeded), string(job.RecordFailed):
 	default:
-		return nil, job.Fieldf("status", "must be one of all, succeeded, failed (got %q)", truncate(req.Status, 40))
+		return nil, job.Fieldf("status", "must be one of all, succeeded, failed (got %q)", service.Truncate(req.Status, 40))
 	}
-	j, err := s.ownedJob(ctx, req.Owner, req.JobID)
+	j, err := s.OwnedJob(ctx, req.Owner, req.JobID)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func (s *Service) Export(ctx context.Context, req ExportRequest) (*Export, error
 		status = "all"
 	}
 	out := &Export{Format: req.Format, Job: j,
-		URI: blob.Join(s.Bucket, "exports", j.ID, fmt.Sprintf("%s-%s.%s", s.now().Format("20060102T150405.000000000Z"), status, req.Format))}
+		URI: blob.Join(s.Bucket, "exports", j.ID, fmt.Sprintf("%s-%s.%s", s.Now().Format("20060102T150405.000000000Z"), status, req.Format))}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(s.writeExport(ctx, pw, req, out)) }()
 	ctype := "application/jsonl"
@@ -129,7 +130,7 @@ func (s *Service) writeExport(ctx context.Context, w io.Writer, req ExportReques
 	}
 	cursor := ""
 	for {
-		recs, next, _, err := s.Results(ctx, req.Owner, ResultsQuery{JobID: req.JobID, Status: req.Status, Cursor: cursor, Limit: exportPage})
+		recs, next, _, err := s.Results(ctx, req.Owner, service.ResultsQuery{JobID: req.JobID, Status: req.Status, Cursor: cursor, Limit: exportPage})
 		if err != nil {
 			return err
 		}

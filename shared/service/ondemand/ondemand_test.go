@@ -1,4 +1,4 @@
-package service_test
+package ondemand_test
 
 import (
 	"context"
@@ -13,11 +13,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
+	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/graph"
+	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
@@ -37,7 +41,7 @@ func (b *recBus) Publish(_ context.Context, dt string, detail any) error {
 	defer b.mu.Unlock()
 	b.events = append(b.events, dt)
 	switch d := detail.(type) {
-	case service.OnDemandRun:
+	case ondemand.OnDemandRun:
 		b.ids = append(b.ids, d.JobID)
 	case service.Completed:
 		b.ids = append(b.ids, d.JobID)
@@ -59,11 +63,11 @@ func (b *recBus) count(dt string) int {
 
 // onDemandSuite is the service with the on-demand runner over the real
 // bedrockruntime client talking to the runtime simulator.
-func onDemandSuite(t *testing.T, rt *sim.RuntimeSim, od *service.OnDemand) (*service.Service, *recBus) {
+func onDemandSuite(t *testing.T, rt *sim.RuntimeSim, od *ondemand.Service) (*graph.Graph, *recBus) {
 	return onDemandSuiteB(t, rt, od)
 }
 
-func onDemandSuiteB(t testing.TB, rt *sim.RuntimeSim, od *service.OnDemand) (*service.Service, *recBus) {
+func onDemandSuiteB(t testing.TB, rt *sim.RuntimeSim, od *ondemand.Service) (*graph.Graph, *recBus) {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"))
@@ -86,8 +90,11 @@ func onDemandSuiteB(t testing.TB, rt *sim.RuntimeSim, od *service.OnDemand) (*se
 		od.Model = &bedrockrt.Model{Client: client}
 	}
 	bus := &recBus{}
-	svc := &service.Service{Store: st, Blobs: blobs, Bus: bus, Bucket: "s3://test", JobPrefix: "mcpbatch",
-		Models: []string{model}, OnDemand: od}
+	svc := graph.New(graph.Deps{Store: st, Blobs: blobs, Bus: bus, Bucket: "s3://test", JobPrefix: "mcpbatch",
+		Providers: []service.BatchProvider{&app.BedrockProvider{ModelIDs: []string{model}}}})
+	// od is the on-demand runner the test tunes (and may swap the model of).
+	od.Core = svc.Core
+	svc.OnDemandRuns, svc.OnDemand = od, od
 	return svc, bus
 }
 
@@ -99,7 +106,7 @@ func prompts(n int, f func(i int) string) []job.Input {
 	return out
 }
 
-func allRecords(t *testing.T, svc *service.Service, j *job.Job) []job.Record {
+func allRecords(t *testing.T, svc *graph.Graph, j *job.Job) []job.Record {
 	t.Helper()
 	var all []job.Record
 	cursor := ""
@@ -134,7 +141,7 @@ func TestOnDemandRuns(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rt := &sim.RuntimeSim{ThrottleRate: tc.throttle, FailMarker: tc.fail}
-			svc, bus := onDemandSuite(t, rt, &service.OnDemand{Concurrency: tc.concurrency, BaseBackoff: 1e6, MaxBackoff: 5e6, Chunk: 7})
+			svc, bus := onDemandSuite(t, rt, &ondemand.Service{Concurrency: tc.concurrency, BaseBackoff: 1e6, MaxBackoff: 5e6, Chunk: 7})
 			ctx := context.Background()
 			recs := prompts(tc.n, func(i int) string {
 				if i == 5 && tc.fail != "" {
@@ -142,7 +149,7 @@ func TestOnDemandRuns(t *testing.T) {
 				}
 				return fmt.Sprintf("document %d about billing", i)
 			})
-			j, err := svc.Submit(ctx, service.SubmitRequest{Owner: "o", Model: model, Records: recs, Mode: tc.mode,
+			j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: recs, Mode: tc.mode,
 				Params: job.Params{System: "Answer in JSON.\ncategories: billing|other"}})
 			if err != nil {
 				t.Fatal(err)
@@ -150,7 +157,7 @@ func TestOnDemandRuns(t *testing.T) {
 			if j.Mode != job.ModeOnDemand || j.Status != job.StatusQueued || bus.count(config.DetailOnDemandRun) != 1 {
 				t.Fatalf("submit: mode %q status %q run requests %d", j.Mode, j.Status, bus.count(config.DetailOnDemandRun))
 			}
-			if err := svc.RunOnDemand(ctx, j.ID); err != nil {
+			if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
 				t.Fatal(err)
 			}
 			j, _ = svc.Store.GetJob(ctx, j.ID)
@@ -184,7 +191,7 @@ func TestOnDemandRuns(t *testing.T) {
 				t.Fatalf("%d Job Completed events, want 1", bus.count(config.DetailJobCompleted))
 			}
 			// A duplicate run request after the end changes nothing.
-			if err := svc.RunOnDemand(ctx, j.ID); err != nil {
+			if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
 				t.Fatal(err)
 			}
 			again, _ := svc.Store.GetJob(ctx, j.ID)
@@ -198,13 +205,13 @@ func TestOnDemandRuns(t *testing.T) {
 // cancelAfter cancels a run's context once it has made n calls: an invocation
 // that runs out of time in the middle of a chunk.
 type cancelAfter struct {
-	inner  service.OnDemandModel
+	inner  ondemand.OnDemandModel
 	n      int64
 	calls  atomic.Int64
 	cancel context.CancelFunc
 }
 
-func (c *cancelAfter) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (service.OnDemandResult, error) {
+func (c *cancelAfter) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (ondemand.OnDemandResult, error) {
 	if c.calls.Add(1) == c.n {
 		c.cancel()
 	}
@@ -213,17 +220,17 @@ func (c *cancelAfter) Invoke(ctx context.Context, m string, in job.Input, p job.
 
 func TestOnDemandResumesFromCheckpoint(t *testing.T) {
 	rt := &sim.RuntimeSim{}
-	od := &service.OnDemand{Concurrency: 2, Chunk: 10}
+	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 	svc, _ := onDemandSuite(t, rt, od)
 	ctx := context.Background()
-	j, err := svc.Submit(ctx, service.SubmitRequest{Owner: "o", Model: model, Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})
+	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})
 	if err != nil {
 		t.Fatal(err)
 	}
 	inner := od.Model
 	runCtx, cancel := context.WithCancel(ctx)
 	od.Model = &cancelAfter{inner: inner, n: 15, cancel: cancel}
-	if err := svc.RunOnDemand(runCtx, j.ID); !errors.Is(err, context.Canceled) {
+	if err := svc.OnDemandRuns.RunOnDemand(runCtx, j.ID); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
 	}
 	mid, _ := svc.Store.GetJob(ctx, j.ID)
@@ -235,7 +242,7 @@ func TestOnDemandResumesFromCheckpoint(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {
-			if err := svc.RunOnDemand(ctx, j.ID); err != nil {
+			if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
 				t.Error(err)
 			}
 		})
@@ -248,7 +255,7 @@ func TestOnDemandResumesFromCheckpoint(t *testing.T) {
 }
 
 func TestOnDemandBadInput(t *testing.T) {
-	svc, _ := onDemandSuite(t, &sim.RuntimeSim{}, &service.OnDemand{})
+	svc, _ := onDemandSuite(t, &sim.RuntimeSim{}, &ondemand.Service{})
 	tests := []struct {
 		name, mode string
 		n          int
@@ -259,7 +266,7 @@ func TestOnDemandBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := svc.Submit(context.Background(), service.SubmitRequest{Owner: "o", Model: model, Mode: tc.mode,
+			_, err := svc.Submit(context.Background(), batch.SubmitRequest{Owner: "o", Model: model, Mode: tc.mode,
 				Records: prompts(tc.n, func(int) string { return "x" })})
 			var fe *job.FieldError
 			if !errors.As(err, &fe) || fe.Field != tc.field {
@@ -268,7 +275,7 @@ func TestOnDemandBadInput(t *testing.T) {
 		})
 	}
 	svc.OnDemand = nil
-	_, err := svc.Submit(context.Background(), service.SubmitRequest{Owner: "o", Model: model, Mode: job.ModeOnDemand, Records: prompts(3, func(int) string { return "x" })})
+	_, err := svc.Submit(context.Background(), batch.SubmitRequest{Owner: "o", Model: model, Mode: job.ModeOnDemand, Records: prompts(3, func(int) string { return "x" })})
 	var fe *job.FieldError
 	if !errors.As(err, &fe) || fe.Field != "mode" {
 		t.Fatalf("on_demand without a runner: %v", err)
@@ -277,17 +284,17 @@ func TestOnDemandBadInput(t *testing.T) {
 
 // cancelAt cancels the job through the service once the run has made n calls.
 type cancelAt struct {
-	inner service.OnDemandModel
-	svc   *service.Service
+	inner ondemand.OnDemandModel
+	svc   *graph.Graph
 	id    *string
 	n     int64
 	calls atomic.Int64
 }
 
-func (c *cancelAt) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (service.OnDemandResult, error) {
+func (c *cancelAt) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (ondemand.OnDemandResult, error) {
 	if c.calls.Add(1) == c.n {
 		if _, err := c.svc.Cancel(ctx, "o", *c.id); err != nil {
-			return service.OnDemandResult{}, err
+			return ondemand.OnDemandResult{}, err
 		}
 	}
 	return c.inner.Invoke(ctx, m, in, p)
@@ -295,16 +302,16 @@ func (c *cancelAt) Invoke(ctx context.Context, m string, in job.Input, p job.Par
 
 // TestOnDemandCancel: cancel_job during a run stops it at the next checkpoint.
 func TestOnDemandCancel(t *testing.T) {
-	od := &service.OnDemand{Concurrency: 2, Chunk: 10}
+	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 	svc, bus := onDemandSuite(t, &sim.RuntimeSim{}, od)
 	ctx := context.Background()
-	j, err := svc.Submit(ctx, service.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
+	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ca := &cancelAt{inner: od.Model, svc: svc, id: &j.ID, n: 5}
 	od.Model = ca
-	if err := svc.RunOnDemand(ctx, j.ID); err != nil {
+	if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
 	end, _ := svc.Store.GetJob(ctx, j.ID)

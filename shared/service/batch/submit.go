@@ -1,4 +1,4 @@
-package service
+package batch
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -28,12 +29,9 @@ type SubmitRequest struct {
 	ID string
 	// Pipeline tags a job a report pipeline submits.
 	Pipeline *job.PipelineRun
-	// Provider is job.ProviderBedrock or job.ProviderAnthropic; empty picks it by model.
+	// Provider names a registered provider; empty picks the first that allows Model.
 	Provider string
 }
-
-// ErrQuotaFull is returned by a provider when its concurrent-job quota is used up.
-var ErrQuotaFull = errors.New("provider job quota full")
 
 const maxNameLen = 128
 
@@ -47,20 +45,26 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		return nil, err
 	}
 	if req.Mode == job.ModeOnDemand {
-		return s.submitOnDemand(ctx, req)
+		return s.OnDemand.SubmitOnDemand(ctx, req)
 	}
-	now := s.now()
+	now := s.Now()
 	id := job.NewID(now)
 	if req.ID != "" {
 		id = req.ID
 	}
+	prov := s.Provider(req.Provider)
 	n := len(req.Records)
-	parts := splitParts(n, s.maxPerPart())
-	if req.Provider == job.ProviderAnthropic {
-		var err error
-		if parts, err = s.anthropicParts(req); err != nil {
-			return nil, err
-		}
+	lines, err := s.encodeAll(req, prov)
+	if err != nil {
+		return nil, err
+	}
+	sizes := make([]int, n)
+	for i, l := range lines {
+		sizes[i] = len(l)
+	}
+	parts, err := service.Split(sizes, prov.Limits())
+	if err != nil {
+		return nil, err
 	}
 	j := &job.Job{
 		ID: id, Owner: req.Owner, Name: req.Name, Provider: req.Provider, Model: req.Model,
@@ -78,37 +82,44 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 			InputURI:    blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
 			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
 		}
-		if err := s.writeInput(ctx, p.InputURI, req, start, start+size); err != nil {
+		if err := s.writeInput(ctx, p.InputURI, lines[start:start+size]); err != nil {
 			return nil, err
 		}
 		start += size
 		j.Parts = append(j.Parts, p)
 	}
-	if err := s.writeIDs(ctx, j, req.Records); err != nil {
+	if err := s.WriteIDs(ctx, j, req.Records); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		if errors.Is(err, store.ErrExists) {
-			return nil, fmt.Errorf("%w: %s", ErrJobExists, id)
+			return nil, fmt.Errorf("%w: %s", service.ErrJobExists, id)
 		}
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
-	room, err := s.roomAtSubmit(ctx, j)
+	return s.StartNew(ctx, prov, j)
+}
+
+// StartNew starts the parts of a job just stored, as many as the provider's
+// quota leaves room for.
+func (s *Service) StartNew(ctx context.Context, prov service.BatchProvider, j *job.Job) (*job.Job, error) {
+	room, err := s.roomAtSubmit(ctx, prov, j)
 	if err != nil {
 		return nil, err
 	}
-	j, _, err = s.startParts(ctx, id, room)
+	j, _, err = s.StartParts(ctx, j.ID, room)
 	return j, err
 }
 
-// startParts submits up to room queued parts (room < 0: all). A full provider
+// StartParts submits up to room queued parts (room < 0: all). A full provider
 // quota leaves a part queued for the reconciler; any other provider error fails
 // the job with the provider's message.
-func (s *Service) startParts(ctx context.Context, id string, room int) (*job.Job, int, error) {
+func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job, int, error) {
 	j, err := s.Store.GetJob(ctx, id)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reload job %s: %w", id, err)
 	}
+	prov := s.Provider(j.Provider)
 	started := 0
 	for _, p := range j.Parts {
 		if p.Status != job.StatusQueued {
@@ -121,15 +132,15 @@ func (s *Service) startParts(ctx context.Context, id string, room int) (*job.Job
 			}
 			continue
 		}
-		ref, err := s.provider(j.Provider).Submit(ctx, BatchSubmit{
+		ref, err := prov.Submit(ctx, service.BatchSubmit{
 			Name: p.Name, ClientToken: p.Name, Model: j.Model, InputURI: p.InputURI, OutputURI: p.OutputURI,
-			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": ownerTag(j.Owner)},
+			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": service.OwnerTag(j.Owner)},
 		})
-		now := s.now()
+		now := s.Now()
 		idx := p.Index
 		if busy(err) {
 			// The provider cannot take it now: stay queued; the reconciler retries.
-			s.log().InfoContext(ctx, "provider busy; part stays queued", "job_id", id, "part", idx, "error", err)
+			s.Logger().InfoContext(ctx, "provider busy; part stays queued", "job_id", id, "part", idx, "error", err)
 			if j, err = s.markWaiting(ctx, id, idx); err != nil {
 				return nil, started, err
 			}
@@ -143,13 +154,13 @@ func (s *Service) startParts(ctx context.Context, id string, room int) (*job.Job
 			if err != nil {
 				part.Status = job.StatusFailed
 				part.ProviderStatus = "SubmitFailed"
-				part.Message = submitFailure(j.Provider, err)
+				part.Message = prov.Limits().Title + " refused the job: " + err.Error()
 				return
 			}
 			part.Ref = ref
 			if job.CanMove(part.Status, job.StatusSubmitted) {
 				part.Status = job.StatusSubmitted
-				part.ProviderStatus = submittedWord(j.Provider)
+				part.ProviderStatus = prov.SubmittedStatus()
 			}
 		}, now)
 		if err != nil {
@@ -163,17 +174,9 @@ func (s *Service) startParts(ctx context.Context, id string, room int) (*job.Job
 		}
 	}
 	if j.Status == job.StatusFailed {
-		s.publishCompleted(ctx, j)
+		s.PublishCompleted(ctx, j)
 	}
 	return j, started, nil
-}
-
-// submitFailure says why a provider refused a job.
-func submitFailure(provider string, err error) string {
-	if provider == job.ProviderAnthropic {
-		return "Anthropic refused the batch: " + err.Error()
-	}
-	return "Bedrock refused the job: " + err.Error()
 }
 
 func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*job.Part), now time.Time) (*job.Job, error) {
@@ -182,7 +185,7 @@ func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*j
 			return fmt.Errorf("job %s has no part %d", id, idx)
 		}
 		fn(&j.Parts[idx])
-		s.settle(j, now)
+		s.Settle(j, now)
 		return nil
 	})
 	if err != nil {
@@ -191,117 +194,88 @@ func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*j
 	return j, nil
 }
 
-// splitParts divides n records into the fewest provider jobs of at most max each,
-// balanced so no part falls under the provider minimum.
-func splitParts(n, max int) []int {
-	k := (n + max - 1) / max
-	if k <= 1 {
-		return []int{n}
-	}
-	out := make([]int, k)
-	for i := range out {
-		out[i] = n / k
-		if i < n%k {
-			out[i]++
+// encodeAll renders every record in the provider's format once: the lengths
+// split the job, the lines are its input files. A record that cannot be encoded
+// is reported here, before anything is stored.
+func (s *Service) encodeAll(req SubmitRequest, prov service.BatchProvider) ([][]byte, error) {
+	lines := make([][]byte, len(req.Records))
+	for i := range req.Records {
+		line, err := prov.EncodeRecord(i, req.Model, req.Records[i], req.Params)
+		if err != nil {
+			return nil, err
+		}
+		lines[i] = line
+		if req.Progress != nil && (i+1)%1000 == 0 {
+			req.Progress(i+1, len(req.Records))
 		}
 	}
-	return out
+	return lines, nil
 }
 
-// writeInput streams the provider-native JSONL of records[from:to] to uri.
-func (s *Service) writeInput(ctx context.Context, uri string, req SubmitRequest, from, to int) error {
+// writeInput streams lines as JSONL to uri.
+func (s *Service) writeInput(ctx context.Context, uri string, lines [][]byte) error {
 	pr, pw := io.Pipe()
 	go func() {
 		w := bufio.NewWriterSize(pw, 256<<10)
-		for i := from; i < to; i++ {
-			line, err := s.provider(req.Provider).EncodeRecord(i, req.Model, req.Records[i], req.Params)
-			if err != nil {
-				pw.CloseWithError(err)
-				return
-			}
+		for _, line := range lines {
 			w.Write(line)
 			w.WriteByte('\n')
-			if req.Progress != nil && (i+1)%1000 == 0 {
-				req.Progress(i+1, len(req.Records))
-			}
 		}
 		pw.CloseWithError(w.Flush())
 	}()
 	if _, err := s.Blobs.Put(ctx, uri, pr, "application/jsonl"); err != nil {
 		pr.CloseWithError(err)
-		var fe *job.FieldError
-		if errors.As(err, &fe) {
-			return fe
-		}
 		return fmt.Errorf("write input %s: %w", uri, err)
 	}
 	return nil
 }
 
-// writeIDs stores the record ids so ingest can tell an unknown recordId from a real one.
-func (s *Service) writeIDs(ctx context.Context, j *job.Job, recs []job.Input) error {
-	pr, pw := io.Pipe()
-	go func() {
-		w := bufio.NewWriter(pw)
-		for _, r := range recs {
-			w.WriteString(r.ID)
-			w.WriteByte('\n')
-		}
-		pw.CloseWithError(w.Flush())
-	}()
-	if _, err := s.Blobs.Put(ctx, idsURI(j), pr, "text/plain"); err != nil {
-		return fmt.Errorf("write record ids of %s: %w", j.ID, err)
-	}
-	return nil
-}
-
-func idsURI(j *job.Job) string { return blob.Join(j.InputURI, "ids.txt") }
-
 func (s *Service) validate(req *SubmitRequest) error {
-	if err := s.validateParams(req); err != nil {
+	prov, err := s.ValidateParams(req)
+	if err != nil {
 		return err
 	}
-	return s.validateRecords(req)
+	return validateRecords(req, prov.Limits())
 }
 
-// validateParams checks and defaults everything but the records (also used by
+// ValidateParams checks and defaults everything but the records (also used by
 // submits whose records are in a file).
-func (s *Service) validateParams(req *SubmitRequest) error {
-	if err := s.pickProvider(req); err != nil {
-		return err
+func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, error) {
+	prov, err := s.pickProvider(req)
+	if err != nil {
+		return nil, err
 	}
-	if err := s.resolveMode(req); err != nil {
-		return err
+	if err := s.resolveMode(req, prov); err != nil {
+		return nil, err
 	}
 	if len(req.Name) > maxNameLen {
-		return job.Fieldf("name", "at most %d characters (got %d)", maxNameLen, len(req.Name))
+		return nil, job.Fieldf("name", "at most %d characters (got %d)", maxNameLen, len(req.Name))
 	}
 	switch {
 	case req.TTLDays == 0:
 		req.TTLDays = job.DefaultTTLDays
 	case req.TTLDays < job.MinTTLDays || req.TTLDays > job.MaxTTLDays:
-		return job.Fieldf("ttl_days", "must be %d..%d (got %d)", job.MinTTLDays, job.MaxTTLDays, req.TTLDays)
+		return nil, job.Fieldf("ttl_days", "must be %d..%d (got %d)", job.MinTTLDays, job.MaxTTLDays, req.TTLDays)
 	}
 	switch {
 	case req.Params.MaxTokens == 0:
 		req.Params.MaxTokens = job.DefaultMaxTokens
 	case req.Params.MaxTokens < 1 || req.Params.MaxTokens > 64000:
-		return job.Fieldf("max_tokens", "must be 1..64000 (got %d)", req.Params.MaxTokens)
+		return nil, job.Fieldf("max_tokens", "must be 1..64000 (got %d)", req.Params.MaxTokens)
 	}
 	if t := req.Params.Temperature; t != nil && (*t < 0 || *t > 1) {
-		return job.Fieldf("temperature", "must be 0..1 (got %g)", *t)
+		return nil, job.Fieldf("temperature", "must be 0..1 (got %g)", *t)
 	}
-	return nil
+	return prov, nil
 }
 
-func (s *Service) validateRecords(req *SubmitRequest) error {
+func validateRecords(req *SubmitRequest, lim service.BatchLimits) error {
 	n := len(req.Records)
 	switch {
 	case n == 0:
-		return job.Fieldf("records", "empty; give at least %d records", s.minRecordsOf(req.Provider))
-	case req.Provider == job.ProviderAnthropic:
-	case n < s.minRecords() && req.Mode != job.ModeOnDemand:
-		return job.Fieldf("records", "%d records is under Bedrock batch inference's minimum of %d per job; add records, or call the model on demand for small sets", n, s.minRecords())
+		return job.Fieldf("records", "empty; give at least %d records", max(lim.MinRecords, 1))
+	case n < lim.MinRecords && req.Mode != job.ModeOnDemand:
+		return job.Fieldf("records", "%d records is under %s's minimum of %d per job; add records, or call the model on demand for small sets", n, lim.Title, lim.MinRecords)
 	}
 	seen := make(map[string]int, n)
 	for i := range req.Records {
@@ -310,7 +284,7 @@ func (s *Service) validateRecords(req *SubmitRequest) error {
 			continue
 		}
 		if !job.ValidRecordID(r.ID) {
-			return job.Fieldf(fmt.Sprintf("records[%d].id", i), "%q must match %s", truncate(r.ID, 80), job.RecordIDPattern)
+			return job.Fieldf(fmt.Sprintf("records[%d].id", i), "%q must match %s", service.Truncate(r.ID, 80), job.RecordIDPattern)
 		}
 		if prev, dup := seen[r.ID]; dup {
 			return job.Fieldf(fmt.Sprintf("records[%d].id", i), "duplicate id %q (also records[%d].id); ids must be unique within a job", r.ID, prev)
@@ -345,11 +319,4 @@ func (s *Service) validateRecords(req *SubmitRequest) error {
 		}
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

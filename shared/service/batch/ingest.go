@@ -1,0 +1,219 @@
+package batch
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/ingest"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// Ingest reads a finished job's output into the store, resuming from its
+// checkpoint, then settles the final status and counts. Re-running it on a job
+// already finished does nothing.
+func (s *Service) Ingest(ctx context.Context, id string) error {
+	log := s.Logger().With("job_id", id)
+	j, err := s.Store.GetJob(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		log.InfoContext(ctx, "output ready for an unknown or expired job; ignored")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load job %s: %w", id, err)
+	}
+	if j.Status != job.StatusIngesting {
+		log.InfoContext(ctx, "job is not waiting for ingest; nothing to do", "status", j.Status)
+		return nil
+	}
+	prov := s.Provider(j.Provider)
+	var files []ingest.File
+	var missingOK = map[int]bool{}
+	for _, p := range j.Parts {
+		if p.Status != job.StatusIngesting || p.Ref == "" {
+			continue
+		}
+		if err := s.fetchResults(ctx, j, p); err != nil {
+			return err
+		}
+		outs, _ := prov.OutputFiles(p)
+		for _, f := range outs {
+			files = append(files, ingest.File{Part: p.Index, URI: f})
+		}
+		// A stopped or expired job may have written nothing.
+		missingOK[p.Index] = prov.MissingOutputOK(p)
+	}
+	known, err := s.loadIDs(ctx, j)
+	if err != nil {
+		return err
+	}
+	res, err := s.ingestFiles(ctx, j, files, missingOK, known)
+	if err != nil {
+		return err
+	}
+	now := s.Now()
+	j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		if j.Status != job.StatusIngesting {
+			return store.ErrNoChange
+		}
+		j.Succeeded, j.Failed, j.BadLines = res.Succeeded, res.Failed, res.BadLines
+		j.InputTokens, j.OutputTokens = res.InputTokens, res.OutputTokens
+		final := j.FinalStatus
+		if final == "" {
+			final = job.StatusCompleted
+		}
+		// Never report success without counting failures: missing records count as failures too.
+		if final == job.StatusCompleted && (j.Failed > 0 || j.Succeeded < j.RecordCount) {
+			final = job.StatusPartiallyCompleted
+		}
+		if missing := j.RecordCount - j.Succeeded - j.Failed; missing > 0 && final != job.StatusCancelled && final != job.StatusExpired {
+			j.Error = strings.TrimPrefix(j.Error+fmt.Sprintf("; %d records had no result in the provider output", missing), "; ")
+		}
+		if res.BadLines > 0 {
+			j.Error = strings.TrimPrefix(j.Error+fmt.Sprintf("; %d output lines could not be read (%s)", res.BadLines, badLineSummary(res.Bad)), "; ")
+		}
+		for i := range j.Parts {
+			if j.Parts[i].Status == job.StatusIngesting {
+				j.Parts[i].Status = final
+			}
+		}
+		j.Status = final
+		j.Checkpoint = nil
+		j.CompletedAt = now
+		return nil
+	})
+	if errors.Is(err, store.ErrNoChange) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("finalize job %s: %w", id, err)
+	}
+	log.InfoContext(ctx, "job ingested", "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed, "bad_lines", j.BadLines)
+	s.PublishCompleted(ctx, j)
+	return nil
+}
+
+func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.File, missingOK map[int]bool, known func(string) bool) (ingest.Result, error) {
+	for {
+		res, err := s.Ingester.Ingest(ctx, j, files, s.Provider(j.Provider).ParseOutputLine, known)
+		if err == nil {
+			return res, nil
+		}
+		var nf *ingest.MissingFileError
+		if errors.As(err, &nf) && missingOK[nf.File.Part] {
+			s.Logger().InfoContext(ctx, "stopped or expired part wrote no output", "job_id", j.ID, "part", nf.File.Part)
+			files = removeFile(files, nf.File)
+			// Resume from what the failed run checkpointed, not from the stale copy.
+			id := j.ID
+			if j, err = s.Store.GetJob(ctx, id); err != nil {
+				return res, fmt.Errorf("reload job %s: %w", id, err)
+			}
+			continue
+		}
+		return res, fmt.Errorf("ingest job %s: %w", j.ID, err)
+	}
+}
+
+// badLineSummary names the first few bad lines for the job's error text.
+func badLineSummary(bad []ingest.BadLine) string {
+	var parts []string
+	for i, b := range bad {
+		if i == 3 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("part %d line %d: %s", b.Part+1, b.Line, b.Reason))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func removeFile(files []ingest.File, f ingest.File) []ingest.File {
+	out := files[:0:0]
+	for _, x := range files {
+		if x != f {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// loadIDs reads the job's record ids written at submit.
+func (s *Service) loadIDs(ctx context.Context, j *job.Job) (func(string) bool, error) {
+	rc, err := s.Blobs.Open(ctx, service.IDsURI(j), 0)
+	if errors.Is(err, blob.ErrNotFound) {
+		s.Logger().WarnContext(ctx, "record id list missing; unknown record ids will not be detected", "job_id", j.ID)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open record ids of %s: %w", j.ID, err)
+	}
+	defer rc.Close()
+	ids := make(map[string]struct{}, j.RecordCount)
+	sc := bufio.NewScanner(rc)
+	for sc.Scan() {
+		ids[sc.Text()] = struct{}{}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read record ids of %s: %w", j.ID, err)
+	}
+	return func(id string) bool { _, ok := ids[id]; return ok }, nil
+}
+
+// ContinueIngest republishes "Job Output Ready" so another run resumes from the checkpoint.
+func (s *Service) ContinueIngest(ctx context.Context, id string) error {
+	j, err := s.Store.GetJob(ctx, id)
+	if err != nil {
+		return fmt.Errorf("load job %s: %w", id, err)
+	}
+	if err := s.Bus.Publish(ctx, config.DetailJobOutputReady, service.OutputReady{JobID: id, Provider: j.Provider}); err != nil {
+		return fmt.Errorf("publish continuation for %s: %w", id, err)
+	}
+	return nil
+}
+
+// SaveCheckpoint records ingest progress on the job, only while it is still ingesting.
+func (s *Service) SaveCheckpoint(ctx context.Context, jobID string, cp job.Checkpoint) error {
+	_, err := s.Store.UpdateJob(ctx, jobID, func(j *job.Job) error {
+		if j.Status != job.StatusIngesting {
+			return store.ErrNoChange
+		}
+		j.Checkpoint = &cp
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) {
+		return fmt.Errorf("save checkpoint of %s: %w", jobID, err)
+	}
+	return nil
+}
+
+// fetchResults copies a part's results into object storage once, for providers
+// that only stream them. An existing copy is complete (blob writes are atomic),
+// so a resumed ingest reads it again from its checkpoint.
+func (s *Service) fetchResults(ctx context.Context, j *job.Job, p job.Part) error {
+	prov := s.Provider(j.Provider)
+	f, ok := prov.(service.ResultFetcher)
+	if !ok {
+		return nil
+	}
+	outs, _ := prov.OutputFiles(p)
+	for _, uri := range outs {
+		rc, err := s.Blobs.Open(ctx, uri, 0)
+		if err == nil {
+			rc.Close()
+			continue
+		}
+		if !errors.Is(err, blob.ErrNotFound) {
+			return fmt.Errorf("check results of %s part %d: %w", j.ID, p.Index, err)
+		}
+		if err := f.FetchResults(ctx, p, uri); err != nil {
+			return fmt.Errorf("fetch results of %s part %d: %w", j.ID, p.Index, err)
+		}
+	}
+	return nil
+}

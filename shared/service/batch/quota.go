@@ -1,0 +1,86 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// DefaultQuota is the default quota of submitted + in-progress batch jobs per
+// model for a quota-limited provider (Bedrock's documented default is 20).
+const DefaultQuota = 20
+
+// QuotaOf is the configured quota of a model.
+func (s *Service) QuotaOf(model string) int {
+	if q, ok := s.Quota[model]; ok && q > 0 {
+		return q
+	}
+	if s.DefaultQuota > 0 {
+		return s.DefaultQuota
+	}
+	return DefaultQuota
+}
+
+// roomAtSubmit is how many parts of a new job may start now: all for providers
+// without a quota; for the others, what the model's quota leaves, and none
+// while older jobs of the model wait, so queued jobs start in the order they came.
+func (s *Service) roomAtSubmit(ctx context.Context, prov service.BatchProvider, j *job.Job) (int, error) {
+	if !prov.Limits().QuotaLimited {
+		return -1, nil
+	}
+	inflight, err := s.Store.ListInFlight(ctx, prov.Name(), s.Now().Add(1), job.MaxPageSize)
+	if err != nil {
+		return 0, fmt.Errorf("count in-flight %s jobs: %w", prov.Name(), err)
+	}
+	active, waiting := 0, false
+	for _, o := range inflight {
+		if o.Model != j.Model || o.ID == j.ID {
+			continue
+		}
+		for _, p := range o.Parts {
+			switch {
+			case OccupiesQuota(p):
+				active++
+			case p.Status == job.StatusQueued:
+				waiting = true
+			}
+		}
+	}
+	if waiting {
+		return 0, nil
+	}
+	return max(0, s.QuotaOf(j.Model)-active), nil
+}
+
+// OccupiesQuota: submitted and running jobs count against the quota.
+func OccupiesQuota(p job.Part) bool {
+	return p.Ref != "" && p.Status.Rank() >= job.StatusSubmitted.Rank() && p.Status.Rank() <= job.StatusCancelling.Rank()
+}
+
+// WaitingForQuota is the provider_status of a part queued behind the quota.
+const WaitingForQuota = "WaitingForQuota"
+
+// markWaiting records on a queued part that it waits for room at the provider.
+func (s *Service) markWaiting(ctx context.Context, id string, idx int) (*job.Job, error) {
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		p := &j.Parts[idx]
+		if p.Status != job.StatusQueued || p.ProviderStatus == WaitingForQuota {
+			return store.ErrNoChange
+		}
+		p.ProviderStatus = WaitingForQuota
+		s.Settle(j, s.Now())
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) {
+		return nil, fmt.Errorf("mark job %s part %d waiting: %w", id, idx, err)
+	}
+	return j, nil
+}
+
+func busy(err error) bool {
+	return errors.Is(err, service.ErrQuotaFull) || errors.Is(err, service.ErrProviderBusy)
+}

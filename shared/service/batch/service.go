@@ -1,0 +1,98 @@
+// Package batch runs jobs on batch providers: submit (validation, the split into
+// provider jobs, input files), starting parts within a provider's job quota,
+// cancel, provider state changes (events and polls) and ingest of the output.
+// Everything provider-specific is asked of the service.BatchProvider the job
+// names; on-demand runs are handed to the on-demand flow.
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcpbatch/mcpbatch/shared/ingest"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// Ingester streams output files into the store.
+type Ingester interface {
+	Ingest(ctx context.Context, j *job.Job, files []ingest.File, parse ingest.Parser, known func(string) bool) (ingest.Result, error)
+}
+
+// onDemandSubmitter takes the submits that run on demand.
+type onDemandSubmitter interface {
+	SubmitOnDemand(ctx context.Context, req SubmitRequest) (*job.Job, error)
+}
+
+// Service runs the batch use cases. Its fields are its dependencies.
+type Service struct {
+	*service.Core
+	Ingester Ingester
+	// OnDemand takes small jobs on demand (nil: batch only).
+	OnDemand onDemandSubmitter
+	// RefuseCancel refuses cancel_job for jobs no provider can stop (nil: none).
+	RefuseCancel func(*job.Job) error
+	// TimeoutHours is the provider job timeout (Bedrock: 24..168; 0: the provider's default).
+	TimeoutHours int
+	// Quota is the per-model limit of submitted + in-progress jobs of a
+	// quota-limited provider; models not listed get DefaultQuota (0: the package's DefaultQuota).
+	Quota        map[string]int
+	DefaultQuota int
+}
+
+// Cancel stops a job's provider jobs. Cancelling a finished job is not an error:
+// it reports the status the job already has.
+func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error) {
+	j, err := s.OwnedJob(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	if j.Status.Terminal() || j.Status == job.StatusIngesting {
+		return j, nil
+	}
+	if s.RefuseCancel != nil {
+		if err := s.RefuseCancel(j); err != nil {
+			return nil, err
+		}
+	}
+	prov := s.Provider(j.Provider)
+	for _, p := range j.Parts {
+		if p.Ref == "" || p.Status.Rank() >= job.StatusCancelling.Rank() {
+			continue
+		}
+		if err := prov.Stop(ctx, p.Ref); err != nil {
+			return nil, fmt.Errorf("stop provider job %s: %w", p.Name, err)
+		}
+	}
+	now := s.Now()
+	j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		changed := false
+		for i := range j.Parts {
+			p := &j.Parts[i]
+			switch {
+			case p.Ref == "" && !p.Status.Terminal():
+				// Never reached the provider: nothing to stop, nothing to ingest.
+				p.Status = job.StatusCancelled
+				changed = true
+			case job.CanMove(p.Status, job.StatusCancelling):
+				p.Status = job.StatusCancelling
+				p.CancelRequested = true
+				changed = true
+			}
+		}
+		if !changed {
+			return store.ErrNoChange
+		}
+		s.Settle(j, now)
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) {
+		return nil, fmt.Errorf("mark job %s cancelling: %w", id, err)
+	}
+	if j.Status == job.StatusCancelled {
+		s.PublishCompleted(ctx, j)
+	}
+	return j, nil
+}

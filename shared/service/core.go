@@ -1,0 +1,147 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// ErrJobNotFound is returned for unknown jobs and for other owners' jobs alike,
+// so nobody can probe for job ids they do not own.
+var ErrJobNotFound = errors.New("job not found")
+
+// ErrJobExists: a submit with a caller-chosen job id (a pipeline run key) that is taken.
+var ErrJobExists = errors.New("job already exists")
+
+// ErrQuotaFull is returned by a provider when its concurrent-job quota is used up.
+var ErrQuotaFull = errors.New("provider job quota full")
+
+// ModelError is a model outside the allowed list.
+type ModelError struct {
+	Model   string
+	Allowed []string
+}
+
+func (e *ModelError) Error() string {
+	return fmt.Sprintf("model %q is not allowed here; allowed models: %s", e.Model, strings.Join(e.Allowed, ", "))
+}
+
+// Core is what every flow shares: storage, the bus, the providers, the clock
+// and the stack's naming. Each flow package embeds it.
+type Core struct {
+	Store     store.Store
+	Blobs     Blobs
+	Bus       Publisher
+	Log       *slog.Logger
+	Clock     Clock
+	Providers *Registry
+	// Bucket is the s3:// URI root of job inputs, outputs and big results.
+	Bucket string
+	// JobPrefix prefixes provider job names so the event rule matches only this stack's jobs.
+	JobPrefix string
+}
+
+// Now is the current time in UTC.
+func (c *Core) Now() time.Time {
+	if c.Clock != nil {
+		return c.Clock().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Logger is the logger of the flows.
+func (c *Core) Logger() *slog.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return slog.Default()
+}
+
+// Provider returns the provider a job names (a clear error on every call when
+// this deployment was not given it).
+func (c *Core) Provider(name string) BatchProvider { return c.Providers.Get(name) }
+
+// OwnedJob loads a job and hides it unless owner owns it.
+func (c *Core) OwnedJob(ctx context.Context, owner, id string) (*job.Job, error) {
+	if !job.ValidID(id) {
+		return nil, ErrJobNotFound
+	}
+	j, err := c.Store.GetJob(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrJobNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load job %s: %w", id, err)
+	}
+	if j.Owner != owner {
+		return nil, ErrJobNotFound
+	}
+	return j, nil
+}
+
+// ParseJobName maps a provider job name back to (job id, part index) without a lookup.
+func (c *Core) ParseJobName(name string) (id string, part int, ok bool) {
+	rest, ok := strings.CutPrefix(name, c.JobPrefix+"-")
+	if !ok {
+		return "", 0, false
+	}
+	id, suffix, hasPart := strings.Cut(rest, "-p")
+	if !job.ValidID(id) {
+		return "", 0, false
+	}
+	if !hasPart {
+		return id, 0, true
+	}
+	n, err := strconv.Atoi(suffix)
+	if err != nil || n < 1 {
+		return "", 0, false
+	}
+	return id, n - 1, true
+}
+
+// OwnerTag identifies an owner in provider tags and object keys without exposing the principal.
+func OwnerTag(owner string) string {
+	h := sha256.Sum256([]byte(owner))
+	return hex.EncodeToString(h[:8])
+}
+
+// IDsURI is where a job's record ids are kept, so ingest can tell an unknown
+// recordId from a real one.
+func IDsURI(j *job.Job) string { return blob.Join(j.InputURI, "ids.txt") }
+
+// WriteIDs stores the record ids of a job.
+func (c *Core) WriteIDs(ctx context.Context, j *job.Job, recs []job.Input) error {
+	pr, pw := io.Pipe()
+	go func() {
+		w := bufio.NewWriter(pw)
+		for _, r := range recs {
+			w.WriteString(r.ID)
+			w.WriteByte('\n')
+		}
+		pw.CloseWithError(w.Flush())
+	}()
+	if _, err := c.Blobs.Put(ctx, IDsURI(j), pr, "text/plain"); err != nil {
+		return fmt.Errorf("write record ids of %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// Truncate shortens user input quoted back in an error.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,90 @@
+// Package graph builds the service graph, once, for the Lambdas (shared/app)
+// and for make dev (shared/app/local): the two differ only in the adapters
+// they pass in Deps.
+package graph
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/ingest"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
+	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
+	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// Deps are the adapters and settings of one deployment.
+type Deps struct {
+	Store store.Store
+	Blobs service.Blobs
+	Bus   service.Publisher
+	Log   *slog.Logger
+	Now   service.Clock
+	// Bucket is the s3:// URI root of job inputs, outputs and big results.
+	Bucket string
+	// JobPrefix prefixes provider job names.
+	JobPrefix string
+	// Providers are the batch providers, in the order a submit without a
+	// provider tries them.
+	Providers []service.BatchProvider
+
+	// OnDemandModel is the runtime API of on-demand runs (nil: on-demand jobs
+	// are taken and queued, but this process does not run them).
+	OnDemandModel ondemand.OnDemandModel
+	// OnDemandConcurrency bounds parallel calls per run (0: the default).
+	OnDemandConcurrency int
+
+	// SageMakerRuntime is the SageMaker runtime API (nil: notifications and
+	// probes only); the other SageMaker settings follow.
+	SageMakerRuntime          smsvc.SageMakerRuntime
+	SageMakerEndpoints        []string
+	SageMakerDeadline         time.Duration
+	SageMakerMaxResponseBytes int
+	SageMakerInputPrefix      string
+
+	// Batch and reconciler settings (zero: the packages' defaults).
+	TimeoutHours   int
+	Quota          map[string]int
+	DefaultQuota   int
+	StaleAfter     time.Duration
+	ReconcileLimit int
+}
+
+// Graph is every use case, wired. The batch service is embedded: it answers
+// the job tools (submit, get, list, results, cancel) and the batch events.
+type Graph struct {
+	*batch.Service
+	Core         *service.Core
+	OnDemandRuns *ondemand.Service
+	SageMaker    *smsvc.Service
+	Transfer     *transfer.Service
+	Reconciler   *reconcile.Service
+}
+
+// New builds the graph.
+func New(d Deps) *Graph {
+	core := &service.Core{
+		Store: d.Store, Blobs: d.Blobs, Bus: d.Bus, Log: d.Log, Clock: d.Now,
+		Providers: service.NewRegistry(d.Providers...), Bucket: d.Bucket, JobPrefix: d.JobPrefix,
+	}
+	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency}
+	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel,
+		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota}
+	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: blob.Join(d.Bucket, "results"), Log: core.Logger()}
+	inputPrefix := d.SageMakerInputPrefix
+	if inputPrefix == "" {
+		inputPrefix = blob.Join(d.Bucket, "sagemaker", "input")
+	}
+	return &Graph{
+		Service: b, Core: core, OnDemandRuns: od,
+		SageMaker: &smsvc.Service{Core: core, Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
+			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix},
+		Transfer:   &transfer.Service{Core: core, Batch: b},
+		Reconciler: &reconcile.Service{Core: core, Batch: b, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit},
+	}
+}

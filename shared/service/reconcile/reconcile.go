@@ -1,0 +1,286 @@
+// Package reconcile is the scheduled safety net of the batch flow: for every
+// registered provider it asks about jobs whose state event is overdue (or polls
+// providers that send none), retries lost "Job Output Ready" announcements, and
+// submits parts queued behind a provider's per-model quota, oldest job first.
+package reconcile
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// batchOps is the batch flow as the reconciler drives it.
+type batchOps interface {
+	StartParts(ctx context.Context, id string, room int) (*job.Job, int, error)
+	ApplyState(ctx context.Context, id string, idx int, ev batch.ProviderEvent) (*job.Job, bool, job.Status, error)
+	AfterStatus(ctx context.Context, j *job.Job) error
+	QuotaOf(model string) int
+}
+
+// Service runs the reconciler.
+type Service struct {
+	*service.Core
+	Batch batchOps
+	// StaleAfter is how long a job of a provider that pushes events may go
+	// without one before the reconciler asks the provider (0: DefaultStaleAfter).
+	StaleAfter time.Duration
+	// ReconcileLimit bounds the jobs one run looks at per provider (0: DefaultReconcileLimit).
+	ReconcileLimit int
+}
+
+// Reconciler defaults.
+const (
+	DefaultStaleAfter     = 15 * time.Minute
+	DefaultReconcileLimit = 1000
+)
+
+// ReconcileReport says what one reconciler run did; Calls counts provider API
+// calls, so a run's cost is visible and can be checked to scale with jobs in
+// flight, not with all jobs ever stored.
+type ReconcileReport struct {
+	InFlight    int `json:"inFlight"`
+	Polled      int `json:"polled"`
+	Changed     int `json:"changed"`
+	Submitted   int `json:"submitted"`
+	Waiting     int `json:"waiting"`
+	OutputReady int `json:"outputReady"`
+	Calls       int `json:"calls"`
+	Errors      int `json:"errors"`
+}
+
+// Reconcile is one run of the reconciler. It is idempotent and safe to run
+// twice at once: every change is a forward-only conditional write, and only the
+// run whose write moved a job to ingesting announces its output. A job that
+// cannot be reconciled is logged and counted, and the run goes on; the returned
+// error joins them so the run shows as failed (and alarms) without starving others.
+// For each registered provider, over its jobs in flight, oldest first:
+//
+//  1. Providers without a quota: submit parts that never reached the provider.
+//  2. Ask the provider about every part it runs (for providers that push events,
+//     only when the job has had no event for StaleAfter) and apply the answer as
+//     an event; an ended job moves to ingesting and "Job Output Ready" goes out.
+//  3. Quota-limited providers: submit queued parts while the model's quota has
+//     room, oldest job first.
+func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
+	var rep ReconcileReport
+	var errs []error
+	now := s.Now()
+	limit := cmp.Or(s.ReconcileLimit, DefaultReconcileLimit)
+	stale := now.Add(-cmp.Or(s.StaleAfter, DefaultStaleAfter))
+	for _, prov := range s.Providers.All() {
+		jobs, err := s.eachInFlight(ctx, prov.Name(), now, limit, func(j *job.Job) error {
+			return s.reconcileJob(ctx, prov, j, stale, &rep)
+		}, &errs)
+		if err != nil {
+			return rep, err
+		}
+		rep.InFlight += len(jobs)
+		if prov.Limits().QuotaLimited {
+			if err := s.startQueued(ctx, jobs, &rep); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	rep.Errors = len(errs)
+	s.Logger().InfoContext(ctx, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
+		"submitted", rep.Submitted, "waiting", rep.Waiting, "output_ready", rep.OutputReady, "api_calls", rep.Calls, "errors", rep.Errors)
+	return rep, errors.Join(errs...)
+}
+
+// eachInFlight pages through a provider's jobs in flight, oldest first, up to
+// limit, and calls fn on each. The store returns at most a page per call and
+// only an upper bound on UpdatedAt; every job fn looks at is written (polled
+// jobs are stamped), so its UpdatedAt moves past the run's start and the next
+// call returns the next-oldest jobs. A page of jobs already seen ends the walk.
+func (s *Service) eachInFlight(ctx context.Context, provider string, start time.Time, limit int, fn func(*job.Job) error, errs *[]error) ([]*job.Job, error) {
+	seen := map[string]bool{}
+	var all []*job.Job
+	for len(all) < limit {
+		size := min(job.MaxPageSize, limit-len(all))
+		page, err := s.Store.ListInFlight(ctx, provider, start.Add(time.Nanosecond), size)
+		if err != nil {
+			return all, fmt.Errorf("list in-flight %s jobs: %w", provider, err)
+		}
+		fresh := 0
+		for _, j := range page {
+			if seen[j.ID] {
+				continue
+			}
+			seen[j.ID] = true
+			fresh++
+			all = append(all, j)
+			if err := fn(j); err != nil {
+				*errs = append(*errs, err)
+			}
+		}
+		if fresh == 0 || len(page) < size {
+			break
+		}
+	}
+	return all, nil
+}
+
+// reconcileJob asks the provider about a job's parts and applies the answers
+// through the event path (forward only, so an event that arrives after all
+// changes nothing).
+func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, j *job.Job, stale time.Time, rep *ReconcileReport) error {
+	var errs []error
+	lim := prov.Limits()
+	if !lim.QuotaLimited && hasQueued(j) {
+		nj, n, err := s.Batch.StartParts(ctx, j.ID, -1)
+		rep.Calls += n
+		rep.Submitted += n
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			j = nj
+		}
+	}
+	last := j.LastEventAt
+	if last.IsZero() {
+		last = j.SubmittedAt
+	}
+	if lim.PushesEvents && last.After(stale) {
+		return errors.Join(errs...)
+	}
+	start := s.Now()
+	polled := false
+	for _, p := range j.Parts {
+		if p.Ref == "" || p.Status.Rank() >= job.StatusIngesting.Rank() {
+			continue
+		}
+		polled = true
+		st, err := prov.Get(ctx, p.Ref)
+		rep.Calls++
+		rep.Polled++
+		if err != nil {
+			errs = append(errs, fmt.Errorf("get %s job %s of job %s: %w", prov.Name(), p.Name, j.ID, err))
+			continue
+		}
+		if err := s.applyPoll(ctx, j.ID, p, st, rep); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !polled {
+		if err := s.retryLostPublish(ctx, j, rep); err != nil {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	}
+	// Stamp the poll so the next run waits StaleAfter again, even when nothing
+	// changed; it also moves the job behind the others in the in-flight index.
+	_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		if cur.Status.Terminal() || !cur.LastEventAt.Before(start) {
+			return store.ErrNoChange
+		}
+		cur.LastEventAt = s.Now()
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
+		errs = append(errs, fmt.Errorf("stamp poll of %s: %w", j.ID, err))
+	}
+	return errors.Join(errs...)
+}
+
+// applyPoll applies a provider's answer to its part. It publishes "Job Output
+// Ready" only when this very write moved the job to ingesting, so two
+// overlapping runs announce (and ingest) a job once.
+func (s *Service) applyPoll(ctx context.Context, id string, p job.Part, st service.BatchState, rep *ReconcileReport) error {
+	j, moved, was, err := s.Batch.ApplyState(ctx, id, p.Index, batch.ProviderEvent{JobName: p.Name, Ref: p.Ref, Status: st.Status, Message: st.Message})
+	switch {
+	case errors.Is(err, store.ErrNoChange), errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("apply status %s to job %s: %w", st.Status, id, err)
+	case !moved:
+		return nil
+	}
+	rep.Changed++
+	if j.Status == job.StatusIngesting && was != job.StatusIngesting {
+		rep.OutputReady++
+		return s.Batch.AfterStatus(ctx, j)
+	}
+	if j.Status == job.StatusFailed || j.Status == job.StatusCancelled {
+		return s.Batch.AfterStatus(ctx, j)
+	}
+	return nil
+}
+
+// retryLostPublish republishes "Job Output Ready" for a job that moved to
+// ingesting but whose announcement failed long enough ago (the mover's retry
+// would have happened by then).
+func (s *Service) retryLostPublish(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
+	cur, err := s.Store.GetJob(ctx, j.ID)
+	if err != nil {
+		return nil // gone or unreadable now; the next run sees it again
+	}
+	if cur.Status != job.StatusIngesting || cur.OutputReadyPublished || s.Now().Sub(cur.UpdatedAt) < cmp.Or(s.StaleAfter, DefaultStaleAfter) {
+		return nil
+	}
+	rep.OutputReady++
+	return s.Batch.AfterStatus(ctx, cur)
+}
+
+// startQueued submits queued parts of a quota-limited provider, oldest job first, while each
+// model's quota (counted over the jobs in flight) has room.
+func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *ReconcileReport) error {
+	active := map[string]int{}
+	var queued []*job.Job
+	for _, j := range inflight {
+		for _, p := range j.Parts {
+			if batch.OccupiesQuota(p) {
+				active[j.Model]++
+			}
+		}
+		if hasQueued(j) {
+			queued = append(queued, j)
+		}
+	}
+	slices.SortStableFunc(queued, func(a, b *job.Job) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	var errs []error
+	full := map[string]bool{}
+	for _, j := range queued {
+		room := s.Batch.QuotaOf(j.Model) - active[j.Model]
+		if room <= 0 || full[j.Model] {
+			// Keep order: nothing younger of this model starts before this one.
+			full[j.Model] = true
+			rep.Waiting++
+			continue
+		}
+		_, n, err := s.Batch.StartParts(ctx, j.ID, room)
+		rep.Calls += n
+		rep.Submitted += n
+		active[j.Model] += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if n < queuedParts(j) {
+			rep.Waiting++
+			full[j.Model] = true
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func hasQueued(j *job.Job) bool { return queuedParts(j) > 0 }
+
+func queuedParts(j *job.Job) int {
+	n := 0
+	for _, p := range j.Parts {
+		if p.Status == job.StatusQueued {
+			n++
+		}
+	}
+	return n
+}

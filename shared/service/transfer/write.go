@@ -1,0 +1,91 @@
+package transfer
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/jsonl"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+)
+
+// writeFileParts is the second pass: the file streamed into one provider input
+// per part and the record-id list, generating ids for records without one.
+func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken map[string]bool) error {
+	rc, err := s.Blobs.Open(ctx, uri, 0)
+	if err != nil {
+		return fmt.Errorf("reopen input %s: %w", uri, err)
+	}
+	defer rc.Close()
+	r := jsonl.NewReader(rc, jsonl.Options{MaxLineBytes: maxFileLineBytes})
+
+	idsR, idsW := io.Pipe()
+	idsDone := make(chan error, 1)
+	go func() {
+		_, err := s.Blobs.Put(ctx, service.IDsURI(j), idsR, "text/plain")
+		idsR.CloseWithError(err)
+		idsDone <- err
+	}()
+	ids := bufio.NewWriter(idsW)
+	next, i := 1, 0
+	var werr error
+	for _, p := range j.Parts {
+		pr, pw := io.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			w := bufio.NewWriterSize(pw, 256<<10)
+			for k := 0; k < p.RecordCount; k++ {
+				if !r.Next() {
+					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (ended at line %d)", uri, r.Line()))
+					return
+				}
+				in, err := decodeLine(r.Bytes())
+				if err != nil {
+					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (line %d): %w", uri, r.Line(), err))
+					return
+				}
+				for in.ID == "" {
+					if id := fmt.Sprintf("r%05d", next); !taken[id] {
+						in.ID = id
+					}
+					next++
+				}
+				line, err := prov.EncodeRecord(i, req.Model, in, req.Params)
+				if err != nil {
+					pw.CloseWithError(err)
+					return
+				}
+				i++
+				w.Write(line)
+				if err := w.WriteByte('\n'); err != nil {
+					return // the reader gave up (Put failed): stop reading
+				}
+				ids.WriteString(in.ID)
+				ids.WriteByte('\n')
+				if req.Progress != nil && i%progressEvery == 0 {
+					req.Progress(i, j.RecordCount)
+				}
+			}
+			pw.CloseWithError(w.Flush())
+		}()
+		_, err := s.Blobs.Put(ctx, p.InputURI, pr, "application/jsonl")
+		pr.CloseWithError(err)
+		<-done // the writer touches r and ids: wait before the next part
+		if err != nil {
+			werr = fmt.Errorf("write input %s: %w", p.InputURI, err)
+			break
+		}
+	}
+	if werr == nil {
+		werr = ids.Flush()
+	}
+	idsW.CloseWithError(werr)
+	if err := <-idsDone; err != nil && werr == nil {
+		werr = fmt.Errorf("write record ids of %s: %w", j.ID, err)
+	}
+	return werr
+}

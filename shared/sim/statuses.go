@@ -1,0 +1,28 @@
+package sim
+
+// The simulators' own copy of the services' documented words and limits; they
+// never import the product's, so a wrong product table shows up as a failing test.
+
+// Bedrock batch job statuses (GetModelInvocationJob, "Batch Inference Job State Change").
+const (
+	bedrockSubmitted          = "Submitted"
+	bedrockValidating         = "Validating"
+	bedrockScheduled          = "Scheduled"
+	bedrockInProgress         = "InProgress"
+	bedrockCompleted          = "Completed"
+	bedrockPartiallyCompleted = "PartiallyCompleted"
+	bedrockFailed             = "Failed"
+	bedrockStopping           = "Stopping"
+	bedrockStopped            = "Stopped"
+	bedrockExpired            = "Expired"
+)
+
+// Anthropic Message Batch processing_status values and per-batch limits
+// (https://docs.anthropic.com/en/docs/build-with-claude/batch-processing).
+const (
+	anthropicInProgress  = "in_progress"
+	anthropicCanceling   = "canceling"
+	anthropicEnded       = "ended"
+	anthropicMaxRequests = 100_000
+	anthropicMaxBytes    = 256 << 20
+)
