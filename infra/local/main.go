@@ -22,7 +22,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/bus"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 )
 
 func main() {
@@ -147,9 +147,9 @@ const shutdownGrace = 5 * time.Second
 // dropped at shutdown). Nothing else republishes them: the reconciler polls
 // Bedrock batch jobs by their provider ref, and an on-demand job has none.
 // RunOnDemand is safe to call twice for a job, so a resume never double counts.
-func resumeOnDemand(ctx context.Context, svc *service.Service, log *slog.Logger) (int, error) {
+func resumeOnDemand(ctx context.Context, svc *graph.Graph, log *slog.Logger) (int, error) {
 	// One page (the oldest 500 Bedrock jobs in flight) is plenty for a dev machine.
-	jobs, err := svc.Store.ListInFlight(ctx, job.ProviderBedrock, time.Now(), job.MaxPageSize)
+	jobs, err := svc.Core.Store.ListInFlight(ctx, job.ProviderBedrock, time.Now(), job.MaxPageSize)
 	if err != nil {
 		return 0, fmt.Errorf("resume on-demand runs: %w", err)
 	}
@@ -161,7 +161,7 @@ func resumeOnDemand(ctx context.Context, svc *service.Service, log *slog.Logger)
 		if j.Mode != job.ModeOnDemand || j.Status.Terminal() {
 			continue
 		}
-		if err := svc.ContinueOnDemand(ctx, j.ID); err != nil {
+		if err := svc.OnDemandRuns.ContinueOnDemand(ctx, j.ID); err != nil {
 			return n, err
 		}
 		line := 0

@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
+	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline"
-	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -33,13 +34,13 @@ func TestOnDemandRunStopsAtShutdownAndResumesAtStart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	l := devSuite(t, dir, 1)
-	l.Service.OnDemand.BaseBackoff, l.Service.OnDemand.MaxBackoff = time.Minute, time.Minute
+	l.Service.OnDemandRuns.BaseBackoff, l.Service.OnDemandRuns.MaxBackoff = time.Minute, time.Minute
 	const n = 6
 	recs := make([]job.Input, n)
 	for i := range recs {
 		recs[i] = job.Input{ID: fmt.Sprintf("r%02d", i), Prompt: fmt.Sprintf("question %d", i)}
 	}
-	j, err := l.Service.Submit(ctx, service.SubmitRequest{Owner: "dev", Model: l.Service.Models[0], Records: recs, Mode: job.ModeOnDemand})
+	j, err := l.Service.Submit(ctx, batch.SubmitRequest{Owner: "dev", Model: config.DefaultBedrockModels[0], Records: recs, Mode: job.ModeOnDemand})
 	if err != nil {
 		t.Fatal(err)
 	}

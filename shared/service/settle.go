@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -96,6 +97,15 @@ func leastAdvanced(prov BatchProvider, parts []job.Part) job.Part {
 
 // PublishCompleted announces a finished job on the bus ("Job Completed").
 func (c *Core) PublishCompleted(ctx context.Context, j *job.Job) {
+	// One line per terminal state: the stack's FailedJobs metric filter counts
+	// msg="job finished" with status="failed" (infra/ops.go); warn level so it
+	// is kept at logLevel=warn too.
+	lvl := slog.LevelInfo
+	if j.Status == job.StatusFailed {
+		lvl = slog.LevelWarn
+	}
+	c.Logger().Log(ctx, lvl, "job finished", "job_id", j.ID, "provider", j.Provider, "model", j.Model, "mode", j.Mode,
+		"status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed)
 	err := c.Bus.Publish(ctx, config.DetailJobCompleted, Completed{
 		JobID: j.ID, Provider: j.Provider, Model: j.Model, Status: j.Status, RecordCount: j.RecordCount,
 		Succeeded: j.Succeeded, Failed: j.Failed, BadLines: j.BadLines, InputTokens: j.InputTokens,

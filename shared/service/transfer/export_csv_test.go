@@ -1,4 +1,4 @@
-package service_test
+package transfer_test
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
 // exportSuite is a service over the local store and blobs with one finished job
 // holding recs.
-func exportSuite(t *testing.T, recs []job.Record) (*service.Service, *fsblob.Store, *job.Job) {
+func exportSuite(t *testing.T, recs []job.Record) (*transfer.Service, *fsblob.Store, *job.Job) {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"))
@@ -41,7 +42,7 @@ func exportSuite(t *testing.T, recs []job.Record) (*service.Service, *fsblob.Sto
 	if err := st.PutRecords(ctx, j.ID, j.Shards, recs); err != nil {
 		t.Fatal(err)
 	}
-	svc := &service.Service{Store: st, Blobs: blobs, Bucket: "s3://test", JobPrefix: "mcpbatch", Models: []string{model}}
+	svc := &transfer.Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://test", JobPrefix: "mcpbatch"}}
 	return svc, blobs, j
 }
 
@@ -86,7 +87,7 @@ func TestExportCSVNeutralisesFormulas(t *testing.T) {
 		"a09": {"", "", ""},
 	}
 	svc, blobs, j := exportSuite(t, recs)
-	e, err := svc.Export(context.Background(), service.ExportRequest{Owner: "alice", JobID: j.ID, Format: service.ExportCSV})
+	e, err := svc.Export(context.Background(), transfer.ExportRequest{Owner: "alice", JobID: j.ID, Format: transfer.ExportCSV})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +115,11 @@ func TestExportCSVNeutralisesFormulas(t *testing.T) {
 // JSONL exports are data for programs, not spreadsheets: the text is kept as is.
 func TestExportJSONLKeepsText(t *testing.T) {
 	svc, blobs, j := exportSuite(t, []job.Record{{ID: "a01", Status: job.RecordSucceeded, Output: "=1+1"}})
-	e, err := svc.Export(context.Background(), service.ExportRequest{Owner: "alice", JobID: j.ID})
+	e, err := svc.Export(context.Background(), transfer.ExportRequest{Owner: "alice", JobID: j.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l service.ExportLine
+	var l transfer.ExportLine
 	if err := json.Unmarshal([]byte(readExport(t, blobs, e.URI)), &l); err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +137,8 @@ func TestExportOutputURIIsALink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range []string{service.ExportJSONL, service.ExportCSV} {
-		e, err := svc.Export(context.Background(), service.ExportRequest{Owner: "alice", JobID: j.ID, Format: format})
+	for _, format := range []string{transfer.ExportJSONL, transfer.ExportCSV} {
+		e, err := svc.Export(context.Background(), transfer.ExportRequest{Owner: "alice", JobID: j.ID, Format: format})
 		if err != nil {
 			t.Fatal(err)
 		}
