@@ -190,8 +190,9 @@ func NewFunctions(scope constructs.Construct, id string, p *FunctionsProps) *Fun
 		Name:        FnMCP,
 		Description: "mcpbatch MCP server (Streamable HTTP behind the Function URL)",
 		AssetDir:    s.AssetDir, Env: env, LogLevel: s.LogLevel,
-		// A tool call only submits or reads a page, but an upload of a large batch to S3 takes time.
-		Timeout:  awscdk.Duration_Seconds(jsii.Number(60)),
+		// A tool call only submits or reads a page, but an upload of a large batch to S3 takes time,
+		// and invoke_endpoint may wait SageMaker's full 60 s for a model's answer.
+		Timeout:  awscdk.Duration_Seconds(jsii.Number(90)),
 		MemoryMB: 512,
 		// Token mode's URL is public: cap what a request flood can run (ops.go).
 		ReservedConcurrency: mcpReservedConcurrency(s),

@@ -225,7 +225,9 @@ func (r *Reports) schedule(c constructs.Construct, stack awscdk.Stack, p *Report
 		[]*string{r.NightlyReport.Function.FunctionArn()}, nil))
 	r.SchedulerRole.AddToPrincipalPolicy(allow("DeadLetter", []string{"sqs:SendMessage"}, []*string{r.NightlyReport.DLQ.QueueArn()}, nil))
 	for _, pl := range p.Pipelines.Pipelines {
-		input, _ := json.Marshal(pipeline.TickRequest{Pipeline: pl.Name})
+		// The scheduler substitutes the time the run was scheduled for, so a retry
+		// delivered after midnight still reports the scheduled day.
+		input, _ := json.Marshal(pipeline.TickRequest{Pipeline: pl.Name, ScheduledTime: "<aws.scheduler.scheduled-time>"})
 		sch := awsscheduler.NewCfnSchedule(c, jsii.String("Schedule-"+pl.Name), &awsscheduler.CfnScheduleProps{
 			Description:                jsii.String("mcpbatch pipeline " + pl.Name + ": " + pl.Title),
 			ScheduleExpression:         jsii.String(pl.Schedule),

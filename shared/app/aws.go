@@ -84,6 +84,9 @@ func FromEnv(ctx context.Context, opts ...Option) (*AWS, error) {
 			return nil, err
 		}
 	}
+	if err := Catalog(&e.Deps, cfg.Region); err != nil {
+		return nil, err
+	}
 	return &AWS{Config: cfg, Graph: graph.New(e.Deps), S3: blobs, Log: log}, nil
 }
 

@@ -11,6 +11,7 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
 	"path"
 	"slices"
 
@@ -110,4 +111,11 @@ func (b *BedrockProvider) ParseOutputLine(line []byte) (job.Record, error) {
 func (b *BedrockProvider) OutputFiles(p job.Part) ([]string, string) {
 	prefix := bedrock.OutputPrefix(p.OutputURI, p.Ref)
 	return []string{blob.Join(prefix, path.Base(p.InputURI)+".out")}, blob.Join(prefix, "manifest.json.out")
+}
+
+// ManifestTokens reads the token totals of manifest.json.out, for families
+// whose output lines carry none.
+func (b *BedrockProvider) ManifestTokens(r io.Reader) (int64, int64, error) {
+	m, err := bedrock.ParseManifest(r)
+	return m.InputTokenCount, m.OutputTokenCount, err
 }

@@ -22,7 +22,8 @@ const (
 // Defaults of the SageMaker settings.
 const (
 	DefaultSageMakerMaxResponseBytes = 1 << 20
-	// DefaultSageMakerDeadlineSeconds keeps a call well inside common MCP client
-	// timeouts (60 s) and the mcp function's own timeout.
-	DefaultSageMakerDeadlineSeconds = 25
+	// DefaultSageMakerDeadlineSeconds lets a real-time call run as long as
+	// SageMaker itself allows a model to answer InvokeEndpoint (60 s); the mcp
+	// function's timeout leaves room for the retries' backoff on top.
+	DefaultSageMakerDeadlineSeconds = 60
 )

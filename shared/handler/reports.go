@@ -63,6 +63,7 @@ func (h *NightlyReport) Handle(ctx context.Context, raw json.RawMessage) error {
 		Detail     json.RawMessage `json:"detail"`
 		Pipeline   string          `json:"pipeline"`
 		Date       string          `json:"date"`
+		Scheduled  string          `json:"scheduled_time"`
 	}
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		h.Log.ErrorContext(ctx, "nightly-report payload is not JSON; ignored", "error", err)
@@ -84,7 +85,7 @@ func (h *NightlyReport) Handle(ctx context.Context, raw json.RawMessage) error {
 		}
 		return h.tick(ctx, d)
 	case probe.DetailType == "" && probe.Pipeline != "":
-		return h.tick(ctx, pipeline.TickRequest{Pipeline: probe.Pipeline, Date: probe.Date})
+		return h.tick(ctx, pipeline.TickRequest{Pipeline: probe.Pipeline, Date: probe.Date, ScheduledTime: probe.Scheduled})
 	default:
 		h.Log.WarnContext(ctx, "nightly-report got an event it does not handle; ignored", "source", probe.Source, "detail_type", probe.DetailType)
 		return nil

@@ -53,7 +53,7 @@ func TestNightlyReportDispatch(t *testing.T) {
 		wantErr       bool
 	}{
 		{name: "scheduler tick", payload: sample(t, "../../events/scheduler/nightly-report-tick.json"),
-			wantTicks: []pipeline.TickRequest{{Pipeline: "support-triage"}}},
+			wantTicks: []pipeline.TickRequest{{Pipeline: "support-triage", ScheduledTime: "2026-11-30T02:00:00Z"}}},
 		{name: "run requested", payload: sample(t, "../../events/project/pipeline-run-requested.json"),
 			wantTicks: []pipeline.TickRequest{{Pipeline: "support-triage", Date: "2025-11-28"}}},
 		{name: "job completed", payload: sample(t, "../../events/project/job-completed.json"), wantCompleted: []string{"01jdz3k6r8x9y2w4v5t7q0m1n3"}},

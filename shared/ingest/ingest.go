@@ -48,6 +48,11 @@ const (
 // (truncated JSON, wrong types, no recordId...): it is counted, never fatal.
 type Parser func(line []byte) (job.Record, error)
 
+// IDResolver maps the record id the provider saw (one the suite generated, safe
+// for every provider) back to the id the caller gave; ok is false for an id the
+// job never had.
+type IDResolver func(providerID string) (callerID string, ok bool)
+
 // RecordWriter writes record results idempotently (store.Store satisfies it).
 type RecordWriter interface {
 	PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error
@@ -143,9 +148,10 @@ type Ingester struct {
 // Ingest reads files (any order; at most one per part) into records of j and
 // returns the counters. It resumes from j.Checkpoint: files of earlier parts are
 // skipped and the checkpoint's file is read from its offset with its counters.
-// known, when not nil, tells whether a recordId belongs to the job; lines with
-// unknown ids count as bad. j is not modified.
-func (in *Ingester) Ingest(ctx context.Context, j *job.Job, files []File, parse Parser, known func(recordID string) bool) (Result, error) {
+// resolve, when not nil, maps the provider-side record id of a line to the
+// caller's record id; lines with ids it does not know count as bad. j is not
+// modified.
+func (in *Ingester) Ingest(ctx context.Context, j *job.Job, files []File, parse Parser, resolve IDResolver) (Result, error) {
 	if err := in.validate(j, parse); err != nil {
 		return Result{}, err
 	}
@@ -160,7 +166,7 @@ func (in *Ingester) Ingest(ctx context.Context, j *job.Job, files []File, parse 
 	if j.Checkpoint != nil {
 		start = *j.Checkpoint
 	}
-	r := in.newRun(ctx, j, parse, known, start)
+	r := in.newRun(ctx, j, parse, resolve, start)
 	t0 := time.Now()
 	r.log.Info("ingest start", "files", len(files), "part", start.Part, "offset", start.Offset, "line", start.Line)
 

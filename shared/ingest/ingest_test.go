@@ -355,17 +355,19 @@ func TestIngestCounts(t *testing.T) {
 				content += "\n"
 			}
 			var known func(string) bool
+			var resolve ingest.IDResolver
 			if tt.known != nil {
 				set := map[string]bool{}
 				for _, k := range tt.known {
 					set[k] = true
 				}
 				known = func(id string) bool { return set[id] }
+				resolve = func(id string) (string, bool) { return id, set[id] }
 			}
 			f := newFixture(t, map[int][]byte{0: []byte(content)}, 2048, known)
 			w := newWriter(t, f.j)
 			sv := &saver{}
-			res, err := f.ingester(w, sv).Ingest(context.Background(), f.j, f.files, ingesttest.Parse, known)
+			res, err := f.ingester(w, sv).Ingest(context.Background(), f.j, f.files, ingesttest.Parse, resolve)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -403,6 +405,41 @@ func TestIngestCounts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The provider sees ids the suite generated; results are stored under the
+// caller's ids, which may be any text.
+func TestIngestMapsProviderIDs(t *testing.T) {
+	caller := map[string]string{"r00000000": "invoice #1 / 2026", "r00000001": "émoji 🙂 id", "r00000002": "a\nb"}
+	content := ingesttest.OKLine("r00000000", "one", 3, 4) + "\n" + ingesttest.ErrLine("r00000001", 429, "throttled") + "\n" +
+		ingesttest.OKLine("r00000002", "three", 5, 6) + "\n" + ingesttest.OKLine("r00000009", "stranger", 1, 1) + "\n"
+	f := newFixture(t, map[int][]byte{0: []byte(content)}, 0, nil)
+	w := newWriter(t, f.j)
+	resolve := func(id string) (string, bool) { c, ok := caller[id]; return c, ok }
+	res, err := f.ingester(w, nil).Ingest(context.Background(), f.j, f.files, ingesttest.Parse, resolve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Succeeded != 2 || res.Failed != 1 || res.BadLines != 1 {
+		t.Fatalf("counts %+v, want 2 succeeded, 1 failed, 1 bad (unknown id)", res.Checkpoint)
+	}
+	recs := w.snapshot()
+	for pid, cid := range caller {
+		if _, ok := recs[cid]; !ok {
+			t.Errorf("provider id %s: no record under caller id %q (have %v)", pid, cid, keys(recs))
+		}
+		if _, ok := recs[pid]; ok {
+			t.Errorf("record stored under provider id %s", pid)
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func TestIngestBigOutput(t *testing.T) {

@@ -24,11 +24,11 @@ import (
 // goroutine saves the latest ready one. So a saved checkpoint never runs ahead
 // of the writes, and reading never waits for a save.
 type run struct {
-	in    *Ingester
-	j     *job.Job
-	parse Parser
-	known func(string) bool
-	log   *slog.Logger
+	in      *Ingester
+	j       *job.Job
+	parse   Parser
+	resolve IDResolver
+	log     *slog.Logger
 
 	batchSize, chunkLines, keepBad, maxLine int
 	saveTimeout                             time.Duration
@@ -72,7 +72,7 @@ type chunk struct {
 	cp  job.Checkpoint
 }
 
-func (in *Ingester) newRun(ctx context.Context, j *job.Job, parse Parser, known func(string) bool, start job.Checkpoint) *run {
+func (in *Ingester) newRun(ctx context.Context, j *job.Job, parse Parser, resolve IDResolver, start job.Checkpoint) *run {
 	log := in.Log
 	if log == nil {
 		log = slog.Default()
@@ -83,7 +83,7 @@ func (in *Ingester) newRun(ctx context.Context, j *job.Job, parse Parser, known 
 		in:          in,
 		j:           j,
 		parse:       parse,
-		known:       known,
+		resolve:     resolve,
 		log:         log.With("job", j.ID),
 		batchSize:   or(in.BatchSize, DefaultBatchSize),
 		chunkLines:  or(in.ChunkLines, DefaultChunkLines),
@@ -265,6 +265,8 @@ func (r *run) line(rd *jsonl.Reader, seen map[string]struct{}) {
 	}
 	r.counts.InputTokens += rec.InputTokens
 	r.counts.OutputTokens += rec.OutputTokens
+	r.counts.CacheReadTokens += rec.CacheReadTokens
+	r.counts.CacheWriteTokens += rec.CacheWriteTokens
 	rec.JobID = r.j.ID
 	rec.ExpiresAt = r.j.ExpiresAt
 	size := int64(len(rec.Output)+len(rec.ErrorMessage)+len(rec.StopReason)+len(rec.ID)) + recordOverhead
@@ -292,8 +294,13 @@ func (r *run) check(line []byte) (rec job.Record, reason string) {
 		return rec, truncate(fmt.Sprintf("invalid recordId %q", rec.ID))
 	case rec.Status != job.RecordSucceeded && rec.Status != job.RecordFailed:
 		return rec, truncate(fmt.Sprintf("record %s: unknown status %q", rec.ID, rec.Status))
-	case r.known != nil && !r.known(rec.ID):
-		return rec, fmt.Sprintf("unknown recordId %q", rec.ID)
+	}
+	if r.resolve != nil {
+		id, ok := r.resolve(rec.ID)
+		if !ok {
+			return rec, fmt.Sprintf("unknown recordId %q", rec.ID)
+		}
+		rec.ID = id
 	}
 	return rec, ""
 }

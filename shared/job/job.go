@@ -69,6 +69,8 @@ type Job struct {
 	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
 	// Pipeline marks a job a report pipeline started (see pipelinerun.go).
 	Pipeline *PipelineRun `json:"pipeline,omitempty"`
+	// Cost is what the job's tokens cost at the catalog's prices (see cost.go).
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // Part is one provider job under a user-visible job.
@@ -99,6 +101,9 @@ type Checkpoint struct {
 	BadLines     int   `json:"badLines"`
 	InputTokens  int64 `json:"inputTokens"`
 	OutputTokens int64 `json:"outputTokens"`
+	// Cache tokens of the lines before Offset (prompt caching, priced apart).
+	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
 }
 
 // RecordStatus is the outcome of one record.
@@ -117,13 +122,17 @@ type Record struct {
 	// Output is the model's answer (text for Claude, raw JSON for other families).
 	Output string `json:"output,omitempty"`
 	// OutputRef points at the output in object storage when it is too big for an item.
-	OutputRef    string    `json:"outputRef,omitempty"`
-	StopReason   string    `json:"stopReason,omitempty"`
-	ErrorCode    string    `json:"errorCode,omitempty"`
-	ErrorMessage string    `json:"errorMessage,omitempty"`
-	InputTokens  int64     `json:"inputTokens,omitempty"`
-	OutputTokens int64     `json:"outputTokens,omitempty"`
-	ExpiresAt    time.Time `json:"expiresAt"`
+	OutputRef    string `json:"outputRef,omitempty"`
+	StopReason   string `json:"stopReason,omitempty"`
+	ErrorCode    string `json:"errorCode,omitempty"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	InputTokens  int64  `json:"inputTokens,omitempty"`
+	OutputTokens int64  `json:"outputTokens,omitempty"`
+	// CacheReadTokens / CacheWriteTokens are prompt-cache tokens, kept apart from
+	// InputTokens because they are priced differently.
+	CacheReadTokens  int64     `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64     `json:"cacheWriteTokens,omitempty"`
+	ExpiresAt        time.Time `json:"expiresAt"`
 
 	// ContentType is the output's media type when the provider names one (SageMaker).
 	ContentType string `json:"contentType,omitempty"`

@@ -2,6 +2,7 @@ package job
 
 import (
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -72,5 +73,40 @@ func TestAggregate(t *testing.T) {
 	j := &Job{Status: StatusSubmitted, Parts: []Part{{Status: StatusIngesting}, {Status: StatusInProgress}}}
 	if got := j.Aggregate(); got != StatusInProgress {
 		t.Fatalf("Aggregate = %s, want in_progress (least advanced part)", got)
+	}
+}
+
+func TestProviderRecordID(t *testing.T) {
+	for _, i := range []int{0, 1, 99_999, 12_345_678, 123_456_789} {
+		id := ProviderRecordID(i)
+		if !ValidRecordID(id) || strings.ContainsAny(id, "_-") {
+			t.Errorf("ProviderRecordID(%d) = %q: not alphanumeric", i, id)
+		}
+		if got, ok := ProviderRecordIndex(id); !ok || got != i {
+			t.Errorf("ProviderRecordIndex(%q) = %d, %v", id, got, ok)
+		}
+	}
+	for _, bad := range []string{"", "r1", "x00000001", "r0000000a", "r000000001", "r-0000001"} {
+		if _, ok := ProviderRecordIndex(bad); ok {
+			t.Errorf("ProviderRecordIndex(%q) accepted", bad)
+		}
+	}
+}
+
+func TestCheckCallerRecordID(t *testing.T) {
+	tests := []struct {
+		id, want string
+	}{
+		{"invoice #1 / 2026", ""},
+		{"émoji 🙂", ""},
+		{strings.Repeat("é", 256), ""},
+		{"", "must not be empty"},
+		{strings.Repeat("x", 257), "at most 256 characters (got 257)"},
+		{"\xff", "must be valid UTF-8"},
+	}
+	for _, tt := range tests {
+		if got := CheckCallerRecordID(tt.id); got != tt.want {
+			t.Errorf("CheckCallerRecordID(%.20q) = %q, want %q", tt.id, got, tt.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+	"unicode/utf8"
 )
 
 // Limits of the Bedrock batch service and of this product. Bedrock's are the
@@ -20,7 +21,9 @@ const (
 	DefaultTTLDays = 7
 
 	DefaultMaxTokens = 1024
-	MaxRecordIDLen   = 64
+	// MaxRecordIDLen is the longest caller record id, in characters. Providers
+	// never see it: they get ProviderRecordID.
+	MaxRecordIDLen = 256
 
 	// MaxInlineOutputBytes keeps a record item under DynamoDB's 400 KB item limit
 	// with room for the other attributes; bigger outputs go to object storage.
@@ -32,11 +35,50 @@ const (
 
 var recordIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// ValidRecordID reports whether id fits Bedrock's recordId and Anthropic's custom_id.
+// ValidRecordID reports whether id fits Bedrock's recordId and Anthropic's
+// custom_id (the ids the suite sends to providers: see ProviderRecordID).
 func ValidRecordID(id string) bool { return recordIDPattern.MatchString(id) }
 
-// RecordIDPattern is the documented pattern for record ids.
+// RecordIDPattern is the pattern of provider-side record ids.
 const RecordIDPattern = `^[A-Za-z0-9_-]{1,64}$`
+
+// ProviderRecordID is the id the providers see for the job's record i (its
+// position in the job): letters and digits only, because Bedrock documents
+// recordId only as alphanumeric and Anthropic's custom_id allows fewer
+// characters than callers use. Ingest maps it back to the caller's id.
+func ProviderRecordID(i int) string { return fmt.Sprintf("r%08d", i) }
+
+// ProviderRecordIndex is the inverse of ProviderRecordID.
+func ProviderRecordIndex(id string) (int, bool) {
+	if len(id) < 9 || id[0] != 'r' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range id[1:] {
+		if c < '0' || c > '9' || n > (1<<31)/10 {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if ProviderRecordID(n) != id {
+		return 0, false // leading zeros beyond the padding, or another spelling
+	}
+	return n, true
+}
+
+// CheckCallerRecordID says what is wrong with a caller's record id ("" when
+// nothing): any text of 1..MaxRecordIDLen characters.
+func CheckCallerRecordID(id string) string {
+	switch n := utf8.RuneCountInString(id); {
+	case id == "":
+		return "must not be empty"
+	case !utf8.ValidString(id):
+		return "must be valid UTF-8"
+	case n > MaxRecordIDLen:
+		return fmt.Sprintf("at most %d characters (got %d)", MaxRecordIDLen, n)
+	}
+	return ""
+}
 
 // ExpiresAt is the TTL instant for a job created at now that lives ttlDays.
 func ExpiresAt(now time.Time, ttlDays int) time.Time {

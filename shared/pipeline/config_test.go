@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
@@ -88,5 +89,40 @@ func TestRecordIDStable(t *testing.T) {
 	a, b := RecordID("tickets/a.txt"), RecordID("tickets/a.txt")
 	if a != b || a == RecordID("tickets/b.txt") || !job.ValidRecordID(a) {
 		t.Fatalf("RecordID: %q %q", a, b)
+	}
+}
+
+func TestTickDay(t *testing.T) {
+	ny := &Pipeline{TimeZone: "America/New_York"}
+	loc, err := time.LoadLocation(ny.TimeZone)
+	if err != nil {
+		t.Skip("no tz database:", err)
+	}
+	ny.loc = loc
+	tests := []struct {
+		name    string
+		req     TickRequest
+		want    string
+		wantErr string
+	}{
+		{"date wins", TickRequest{Date: "2026-01-02", ScheduledTime: "2026-11-30T02:00:00Z"}, "2026-01-02", ""},
+		// 02:00 UTC is still the 29th in New York: a retry delivered later reports the scheduled day.
+		{"scheduled time in the pipeline's zone", TickRequest{ScheduledTime: "2026-11-30T02:00:00Z"}, "2026-11-29", ""},
+		{"neither: today", TickRequest{}, "", ""},
+		{"bad scheduled time", TickRequest{ScheduledTime: "Nov 30, 2026"}, "", "scheduled_time"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.req.day(ny)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("day = %q, %v; want %q", got, err, tt.want)
+			}
+		})
 	}
 }

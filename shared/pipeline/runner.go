@@ -45,10 +45,26 @@ type Publisher interface {
 }
 
 // TickRequest is a scheduled or by-hand run: the EventBridge Scheduler payload and
-// the detail of "Pipeline Run Requested". An empty Date means today in the pipeline's zone.
+// the detail of "Pipeline Run Requested". An empty Date means the day of
+// ScheduledTime in the pipeline's zone (the scheduler's
+// <aws.scheduler.scheduled-time>, so a retry that crosses midnight still runs
+// the day it was scheduled for), or today when that is empty too.
 type TickRequest struct {
-	Pipeline string `json:"pipeline"`
-	Date     string `json:"date,omitempty"`
+	Pipeline      string `json:"pipeline"`
+	Date          string `json:"date,omitempty"`
+	ScheduledTime string `json:"scheduled_time,omitempty"`
+}
+
+// day is the run date a tick asks for.
+func (req TickRequest) day(p *Pipeline) (string, error) {
+	if req.Date != "" || req.ScheduledTime == "" {
+		return req.Date, nil
+	}
+	t, err := time.Parse(time.RFC3339, req.ScheduledTime)
+	if err != nil {
+		return "", job.Fieldf("scheduled_time", "want an RFC 3339 time such as 2026-11-30T02:00:00Z (got %q)", req.ScheduledTime)
+	}
+	return t.In(p.Location()).Format(time.DateOnly), nil
 }
 
 // Runner runs the pipelines of one Config. Its fields are its dependencies.
@@ -146,6 +162,11 @@ func (r *Runner) Request(ctx context.Context, name, date string) (RunInfo, error
 // Tick runs a pipeline for a date: one job per pipeline and date. A rerun finds
 // the first run's job and submits nothing.
 func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
+	if p, err := r.Config.Find(req.Pipeline); err == nil {
+		if req.Date, err = req.day(p); err != nil {
+			return RunInfo{}, err
+		}
+	}
 	p, date, id, err := r.runKey(req.Pipeline, req.Date)
 	if err != nil {
 		return RunInfo{}, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -51,6 +53,12 @@ type Core struct {
 	Bucket string
 	// JobPrefix prefixes provider job names so the event rule matches only this stack's jobs.
 	JobPrefix string
+	// Catalog holds the facts (limits, modes, profiles, prices) of the models
+	// this deployment allows (see models.go).
+	Catalog *model.Catalog
+	// Region is the AWS region the suite runs in: it picks the inference
+	// profile of on-demand calls.
+	Region string
 }
 
 // Now is the current time in UTC.
@@ -117,9 +125,21 @@ func OwnerTag(owner string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// IDsURI is where a job's record ids are kept, so ingest can tell an unknown
-// recordId from a real one.
-func IDsURI(j *job.Job) string { return blob.Join(j.InputURI, "ids.txt") }
+// IDsURI is where a job's caller record ids are kept, one JSON string per line
+// in record order: providers see job.ProviderRecordID(i), and ingest maps it
+// back through this list (unknown ids are bad lines).
+func IDsURI(j *job.Job) string { return blob.Join(j.InputURI, "ids.jsonl") }
+
+// LegacyIDsURI is the id list of jobs submitted before providers got their own
+// ids: one raw caller id per line, the same ids the providers saw.
+func LegacyIDsURI(j *job.Job) string { return blob.Join(j.InputURI, "ids.txt") }
+
+// WriteID appends one caller id to an id list.
+func WriteID(w *bufio.Writer, id string) {
+	b, _ := json.Marshal(id) // a string always marshals
+	w.Write(b)
+	w.WriteByte('\n')
+}
 
 // WriteIDs stores the record ids of a job.
 func (c *Core) WriteIDs(ctx context.Context, j *job.Job, recs []job.Input) error {
@@ -127,12 +147,11 @@ func (c *Core) WriteIDs(ctx context.Context, j *job.Job, recs []job.Input) error
 	go func() {
 		w := bufio.NewWriter(pw)
 		for _, r := range recs {
-			w.WriteString(r.ID)
-			w.WriteByte('\n')
+			WriteID(w, r.ID)
 		}
 		pw.CloseWithError(w.Flush())
 	}()
-	if _, err := c.Blobs.Put(ctx, IDsURI(j), pr, "text/plain"); err != nil {
+	if _, err := c.Blobs.Put(ctx, IDsURI(j), pr, "application/jsonl"); err != nil {
 		return fmt.Errorf("write record ids of %s: %w", j.ID, err)
 	}
 	return nil

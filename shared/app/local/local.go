@@ -126,6 +126,9 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	if err := l.startRuntime(o, &d); err != nil {
 		return nil, err
 	}
+	if err := app.Catalog(&d, sim.DefaultRegion); err != nil {
+		return nil, err
+	}
 	l.Service = graph.New(d)
 	g := l.Service
 	l.Router = &handler.Router{

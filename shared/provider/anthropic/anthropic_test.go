@@ -95,7 +95,7 @@ func TestParseResultLine(t *testing.T) {
 		wantErr string
 	}{
 		{"succeeded", `{"custom_id":"a","result":{"type":"succeeded","message":{"content":[{"type":"text","text":"he"},{"type":"tool_use"},{"type":"text","text":"llo"}],"stop_reason":"max_tokens","usage":{"input_tokens":10,"output_tokens":3,"cache_creation_input_tokens":5,"cache_read_input_tokens":2}}}}`,
-			job.Record{ID: "a", Status: job.RecordSucceeded, Output: "hello", StopReason: "max_tokens", InputTokens: 17, OutputTokens: 3}, ""},
+			job.Record{ID: "a", Status: job.RecordSucceeded, Output: "hello", StopReason: "max_tokens", InputTokens: 10, OutputTokens: 3, CacheWriteTokens: 5, CacheReadTokens: 2}, ""},
 		{"errored keeps type and message", `{"custom_id":"b","result":{"type":"errored","error":{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"}}}}`,
 			job.Record{ID: "b", Status: job.RecordFailed, ErrorCode: "invalid_request_error", ErrorMessage: "max_tokens: too big"}, ""},
 		{"canceled", `{"custom_id":"c","result":{"type":"canceled"}}`,

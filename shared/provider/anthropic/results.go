@@ -73,8 +73,11 @@ func ParseResultLine(line []byte) (job.Record, error) {
 		r.Status = job.RecordSucceeded
 		r.Output = sb.String()
 		r.StopReason = m.StopReason
-		// Cached prompt tokens are input tokens too (billed at their own rates).
-		r.InputTokens = m.Usage.InputTokens + m.Usage.CacheCreationInputTokens + m.Usage.CacheReadInputTokens
+		// Cache writes and reads are billed at their own rates, so they stay apart
+		// from input_tokens (which the API reports without them).
+		r.InputTokens = m.Usage.InputTokens
+		r.CacheWriteTokens = m.Usage.CacheCreationInputTokens
+		r.CacheReadTokens = m.Usage.CacheReadInputTokens
 		r.OutputTokens = m.Usage.OutputTokens
 	case ResultErrored:
 		r.Status = job.RecordFailed

@@ -1,7 +1,6 @@
 package bedrock
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,14 +126,12 @@ func ParseOutputLine(line []byte) (job.Record, error) {
 		// It says it is a Claude message but its fields have the wrong types.
 		return job.Record{}, badLine("record %s: claude modelOutput: %v", rec.ID, err)
 	}
-	// Another model family: keep its native response, compacted.
+	// Another model family: its own shape (family.go).
 	rec.Output, rec.StopReason, rec.InputTokens, rec.OutputTokens = "", "", 0, 0
-	var buf bytes.Buffer
-	buf.Grow(len(output))
-	if err := json.Compact(&buf, output); err != nil {
+	rec.CacheReadTokens, rec.CacheWriteTokens = 0, 0
+	if err := parseFamily(output, &rec); err != nil {
 		return job.Record{}, badLine("record %s: %v", rec.ID, err)
 	}
-	rec.Output = buf.String()
 	return rec, nil
 }
 
@@ -190,6 +187,10 @@ func parseClaude(b []byte, rec *job.Record) (isClaude bool, typ string, err erro
 					rec.InputTokens, next, err = readInt(b, j, "usage.input_tokens")
 				case "output_tokens":
 					rec.OutputTokens, next, err = readInt(b, j, "usage.output_tokens")
+				case "cache_creation_input_tokens":
+					rec.CacheWriteTokens, next, err = readInt(b, j, "usage.cache_creation_input_tokens")
+				case "cache_read_input_tokens":
+					rec.CacheReadTokens, next, err = readInt(b, j, "usage.cache_read_input_tokens")
 				default:
 					next, err = skipValue(b, j)
 				}

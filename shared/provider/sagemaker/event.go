@@ -83,6 +83,18 @@ func ParseNotification(msg []byte) (smsvc.SageMakerEvent, error) {
 			return ev, fmt.Errorf("inference %s: Completed with neither responseBody nor outputLocation", n.InferenceID)
 		}
 	case smsvc.SageMakerFailed:
+		// The error topic may carry the model's own answer (≤ 128 KB): it says
+		// why better than failureReason does, so it is kept.
+		if n.ResponseBody != nil && n.ResponseBody.Content != "" {
+			body, err := decodeBody(n.ResponseBody.Content, n.ResponseBody.Encoding)
+			if err != nil {
+				return ev, fmt.Errorf("inference %s: responseBody: %w", n.InferenceID, err)
+			}
+			ev.Body, ev.HasBody = body, true
+		}
+		if n.ResponseParameters != nil {
+			ev.ContentType = n.ResponseParameters.ContentType
+		}
 	default:
 		return ev, fmt.Errorf("inference %s: unknown invocationStatus %q", n.InferenceID, n.InvocationStatus)
 	}

@@ -18,8 +18,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // compares the decoded event with testdata/<sample>.golden.
 func TestParseSamples(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "..", "events", "sagemaker", "*.json"))
-	if err != nil || len(files) != 4 {
-		t.Fatalf("want the four SageMaker samples, got %v (%v)", files, err)
+	if err != nil || len(files) != 5 {
+		t.Fatalf("want the five SageMaker samples, got %v (%v)", files, err)
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")

@@ -3,8 +3,10 @@ package batch
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
@@ -49,13 +51,20 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 		// A stopped or expired job may have written nothing.
 		missingOK[p.Index] = prov.MissingOutputOK(p)
 	}
-	known, err := s.loadIDs(ctx, j)
+	resolve, err := s.loadIDs(ctx, j)
 	if err != nil {
 		return err
 	}
-	res, err := s.ingestFiles(ctx, j, files, missingOK, known)
+	res, err := s.ingestFiles(ctx, j, files, missingOK, resolve)
 	if err != nil {
 		return err
+	}
+	if res.InputTokens == 0 && res.OutputTokens == 0 && res.Succeeded > 0 {
+		// Some families (Mistral, Cohere Embed) put no token counts in their
+		// output lines; the provider's manifest has the totals.
+		if res.InputTokens, res.OutputTokens, err = s.manifestTokens(ctx, j, prov); err != nil {
+			return err
+		}
 	}
 	now := s.Now()
 	j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
@@ -64,6 +73,8 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 		}
 		j.Succeeded, j.Failed, j.BadLines = res.Succeeded, res.Failed, res.BadLines
 		j.InputTokens, j.OutputTokens = res.InputTokens, res.OutputTokens
+		j.CacheReadTokens, j.CacheWriteTokens = res.CacheReadTokens, res.CacheWriteTokens
+		s.PriceJob(j)
 		final := j.FinalStatus
 		if final == "" {
 			final = job.StatusCompleted
@@ -99,9 +110,9 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 	return nil
 }
 
-func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.File, missingOK map[int]bool, known func(string) bool) (ingest.Result, error) {
+func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.File, missingOK map[int]bool, resolve ingest.IDResolver) (ingest.Result, error) {
 	for {
-		res, err := s.Ingester.Ingest(ctx, j, files, s.Provider(j.Provider).ParseOutputLine, known)
+		res, err := s.Ingester.Ingest(ctx, j, files, s.Provider(j.Provider).ParseOutputLine, resolve)
 		if err == nil {
 			return res, nil
 		}
@@ -143,9 +154,78 @@ func removeFile(files []ingest.File, f ingest.File) []ingest.File {
 	return out
 }
 
-// loadIDs reads the job's record ids written at submit.
-func (s *Service) loadIDs(ctx context.Context, j *job.Job) (func(string) bool, error) {
+// ManifestReader is a provider that writes a summary beside its output with
+// the job's token totals (Bedrock's manifest.json.out).
+type ManifestReader interface {
+	ManifestTokens(r io.Reader) (input, output int64, err error)
+}
+
+// manifestTokens sums the token totals of the parts' manifests (0, 0 when the
+// provider writes none). A missing manifest (a stopped job) counts nothing.
+func (s *Service) manifestTokens(ctx context.Context, j *job.Job, prov service.BatchProvider) (in, out int64, err error) {
+	mr, ok := prov.(ManifestReader)
+	if !ok {
+		return 0, 0, nil
+	}
+	for _, p := range j.Parts {
+		_, uri := prov.OutputFiles(p)
+		if uri == "" || p.Ref == "" {
+			continue
+		}
+		rc, err := s.Blobs.Open(ctx, uri, 0)
+		if errors.Is(err, blob.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("open manifest of %s part %d: %w", j.ID, p.Index, err)
+		}
+		i, o, err := mr.ManifestTokens(rc)
+		rc.Close()
+		if err != nil {
+			return 0, 0, fmt.Errorf("read manifest of %s part %d: %w", j.ID, p.Index, err)
+		}
+		in, out = in+i, out+o
+	}
+	return in, out, nil
+}
+
+// loadIDs reads the job's caller record ids written at submit and returns the
+// map from the ids the provider saw back to them.
+func (s *Service) loadIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, error) {
 	rc, err := s.Blobs.Open(ctx, service.IDsURI(j), 0)
+	if errors.Is(err, blob.ErrNotFound) {
+		return s.loadLegacyIDs(ctx, j)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open record ids of %s: %w", j.ID, err)
+	}
+	defer rc.Close()
+	ids := make([]string, 0, j.RecordCount)
+	sc := bufio.NewScanner(rc)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<10)
+	for sc.Scan() {
+		var id string
+		if err := json.Unmarshal(sc.Bytes(), &id); err != nil {
+			return nil, fmt.Errorf("read record ids of %s: line %d: %w", j.ID, len(ids)+1, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read record ids of %s: %w", j.ID, err)
+	}
+	return func(pid string) (string, bool) {
+		i, ok := job.ProviderRecordIndex(pid)
+		if !ok || i >= len(ids) {
+			return "", false
+		}
+		return ids[i], true
+	}, nil
+}
+
+// loadLegacyIDs serves jobs submitted before provider ids: their providers saw
+// the caller ids themselves.
+func (s *Service) loadLegacyIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, error) {
+	rc, err := s.Blobs.Open(ctx, service.LegacyIDsURI(j), 0)
 	if errors.Is(err, blob.ErrNotFound) {
 		s.Logger().WarnContext(ctx, "record id list missing; unknown record ids will not be detected", "job_id", j.ID)
 		return nil, nil
@@ -162,7 +242,7 @@ func (s *Service) loadIDs(ctx context.Context, j *job.Job) (func(string) bool, e
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read record ids of %s: %w", j.ID, err)
 	}
-	return func(id string) bool { _, ok := ids[id]; return ok }, nil
+	return func(id string) (string, bool) { _, ok := ids[id]; return id, ok }, nil
 }
 
 // ContinueIngest republishes "Job Output Ready" so another run resumes from the checkpoint.

@@ -6,37 +6,29 @@ import (
 	"fmt"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
-// resolveMode settles req.Mode to batch or on_demand (auto: batch when the
-// provider allows it, on demand under its minimum when that is available).
-func (s *Service) resolveMode(req *SubmitRequest, prov service.BatchProvider) error {
+// resolveMode settles req.Mode to batch or on_demand: auto runs a batch job
+// when the model runs in batch and the job reaches the provider's minimum, on
+// demand below it when the model and this deployment can; explicit modes are
+// checked against the model's modes.
+func (s *Service) resolveMode(req *SubmitRequest, prov service.BatchProvider, m *model.Model) error {
 	n := len(req.Records)
 	lim := prov.Limits()
-	if !lim.OnDemand {
-		// Without a minimum size (or a runtime API here) there is nothing to run on demand.
-		if req.Mode == job.ModeOnDemand {
-			return job.Fieldf("mode", "on_demand is not available for provider %s; its jobs run as %s (omit mode)", prov.Name(), lim.Title)
-		}
-		req.Mode = job.ModeBatch
-		return nil
+	if req.Mode == job.ModeOnDemand && !lim.OnDemand {
+		return job.Fieldf("mode", "on_demand is not available for provider %s; its jobs run as %s (omit mode)", prov.Name(), lim.Title)
 	}
-	switch req.Mode {
-	case "", job.ModeAuto:
-		req.Mode = job.ModeBatch
-		if n > 0 && n < lim.MinRecords && s.OnDemand != nil {
-			req.Mode = job.ModeOnDemand
-		}
-	case job.ModeBatch:
-	case job.ModeOnDemand:
-		if s.OnDemand == nil {
-			return job.Fieldf("mode", "on_demand is not available in this deployment; use batch with at least %d records", lim.MinRecords)
-		}
-	default:
-		return job.Fieldf("mode", "must be auto, batch or on_demand (got %q)", req.Mode)
+	if req.Mode == job.ModeOnDemand && s.OnDemand == nil {
+		return job.Fieldf("mode", "on_demand is not available in this deployment; use batch with at least %d records", lim.MinRecords)
 	}
+	mode, err := modeFor(m, req.Mode, n, lim, s.OnDemand != nil)
+	if err != nil {
+		return err
+	}
+	req.Mode = mode
 	if req.Mode == job.ModeOnDemand && n > job.MaxOnDemandRecords {
 		return job.Fieldf("records", "%d records is over the on-demand maximum of %d; use mode batch (about half the price)", n, job.MaxOnDemandRecords)
 	}

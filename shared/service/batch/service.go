@@ -18,7 +18,7 @@ import (
 
 // Ingester streams output files into the store.
 type Ingester interface {
-	Ingest(ctx context.Context, j *job.Job, files []ingest.File, parse ingest.Parser, known func(string) bool) (ingest.Result, error)
+	Ingest(ctx context.Context, j *job.Job, files []ingest.File, parse ingest.Parser, resolve ingest.IDResolver) (ingest.Result, error)
 }
 
 // onDemandSubmitter takes the submits that run on demand.

@@ -200,7 +200,9 @@ func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*j
 func (s *Service) encodeAll(req SubmitRequest, prov service.BatchProvider) ([][]byte, error) {
 	lines := make([][]byte, len(req.Records))
 	for i := range req.Records {
-		line, err := prov.EncodeRecord(i, req.Model, req.Records[i], req.Params)
+		in := req.Records[i]
+		in.ID = job.ProviderRecordID(i) // the caller's id stays with us (ids.jsonl)
+		line, err := prov.EncodeRecord(i, req.Model, in, req.Params)
 		if err != nil {
 			return nil, err
 		}
@@ -245,7 +247,11 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	if err != nil {
 		return nil, err
 	}
-	if err := s.resolveMode(req, prov); err != nil {
+	m, err := s.checkModel(req, prov)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.resolveMode(req, prov, m); err != nil {
 		return nil, err
 	}
 	if len(req.Name) > maxNameLen {
@@ -256,12 +262,6 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 		req.TTLDays = job.DefaultTTLDays
 	case req.TTLDays < job.MinTTLDays || req.TTLDays > job.MaxTTLDays:
 		return nil, job.Fieldf("ttl_days", "must be %d..%d (got %d)", job.MinTTLDays, job.MaxTTLDays, req.TTLDays)
-	}
-	switch {
-	case req.Params.MaxTokens == 0:
-		req.Params.MaxTokens = job.DefaultMaxTokens
-	case req.Params.MaxTokens < 1 || req.Params.MaxTokens > 64000:
-		return nil, job.Fieldf("max_tokens", "must be 1..64000 (got %d)", req.Params.MaxTokens)
 	}
 	if t := req.Params.Temperature; t != nil && (*t < 0 || *t > 1) {
 		return nil, job.Fieldf("temperature", "must be 0..1 (got %g)", *t)
@@ -283,8 +283,8 @@ func validateRecords(req *SubmitRequest, lim service.BatchLimits) error {
 		if r.ID == "" {
 			continue
 		}
-		if !job.ValidRecordID(r.ID) {
-			return job.Fieldf(fmt.Sprintf("records[%d].id", i), "%q must match %s", service.Truncate(r.ID, 80), job.RecordIDPattern)
+		if why := job.CheckCallerRecordID(r.ID); why != "" {
+			return job.Fieldf(fmt.Sprintf("records[%d].id", i), "%s", why)
 		}
 		if prev, dup := seen[r.ID]; dup {
 			return job.Fieldf(fmt.Sprintf("records[%d].id", i), "duplicate id %q (also records[%d].id); ids must be unique within a job", r.ID, prev)

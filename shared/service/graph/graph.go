@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
@@ -32,6 +33,10 @@ type Deps struct {
 	// Providers are the batch providers, in the order a submit without a
 	// provider tries them.
 	Providers []service.BatchProvider
+	// Catalog is the model catalog restricted to the models the providers
+	// allow (nil: the embedded catalog); Region picks on-demand profiles.
+	Catalog *model.Catalog
+	Region  string
 
 	// OnDemandModel is the runtime API of on-demand runs (nil: on-demand jobs
 	// are taken and queued, but this process does not run them).
@@ -71,6 +76,7 @@ func New(d Deps) *Graph {
 	core := &service.Core{
 		Store: d.Store, Blobs: d.Blobs, Bus: d.Bus, Log: d.Log, Clock: d.Now,
 		Providers: service.NewRegistry(d.Providers...), Bucket: d.Bucket, JobPrefix: d.JobPrefix,
+		Catalog: d.Catalog, Region: d.Region,
 	}
 	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency}
 	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel,

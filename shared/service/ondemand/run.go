@@ -123,6 +123,7 @@ func (s *Service) RunOnDemand(ctx context.Context, id string) error {
 			j.Succeeded, j.Failed = o.Succeeded, o.Failed
 			j.InputTokens, j.OutputTokens = o.InputTokens, o.OutputTokens
 			j.CacheReadTokens, j.CacheWriteTokens = o.CacheReadTokens, o.CacheWriteTokens
+			s.PriceJob(j)
 			return nil
 		})
 		if errors.Is(err, errOtherRun) {
@@ -200,7 +201,7 @@ func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.
 	}
 	var throttles int64
 	for attempt := 1; ; attempt++ {
-		res, err := s.Model.Invoke(ctx, j.Model, in, j.OnDemand.Params)
+		res, err := s.Model.Invoke(ctx, s.OnDemandID(j.Model), in, j.OnDemand.Params)
 		if err == nil {
 			rec.Status, rec.Output, rec.StopReason = job.RecordSucceeded, res.Output, res.StopReason
 			rec.InputTokens, rec.OutputTokens = res.InputTokens, res.OutputTokens
@@ -243,6 +244,7 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		j.Succeeded, j.Failed = o.Succeeded, o.Failed
 		j.InputTokens, j.OutputTokens = o.InputTokens, o.OutputTokens
 		j.CacheReadTokens, j.CacheWriteTokens = o.CacheReadTokens, o.CacheWriteTokens
+		s.PriceJob(j)
 		final := job.StatusCompleted
 		switch {
 		case j.Status == job.StatusCancelling:

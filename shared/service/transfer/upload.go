@@ -254,6 +254,10 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.Sub
 			continue
 		}
 		if in.ID != "" {
+			if why := job.CheckCallerRecordID(in.ID); why != "" {
+				problem(r.Line(), "id: %s", why)
+				continue
+			}
 			if prev, dup := lineOf[in.ID]; dup {
 				problem(r.Line(), "duplicate id %q (also line %d); ids must be unique within a job", service.Truncate(in.ID, 80), prev)
 				continue
@@ -261,9 +265,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.Sub
 			lineOf[in.ID] = r.Line()
 			scan.ids[in.ID] = true
 		}
-		if in.ID == "" {
-			in.ID = "r000000000" // generated in the second pass; a placeholder as long as any generated id lets the rest be checked and measured
-		}
+		in.ID = job.ProviderRecordID(scan.count - 1) // what the provider will see, so the measure is exact
 		line, err := prov.EncodeRecord(scan.count-1, req.Model, in, req.Params)
 		if err != nil {
 			var fe *job.FieldError

@@ -25,7 +25,7 @@ func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, re
 	idsR, idsW := io.Pipe()
 	idsDone := make(chan error, 1)
 	go func() {
-		_, err := s.Blobs.Put(ctx, service.IDsURI(j), idsR, "text/plain")
+		_, err := s.Blobs.Put(ctx, service.IDsURI(j), idsR, "application/jsonl")
 		idsR.CloseWithError(err)
 		idsDone <- err
 	}()
@@ -54,6 +54,8 @@ func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, re
 					}
 					next++
 				}
+				callerID := in.ID
+				in.ID = job.ProviderRecordID(i)
 				line, err := prov.EncodeRecord(i, req.Model, in, req.Params)
 				if err != nil {
 					pw.CloseWithError(err)
@@ -64,8 +66,7 @@ func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, re
 				if err := w.WriteByte('\n'); err != nil {
 					return // the reader gave up (Put failed): stop reading
 				}
-				ids.WriteString(in.ID)
-				ids.WriteByte('\n')
+				service.WriteID(ids, callerID)
 				if req.Progress != nil && i%progressEvery == 0 {
 					req.Progress(i, j.RecordCount)
 				}

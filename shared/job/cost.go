@@ -1,0 +1,18 @@
+package job
+
+// Cost is what a job's tokens cost in US dollars at the model catalog's prices
+// (shared/model). It is recomputed from the job's token counts whenever they
+// change, so it is never more than the counts say.
+type Cost struct {
+	InputUSD      float64 `json:"inputUsd"`
+	OutputUSD     float64 `json:"outputUsd"`
+	CacheWriteUSD float64 `json:"cacheWriteUsd,omitempty"`
+	CacheReadUSD  float64 `json:"cacheReadUsd,omitempty"`
+	TotalUSD      float64 `json:"totalUsd"`
+	// Basis is the price list used: "batch" (the batch discount) or "on_demand".
+	Basis string `json:"basis"`
+	// PricesAsOf is the date of the catalog's figures.
+	PricesAsOf string `json:"pricesAsOf,omitempty"`
+	// Unpriced names token kinds the catalog has no price for (their cost is not in TotalUSD).
+	Unpriced []string `json:"unpriced,omitempty"`
+}

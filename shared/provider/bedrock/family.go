@@ -1,0 +1,123 @@
+package bedrock
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+)
+
+// nativeOutput is the union of the InvokeModel response shapes of the families
+// other than Claude (whose hot path has its own scanner), and of a Converse
+// response (batch jobs created with modelInvocationType Converse):
+//
+//   - Nova and Converse: output.message.content[].text, stopReason, usage.inputTokens/outputTokens
+//     (+ cacheReadInputTokens/cacheWriteInputTokens)
+//   - Llama: generation, stop_reason, prompt_token_count, generation_token_count
+//   - Mistral: outputs[].text, outputs[].stop_reason (no token counts: the manifest has them)
+//   - Titan Text: inputTextTokenCount, results[].outputText/tokenCount/completionReason
+//   - Titan Text Embeddings: embedding, inputTextTokenCount
+//   - Cohere Embed: embeddings (no token counts: the manifest has them)
+type nativeOutput struct {
+	Output *struct {
+		Message struct {
+			Content []struct {
+				Text *string `json:"text"`
+			} `json:"content"`
+		} `json:"message"`
+	} `json:"output"`
+	StopReason string `json:"stopReason"`
+	Usage      *struct {
+		InputTokens      int64 `json:"inputTokens"`
+		OutputTokens     int64 `json:"outputTokens"`
+		CacheReadTokens  int64 `json:"cacheReadInputTokens"`
+		CacheWriteTokens int64 `json:"cacheWriteInputTokens"`
+	} `json:"usage"`
+
+	Generation           *string `json:"generation"`
+	LlamaStop            string  `json:"stop_reason"`
+	PromptTokenCount     *int64  `json:"prompt_token_count"`
+	GenerationTokenCount *int64  `json:"generation_token_count"`
+
+	Outputs []struct {
+		Text       string `json:"text"`
+		StopReason string `json:"stop_reason"`
+	} `json:"outputs"`
+
+	InputTextTokenCount *int64 `json:"inputTextTokenCount"`
+	Results             []struct {
+		OutputText       string `json:"outputText"`
+		TokenCount       int64  `json:"tokenCount"`
+		CompletionReason string `json:"completionReason"`
+	} `json:"results"`
+
+	Embedding  json.RawMessage `json:"embedding"`
+	Embeddings json.RawMessage `json:"embeddings"`
+}
+
+// parseFamily fills rec from a non-Claude modelOutput: the text and stop reason
+// of text families, the tokens every family reports in its own fields, and for
+// embeddings (and shapes it does not know) the response itself, compacted.
+func parseFamily(output []byte, rec *job.Record) error {
+	var o nativeOutput
+	if err := json.Unmarshal(output, &o); err != nil {
+		return fmt.Errorf("modelOutput: %w", err)
+	}
+	switch {
+	case o.Output != nil: // Nova, Converse
+		var sb strings.Builder
+		for _, c := range o.Output.Message.Content {
+			if c.Text != nil {
+				sb.WriteString(*c.Text)
+			}
+		}
+		rec.Output, rec.StopReason = sb.String(), o.StopReason
+		if o.Usage != nil {
+			rec.InputTokens, rec.OutputTokens = o.Usage.InputTokens, o.Usage.OutputTokens
+			rec.CacheReadTokens, rec.CacheWriteTokens = o.Usage.CacheReadTokens, o.Usage.CacheWriteTokens
+		}
+		return nil
+	case o.Generation != nil: // Llama
+		rec.Output, rec.StopReason = *o.Generation, o.LlamaStop
+		rec.InputTokens, rec.OutputTokens = deref(o.PromptTokenCount), deref(o.GenerationTokenCount)
+		return nil
+	case len(o.Outputs) > 0: // Mistral
+		var sb strings.Builder
+		for _, c := range o.Outputs {
+			sb.WriteString(c.Text)
+		}
+		rec.Output, rec.StopReason = sb.String(), o.Outputs[len(o.Outputs)-1].StopReason
+		return nil
+	case len(o.Results) > 0: // Titan Text
+		var sb strings.Builder
+		for _, r := range o.Results {
+			sb.WriteString(r.OutputText)
+			rec.OutputTokens += r.TokenCount
+		}
+		rec.Output, rec.StopReason = sb.String(), o.Results[len(o.Results)-1].CompletionReason
+		rec.InputTokens = deref(o.InputTextTokenCount)
+		return nil
+	}
+	// Embeddings and unknown shapes keep the native response; Titan's input count is still read.
+	if len(o.Embedding) > 0 && !bytes.HasPrefix(bytes.TrimSpace(o.Embedding), []byte("[")) {
+		return errors.New("modelOutput.embedding: want an array")
+	}
+	rec.InputTokens = deref(o.InputTextTokenCount)
+	var buf bytes.Buffer
+	buf.Grow(len(output))
+	if err := json.Compact(&buf, output); err != nil {
+		return err
+	}
+	rec.Output = buf.String()
+	return nil
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

@@ -1,0 +1,77 @@
+package batch
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+)
+
+// checkModel holds a submit to what the catalog says of its model: the
+// provider that serves it, the modes it runs in, its output-token maximum and
+// its task. Errors name the field, the model and the allowed values.
+func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*model.Model, error) {
+	m, ok := s.LookupModel(req.Model)
+	if !ok {
+		// The deployment allows the id but the catalog has no entry: a
+		// configuration drift the wiring refuses at start-up; say so plainly.
+		return nil, job.Fieldf("model", "%q has no entry in the model catalog of this deployment; an operator adds it with MCPBATCH_MODELS_JSON (see list_models)", req.Model)
+	}
+	if m.Provider != prov.Name() {
+		return nil, job.Fieldf("provider", "model %s is served by %s, not %s", m.ID, m.Provider, prov.Name())
+	}
+	switch {
+	case req.Params.MaxTokens == 0:
+		req.Params.MaxTokens = job.DefaultMaxTokens
+		if m.MaxOutputTokens > 0 {
+			req.Params.MaxTokens = min(job.DefaultMaxTokens, m.MaxOutputTokens)
+		}
+	case m.Task == model.TaskText && (req.Params.MaxTokens < 1 || req.Params.MaxTokens > m.MaxOutputTokens):
+		return nil, job.Fieldf("max_tokens", "must be 1..%d for model %s (got %d)", m.MaxOutputTokens, m.ID, req.Params.MaxTokens)
+	}
+	if m.Task == model.TaskEmbedding {
+		for i, r := range req.Records {
+			if r.Prompt != "" || len(r.Messages) > 0 {
+				return nil, job.Fieldf(fmt.Sprintf("records[%d]", i), "model %s is an embedding model: give model_input, its native request body (e.g. {\"inputText\": \"...\"}); prompt and messages are for text models", m.ID)
+			}
+		}
+	}
+	return m, nil
+}
+
+// modeFor settles auto and checks an explicit mode against the modes the
+// catalog lists for the model.
+func modeFor(m *model.Model, mode string, n int, lim service.BatchLimits, onDemand bool) (string, error) {
+	batchOK, odOK := m.Supports(model.ModeBatch), m.Supports(model.ModeOnDemand) && onDemand && lim.OnDemand
+	switch mode {
+	case "", job.ModeAuto:
+		switch {
+		case batchOK && (n >= lim.MinRecords || !odOK):
+			return job.ModeBatch, nil
+		case odOK:
+			return job.ModeOnDemand, nil
+		}
+		return "", job.Fieldf("mode", "model %s runs %s only, which this deployment cannot run", m.ID, modes(m))
+	case job.ModeBatch:
+		if !batchOK {
+			return "", job.Fieldf("mode", "model %s does not run as a batch job; its modes: %s", m.ID, modes(m))
+		}
+	case job.ModeOnDemand:
+		if !m.Supports(model.ModeOnDemand) {
+			return "", job.Fieldf("mode", "model %s does not run on demand; its modes: %s", m.ID, modes(m))
+		}
+	default:
+		return "", job.Fieldf("mode", "must be auto, batch or on_demand (got %q)", mode)
+	}
+	return mode, nil
+}
+
+func modes(m *model.Model) string {
+	var out []string
+	for _, md := range m.Modes {
+		out = append(out, string(md))
+	}
+	return strings.Join(out, ", ")
+}
