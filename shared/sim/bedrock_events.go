@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"time"
-
-	"github.com/mcpbatch/mcpbatch/shared/config"
 )
 
 // queueEvent must be called with s.mu held.
@@ -15,8 +13,8 @@ func (s *BedrockSim) queueEvent(j *simJob) {
 	ev := eventEnvelope{
 		Version:    "0",
 		ID:         s.uuidLocked(),
-		DetailType: config.BedrockDetailType,
-		Source:     config.BedrockEventSource,
+		DetailType: bedrockEventDetailType,
+		Source:     bedrockEventSource,
 		Account:    s.Account,
 		Time:       j.changedAt.UTC().Format(time.RFC3339),
 		Region:     s.Region,

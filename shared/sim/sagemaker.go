@@ -32,7 +32,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
-	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
 // SageMaker error codes with the HTTP status SageMaker answers them with.
@@ -201,7 +200,7 @@ func sageMakerError(w http.ResponseWriter, code, msg string, extra map[string]an
 }
 
 func (s *SageMakerSim) checkEndpoint(w http.ResponseWriter, name string) bool {
-	if len(name) > job.SageMakerMaxEndpointName || !endpointNamePattern.MatchString(name) {
+	if len(name) > smMaxEndpointName || !endpointNamePattern.MatchString(name) {
 		sageMakerError(w, "ValidationError", fmt.Sprintf("1 validation error detected: Value '%s' at 'endpointName' failed to satisfy constraint", name), nil)
 		return false
 	}
@@ -227,7 +226,7 @@ func (s *SageMakerSim) invokeAsync(w http.ResponseWriter, r *http.Request) {
 	if !s.checkEndpoint(w, name) {
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, job.SageMakerMaxInlineBody+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, smMaxInlineBody+1))
 	_, _ = io.Copy(io.Discard, r.Body)
 	if err != nil {
 		sageMakerError(w, "ValidationError", "reading body: "+err.Error(), nil)
@@ -238,8 +237,8 @@ func (s *SageMakerSim) invokeAsync(w http.ResponseWriter, r *http.Request) {
 	ct := r.Header.Get("X-Amzn-SageMaker-Content-Type")
 	accept := r.Header.Get("X-Amzn-SageMaker-Accept")
 	switch {
-	case len(body) > job.SageMakerMaxInlineBody:
-		sageMakerError(w, "ValidationError", fmt.Sprintf("Body is over %d bytes; use InputLocation", job.SageMakerMaxInlineBody), nil)
+	case len(body) > smMaxInlineBody:
+		sageMakerError(w, "ValidationError", fmt.Sprintf("Body is over %d bytes; use InputLocation", smMaxInlineBody), nil)
 		return
 	case len(body) == 0 && input == "":
 		sageMakerError(w, "ValidationError", "one of Body or InputLocation is required", nil)
@@ -247,18 +246,18 @@ func (s *SageMakerSim) invokeAsync(w http.ResponseWriter, r *http.Request) {
 	case len(body) > 0 && input != "":
 		sageMakerError(w, "ValidationError", "Body and InputLocation are mutually exclusive", nil)
 		return
-	case len(input) > job.SageMakerMaxInputLocation:
+	case len(input) > smMaxInputLocation:
 		sageMakerError(w, "ValidationError", "InputLocation is over 1024 characters", nil)
 		return
 	case len(id) > 64:
 		sageMakerError(w, "ValidationError", "InferenceId must be 1..64 characters", nil)
 		return
 	}
-	if ttl, ok, err := intHeader(r, "X-Amzn-SageMaker-RequestTTLSeconds"); err != nil || ok && (ttl < job.SageMakerMinRequestTTL || ttl > job.SageMakerMaxRequestTTL) {
+	if ttl, ok, err := intHeader(r, "X-Amzn-SageMaker-RequestTTLSeconds"); err != nil || ok && (ttl < smMinRequestTTL || ttl > smMaxRequestTTL) {
 		sageMakerError(w, "ValidationError", "RequestTTLSeconds must be 60..21600", nil)
 		return
 	}
-	if t, ok, err := intHeader(r, "X-Amzn-SageMaker-InvocationTimeoutSeconds"); err != nil || ok && (t < job.SageMakerMinInvocationTimeout || t > job.SageMakerMaxInvocationTimeout) {
+	if t, ok, err := intHeader(r, "X-Amzn-SageMaker-InvocationTimeoutSeconds"); err != nil || ok && (t < smMinInvocationTimeout || t > smMaxInvocationTimeout) {
 		sageMakerError(w, "ValidationError", "InvocationTimeoutSeconds must be 1..3600", nil)
 		return
 	}
@@ -399,7 +398,7 @@ func (s *SageMakerSim) model(endpoint, contentType string, body []byte) (string,
 func (s *SageMakerSim) invoke(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	// Read the whole request first, as SageMaker does, so a fault never leaves it half read.
-	body, err := io.ReadAll(io.LimitReader(r.Body, job.SageMakerMaxRealtimeBody+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, smMaxRealtimeBody+1))
 	if err != nil {
 		sageMakerError(w, "ValidationError", "reading body: "+err.Error(), nil)
 		return
@@ -435,7 +434,7 @@ func (s *SageMakerSim) invoke(w http.ResponseWriter, r *http.Request) {
 		sageMakerError(w, fault, "simulated "+fault, nil)
 		return
 	}
-	if len(body) > job.SageMakerMaxRealtimeBody {
+	if len(body) > smMaxRealtimeBody {
 		sageMakerError(w, "ValidationError", "Request payload is over 6 MB", nil)
 		return
 	}

@@ -1,0 +1,33 @@
+package sim
+
+import "regexp"
+
+// The simulators' own copy of the documented service rules below, so that a
+// wrong product constant shows up as a failing test instead of being shared.
+const (
+	// CreateModelInvocationJob timeoutDurationInHours: 24..168.
+	// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_CreateModelInvocationJob.html
+	bedrockMinTimeoutHours = 24
+	bedrockMaxTimeoutHours = 168
+
+	// The Bedrock batch state-change event on the default bus.
+	// https://docs.aws.amazon.com/bedrock/latest/userguide/monitoring-eventbridge.html
+	bedrockEventSource     = "aws.bedrock"
+	bedrockEventDetailType = "Batch Inference Job State Change"
+
+	// InvokeEndpointAsync / InvokeEndpoint limits.
+	// https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointAsync.html
+	// https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpoint.html
+	smMaxEndpointName      = 63
+	smMaxInlineBody        = 128_000
+	smMaxInputLocation     = 1024
+	smMinRequestTTL        = 60
+	smMaxRequestTTL        = 21600
+	smMinInvocationTimeout = 1
+	smMaxInvocationTimeout = 3600
+	smMaxRealtimeBody      = 6 * 1024 * 1024
+)
+
+// customIDPattern is Message Batches' custom_id rule.
+// https://docs.anthropic.com/en/api/creating-message-batches
+var customIDPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
