@@ -234,7 +234,7 @@ func TestToolInputErrors(t *testing.T) {
 	dup := records(120)
 	dup[7]["id"] = dup[3]["id"]
 	badID := records(120)
-	badID[5]["id"] = "has space"
+	badID[5]["id"] = strings.Repeat("é", 257)
 	noPrompt := records(120)
 	delete(noPrompt[9], "prompt")
 	tests := []struct {
@@ -245,12 +245,12 @@ func TestToolInputErrors(t *testing.T) {
 		{"empty records", "submit_batch", map[string]any{"model": haiku, "records": []any{}}, []string{"records", "100"}},
 		{"under minimum", "submit_batch", map[string]any{"model": haiku, "records": records(20), "mode": "batch"}, []string{"records", "minimum of 100"}},
 		{"duplicate ids", "submit_batch", map[string]any{"model": haiku, "records": dup}, []string{"records[7].id", "duplicate"}},
-		{"bad id", "submit_batch", map[string]any{"model": haiku, "records": badID}, []string{"records[5].id", "A-Za-z0-9_-"}},
+		{"bad id", "submit_batch", map[string]any{"model": haiku, "records": badID}, []string{"records[5].id", "at most 256 characters"}},
 		{"no prompt", "submit_batch", map[string]any{"model": haiku, "records": noPrompt}, []string{"records[9]", "prompt"}},
 		{"ttl too long", "submit_batch", map[string]any{"model": haiku, "records": records(100), "ttl_days": 400}, []string{"ttl_days", "1..365"}},
 		{"ttl negative", "submit_batch", map[string]any{"model": haiku, "records": records(100), "ttl_days": -1}, []string{"ttl_days"}},
 		{"model not allowed", "submit_batch", map[string]any{"model": "meta.llama3-70b", "records": records(100)}, []string{"model", haiku}},
-		{"max_tokens", "submit_batch", map[string]any{"model": haiku, "records": records(100), "max_tokens": 100000}, []string{"max_tokens", "64000"}},
+		{"max_tokens", "submit_batch", map[string]any{"model": haiku, "records": records(100), "max_tokens": 100000}, []string{"max_tokens", "1..8192", haiku}},
 		{"unknown job", "get_job", map[string]any{"job_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, []string{"job not found"}},
 		{"junk job id", "get_job", map[string]any{"job_id": "../../etc"}, []string{"job not found"}},
 		{"unknown job results", "get_job_results", map[string]any{"job_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, []string{"job not found"}},

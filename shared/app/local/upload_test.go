@@ -134,7 +134,7 @@ func TestUploadValidation(t *testing.T) {
 		case 8:
 			return `{"recordId":"z","modelInput":{},"prompt":"both"}`
 		case 10:
-			return `{"id":"has space","prompt":"x"}`
+			return `{"id":"` + strings.Repeat("x", 257) + `","prompt":"x"}`
 		case 12:
 			return `{"id":"q12"}`
 		}

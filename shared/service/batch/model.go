@@ -48,7 +48,7 @@ func modeFor(m *model.Model, mode string, n int, lim service.BatchLimits, onDema
 	switch mode {
 	case "", job.ModeAuto:
 		switch {
-		case batchOK && (n >= lim.MinRecords || !odOK):
+		case batchOK && (n == 0 || n >= lim.MinRecords || !odOK): // n == 0: a file, counted later
 			return job.ModeBatch, nil
 		case odOK:
 			return job.ModeOnDemand, nil

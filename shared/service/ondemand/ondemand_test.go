@@ -91,7 +91,7 @@ func onDemandSuiteB(t testing.TB, rt *sim.RuntimeSim, od *ondemand.Service) (*gr
 	}
 	bus := &recBus{}
 	svc := graph.New(graph.Deps{Store: st, Blobs: blobs, Bus: bus, Bucket: "s3://test", JobPrefix: "mcpbatch",
-		Providers: []service.BatchProvider{&app.BedrockProvider{ModelIDs: []string{model}}}})
+		Providers: []service.BatchProvider{&app.BedrockProvider{ModelIDs: []string{model}}}, Region: "us-east-1"})
 	// od is the on-demand runner the test tunes (and may swap the model of).
 	od.Core = svc.Core
 	svc.OnDemandRuns, svc.OnDemand = od, od
