@@ -678,7 +678,7 @@ type fnSpec struct {
 }
 
 var fnSpecs = []fnSpec{
-	{"FunctionsMcp", FnMCP, 60, 512, false},
+	{"FunctionsMcp", FnMCP, 90, 512, false},
 	{"FunctionsBedrockEvents", FnBedrockEvents, 30, 256, true},
 	{"FunctionsIngest", FnIngest, 900, 1024, true},
 }
@@ -724,7 +724,11 @@ func TestFunctions(t *testing.T) {
 						t.Errorf("env %s = %v, want %s", name, v, want)
 					}
 				}
-				if want := 7 + sageMakerEnvCount(s, f.asset) + extraEnv[f.asset]; len(env) != want {
+				overrides := 0
+				if s.ModelsOverride != "" {
+					overrides = 1 // MCPBATCH_MODELS_JSON
+				}
+				if want := 7 + overrides + sageMakerEnvCount(s, f.asset) + extraEnv[f.asset]; len(env) != want {
 					t.Errorf("env has %d variables, want %d: %v", len(env), want, env)
 				}
 				refs := map[string]string{
