@@ -47,6 +47,8 @@ type Server struct {
 	SageMaker SageMakerService
 	// Reports serves the report pipeline tools.
 	Reports Reports
+	// Models is the model catalog list_models shows.
+	Models ModelLister
 	// Features are the optional tool sets this deployment serves, decided by
 	// whoever builds the server from the deployment's configuration.
 	Features Features
@@ -66,7 +68,8 @@ type Features struct {
 func (s *Server) MCP() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpbatch", Title: "mcpbatch: batch inference for agents", Version: s.Version}, &mcp.ServerOptions{
 		Instructions: "Run bulk inference that must not block a tool call: submit_batch returns a job_id at once " +
-			"(Bedrock batch inference, about half the on-demand price, results typically within minutes to hours, at most 24 h). " +
+			"(Bedrock batch inference or Anthropic Message Batches, about half the on-demand price; results typically within minutes to hours, " +
+			"at most the Bedrock job timeout (72 h by default) or 24 h for Anthropic). list_models shows the models, their limits and prices. " +
 			"Poll get_job until terminal is true, then read results with get_job_results page by page, or all at once with export_results. " +
 			"Batches over 6 MB go through create_upload. Your recent jobs are resources (mcpbatch://jobs/{job_id}).",
 	})
@@ -84,6 +87,7 @@ func (s *Server) register(srv *mcp.Server) {
 		add   func(*mcp.Server)
 	}{
 		{"submit_batch, get_job, get_job_results, cancel_job, list_jobs", true, s.addJobTools},
+		{"list_models", true, s.addModelTools},
 		{"create_upload", f.Uploads, s.addUploadTool},
 		{"export_results", f.Exports, s.addExportTool},
 		{"invoke_endpoint_async, invoke_endpoint", f.SageMaker, s.addSageMakerTools},
@@ -105,7 +109,8 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 		Description: "Submit 100 or more prompts to Amazon Bedrock batch inference and get a job_id at once (no waiting). " +
 			"Use it for bulk work that can wait minutes to hours: it costs about 50% of on-demand inference. " +
 			"Fewer than 100 prompts run on demand instead (mode auto: full price, bounded concurrency, same job tools); mode batch or on_demand forces one way. " +
-			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids ^[A-Za-z0-9_-]{1,64}$ unique, " +
+			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids any text up to 256 characters, unique; " +
+			"max_tokens up to the model's max_output_tokens (list_models); " +
 			"request body up to 6 MB: for bigger batches call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
 			"Next: poll get_job; when terminal, read get_job_results (or export_results for the whole set).",
 		Annotations: &mcp.ToolAnnotations{Title: "Submit batch", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: false, OpenWorldHint: &yes},

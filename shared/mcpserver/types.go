@@ -14,7 +14,7 @@ type Message struct {
 
 // RecordIn is one record of submit_batch.
 type RecordIn struct {
-	ID         string         `json:"id,omitempty" jsonschema:"your id for this record, ^[A-Za-z0-9_-]{1,64}$, unique in the job; generated (r00001...) when absent"`
+	ID         string         `json:"id,omitempty" jsonschema:"your id for this record: any text up to 256 characters, unique in the job; generated (r00001...) when absent"`
 	Prompt     string         `json:"prompt,omitempty" jsonschema:"a single user message; give prompt, messages or model_input"`
 	Messages   []Message      `json:"messages,omitempty" jsonschema:"a conversation; the last turn is the user's"`
 	System     string         `json:"system,omitempty" jsonschema:"system prompt for this record (overrides the job's)"`
@@ -23,13 +23,13 @@ type RecordIn struct {
 
 // SubmitIn is the input of submit_batch.
 type SubmitIn struct {
-	Model   string     `json:"model" jsonschema:"Bedrock model id or inference profile id from the allowed list"`
+	Model   string     `json:"model" jsonschema:"a model id from list_models (a Bedrock inference profile id or ARN of it works too)"`
 	Records []RecordIn `json:"records,omitempty" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id. Over 6 MB of request: use input_upload_id instead"`
 	// InputUploadID and InputURI name a JSONL file instead of inline records.
 	InputUploadID string   `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
 	InputURI      string   `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<key> of a JSONL file; instead of records"`
 	System        string   `json:"system,omitempty" jsonschema:"system prompt for every record"`
-	MaxTokens     int      `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..64000, default 1024"`
+	MaxTokens     int      `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..the model's max_output_tokens (list_models), default 1024"`
 	Temperature   *float64 `json:"temperature,omitempty" jsonschema:"0..1"`
 	Name          string   `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
 	TTLDays       int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
@@ -75,8 +75,24 @@ type JobView struct {
 	Error          string `json:"error,omitempty"`
 	Terminal       bool   `json:"terminal" jsonschema:"true once the status will not change again"`
 	Mode           string `json:"mode,omitempty" jsonschema:"batch or on_demand"`
-	CacheRead      int64  `json:"cache_read_tokens,omitempty" jsonschema:"prompt-cache tokens read (on-demand runs)"`
-	CacheWrite     int64  `json:"cache_write_tokens,omitempty" jsonschema:"prompt-cache tokens written (on-demand runs)"`
+	CacheRead      int64  `json:"cache_read_tokens,omitempty" jsonschema:"prompt-cache tokens read"`
+	CacheWrite     int64  `json:"cache_write_tokens,omitempty" jsonschema:"prompt-cache tokens written"`
+	SubmittedAt    string `json:"submitted_at,omitempty"`
+	// CostUSD is the total; Cost has its parts and the price basis.
+	CostUSD float64   `json:"cost_usd" jsonschema:"what the job's tokens so far cost in USD at list prices (see cost for the parts)"`
+	Cost    *CostView `json:"cost,omitempty"`
+}
+
+// CostView is a job's cost by part, at the model catalog's list prices.
+type CostView struct {
+	InputUSD      float64  `json:"input_usd"`
+	OutputUSD     float64  `json:"output_usd"`
+	CacheWriteUSD float64  `json:"cache_write_usd"`
+	CacheReadUSD  float64  `json:"cache_read_usd"`
+	TotalUSD      float64  `json:"total_usd"`
+	Basis         string   `json:"basis" jsonschema:"batch (batch prices) or on_demand"`
+	AsOf          string   `json:"as_of,omitempty" jsonschema:"date of the prices"`
+	Unpriced      []string `json:"unpriced,omitempty" jsonschema:"prices the catalog lacks for tokens the job used (counted as 0)"`
 }
 
 // ResultsIn is the input of get_job_results.
@@ -138,11 +154,28 @@ func ts(t time.Time) string {
 }
 
 func viewOf(j *job.Job) JobView {
+	v := jobView(j)
+	if v.Cost != nil {
+		v.CostUSD = v.Cost.TotalUSD
+	}
+	return v
+}
+
+func jobView(j *job.Job) JobView {
 	return JobView{
 		JobID: j.ID, Name: j.Name, Status: string(j.Status), ProviderStatus: j.ProviderStatus, Provider: j.Provider,
 		Model: j.Model, RecordCount: j.RecordCount, Succeeded: j.Succeeded, Failed: j.Failed, BadLines: j.BadLines,
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt),
 		CompletedAt: ts(j.CompletedAt), ExpiresAt: ts(j.ExpiresAt), Error: j.Error, Terminal: j.Status.Terminal(),
-		Mode: j.Mode, CacheRead: j.CacheReadTokens, CacheWrite: j.CacheWriteTokens,
+		Mode: j.Mode, CacheRead: j.CacheReadTokens, CacheWrite: j.CacheWriteTokens, SubmittedAt: ts(j.SubmittedAt),
+		Cost: costView(j.Cost),
 	}
+}
+
+func costView(c *job.Cost) *CostView {
+	if c == nil {
+		return nil
+	}
+	return &CostView{InputUSD: c.InputUSD, OutputUSD: c.OutputUSD, CacheWriteUSD: c.CacheWriteUSD, CacheReadUSD: c.CacheReadUSD,
+		TotalUSD: c.TotalUSD, Basis: c.Basis, AsOf: c.PricesAsOf, Unpriced: c.Unpriced}
 }
