@@ -26,7 +26,7 @@ func main() {
 	srv := &mcpserver.Server{
 		Svc: g, Presign: a.S3, Files: g.Transfer, Uploads: a.S3, Exports: g.Transfer, SageMaker: g.SageMaker,
 		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true, Reports: reports != nil},
-		Models:   g.Core.Catalog, Log: a.Log, Version: app.Version,
+		Models:   g.Core.Catalog, Retries: g.Retry, Log: a.Log, Version: app.Version,
 	}
 	if reports != nil {
 		srv.Reports = reports

@@ -81,6 +81,9 @@ type JobView struct {
 	// CostUSD is the total; Cost has its parts and the price basis.
 	CostUSD float64   `json:"cost_usd" jsonschema:"what the job's tokens so far cost in USD at list prices (see cost for the parts)"`
 	Cost    *CostView `json:"cost,omitempty"`
+	// RetryOf / RetriedBy link retry_failed jobs.
+	RetryOf   string   `json:"retry_of,omitempty" jsonschema:"the job this one retries the failed records of"`
+	RetriedBy []string `json:"retried_by,omitempty" jsonschema:"jobs retry_failed made from this one's failed records"`
 }
 
 // CostView is a job's cost by part, at the model catalog's list prices.
@@ -101,11 +104,13 @@ type ResultsIn struct {
 	Status string `json:"status,omitempty" jsonschema:"all (default), succeeded or failed"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"records per page, 1..500, default 100"`
+	Latest bool   `json:"latest,omitempty" jsonschema:"each record's latest outcome across its retry_failed retries (one merged set; job_id on a record names the retry it comes from)"`
 }
 
 // RecordOut is one result.
 type RecordOut struct {
 	ID           string `json:"id"`
+	JobID        string `json:"job_id,omitempty" jsonschema:"with latest: the retry job the outcome comes from (absent: the job itself)"`
 	Status       string `json:"status"`
 	Output       string `json:"output,omitempty"`
 	OutputURL    string `json:"output_url,omitempty" jsonschema:"presigned link to an output too big to inline"`
@@ -168,7 +173,7 @@ func jobView(j *job.Job) JobView {
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt),
 		CompletedAt: ts(j.CompletedAt), ExpiresAt: ts(j.ExpiresAt), Error: j.Error, Terminal: j.Status.Terminal(),
 		Mode: j.Mode, CacheRead: j.CacheReadTokens, CacheWrite: j.CacheWriteTokens, SubmittedAt: ts(j.SubmittedAt),
-		Cost: costView(j.Cost),
+		Cost: costView(j.Cost), RetryOf: j.RetryOf, RetriedBy: j.RetriedBy,
 	}
 }
 

@@ -140,7 +140,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	l.MCP = &mcpserver.Server{
 		Svc: g, Presign: blobs, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,
 		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true},
-		Models:   g.Core.Catalog, Log: o.Log, Version: app.Version,
+		Models:   g.Core.Catalog, Retries: g.Retry, Log: o.Log, Version: app.Version,
 	}
 	l.Blobs = blobs
 	if err := l.addReports(o); err != nil {

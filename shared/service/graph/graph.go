@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
+	"github.com/mcpbatch/mcpbatch/shared/service/retry"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 	"github.com/mcpbatch/mcpbatch/shared/store"
@@ -69,6 +70,8 @@ type Graph struct {
 	SageMaker    *smsvc.Service
 	Transfer     *transfer.Service
 	Reconciler   *reconcile.Service
+	// Retry serves retry_failed and the merged results of retried jobs.
+	Retry *retry.Service
 }
 
 // New builds the graph.
@@ -92,5 +95,6 @@ func New(d Deps) *Graph {
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix},
 		Transfer:   &transfer.Service{Core: core, Batch: b},
 		Reconciler: &reconcile.Service{Core: core, Batch: b, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit},
+		Retry:      &retry.Service{Core: core, Batch: b},
 	}
 }
