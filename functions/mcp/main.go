@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/announceapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/auth"
 	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
@@ -31,5 +32,6 @@ func main() {
 	if reports != nil {
 		srv.Reports = reports
 	}
+	srv.Notify = announceapp.Checker(a)
 	lambdaurl.Start(srv.Handler(owner))
 }

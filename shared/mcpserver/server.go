@@ -250,6 +250,10 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 			sr.Records[i] = in
 		}
 		sr.Progress = progress(ctx, req)
+		var err error
+		if sr.Notify, err = s.checkNotify(ctx, in.Notify); err != nil {
+			return JobHandle{}, "", "", err
+		}
 		j, err := s.Svc.Submit(ctx, sr)
 		if err != nil {
 			return JobHandle{}, "", "", err

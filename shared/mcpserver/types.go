@@ -26,15 +26,16 @@ type SubmitIn struct {
 	Model   string     `json:"model" jsonschema:"a model id from list_models (a Bedrock inference profile id or ARN of it works too)"`
 	Records []RecordIn `json:"records,omitempty" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id. Over 6 MB of request: use input_upload_id instead"`
 	// InputUploadID and InputURI name a JSONL file instead of inline records.
-	InputUploadID string   `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
-	InputURI      string   `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<key> of a JSONL file; instead of records"`
-	System        string   `json:"system,omitempty" jsonschema:"system prompt for every record"`
-	MaxTokens     int      `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..the model's max_output_tokens (list_models), default 1024"`
-	Temperature   *float64 `json:"temperature,omitempty" jsonschema:"0..1"`
-	Name          string   `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
-	TTLDays       int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
-	Mode          string   `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
-	Provider      string   `json:"provider,omitempty" jsonschema:"bedrock (default) or anthropic (Anthropic Message Batches: 1..100,000 requests or 256 MB per batch, more is split); chosen by model when only one provider allows it"`
+	InputUploadID string    `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
+	InputURI      string    `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<key> of a JSONL file; instead of records"`
+	System        string    `json:"system,omitempty" jsonschema:"system prompt for every record"`
+	MaxTokens     int       `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..the model's max_output_tokens (list_models), default 1024"`
+	Temperature   *float64  `json:"temperature,omitempty" jsonschema:"0..1"`
+	Name          string    `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
+	TTLDays       int       `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
+	Mode          string    `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
+	Notify        *NotifyIn `json:"notify,omitempty" jsonschema:"announce the job's end: a signed webhook POST and/or the stack's SNS topic"`
+	Provider      string    `json:"provider,omitempty" jsonschema:"bedrock (default) or anthropic (Anthropic Message Batches: 1..100,000 requests or 256 MB per batch, more is split); chosen by model when only one provider allows it"`
 }
 
 // JobHandle is what submit_batch returns.

@@ -88,10 +88,14 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		if len(in.Records) > 0 {
 			return JobHandle{}, "", "", job.Fieldf("records", "give records or input_upload_id/input_uri, not both")
 		}
+		n, err := s.checkNotify(ctx, in.Notify)
+		if err != nil {
+			return JobHandle{}, "", "", err
+		}
 		fr := transfer.FileSubmitRequest{
 			SubmitRequest: batch.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,
 				Params:   job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
-				Progress: progressWith(ctx, req, "checked %d of %d records")},
+				Progress: progressWith(ctx, req, "checked %d of %d records"), Notify: n},
 			UploadID: in.InputUploadID, InputURI: in.InputURI,
 		}
 		j, err := s.Files.SubmitFile(ctx, fr)

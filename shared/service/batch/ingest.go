@@ -35,6 +35,7 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 		return nil
 	}
 	prov := s.Provider(j.Provider)
+	began := s.Now()
 	var files []ingest.File
 	var missingOK = map[int]bool{}
 	for _, p := range j.Parts {
@@ -106,6 +107,7 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 		return fmt.Errorf("finalize job %s: %w", id, err)
 	}
 	log.InfoContext(ctx, "job ingested", "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed, "bad_lines", j.BadLines)
+	s.measureIngest(ctx, j, began, now)
 	s.PublishCompleted(ctx, j)
 	return nil
 }

@@ -38,6 +38,8 @@ type Deps struct {
 	// allow (nil: the embedded catalog); Region picks on-demand profiles.
 	Catalog *model.Catalog
 	Region  string
+	// Metrics receives the flows' measurements (nil: none).
+	Metrics service.Metrics
 
 	// OnDemandModel is the runtime API of on-demand runs (nil: on-demand jobs
 	// are taken and queued, but this process does not run them).
@@ -79,7 +81,7 @@ func New(d Deps) *Graph {
 	core := &service.Core{
 		Store: d.Store, Blobs: d.Blobs, Bus: d.Bus, Log: d.Log, Clock: d.Now,
 		Providers: service.NewRegistry(d.Providers...), Bucket: d.Bucket, JobPrefix: d.JobPrefix,
-		Catalog: d.Catalog, Region: d.Region,
+		Catalog: d.Catalog, Region: d.Region, Metrics: d.Metrics,
 	}
 	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency}
 	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel,

@@ -84,6 +84,7 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 			return rep, err
 		}
 		rep.InFlight += len(jobs)
+		s.measureInFlight(ctx, prov.Name(), jobs, now)
 		if prov.Limits().QuotaLimited {
 			if err := s.startQueued(ctx, jobs, &rep); err != nil {
 				errs = append(errs, err)
@@ -91,6 +92,7 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 		}
 	}
 	rep.Errors = len(errs)
+	s.measureRecoveries(ctx, rep)
 	s.Logger().InfoContext(ctx, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
 		"submitted", rep.Submitted, "waiting", rep.Waiting, "output_ready", rep.OutputReady, "api_calls", rep.Calls, "errors", rep.Errors)
 	return rep, errors.Join(errs...)

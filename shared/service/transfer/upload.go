@@ -146,6 +146,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
+		Params:    &req.Params, Notify: req.Notify,
 	}
 	for i, size := range parts {
 		j.Parts = append(j.Parts, job.Part{
