@@ -26,6 +26,8 @@ func (noMetrics) Ingested(string, int, time.Duration, time.Duration) error { ret
 func (noMetrics) Recovered(string, int) error                              { return nil }
 func (noMetrics) Throttled(string, string, int) error                      { return nil }
 func (noMetrics) OldestInFlight(string, time.Duration) error               { return nil }
+func (noMetrics) JobStatus(string) error                                   { return nil }
+func (noMetrics) ProviderThrottled(string, int) error                      { return nil }
 
 // Measure is the metrics port (a no-op when none is wired).
 func (c *Core) Measure() Metrics {
