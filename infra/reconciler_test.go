@@ -12,8 +12,9 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/config"
 )
 
-// extraEnv counts the variables reconciler.go adds to the functions NewFunctions made.
-var extraEnv = map[string]int{FnMCP: 2, FnIngest: 1}
+// extraEnv counts the variables other constructs add to the functions NewFunctions made:
+// mcp gets the Anthropic and API-key secrets and the notification topic (notify.go), ingest the Anthropic secret.
+var extraEnv = map[string]int{FnMCP: 3, FnIngest: 1}
 
 func anthropicSecret(t *testing.T, tpl obj) string {
 	id, _ := oneResource(t, tpl, "AWS::SecretsManager::Secret", "ReconcilerAnthropicApiKey")
