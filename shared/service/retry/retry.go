@@ -213,7 +213,7 @@ func (s *Service) inputs(ctx context.Context, parent *job.Job, ids map[string]bo
 	uri := service.InputsURI(parent)
 	rc, err := s.Blobs.Open(ctx, uri, 0)
 	if errors.Is(err, blob.ErrNotFound) {
-		return nil, job.Fieldf("job_id", "the records of job %s were not kept (it was submitted from a file, or before retry_failed existed); resubmit them with submit_batch", parent.ID)
+		return nil, job.Fieldf("job_id", "the records of job %s were not kept (it was submitted before retry_failed existed); resubmit them with submit_batch", parent.ID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open records of %s: %w", parent.ID, err)
