@@ -236,3 +236,31 @@ func TestCheckNotify(t *testing.T) {
 		})
 	}
 }
+
+// TestSageMakerAsyncNotify: invoke_endpoint_async takes notify too; its end
+// is announced on the notification topic once.
+func TestSageMakerAsyncNotify(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	h := call[asyncHandle](t, cs, "invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "body": "ping",
+		"content_type": "text/plain", "notify": map[string]any{"sns": true}})
+	waitTerminal(t, s, "alice", h.JobID)
+	s.l.Bus.Wait()
+	notes, err := s.l.Reports.Notifier.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, nt := range notes {
+		if nt.Topic == local.LocalTopic && strings.Contains(nt.Message, `"jobId":"`+h.JobID+`"`) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d notifications of %s, want 1: %+v", n, h.JobID, notes)
+	}
+	if msg := toolErr(t, cs, "invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "body": "ping",
+		"content_type": "text/plain", "notify": map[string]any{"webhook": "http://[::1"}}); !strings.Contains(msg, "notify.webhook") {
+		t.Fatalf("bad webhook: %s", msg)
+	}
+}
