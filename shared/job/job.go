@@ -88,6 +88,13 @@ type Part struct {
 	// CancelRequested records a cancel_job, for providers (Anthropic) whose end
 	// state does not say whether the batch was cancelled.
 	CancelRequested bool `json:"cancelRequested,omitempty"`
+	// SubmitLease names the run creating this part's provider job; no other run
+	// submits the part before SubmitLeaseUntil. SubmitTriedAt is when a create
+	// was first tried: after a lease ran out without a Ref, a provider whose
+	// create takes no idempotency key is asked for a job made since then first.
+	SubmitLease      string    `json:"submitLease,omitempty"`
+	SubmitLeaseUntil time.Time `json:"submitLeaseUntil,omitzero"`
+	SubmitTriedAt    time.Time `json:"submitTriedAt,omitzero"`
 }
 
 // Checkpoint is the ingest position: every line before Offset of part Part has been
