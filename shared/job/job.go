@@ -55,6 +55,10 @@ type Job struct {
 	SubmittedAt time.Time `json:"submittedAt,omitzero"`
 	CompletedAt time.Time `json:"completedAt,omitzero"`
 	ExpiresAt   time.Time `json:"expiresAt"`
+	// RecordsExpireAt is the expiry of the records ingest writes, fixed when
+	// the first ingest starts (the provider's end + TTL); the finished job
+	// expires with them (see Retain).
+	RecordsExpireAt time.Time `json:"recordsExpireAt,omitzero"`
 	// LastEventAt is when a provider last told us something (event or poll).
 	LastEventAt time.Time `json:"lastEventAt,omitzero"`
 	// Version increments on every write; stores use it for optimistic locking.

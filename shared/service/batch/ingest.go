@@ -55,7 +55,22 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.ingestFiles(ctx, j, files, missingOK, resolve)
+	// Records expire TTL after the first ingest began (the provider's end),
+	// the same instant for every retry; the finished job expires with them.
+	if j.RecordsExpireAt.IsZero() {
+		if j, err = s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
+			if !cur.RecordsExpireAt.IsZero() {
+				return store.ErrNoChange
+			}
+			cur.RecordsExpireAt = job.ExpiresAt(s.Now(), cur.TTLDays)
+			return nil
+		}); err != nil && !errors.Is(err, store.ErrNoChange) {
+			return fmt.Errorf("fix the record expiry of job %s: %w", id, err)
+		}
+	}
+	held := *j
+	held.ExpiresAt = j.RecordsExpireAt
+	res, err := s.ingestFiles(ctx, &held, files, missingOK, resolve)
 	if err != nil {
 		return err
 	}
@@ -97,6 +112,7 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 		j.Status = final
 		j.Checkpoint = nil
 		j.CompletedAt = now
+		j.Retain()
 		return nil
 	})
 	if errors.Is(err, store.ErrNoChange) {

@@ -74,6 +74,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		OutputURI: blob.Join(s.Bucket, "output", id),
 		Mode:      job.ModeBatch, Pipeline: req.Pipeline,
 	}
+	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	start := 0
 	for i, size := range parts {
 		p := job.Part{

@@ -194,7 +194,7 @@ func (s *Service) runChunk(ctx context.Context, j *job.Job, batch []job.Input) (
 
 // runRecord calls the model for one record, retrying retryable errors with backoff and jitter.
 func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.Record, OnDemandResult, int64) {
-	rec := job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: j.ExpiresAt}
+	rec := job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: job.RecordExpiresAt(j, s.Now())}
 	maxAttempts := s.MaxAttempts
 	if maxAttempts <= 0 {
 		maxAttempts = 8
@@ -255,6 +255,7 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		j.Parts[0].Status, j.Parts[0].ProviderStatus = final, "OnDemandDone"
 		j.Status, j.ProviderStatus = final, "OnDemandDone"
 		j.CompletedAt = now
+		j.Retain()
 		return nil
 	})
 	if errors.Is(err, store.ErrNoChange) {

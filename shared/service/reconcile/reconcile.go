@@ -78,7 +78,7 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	stale := now.Add(-cmp.Or(s.StaleAfter, DefaultStaleAfter))
 	for _, prov := range s.Providers.All() {
 		jobs, err := s.eachInFlight(ctx, prov.Name(), now, limit, func(j *job.Job) error {
-			return s.reconcileJob(ctx, prov, j, stale, &rep)
+			return errors.Join(s.hold(ctx, j), s.reconcileJob(ctx, prov, j, stale, &rep))
 		}, &errs)
 		if err != nil {
 			return rep, err
@@ -127,6 +127,25 @@ func (s *Service) eachInFlight(ctx context.Context, provider string, start time.
 		}
 	}
 	return all, nil
+}
+
+// hold keeps an in-flight job's expiry ahead of its provider's longest run
+// (a job may wait behind a quota for longer than its TTL); it writes only when
+// the expiry came within that hold of now.
+func (s *Service) hold(ctx context.Context, j *job.Job) error {
+	if probe := *j; !probe.Hold(s.Now()) {
+		return nil
+	}
+	_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		if !cur.Hold(s.Now()) {
+			return store.ErrNoChange
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("hold the expiry of in-flight job %s: %w", j.ID, err)
+	}
+	return nil
 }
 
 // reconcileJob asks the provider about a job's parts and applies the answers

@@ -76,6 +76,7 @@ func (m *Service) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error
 			return store.ErrNoChange
 		}
 		j.Status, j.ProviderStatus, j.LastEventAt, j.CompletedAt = outcome.Status, ev.Status, now, now
+		j.Retain()
 		if j.OutputURI == "" && ev.OutputLocation != "" {
 			j.OutputURI = ev.OutputLocation
 		}
@@ -102,7 +103,7 @@ func (m *Service) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error
 // when it fits an item, else a pointer to SageMaker's output object. At most
 // MaxInlineOutputBytes+1 bytes of an output are read, so memory stays flat.
 func (m *Service) record(ctx context.Context, j *job.Job, ev SageMakerEvent) (job.Record, error) {
-	rec := job.Record{JobID: j.ID, ID: j.ID, ExpiresAt: j.ExpiresAt, ContentType: ev.ContentType}
+	rec := job.Record{JobID: j.ID, ID: j.ID, ExpiresAt: job.RecordExpiresAt(j, m.Now()), ContentType: ev.ContentType}
 	if ev.Status == SageMakerFailed {
 		rec.Status, rec.ErrorCode, rec.ErrorMessage = job.RecordFailed, "InferenceFailed", ev.FailureReason
 		if rec.ErrorMessage == "" {
