@@ -48,6 +48,11 @@ type Job struct {
 	// OutputReadyPublished records that "Job Output Ready" went out, so a
 	// retried event handler republishes only when the first try failed.
 	OutputReadyPublished bool `json:"outputReadyPublished,omitempty"`
+	// Retries counts the reconciler's nudges of a stalled job (an ingest or
+	// an on-demand run that made no progress); LastError is the last error
+	// its handler recorded, named when the job fails after too many.
+	Retries   int    `json:"retries,omitempty"`
+	LastError string `json:"lastError,omitempty"`
 
 	TTLDays     int       `json:"ttlDays"`
 	CreatedAt   time.Time `json:"createdAt"`

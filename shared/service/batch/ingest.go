@@ -19,8 +19,17 @@ import (
 
 // Ingest reads a finished job's output into the store, resuming from its
 // checkpoint, then settles the final status and counts. Re-running it on a job
-// already finished does nothing.
+// already finished does nothing. A failure is recorded on the job (LastError),
+// so the reconciler can name it when it gives up on the job.
 func (s *Service) Ingest(ctx context.Context, id string) error {
+	err := s.ingest(ctx, id)
+	if err != nil && ctx.Err() == nil {
+		s.RecordError(ctx, id, "ingest", err)
+	}
+	return err
+}
+
+func (s *Service) ingest(ctx context.Context, id string) error {
 	log := s.Logger().With("job_id", id)
 	j, err := s.Store.GetJob(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {

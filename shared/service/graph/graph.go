@@ -91,6 +91,6 @@ func New(d Deps) *Graph {
 		SageMaker: &smsvc.Service{Core: core, Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix},
 		Transfer:   &transfer.Service{Core: core, Batch: b},
-		Reconciler: &reconcile.Service{Core: core, Batch: b, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit},
+		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit},
 	}
 }

@@ -27,6 +27,15 @@ var (
 // stops instead of double counting. When ctx ends it returns ctx's error with
 // everything up to the last checkpoint kept.
 func (s *Service) RunOnDemand(ctx context.Context, id string) error {
+	err := s.runOnDemand(ctx, id)
+	if err != nil && ctx.Err() == nil {
+		// Kept on the job: the reconciler names it if it gives up on the run.
+		s.RecordError(ctx, id, "on-demand run", err)
+	}
+	return err
+}
+
+func (s *Service) runOnDemand(ctx context.Context, id string) error {
 	log := s.Logger().With("job_id", id)
 	if s.Model == nil {
 		return errors.New("on-demand runs are not configured")

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
@@ -21,7 +23,19 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
-const claude = "claude-haiku-4-5"
+const (
+	claude       = "claude-haiku-4-5"
+	bedrockModel = "anthropic.claude-3-5-haiku-20241022-v1:0"
+)
+
+// refusingBedrock is Bedrock without a client: these tests never start a
+// Bedrock batch job, and one started by mistake is refused as Bedrock refuses
+// a job without an output location.
+type refusingBedrock struct{ *app.BedrockProvider }
+
+func (refusingBedrock) Submit(context.Context, service.BatchSubmit) (string, error) {
+	return "", errors.New("ValidationException: outputDataConfig.s3OutputDataConfig.s3Uri: must not be empty (test double)")
+}
 
 // clock is the simulated time every part of a harness reads.
 type clock struct {
@@ -106,7 +120,7 @@ func newHarness(t *testing.T, wrap func(service.Blobs) service.Blobs) *harness {
 	}
 	bus := &recBus{}
 	svc := graph.New(graph.Deps{Store: st, Blobs: b, Bus: bus, Log: log, Now: clk.Now, Bucket: "s3://test", JobPrefix: "mcpbatch",
-		Providers: []service.BatchProvider{p}, Region: "us-east-1"})
+		Providers: []service.BatchProvider{p, &refusingBedrock{&app.BedrockProvider{ModelIDs: []string{bedrockModel}}}}, Region: "us-east-1"})
 	return &harness{t: t, clock: clk, svc: svc, st: st, blobs: blobs, sim: an, bus: bus}
 }
 

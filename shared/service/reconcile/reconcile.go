@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
@@ -26,10 +27,17 @@ type batchOps interface {
 	QuotaOf(model string) int
 }
 
+// onDemandOps is the on-demand flow as the reconciler nudges it.
+type onDemandOps interface {
+	ContinueOnDemand(ctx context.Context, id string) error
+}
+
 // Service runs the reconciler.
 type Service struct {
 	*service.Core
 	Batch batchOps
+	// OnDemand resumes stalled on-demand runs (nil: they are left alone).
+	OnDemand onDemandOps
 	// StaleAfter is how long a job of a provider that pushes events may go
 	// without one before the reconciler asks the provider (0: DefaultStaleAfter).
 	StaleAfter time.Duration
@@ -41,6 +49,8 @@ type Service struct {
 const (
 	DefaultStaleAfter     = 15 * time.Minute
 	DefaultReconcileLimit = 1000
+	// MaxRetries bounds how often a stalled job is nudged before it fails.
+	MaxRetries = 5
 )
 
 // ReconcileReport says what one reconciler run did; Calls counts provider API
@@ -53,6 +63,7 @@ type ReconcileReport struct {
 	Submitted   int `json:"submitted"`
 	Waiting     int `json:"waiting"`
 	OutputReady int `json:"outputReady"`
+	Resumed     int `json:"resumed"`
 	Calls       int `json:"calls"`
 	Errors      int `json:"errors"`
 }
@@ -78,6 +89,9 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	stale := now.Add(-cmp.Or(s.StaleAfter, DefaultStaleAfter))
 	for _, prov := range s.Providers.All() {
 		jobs, err := s.eachInFlight(ctx, prov.Name(), now, limit, func(j *job.Job) error {
+			if j.Mode == job.ModeOnDemand {
+				return errors.Join(s.hold(ctx, j), s.nudgeOnDemand(ctx, j, &rep))
+			}
 			return errors.Join(s.hold(ctx, j), s.reconcileJob(ctx, prov, j, stale, &rep))
 		}, &errs)
 		if err != nil {
@@ -92,7 +106,7 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	}
 	rep.Errors = len(errs)
 	s.Logger().InfoContext(ctx, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
-		"submitted", rep.Submitted, "waiting", rep.Waiting, "output_ready", rep.OutputReady, "api_calls", rep.Calls, "errors", rep.Errors)
+		"submitted", rep.Submitted, "waiting", rep.Waiting, "output_ready", rep.OutputReady, "resumed", rep.Resumed, "api_calls", rep.Calls, "errors", rep.Errors)
 	return rep, errors.Join(errs...)
 }
 
@@ -190,7 +204,7 @@ func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, 
 		}
 	}
 	if !polled {
-		if err := s.retryLostPublish(ctx, j, rep); err != nil {
+		if err := s.nudgeIngest(ctx, j, rep); err != nil {
 			errs = append(errs, err)
 		}
 		return errors.Join(errs...)
@@ -234,19 +248,96 @@ func (s *Service) applyPoll(ctx context.Context, id string, p job.Part, st servi
 	return nil
 }
 
-// retryLostPublish republishes "Job Output Ready" for a job that moved to
-// ingesting but whose announcement failed long enough ago (the mover's retry
-// would have happened by then).
-func (s *Service) retryLostPublish(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
+// nudgeIngest re-announces "Job Output Ready" for a job ingesting with no
+// progress (no write: checkpoint, failure record) for StaleAfter, doubling the
+// wait with each try; after MaxRetries tries the job fails with the last
+// ingest error. It also covers an announcement that never went out.
+func (s *Service) nudgeIngest(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
 	cur, err := s.Store.GetJob(ctx, j.ID)
 	if err != nil {
 		return nil // gone or unreadable now; the next run sees it again
 	}
-	if cur.Status != job.StatusIngesting || cur.OutputReadyPublished || s.Now().Sub(cur.UpdatedAt) < cmp.Or(s.StaleAfter, DefaultStaleAfter) {
+	if cur.Status != job.StatusIngesting || !s.due(cur) {
 		return nil
 	}
+	nj, again, err := s.nudge(ctx, cur, "ingest")
+	if err != nil || !again {
+		return err
+	}
 	rep.OutputReady++
-	return s.Batch.AfterStatus(ctx, cur)
+	if err := s.Bus.Publish(ctx, config.DetailJobOutputReady, service.OutputReady{JobID: nj.ID, Provider: nj.Provider}); err != nil {
+		return fmt.Errorf("republish output ready for %s: %w", nj.ID, err)
+	}
+	return nil
+}
+
+// nudgeOnDemand re-requests the run of an on-demand job that made no progress
+// (each checkpoint writes the job) for StaleAfter, with the same backoff and
+// bound as ingests. On-demand jobs are never submitted as batch jobs here.
+func (s *Service) nudgeOnDemand(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
+	if s.OnDemand == nil || !s.due(j) {
+		return nil
+	}
+	switch j.Status {
+	case job.StatusQueued, job.StatusInProgress, job.StatusCancelling:
+	default:
+		return nil
+	}
+	nj, again, err := s.nudge(ctx, j, "on-demand run")
+	if err != nil || !again {
+		return err
+	}
+	rep.Resumed++
+	return s.OnDemand.ContinueOnDemand(ctx, nj.ID)
+}
+
+// due: a stalled job is due a nudge once it has gone StaleAfter × 2^Retries without a write.
+func (s *Service) due(j *job.Job) bool {
+	wait := cmp.Or(s.StaleAfter, DefaultStaleAfter) << min(j.Retries, 16)
+	return s.Now().Sub(j.UpdatedAt) >= wait
+}
+
+// nudge counts one more try on a stalled job, conditionally (a job that moved
+// or was written meanwhile is left alone, so overlapping runs nudge once), or
+// fails it when MaxRetries tries made no progress. again: the caller retries.
+func (s *Service) nudge(ctx context.Context, j *job.Job, what string) (*job.Job, bool, error) {
+	var failed bool
+	now := s.Now()
+	nj, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		failed = false
+		if cur.Status != j.Status || !s.due(cur) {
+			return store.ErrNoChange
+		}
+		if cur.Retries < MaxRetries {
+			cur.Retries++
+			return nil
+		}
+		cause := cur.LastError
+		if cause == "" {
+			cause = "none was recorded (the request may have been lost)"
+		}
+		msg := fmt.Sprintf("%s made no progress after %d retries; last error: %s", what, MaxRetries, cause)
+		for i := range cur.Parts {
+			if p := &cur.Parts[i]; !p.Status.Terminal() {
+				p.Status, p.Message = job.StatusFailed, msg
+			}
+		}
+		cur.Status, cur.Error, cur.CompletedAt, cur.Checkpoint = job.StatusFailed, msg, now, nil
+		cur.Retain()
+		failed = true
+		return nil
+	})
+	switch {
+	case errors.Is(err, store.ErrNoChange), errors.Is(err, store.ErrNotFound):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("nudge stalled job %s: %w", j.ID, err)
+	case failed:
+		s.PublishCompleted(ctx, nj)
+		return nj, false, nil
+	}
+	s.Logger().WarnContext(ctx, "stalled job nudged", "job_id", j.ID, "what", what, "retry", nj.Retries, "last_error", nj.LastError)
+	return nj, true, nil
 }
 
 // startQueued submits queued parts of a quota-limited provider, oldest job first, while each
@@ -255,6 +346,9 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 	active := map[string]int{}
 	var queued []*job.Job
 	for _, j := range inflight {
+		if j.Mode == job.ModeOnDemand {
+			continue // runs on the runtime API, not as a batch job
+		}
 		for _, p := range j.Parts {
 			if batch.OccupiesQuota(p) {
 				active[j.Model]++

@@ -81,3 +81,7 @@ func TestInFlightHold(t *testing.T) {
 		}
 	}
 }
+
+func batchReqMode(model string, n int, mode string) batch.SubmitRequest {
+	return batch.SubmitRequest{Owner: "alice", Model: model, Records: inputs(n), Mode: mode}
+}
