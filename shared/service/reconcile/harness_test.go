@@ -92,8 +92,20 @@ type harness struct {
 	bus   *recBus
 }
 
+// faults wrap the harness's adapters (nil: as they are).
+type faults struct {
+	blobs    func(service.Blobs) service.Blobs
+	store    func(store.Store) store.Store
+	provider func(service.BatchProvider) service.BatchProvider
+}
+
 func newHarness(t *testing.T, wrap func(service.Blobs) service.Blobs) *harness {
+	return newFaultyHarness(t, faults{blobs: wrap})
+}
+
+func newFaultyHarness(t *testing.T, f faults) *harness {
 	t.Helper()
+	wrap := f.blobs
 	dir := t.TempDir()
 	clk := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"), localstore.WithNow(clk.Now))
@@ -118,9 +130,17 @@ func newHarness(t *testing.T, wrap func(service.Blobs) service.Blobs) *harness {
 	if wrap != nil {
 		b = wrap(blobs)
 	}
+	var sst store.Store = st
+	if f.store != nil {
+		sst = f.store(st)
+	}
+	var ap service.BatchProvider = p
+	if f.provider != nil {
+		ap = f.provider(p)
+	}
 	bus := &recBus{}
-	svc := graph.New(graph.Deps{Store: st, Blobs: b, Bus: bus, Log: log, Now: clk.Now, Bucket: "s3://test", JobPrefix: "mcpbatch",
-		Providers: []service.BatchProvider{p, &refusingBedrock{&app.BedrockProvider{ModelIDs: []string{bedrockModel}}}}, Region: "us-east-1"})
+	svc := graph.New(graph.Deps{Store: sst, Blobs: b, Bus: bus, Log: log, Now: clk.Now, Bucket: "s3://test", JobPrefix: "mcpbatch",
+		Providers: []service.BatchProvider{ap, &refusingBedrock{&app.BedrockProvider{ModelIDs: []string{bedrockModel}}}}, Region: "us-east-1"})
 	return &harness{t: t, clock: clk, svc: svc, st: st, blobs: blobs, sim: an, bus: bus}
 }
 

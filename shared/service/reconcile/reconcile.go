@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -95,19 +96,26 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 			return errors.Join(s.hold(ctx, j), s.reconcileJob(ctx, prov, j, stale, &rep))
 		}, &errs)
 		if err != nil {
-			return rep, err
+			// This provider's jobs cannot be listed now; the others go on.
+			s.Logger().ErrorContext(ctx, "reconcile provider", "provider", prov.Name(), "error", err)
+			errs = append(errs, err)
 		}
 		rep.InFlight += len(jobs)
 		if prov.Limits().QuotaLimited {
-			if err := s.startQueued(ctx, jobs, &rep); err != nil {
-				errs = append(errs, err)
-			}
+			s.startQueued(ctx, jobs, &rep, &errs)
 		}
 	}
 	rep.Errors = len(errs)
-	s.Logger().InfoContext(ctx, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
+	lvl := slog.LevelInfo
+	if rep.Errors > 0 {
+		lvl = slog.LevelWarn
+	}
+	s.Logger().Log(ctx, lvl, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
 		"submitted", rep.Submitted, "waiting", rep.Waiting, "output_ready", rep.OutputReady, "resumed", rep.Resumed, "api_calls", rep.Calls, "errors", rep.Errors)
-	return rep, errors.Join(errs...)
+	if len(errs) > 0 {
+		return rep, fmt.Errorf("%d jobs or providers could not be reconciled (the others were): %w", len(errs), errors.Join(errs...))
+	}
+	return rep, nil
 }
 
 // eachInFlight pages through a provider's jobs in flight, oldest first, up to
@@ -133,6 +141,8 @@ func (s *Service) eachInFlight(ctx context.Context, provider string, start time.
 			fresh++
 			all = append(all, j)
 			if err := fn(j); err != nil {
+				// Logged and counted; the walk goes on with the next job.
+				s.Logger().ErrorContext(ctx, "reconcile job", "job_id", j.ID, "provider", provider, "error", err)
 				*errs = append(*errs, err)
 			}
 		}
@@ -342,7 +352,7 @@ func (s *Service) nudge(ctx context.Context, j *job.Job, what string) (*job.Job,
 
 // startQueued submits queued parts of a quota-limited provider, oldest job first, while each
 // model's quota (counted over the jobs in flight) has room.
-func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *ReconcileReport) error {
+func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *ReconcileReport, errs *[]error) {
 	active := map[string]int{}
 	var queued []*job.Job
 	for _, j := range inflight {
@@ -361,7 +371,6 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 	slices.SortStableFunc(queued, func(a, b *job.Job) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
-	var errs []error
 	full := map[string]bool{}
 	for _, j := range queued {
 		room := s.Batch.QuotaOf(j.Model) - active[j.Model]
@@ -376,14 +385,14 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 		rep.Submitted += n
 		active[j.Model] += n
 		if err != nil {
-			errs = append(errs, err)
+			s.Logger().ErrorContext(ctx, "start queued parts", "job_id", j.ID, "error", err)
+			*errs = append(*errs, err)
 		}
 		if n < queuedParts(j) {
 			rep.Waiting++
 			full[j.Model] = true
 		}
 	}
-	return errors.Join(errs...)
 }
 
 func hasQueued(j *job.Job) bool { return queuedParts(j) > 0 }
