@@ -33,8 +33,11 @@ type Job struct {
 	// FailureURI is where a provider writes a failure (SageMaker async FailureLocation).
 	FailureURI string `json:"failureUri,omitempty"`
 
-	RecordCount  int   `json:"recordCount"`
-	Succeeded    int   `json:"succeeded"`
+	RecordCount int `json:"recordCount"`
+	// MaxInputLineBytes is the longest provider input line of the job: output
+	// lines that repeat the input (Bedrock) are read up to a cap derived from it.
+	MaxInputLineBytes int   `json:"maxInputLineBytes,omitempty"`
+	Succeeded         int   `json:"succeeded"`
 	Failed       int   `json:"failed"`
 	BadLines     int   `json:"badLines"`
 	InputTokens  int64 `json:"inputTokens"`

@@ -59,8 +59,10 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		return nil, err
 	}
 	sizes := make([]int, n)
+	longest := 0
 	for i, l := range lines {
 		sizes[i] = len(l)
+		longest = max(longest, len(l))
 	}
 	parts, err := service.Split(sizes, prov.Limits())
 	if err != nil {
@@ -75,6 +77,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		Mode:      job.ModeBatch, Pipeline: req.Pipeline,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
+	j.MaxInputLineBytes = longest
 	start := 0
 	for i, size := range parts {
 		p := job.Part{

@@ -81,7 +81,8 @@ func New(d Deps) *Graph {
 	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency}
 	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel,
 		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota}
-	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: blob.Join(d.Bucket, "results"), Log: core.Logger()}
+	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: blob.Join(d.Bucket, "results"), Log: core.Logger(),
+		MaxLineBytesFor: core.OutputLineCap}
 	inputPrefix := d.SageMakerInputPrefix
 	if inputPrefix == "" {
 		inputPrefix = blob.Join(d.Bucket, "sagemaker", "input")
