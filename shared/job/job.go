@@ -38,10 +38,10 @@ type Job struct {
 	// lines that repeat the input (Bedrock) are read up to a cap derived from it.
 	MaxInputLineBytes int   `json:"maxInputLineBytes,omitempty"`
 	Succeeded         int   `json:"succeeded"`
-	Failed       int   `json:"failed"`
-	BadLines     int   `json:"badLines"`
-	InputTokens  int64 `json:"inputTokens"`
-	OutputTokens int64 `json:"outputTokens"`
+	Failed            int   `json:"failed"`
+	BadLines          int   `json:"badLines"`
+	InputTokens       int64 `json:"inputTokens"`
+	OutputTokens      int64 `json:"outputTokens"`
 	// Shards is the number of partition keys results are spread over (see RecordShard).
 	Shards int `json:"shards"`
 
