@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 // holdFirstCreate blocks the simulator's first create until release is
@@ -181,5 +182,75 @@ func TestBedrockResubmitAfterLostRefIsTheSameJob(t *testing.T) {
 	}
 	if p := after.Parts[0]; p.SubmitLease != "" || p.Status != job.StatusSubmitted {
 		t.Fatalf("part after resubmit = %+v, want submitted with the lease dropped", p)
+	}
+}
+
+// A run killed between Anthropic's create and the write of the Ref leaves a
+// batch and a part with an expired lease: the reconciler finds that batch by
+// its marker instead of creating another.
+func TestAnthropicLostRefIsFoundNotRecreated(t *testing.T) {
+	s := newSuite(t)
+	s.l.Anthropic.ErrorEvery = 0
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": claudeHaiku, "records": records(9)})
+	ctx := context.Background()
+	before, err := s.l.Service.Core.Store.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := before.Parts[0].Ref
+	_, err = s.l.Service.Core.Store.UpdateJob(ctx, h.JobID, func(j *job.Job) error {
+		p := &j.Parts[0]
+		p.Ref, p.Status, p.ProviderStatus = "", job.StatusQueued, ""
+		p.SubmitLease, p.SubmitLeaseUntil, p.SubmitTriedAt = "dead-run", time.Now().Add(-time.Minute), time.Now().Add(-20*time.Minute)
+		j.Status, j.SubmittedAt, j.LastEventAt = job.StatusQueued, time.Time{}, time.Time{}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.reconcile()
+	after, err := s.l.Service.Core.Store.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.l.Anthropic.Statuses()); n != 1 || after.Parts[0].Ref != ref {
+		t.Fatalf("after the lost Ref: %d batches, part ref %q (first %q); want the first batch found", n, after.Parts[0].Ref, ref)
+	}
+	s.l.Anthropic.Step()
+	s.reconcile()
+	if j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID}); j.Status != "completed" || j.Succeeded != 9 {
+		t.Fatalf("job = %+v, want completed with 9", j)
+	}
+}
+
+// A Bedrock event that brings the Ref of a part cancelled while its create was
+// on the wire (the submitting run died before writing it) stops that job.
+func TestLateRefByEventIsStopped(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(100)})
+	ctx := context.Background()
+	before, err := s.l.Service.Core.Store.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := before.Parts[0]
+	_, err = s.l.Service.Core.Store.UpdateJob(ctx, h.JobID, func(j *job.Job) error {
+		j.Parts[0].Ref, j.Parts[0].Status = "", job.StatusCancelled
+		j.Status, j.CompletedAt = job.StatusCancelled, time.Now()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.l.Service.OnProviderEvent(ctx, batch.ProviderEvent{JobName: p.Name, Ref: p.Ref, Status: "InProgress"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.l.Sim.Statuses()[p.Name]; st != "Stopping" && st != "Stopped" {
+		t.Fatalf("Bedrock job %s is %s after its Ref reached a cancelled part, want stopping", p.Ref, st)
+	}
+	if j, _ := s.l.Service.Core.Store.GetJob(ctx, h.JobID); j.Status != job.StatusCancelled {
+		t.Fatalf("job = %s, want it to stay cancelled", j.Status)
 	}
 }
