@@ -1,7 +1,10 @@
 // Package reconcile is the scheduled safety net of the batch flow: for every
 // registered provider it asks about jobs whose state event is overdue (or polls
-// providers that send none), retries lost "Job Output Ready" announcements, and
-// submits parts queued behind a provider's per-model quota, oldest job first.
+// providers that send none), re-announces "Job Output Ready" for ingests that
+// stalled and re-requests stalled on-demand runs (with doubling waits, failing
+// the job after MaxRetries), keeps in-flight jobs from expiring, and submits
+// parts queued behind a provider's per-model quota, oldest job first. One job
+// that cannot be reconciled is logged and counted; the others go on.
 package reconcile
 
 import (
