@@ -14,7 +14,7 @@ import (
 // Retrier serves retry_failed and the merged results of retried jobs.
 type Retrier interface {
 	Retry(ctx context.Context, req retry.Request) (*job.Job, bool, error)
-	LatestResults(ctx context.Context, owner string, q service.ResultsQuery) ([]job.Record, string, *job.Job, error)
+	LatestResults(ctx context.Context, owner string, q service.ResultsQuery) (service.ResultsPage, error)
 }
 
 // RetryIn is the input of retry_failed.
@@ -74,12 +74,12 @@ func (s *Server) retryFailed(ctx context.Context, req *mcp.CallToolRequest, in R
 }
 
 // resultsOf reads a page of results, merged over retries when latest.
-func (s *Server) resultsOf(ctx context.Context, owner string, q service.ResultsQuery, latest bool) ([]job.Record, string, *job.Job, error) {
+func (s *Server) resultsOf(ctx context.Context, owner string, q service.ResultsQuery, latest bool) (service.ResultsPage, error) {
 	if latest {
 		if s.Retries == nil {
-			return nil, "", nil, job.Fieldf("latest", "this server has no retry_failed, so there are no retries to merge; omit latest")
+			return service.ResultsPage{}, job.Fieldf("latest", "this server has no retry_failed, so there are no retries to merge; omit latest")
 		}
 		return s.Retries.LatestResults(ctx, owner, q)
 	}
-	return s.Svc.Results(ctx, owner, q)
+	return s.Svc.ResultsPage(ctx, owner, q)
 }

@@ -76,7 +76,9 @@ func allResults(t *testing.T, l *local.Suite, owner, id, status string, latest b
 		var recs []job.Record
 		var err error
 		if latest {
-			recs, cursor, _, err = l.Service.Retry.LatestResults(context.Background(), owner, q)
+			var p service.ResultsPage
+			p, err = l.Service.Retry.LatestResults(context.Background(), owner, q)
+			recs, cursor = p.Records, p.Next
 		} else {
 			recs, cursor, _, err = l.Service.Results(context.Background(), owner, q)
 		}
