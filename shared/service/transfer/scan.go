@@ -31,7 +31,11 @@ import (
 // validation, and no one can craft ids that collide on purpose.
 var idSeed = maphash.MakeSeed()
 
-func fingerprint(id string) uint64 { return maphash.String(idSeed, id) }
+// fingerprint is a variable so a test can make every id collide.
+var fingerprint = func(id string) uint64 { return maphash.String(idSeed, id) }
+
+// recordCap is MaxFileRecords (a variable so a test can lower it).
+var recordCap = MaxFileRecords
 
 // idMark is one explicit id of the file: its fingerprint and line.
 type idMark struct {
@@ -182,8 +186,8 @@ func (s *Service) scanPass(ctx context.Context, field, uri string, req batch.Sub
 	probs := &problemList{}
 	for r.Next() {
 		scan.count++
-		if scan.count > MaxFileRecords {
-			return nil, nil, job.Fieldf(field, "the file holds more than %d records, the most one submit takes; split it over several submits", MaxFileRecords)
+		if scan.count > recordCap {
+			return nil, nil, job.Fieldf(field, "the file holds more than %d records, the most one submit takes; split it over several submits", recordCap)
 		}
 		if scan.count%progressEvery == 0 {
 			if err := ctx.Err(); err != nil {
