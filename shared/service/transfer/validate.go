@@ -74,7 +74,7 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("load job %s: %w", id, err)
 	}
-	if j.Status != job.StatusValidating {
+	if !inputValidating(j) {
 		log.InfoContext(ctx, "job is past input validation; nothing to do", "status", j.Status)
 		return nil
 	}
@@ -119,7 +119,7 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 		return err
 	}
 	j, err = s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
-		if cur.Status != job.StatusValidating {
+		if !inputValidating(cur) {
 			return store.ErrNoChange // another run got there first (or the job was cancelled)
 		}
 		cur.RecordCount, cur.Shards, cur.Parts = draft.RecordCount, draft.Shards, draft.Parts
@@ -141,12 +141,18 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	return err
 }
 
+// inputValidating reports whether j waits for its input file to be checked:
+// validating with no parts yet (a provider's own validation has parts).
+func inputValidating(j *job.Job) bool {
+	return j.Status == job.StatusValidating && len(j.Parts) == 0
+}
+
 // failValidation ends a validating job as failed with why (the same text the
 // synchronous check gave as its error).
 func (s *Service) failValidation(ctx context.Context, id, why string) (*job.Job, error) {
 	now := s.Now()
 	j, err := s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
-		if cur.Status != job.StatusValidating {
+		if !inputValidating(cur) {
 			return store.ErrNoChange
 		}
 		cur.Status, cur.ProviderStatus, cur.Error = job.StatusFailed, "InputInvalid", why

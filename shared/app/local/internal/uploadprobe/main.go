@@ -202,7 +202,7 @@ func (g *generator) Read(p []byte) (int, error) {
 		if g.finished {
 			return 0, io.EOF
 		}
-		if g.written >= g.size {
+		if g.written+int64(g.line) > g.size { // never over size: the upload limit is exact
 			g.finished = true
 			continue
 		}
