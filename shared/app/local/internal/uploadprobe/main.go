@@ -170,6 +170,7 @@ func callTool(ctx context.Context, cs *mcp.ClientSession, name string, args map[
 // left at its default (GOGC=100): the heap may grow to twice what is live.
 func sampleHeap(peak *uint64) (stop func()) {
 	debug.SetGCPercent(100)
+	runtime.GC() // start from what is live, not an earlier run's garbage
 	var done atomic.Bool
 	finished := make(chan struct{})
 	go func() {
