@@ -681,7 +681,7 @@ var fnSpecs = []fnSpec{
 	{"FunctionsMcp", FnMCP, 90, 512, false},
 	{"FunctionsBedrockEvents", FnBedrockEvents, 30, 256, true},
 	{"FunctionsIngest", FnIngest, 900, 1024, true},
-	{"ValidateValidate", FnValidate, 900, 2048, true},
+	{"Validate", FnValidate, 900, 2048, true},
 }
 
 func TestFunctions(t *testing.T) {
@@ -807,7 +807,7 @@ func TestRules(t *testing.T) {
 				},
 			},
 			{
-				name: "input validation requested", rule: "ValidateInputValidationRequested", fn: "ValidateValidate", onBus: busID,
+				name: "input validation requested", rule: "ValidateInputValidationRequested", fn: "Validate", onBus: busID,
 				pattern: obj{
 					"source":      []interface{}{config.EventSource},
 					"detail-type": []interface{}{config.DetailInputValidation},

@@ -16,9 +16,9 @@ func TestValidateLeastPrivilege(t *testing.T) {
 	tableID, _ := oneResource(t, tpl, "AWS::DynamoDB::Table", "DataTable")
 	dataID, _ := oneResource(t, tpl, "AWS::S3::Bucket", "DataBucket")
 	busID, _ := oneResource(t, tpl, "AWS::Events::EventBus", "Bus")
-	roleID, _ := oneResource(t, tpl, "AWS::IAM::Role", "ValidateValidateRole")
-	dlq, _ := oneResource(t, tpl, "AWS::SQS::Queue", "ValidateValidateDLQ")
-	logs, _ := oneResource(t, tpl, "AWS::Logs::LogGroup", "ValidateValidateLogs")
+	roleID, _ := oneResource(t, tpl, "AWS::IAM::Role", "ValidateRole")
+	dlq, _ := oneResource(t, tpl, "AWS::SQS::Queue", "ValidateDLQ")
+	logs, _ := oneResource(t, tpl, "AWS::Logs::LogGroup", "ValidateLogs")
 	table := "<" + tableID + ".Arn>"
 	query := []string{table, table + "/index/GSI1", table + "/index/GSI2"}
 	sort.Strings(query)
