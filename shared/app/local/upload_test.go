@@ -10,6 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
 
 // put uploads body to a create_upload link as a client would, returning the status.
@@ -282,4 +284,41 @@ func TestUploadValidation(t *testing.T) {
 			t.Errorf("wrong content type: %d", code)
 		}
 	})
+}
+
+// noBus drops events: the validation is then run by hand.
+type noBus struct{}
+
+func (noBus) Publish(context.Context, string, any) error { return nil }
+
+// A file submit cancelled while validating stays cancelled: the validation
+// that runs afterwards submits nothing.
+func TestUploadCancelWhileValidating(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	ctx := context.Background()
+	uri := "s3://mcpbatch-local/inputs/cancel.jsonl"
+	body := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"c%d","prompt":"p"}`, i) })
+	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(body), "application/jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	core := *s.l.Service.Core
+	core.Bus = noBus{}
+	held := &transfer.Service{Core: &core, Batch: s.l.Service.Service}
+	j, err := held.SubmitFile(ctx, transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
+	if err != nil || j.Status != "validating" {
+		t.Fatalf("submit: %v, %+v", err, j)
+	}
+	if c := call[mcpserver.JobView](t, cs, "cancel_job", map[string]any{"job_id": j.ID}); c.Status != "cancelled" {
+		t.Fatalf("cancel_job while validating = %+v, want cancelled", c)
+	}
+	if err := s.l.Service.Transfer.ValidateFile(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": j.ID}); got.Status != "cancelled" || !got.Terminal || got.RecordCount != 0 {
+		t.Errorf("after the validation ran: %+v", got)
+	}
+	if n := len(s.l.Sim.Statuses()); n != 0 {
+		t.Errorf("the simulator holds %d provider jobs, want none", n)
+	}
 }
