@@ -6,11 +6,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
 
@@ -321,4 +324,71 @@ func TestUploadCancelWhileValidating(t *testing.T) {
 	if n := len(s.l.Sim.Statuses()); n != 0 {
 		t.Errorf("the simulator holds %d provider jobs, want none", n)
 	}
+}
+
+// A file submit whose validation event was lost is recovered by the
+// reconciler: after an hour it asks again (and the job is validated and
+// submitted); when that is lost too, an hour later the job fails.
+func TestUploadStuckValidating(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	ctx := context.Background()
+	uri := "s3://mcpbatch-local/inputs/stuck.jsonl"
+	body := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"s%d","prompt":"p"}`, i) })
+	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(body), "application/jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	// at is the suite's graph seen from a later time, with the given bus.
+	at := func(later time.Duration, bus service.Publisher) *reconcile.Service {
+		core := *s.l.Service.Core
+		core.Clock = func() time.Time { return time.Now().Add(later) }
+		core.Bus = bus
+		return &reconcile.Service{Core: &core, Batch: s.l.Service.Service,
+			Validations: &transfer.Service{Core: &core, Batch: s.l.Service.Service}}
+	}
+	submit := func(t *testing.T) string {
+		lost := *s.l.Service.Core
+		lost.Bus = noBus{}
+		j, err := (&transfer.Service{Core: &lost, Batch: s.l.Service.Service}).SubmitFile(ctx,
+			transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.ID
+	}
+	get := func(id string) mcpserver.JobView {
+		return call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": id})
+	}
+	t.Run("asked again, validated", func(t *testing.T) {
+		id := submit(t)
+		if _, err := at(10*time.Minute, s.l.Bus).Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.l.Bus.Wait()
+		if j := get(id); j.Status != "validating" {
+			t.Fatalf("after 10 minutes: %+v, want still validating", j)
+		}
+		if _, err := at(2*time.Hour, s.l.Bus).Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.l.Bus.Wait()
+		if j := get(id); j.Status != "submitted" || j.RecordCount != 150 {
+			t.Errorf("after the reconciler asked again: %+v", j)
+		}
+	})
+	t.Run("lost twice, failed", func(t *testing.T) {
+		id := submit(t)
+		if _, err := at(2*time.Hour, noBus{}).Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if j := get(id); j.Status != "validating" || j.ProviderStatus != "InputValidationRetried" {
+			t.Fatalf("after the first hour: %+v", j)
+		}
+		if _, err := at(4*time.Hour, noBus{}).Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if j := get(id); j.Status != "failed" || !strings.Contains(j.Error, "not validated within 1h0m0s, twice; nothing was submitted") {
+			t.Errorf("after the second hour: %+v", j)
+		}
+	})
 }

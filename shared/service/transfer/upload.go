@@ -149,7 +149,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	id := job.NewID(now)
 	j := &job.Job{
 		ID: id, Owner: req.Owner, Name: req.Name, Provider: prov.Name(), Model: req.Model,
-		Status: job.StatusValidating, ProviderStatus: "InputValidating", TTLDays: req.TTLDays,
+		Status: job.StatusValidating, ProviderStatus: statusValidating, TTLDays: req.TTLDays,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
