@@ -54,7 +54,8 @@ func (s *Server) addUploadTool(srv *mcp.Server) {
 		Description: "For batches over the 6 MB request limit (roughly more than a few thousand prompts): get a presigned URL, " +
 			"HTTP PUT a JSONL file to it (up to 1 GiB, within 15 minutes), then call submit_batch with input_upload_id=upload_id " +
 			"and no records. Each line is a record as in submit_batch, or Bedrock's native {recordId, modelInput}. " +
-			"submit_batch checks every line first and submits nothing if any is invalid, listing the first 20 problems with line numbers.",
+			"submit_batch answers at once with the job in status validating (at most 1,000,000 records); every line is checked before anything " +
+			"is submitted: poll get_job until it moves on, or ends failed with the first 20 problems and their line numbers in error.",
 		Annotations: &mcp.ToolAnnotations{Title: "Create upload", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: false, OpenWorldHint: &no},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in CreateUploadIn) (*mcp.CallToolResult, CreateUploadOut, error) {
 		return call(s, ctx, req, "create_upload", "", func(owner string) (CreateUploadOut, string, string, error) {
@@ -90,8 +91,8 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		}
 		fr := transfer.FileSubmitRequest{
 			SubmitRequest: batch.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,
-				Params:   job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
-				Progress: progressWith(ctx, req, "checked %d of %d records")},
+				Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
+			},
 			UploadID: in.InputUploadID, InputURI: in.InputURI,
 		}
 		j, err := s.Files.SubmitFile(ctx, fr)
@@ -103,8 +104,8 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		}
 		h := JobHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
 			Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt)}
-		summary := fmt.Sprintf("Submitted job %s from a file: %d records to %s (%d provider job(s)), status %s. Poll get_job.",
-			j.ID, j.RecordCount, j.Model, len(j.Parts), j.Status)
+		summary := fmt.Sprintf("Job %s takes the file for %s, status %s: every line is checked before anything is submitted. "+
+			"Poll get_job: it moves on to submitted, or ends failed listing the first problems with their line numbers.", j.ID, j.Model, j.Status)
 		return h, summary, j.ID, nil
 	})
 }

@@ -136,6 +136,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		Ingest:    &handler.Ingest{Svc: g, Log: o.Log},
 		SageMaker: &handler.SageMakerEvents{Svc: g.SageMaker, Log: o.Log},
 	}
+	l.addValidate(o)
 	l.Uploads = newUploads(blobs)
 	l.MCP = &mcpserver.Server{
 		Svc: g, Presign: blobs, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,

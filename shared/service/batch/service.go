@@ -82,6 +82,12 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 				changed = true
 			}
 		}
+		if j.Status == job.StatusValidating && len(j.Parts) == 0 {
+			// A file submit whose input is still being checked: nothing reached a
+			// provider, and the validation leaves a cancelled job alone.
+			j.Status = job.StatusCancelled
+			changed = true
+		}
 		if !changed {
 			return store.ErrNoChange
 		}

@@ -87,11 +87,12 @@ func New(d Deps) *Graph {
 	if inputPrefix == "" {
 		inputPrefix = blob.Join(d.Bucket, "sagemaker", "input")
 	}
+	tr := &transfer.Service{Core: core, Batch: b}
 	return &Graph{
 		Service: b, Core: core, OnDemandRuns: od,
 		SageMaker: &smsvc.Service{Core: core, Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix},
-		Transfer:   &transfer.Service{Core: core, Batch: b},
-		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit},
+		Transfer:   tr,
+		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit, Validations: tr},
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // writeFileParts is the second pass: the file streamed into one provider input
 // per part and the record-id list, generating ids for records without one.
-func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken map[string]bool) error {
+func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken idSet) error {
 	rc, err := s.Blobs.Open(ctx, uri, 0)
 	if err != nil {
 		return fmt.Errorf("reopen input %s: %w", uri, err)
@@ -49,7 +49,7 @@ func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, re
 					return
 				}
 				for in.ID == "" {
-					if id := fmt.Sprintf("r%05d", next); !taken[id] {
+					if id := fmt.Sprintf("r%05d", next); !taken.has(id) {
 						in.ID = id
 					}
 					next++
