@@ -25,8 +25,12 @@ func Run(t *testing.T, ix index.Index) {
 		{"CreateReopenMismatch", createReopenMismatch},
 		{"BadSpec", badSpec},
 		{"PutGetDelete", putGetDelete},
-		{"QueryCosine", func(t *testing.T, ctx context.Context, ix index.Index, o string) { queryOrder(t, ctx, ix, o, index.Cosine) }},
-		{"QueryEuclidean", func(t *testing.T, ctx context.Context, ix index.Index, o string) { queryOrder(t, ctx, ix, o, index.Euclidean) }},
+		{"QueryCosine", func(t *testing.T, ctx context.Context, ix index.Index, o string) {
+			queryOrder(t, ctx, ix, o, index.Cosine)
+		}},
+		{"QueryEuclidean", func(t *testing.T, ctx context.Context, ix index.Index, o string) {
+			queryOrder(t, ctx, ix, o, index.Euclidean)
+		}},
 		{"KBounds", kBounds},
 		{"Filters", filters},
 		{"OwnerIsolation", ownerIsolation},
