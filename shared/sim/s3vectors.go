@@ -37,18 +37,18 @@ type S3VectorsSim struct {
 // .../s3-vectors-indexes.html (naming), .../s3-vectors-buckets-naming.html and
 // .../s3-vectors-metadata-filtering.html (operators), read 2026-11-30.
 var s3vRules = struct {
-	MinDimension, MaxDimension     int
+	MinDimension, MaxDimension      int
 	MaxPutVectors, MaxDeleteVectors int
-	MaxGetVectors, MaxTopK         int
-	MaxListVectors, MaxListIndexes int
-	MaxSegments                    int
-	MaxRequestBytes                int64
-	MaxMetadataBytes               int
-	MaxFilterableBytes             int
-	MaxMetadataKeys                int
-	MaxNonFilterableKeys           int
-	MinNameLen, MaxNameLen         int
-	MaxKeyLen                      int
+	MaxGetVectors, MaxTopK          int
+	MaxListVectors, MaxListIndexes  int
+	MaxSegments                     int
+	MaxRequestBytes                 int64
+	MaxMetadataBytes                int
+	MaxFilterableBytes              int
+	MaxMetadataKeys                 int
+	MaxNonFilterableKeys            int
+	MinNameLen, MaxNameLen          int
+	MaxKeyLen                       int
 }{
 	MinDimension: 1, MaxDimension: 4096,
 	MaxPutVectors: 500, MaxDeleteVectors: 500,
@@ -694,11 +694,15 @@ func (s *S3VectorsSim) listVectors(body []byte) (any, *s3vError) {
 		return nil, e
 	}
 	segs, seg := 1, 0
-	if in.SegmentCount != nil || in.SegmentIndex != nil {
-		if in.SegmentCount == nil || in.SegmentIndex == nil {
-			return nil, s3vValidation("segmentCount and segmentIndex go together")
+	// The SDK omits segmentIndex when it is 0, so it defaults to 0 here.
+	if in.SegmentIndex != nil && in.SegmentCount == nil {
+		return nil, s3vValidation("segmentIndex needs segmentCount")
+	}
+	if in.SegmentCount != nil {
+		segs = *in.SegmentCount
+		if in.SegmentIndex != nil {
+			seg = *in.SegmentIndex
 		}
-		segs, seg = *in.SegmentCount, *in.SegmentIndex
 		if segs < 1 || segs > s3vRules.MaxSegments || seg < 0 || seg >= segs {
 			return nil, s3vValidation("segmentCount must be 1 to %d and segmentIndex 0 to segmentCount-1", s3vRules.MaxSegments)
 		}
