@@ -16,19 +16,28 @@ import (
 )
 
 // newSimClient starts the S3 Vectors simulator and returns the real SDK client
-// pointed at it.
+// pointed at it; the simulator stops with the test.
 func newSimClient(tb testing.TB) *s3vectors.Client {
 	tb.Helper()
-	s := &sim.S3VectorsSim{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-	url, err := s.Listen("127.0.0.1:0")
+	c, stop, err := startSim()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { s.Close() })
-	return s3vectors.NewFromConfig(aws.Config{
+	tb.Cleanup(stop)
+	return c
+}
+
+func startSim() (*s3vectors.Client, func(), error) {
+	s := &sim.S3VectorsSim{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	url, err := s.Listen("127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	c := s3vectors.NewFromConfig(aws.Config{
 		Region:      "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", ""),
 	}, func(o *s3vectors.Options) { o.BaseEndpoint = aws.String(url) })
+	return c, func() { s.Close() }, nil
 }
 
 func TestS3VectorsContract(t *testing.T) {
