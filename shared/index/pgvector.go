@@ -35,7 +35,9 @@ type PGDB interface {
 type PGVector struct {
 	db PGDB
 	// EfSearch is hnsw.ef_search for queries (candidates kept while searching;
-	// higher is slower and more exact). Default 100; never below 2k.
+	// higher is slower and more exact). Default 400, never below 2k: recall@10
+	// ≥ 0.95 even on full-rank data where pgvector's own default (40) gives 0.43
+	// (BenchmarkPGVectorRecall).
 	EfSearch int
 
 	mu        sync.Mutex
@@ -45,7 +47,7 @@ type PGVector struct {
 
 // NewPGVector returns the adapter; the extension and catalog table are created
 // on first use (CREATE EXTENSION IF NOT EXISTS vector needs the privilege once).
-func NewPGVector(db PGDB) *PGVector { return &PGVector{db: db, EfSearch: 100} }
+func NewPGVector(db PGDB) *PGVector { return &PGVector{db: db, EfSearch: 400} }
 
 var _ Index = (*PGVector)(nil)
 
