@@ -130,20 +130,19 @@ func (i Info) Committed(jobID string) bool {
 
 // Limits, from the S3 Vectors documentation (see package comment).
 const (
-	MaxDimension          = 4096
-	MaxVectorsPerPut      = 500
-	MaxRequestBytes       = 20 << 20
-	MaxMetadataBytes      = 40 << 10
-	MaxFilterableBytes    = 2 << 10
-	MaxMetadataKeys       = 50
-	MaxNonFilterableKeys  = 10
-	MaxTopK               = 100
-	MaxKeyLen             = 1024
-	MaxGetKeys            = 100
-	MaxDeleteKeys         = 500
-	MaxNameLen            = 63
-	MaxCompletedJobs      = 200
-	reservedMetadataTotal = 0
+	MaxDimension         = 4096
+	MaxVectorsPerPut     = 500
+	MaxRequestBytes      = 20 << 20
+	MaxMetadataBytes     = 40 << 10
+	MaxFilterableBytes   = 2 << 10
+	MaxMetadataKeys      = 50
+	MaxNonFilterableKeys = 10
+	MaxTopK              = 100
+	MaxKeyLen            = 1024
+	MaxGetKeys           = 100
+	MaxDeleteKeys        = 500
+	MaxNameLen           = 63
+	MaxCompletedJobs     = 200
 )
 
 // ErrNotFound is returned for an index that does not exist for this owner.
