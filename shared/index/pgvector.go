@@ -475,12 +475,16 @@ func (p *PGVector) Commit(ctx context.Context, ref Ref, jobID string) error {
 	if err := CheckJobID(jobID); err != nil {
 		return err
 	}
-	i, phys, err := p.load(ctx, ref)
+	_, phys, err := p.load(ctx, ref)
 	if err != nil {
 		return err
 	}
-	jobs := AddCompleted(i.CompletedJobs, jobID)
-	if _, err := p.db.Exec(ctx, `UPDATE `+pgCatalog+` SET completed_jobs = $2, updated_at = $3 WHERE physical = $1`, phys, nonNil(jobs), time.Now().UTC()); err != nil {
+	// in one statement, so concurrent commits of two jobs both stay
+	q := `UPDATE ` + pgCatalog + ` SET updated_at = $4, completed_jobs = CASE
+		WHEN $2 = ANY(completed_jobs) THEN completed_jobs
+		ELSE (completed_jobs || $2::text)[greatest(cardinality(completed_jobs) + 2 - $3::int, 1):]
+		END WHERE physical = $1`
+	if _, err := p.db.Exec(ctx, q, phys, jobID, MaxCompletedJobs, time.Now().UTC()); err != nil {
 		return fmt.Errorf("pgvector: commit %q into %q: %w", jobID, ref.Name, err)
 	}
 	return nil

@@ -341,3 +341,18 @@ func TestS3VectorsSimCosine(t *testing.T) {
 		}
 	}
 }
+
+// TestS3VectorsSimPayloadLimit sends a PutVectors body over 20 MiB.
+func TestS3VectorsSimPayloadLimit(t *testing.T) {
+	_, url := startS3V(t)
+	body := `{"vectorBucketName":"bkt","indexName":"idx","vectors":[{"key":"a","metadata":{"text":"` + strings.Repeat("x", 21<<20) + `"}}]}`
+	resp, err := http.Post(url+"/PutVectors", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || resp.Header.Get("X-Amzn-ErrorType") != "ValidationException" || !strings.Contains(string(msg), "20 MiB") {
+		t.Fatalf("%d %s %s", resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"), msg)
+	}
+}

@@ -442,6 +442,14 @@ func commitMarkers(t *testing.T, ctx context.Context, ix index.Index, owner stri
 	if i.Vectors != 1 {
 		t.Fatalf("commit changed count: %d", i.Vectors)
 	}
+	// the newest MaxCompletedJobs are kept
+	for n := 0; n <= 200; n++ {
+		noErr(t, ix.Commit(ctx, ref, fmt.Sprintf("bulk-%03d", n)))
+	}
+	jobs := get(ix.Describe(ctx, ref))(t).CompletedJobs
+	if len(jobs) != index.MaxCompletedJobs || jobs[0] != "bulk-001" || jobs[len(jobs)-1] != "bulk-200" {
+		t.Fatalf("%d completed jobs, from %s to %s", len(jobs), jobs[0], jobs[len(jobs)-1])
+	}
 }
 
 func batching(t *testing.T, ctx context.Context, ix index.Index, owner string) {
