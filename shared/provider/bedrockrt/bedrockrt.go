@@ -42,6 +42,14 @@ func NoSDKRetries(o *bedrockruntime.Options) { o.RetryMaxAttempts = 1 }
 // Invoke runs one record. Throttling and transient service errors wrap
 // ondemand.ErrRetryable; a model or validation error is a *ondemand.CallError.
 func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Params) (ondemand.OnDemandResult, error) {
+	if in.Text != "" {
+		// Embedding models take their native body through InvokeModel (Converse refuses them).
+		body, err := bedrock.EmbeddingBody(model, []string{in.Text}, p.Embed)
+		if err != nil {
+			return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
+		}
+		in.ModelInput = body
+	}
 	if len(in.ModelInput) > 0 {
 		return m.invoke(ctx, model, in)
 	}
