@@ -113,7 +113,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	d := graph.Deps{
 		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log, Bucket: Bucket, JobPrefix: config.DefaultJobPrefix,
 		Providers: []service.BatchProvider{&app.BedrockProvider{Client: bedrock.New(client, o.Log),
-			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: config.DefaultBedrockModels}},
+			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: localModels()}},
 	}
 	// The same settings the Lambdas read; the simulators stand in for the clients.
 	if err := app.Settings(&d); err != nil {

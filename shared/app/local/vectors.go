@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3vectors"
 
+	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/index"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
@@ -60,4 +61,12 @@ func (l *Suite) closeVectors() error {
 		return nil
 	}
 	return l.Vectors.Sim.Close()
+}
+
+// EmbeddingModels are the embedding models make dev allows besides the
+// default text models (in AWS an operator lists them in MCPBATCH_BEDROCK_MODELS).
+var EmbeddingModels = []string{"amazon.titan-embed-text-v2:0", "cohere.embed-english-v3", "cohere.embed-multilingual-v3"}
+
+func localModels() []string {
+	return append(append([]string(nil), config.DefaultBedrockModels...), EmbeddingModels...)
 }
