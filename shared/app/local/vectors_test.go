@@ -123,7 +123,7 @@ func TestEmbedCohereOnDemand(t *testing.T) {
 	})
 	s.settle()
 	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
-	if j.Status != "completed" || j.Mode != "on_demand" || j.Succeeded != 30 {
+	if j.Status != "completed" || j.Mode != "on_demand" || j.Succeeded != 30 || j.InputTokens == 0 || j.CostUSD <= 0 {
 		t.Fatalf("job = %+v", j)
 	}
 	out := call[mcpserver.SearchOut](t, cs, "search_index", map[string]any{"index": "small", "query": "ferns12 lanterns12 copper12"})
