@@ -940,6 +940,8 @@ func TestLeastPrivilege(t *testing.T) {
 		"secretsmanager:GetSecretValue": {anthropicSecret(t, tpl)},
 	}
 	tableGrants(ingest)
+	vectorGrants(t, tpl, "FunctionsMcp", mcp, nil) // no embedding model is allowed by default
+	vectorGrants(t, tpl, "FunctionsIngest", ingest, nil)
 
 	logs := func(fn string) string {
 		id, _ := oneResource(t, tpl, "AWS::Logs::LogGroup", fn+"Logs")

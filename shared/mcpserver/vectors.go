@@ -47,10 +47,10 @@ type MatchOut struct {
 
 // SearchOut is what search_index returns.
 type SearchOut struct {
-	Index   string     `json:"index"`
-	Model   string     `json:"model"`
-	Matches []MatchOut `json:"matches"`
-	CompletedJobs []string `json:"completed_jobs" jsonschema:"jobs whose vectors are all in the index; vectors of other jobs may be a partial set"`
+	Index         string     `json:"index"`
+	Model         string     `json:"model"`
+	Matches       []MatchOut `json:"matches"`
+	CompletedJobs []string   `json:"completed_jobs" jsonschema:"jobs whose vectors are all in the index; vectors of other jobs may be a partial set"`
 }
 
 // IndexView is one index in list_indexes.

@@ -46,8 +46,11 @@ type Sink struct {
 	PageSize int
 }
 
+// MetadataName is the file beside a job's input with its records' ids, texts and metadata.
+const MetadataName = "index-metadata.jsonl"
+
 // MetadataURI is where a job's record ids and metadata are kept.
-func MetadataURI(inputURI string) string { return blob.Join(inputURI, "index-metadata.jsonl") }
+func MetadataURI(inputURI string) string { return blob.Join(inputURI, MetadataName) }
 
 type metaLine struct {
 	ID       string         `json:"id"`

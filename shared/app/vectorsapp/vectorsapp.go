@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/s3vectors"
@@ -63,6 +64,9 @@ func FromEnv(ctx context.Context, e *app.Env) (index.Index, error) {
 		bucket := os.Getenv(EnvVectorBucket)
 		if bucket == "" {
 			return nil, nil
+		}
+		if _, name, ok := strings.Cut(bucket, ":bucket/"); ok && strings.HasPrefix(bucket, "arn:") {
+			bucket = name // the stack passes the bucket's ARN
 		}
 		return index.NewS3Vectors(s3vectors.NewFromConfig(e.Config), bucket), nil
 	default:
