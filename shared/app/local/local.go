@@ -153,6 +153,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		l.Sim.Close()
 		return nil, err
 	}
+	l.wireCorpus()
 	return l, nil
 }
 

@@ -70,3 +70,10 @@ var EmbeddingModels = []string{"amazon.titan-embed-text-v2:0", "cohere.embed-eng
 func localModels() []string {
 	return append(append([]string(nil), config.DefaultBedrockModels...), EmbeddingModels...)
 }
+
+// wireCorpus lets corpus pipelines delete the vectors of deleted documents.
+func (l *Suite) wireCorpus() {
+	if l.Vectors != nil && l.Reports != nil && l.Reports.Runner != nil {
+		l.Reports.Runner.Vectors = l.Vectors.Index
+	}
+}
