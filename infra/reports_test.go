@@ -168,6 +168,7 @@ func TestReportFunctionsLeastPrivilege(t *testing.T) {
 			"bedrock:InvokeModel":     sorted(models...),
 		})},
 	}
+	vectorGrants(t, tpl, "ReportsNightlyReport", cases[0].want, nil)
 	vectorGrants(t, tpl, "ReportsOnDemand", cases[1].want, nil)
 	for _, c := range cases {
 		t.Run(c.fn, func(t *testing.T) {

@@ -80,7 +80,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 		return nil, err
 	}
 	st.Reports = NewReports(stack, "Reports", &ReportsProps{Settings: s, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Pipelines: pipelines})
-	st.Vectors = NewVectors(stack, "Vectors", &VectorsProps{Settings: s, Functions: st.Functions, Data: st.Data, OnDemand: st.Reports.OnDemand})
+	st.Vectors = NewVectors(stack, "Vectors", &VectorsProps{Settings: s, Functions: st.Functions, Data: st.Data, OnDemand: st.Reports.OnDemand, NightlyReport: st.Reports.NightlyReport})
 	rs, err := ReconcilerSettingsFromContext(scope.Node())
 	if err != nil {
 		return nil, err

@@ -27,6 +27,8 @@ type VectorsProps struct {
 	Data      *Data
 	// OnDemand is the on-demand runner (reports.go), which writes the vectors of on-demand jobs.
 	OnDemand *GoFunction
+	// NightlyReport runs corpus pipelines: it submits into indexes and deletes stale vectors.
+	NightlyReport *GoFunction
 }
 
 var wildVectorMetadata = wildcard{
@@ -51,7 +53,7 @@ func NewVectors(scope constructs.Construct, id string, p *VectorsProps) *Vectors
 	indexes := jsii.String(*bucketArn + "/index/*")
 	catalog := jsii.String(*bucketArn + "/index/" + index.CatalogIndex)
 	write := []string{"s3vectors:GetIndex", "s3vectors:GetVectors", "s3vectors:PutVectors", "s3vectors:ListVectors"}
-	for _, g := range []*GoFunction{p.Functions.MCP, p.Functions.Ingest, p.OnDemand} {
+	for _, g := range []*GoFunction{p.Functions.MCP, p.Functions.Ingest, p.OnDemand, p.NightlyReport} {
 		// The ARN: the resource's Ref is not documented as its name; the functions take either.
 		g.Function.AddEnvironment(jsii.String(vectorsapp.EnvVectorBucket), bucketArn, nil)
 		g.Role.AddToPrincipalPolicy(allow("WriteVectors", write, []*string{indexes}, nil))
@@ -64,6 +66,8 @@ func NewVectors(scope constructs.Construct, id string, p *VectorsProps) *Vectors
 	in.Role.AddToPrincipalPolicy(allow("ReadVectorMetadata", []string{"s3:GetObject"},
 		[]*string{jsii.String(*p.Data.Bucket.BucketArn() + "/" + PrefixInput + "*/" + vectors.MetadataName)}, nil))
 	suppressWildcards(in.Role, wildVectorMetadata)
+	p.NightlyReport.Role.AddToPrincipalPolicy(allow("SyncCorpusIndexes",
+		[]string{"s3vectors:CreateIndex", "s3vectors:DeleteVectors"}, []*string{indexes}, nil))
 	mcp := p.Functions.MCP
 	mcp.Role.AddToPrincipalPolicy(allow("ManageVectorIndexes",
 		[]string{"s3vectors:CreateIndex", "s3vectors:DeleteIndex", "s3vectors:DeleteVectors", "s3vectors:QueryVectors"}, []*string{indexes}, nil))

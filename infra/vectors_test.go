@@ -29,6 +29,9 @@ func vectorGrants(t *testing.T, tpl obj, fn string, m map[string][]string, model
 		if len(models) > 0 {
 			m["bedrock:InvokeModel"] = sortedStrings(models...)
 		}
+	case "ReportsNightlyReport":
+		m["s3vectors:CreateIndex"] = sortedStrings(catalog, indexes)
+		m["s3vectors:DeleteVectors"] = []string{indexes}
 	case "FunctionsIngest":
 		dataID, _ := oneResource(t, tpl, "AWS::S3::Bucket", "DataBucket")
 		m["s3:GetObject"] = sortedStrings(append(m["s3:GetObject"], "<"+dataID+".Arn>/input/*/index-metadata.jsonl")...)
@@ -47,7 +50,7 @@ func TestVectorBucket(t *testing.T) {
 	if n, ok := props(b)["VectorBucketName"]; ok {
 		t.Errorf("fixed bucket name %v: let CloudFormation name it (unique per account and region)", n)
 	}
-	for _, fn := range []string{"FunctionsMcpFunction", "FunctionsIngestFunction", "ReportsOnDemandFunction"} {
+	for _, fn := range []string{"FunctionsMcpFunction", "FunctionsIngestFunction", "ReportsOnDemandFunction", "ReportsNightlyReportFunction"} {
 		_, f := oneResource(t, tpl, "AWS::Lambda::Function", fn)
 		env := props(f)["Environment"].(obj)["Variables"].(obj)
 		if got := flatten(env[vectorsapp.EnvVectorBucket]); got != "<"+id+".VectorBucketArn>" {
