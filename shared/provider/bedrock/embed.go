@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mcpbatch/mcpbatch/shared/config"
@@ -114,6 +115,9 @@ func Vectors(output []byte) ([][]float32, error) {
 
 // Vector is the one vector of a single-text embedding response.
 func Vector(output []byte) ([]float32, error) {
+	if v, ok := leadingEmbedding(output); ok {
+		return v, nil
+	}
 	vs, err := Vectors(output)
 	if err != nil {
 		return nil, err
@@ -122,4 +126,40 @@ func Vector(output []byte) ([]float32, error) {
 		return nil, fmt.Errorf("embedding output: want one vector, got %d", len(vs))
 	}
 	return vs[0], nil
+}
+
+// titanPrefix starts a Titan response as ingest stores it (compacted).
+const titanPrefix = `{"embedding":[`
+
+// leadingEmbedding reads the numbers of a response that starts with Titan's
+// embedding array without a JSON decoder (a 1,024-number array is most of
+// the ingest time of an embedding job). Anything unexpected answers false
+// and the caller decodes the response in full.
+func leadingEmbedding(output []byte) ([]float32, bool) {
+	if !bytes.HasPrefix(output, []byte(titanPrefix)) {
+		return nil, false
+	}
+	s := string(output[len(titanPrefix):]) // one copy; the numbers are sliced from it
+	v := make([]float32, 0, 1024)
+	for i := 0; ; {
+		j := i
+		for j < len(s) && s[j] != ',' && s[j] != ']' {
+			j++
+		}
+		if j == len(s) {
+			return nil, false
+		}
+		if j == i && s[j] == ']' && len(v) == 0 {
+			return nil, false // empty: let the decoder report it
+		}
+		f, err := strconv.ParseFloat(s[i:j], 32)
+		if err != nil {
+			return nil, false
+		}
+		v = append(v, float32(f))
+		if s[j] == ']' {
+			return v, true
+		}
+		i = j + 1
+	}
 }

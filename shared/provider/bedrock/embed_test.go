@@ -84,3 +84,29 @@ func TestEmbeddingOutputShapes(t *testing.T) {
 		})
 	}
 }
+
+// The fast path of Vector agrees with the decoder, and falls back to it on
+// anything else.
+func TestVectorFastPath(t *testing.T) {
+	out := titanOutput(1024)
+	fast, err := Vector(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Vectors(out)
+	if err != nil || !reflect.DeepEqual(fast, full[0]) {
+		t.Fatalf("fast path differs from the decoder: %v", err)
+	}
+	for _, tc := range []struct{ in, bad string }{
+		{`{"embedding":[]}`, "neither embedding nor embeddings"},
+		{`{"embedding":[1,"x"]}`, "embedding output"},
+		{`{"embedding":[1,2`, "embedding output"},
+	} {
+		if _, err := Vector([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.bad) {
+			t.Errorf("Vector(%s) = %v, want %q", tc.in, err, tc.bad)
+		}
+	}
+	if v, err := Vector([]byte(`{"embedding": [0.5, 1e-3]}`)); err != nil || len(v) != 2 || v[1] != 0.001 {
+		t.Errorf("spaced output: %v %v", v, err)
+	}
+}
