@@ -940,7 +940,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"secretsmanager:GetSecretValue": {anthropicSecret(t, tpl)},
 	}
 	tableGrants(ingest)
-	vectorGrants(t, tpl, "FunctionsMcp", mcp, nil) // no embedding model is allowed by default
+	vectorGrants(t, tpl, "FunctionsMcp", mcp, expectedModelArns([]string{"amazon.titan-embed-text-v2:0"})) // the default's embedding model
 	vectorGrants(t, tpl, "FunctionsIngest", ingest, nil)
 
 	logs := func(fn string) string {

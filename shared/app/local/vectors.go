@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -64,11 +65,17 @@ func (l *Suite) closeVectors() error {
 }
 
 // EmbeddingModels are the embedding models make dev allows besides the
-// default text models (in AWS an operator lists them in MCPBATCH_BEDROCK_MODELS).
+// default models (in AWS an operator lists Cohere in MCPBATCH_BEDROCK_MODELS).
 var EmbeddingModels = []string{"amazon.titan-embed-text-v2:0", "cohere.embed-english-v3", "cohere.embed-multilingual-v3"}
 
 func localModels() []string {
-	return append(append([]string(nil), config.DefaultBedrockModels...), EmbeddingModels...)
+	out := append([]string(nil), config.DefaultBedrockModels...)
+	for _, m := range EmbeddingModels {
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // wireCorpus lets corpus pipelines delete the vectors of deleted documents.
