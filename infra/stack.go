@@ -40,6 +40,8 @@ type Stack struct {
 	Validate *Validate
 	// Alarms is the alarm topic and the DLQ and failed-job alarms (ops.go).
 	Alarms *Alarms
+	// Vectors is the S3 Vectors bucket of embedding indexes (vectors.go).
+	Vectors *Vectors
 }
 
 // NewStack validates the settings and the function assets, then builds the stack.
@@ -80,6 +82,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 		return nil, err
 	}
 	st.Reports = NewReports(stack, "Reports", &ReportsProps{Settings: s, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Pipelines: pipelines})
+	st.Vectors = NewVectors(stack, "Vectors", &VectorsProps{Settings: s, Functions: st.Functions, Data: st.Data, OnDemand: st.Reports.OnDemand, NightlyReport: st.Reports.NightlyReport})
 	rs, err := ReconcilerSettingsFromContext(scope.Node())
 	if err != nil {
 		return nil, err

@@ -948,6 +948,8 @@ func TestLeastPrivilege(t *testing.T) {
 		"secretsmanager:GetSecretValue": {anthropicSecret(t, tpl)},
 	}
 	tableGrants(ingest)
+	vectorGrants(t, tpl, "FunctionsMcp", mcp, expectedModelArns([]string{"amazon.titan-embed-text-v2:0"})) // the default's embedding model
+	vectorGrants(t, tpl, "FunctionsIngest", ingest, nil)
 
 	logs := func(fn string) string {
 		id, _ := oneResource(t, tpl, "AWS::Logs::LogGroup", fn+"Logs")

@@ -49,6 +49,8 @@ type Server struct {
 	Reports Reports
 	// Models is the model catalog list_models shows.
 	Models ModelLister
+	// Indexes serves the vector-index tools.
+	Indexes IndexService
 	// Features are the optional tool sets this deployment serves, decided by
 	// whoever builds the server from the deployment's configuration.
 	Features Features
@@ -62,6 +64,7 @@ type Features struct {
 	Exports   bool // export_results (needs Exports, Presign)
 	SageMaker bool // invoke_endpoint_async, invoke_endpoint (needs SageMaker)
 	Reports   bool // list_reports, get_report, run_pipeline (needs Reports)
+	Vectors   bool // search_index, list_indexes, delete_index (needs Indexes)
 }
 
 // MCP builds the MCP server with every tool registered.
@@ -92,6 +95,7 @@ func (s *Server) register(srv *mcp.Server) {
 		{"export_results", f.Exports, s.addExportTool},
 		{"invoke_endpoint_async, invoke_endpoint", f.SageMaker, s.addSageMakerTools},
 		{"list_reports, get_report, run_pipeline", f.Reports, s.addReportTools},
+		{"search_index, list_indexes, delete_index", f.Vectors, s.addVectorTools},
 		{"resources mcpbatch://jobs/{job_id}, mcpbatch://jobs/{job_id}/results", true, s.addResources},
 	} {
 		if t.on {
@@ -229,9 +233,10 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays, Mode: in.Mode, Provider: in.Provider,
 			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
 		}
+		embedParams(in, &sr)
 		sr.Records = make([]job.Input, len(in.Records))
 		for i, r := range in.Records {
-			in := job.Input{ID: r.ID, Prompt: r.Prompt, System: r.System}
+			in := job.Input{ID: r.ID, Prompt: r.Prompt, System: r.System, Text: r.Text, Metadata: r.Metadata}
 			var err error
 			if len(r.Messages) > 0 {
 				if in.Messages, err = json.Marshal(r.Messages); err != nil {
@@ -302,10 +307,14 @@ func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in Resul
 		recs, next, j := p.Records, p.Next, p.Job
 		out := ResultsOut{JobID: j.ID, JobStatus: string(j.Status), NextCursor: next, TruncatedByBytes: p.TruncatedByBytes,
 			Records: make([]RecordOut, 0, len(recs))}
+		embedding := isEmbedding(j.Model)
 		for _, r := range recs {
 			ro := RecordOut{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason, ErrorCode: r.ErrorCode,
 				ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
 			ro.ContentType, ro.Note = r.ContentType, r.Note
+			if embedding {
+				embeddingView(&ro, in.IncludeVectors)
+			}
 			if r.OutputRef != "" && s.Presign != nil {
 				if ro.OutputURL, err = s.Presign.PresignGet(ctx, r.OutputRef, 15*time.Minute); err != nil {
 					return ResultsOut{}, "", "", fmt.Errorf("presign output of record %s: %w", r.ID, err)

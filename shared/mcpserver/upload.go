@@ -89,12 +89,16 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		if len(in.Records) > 0 {
 			return JobHandle{}, "", "", job.Fieldf("records", "give records or input_upload_id/input_uri, not both")
 		}
+		if in.Index != nil {
+			return JobHandle{}, "", "", job.Fieldf("index", "a file submit does not write into an index; pass the records inline (up to 6 MB per call) to fill an index")
+		}
 		fr := transfer.FileSubmitRequest{
 			SubmitRequest: batch.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,
 				Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
 			},
 			UploadID: in.InputUploadID, InputURI: in.InputURI,
 		}
+		embedParams(in, &fr.SubmitRequest)
 		j, err := s.Files.SubmitFile(ctx, fr)
 		if err != nil {
 			return JobHandle{}, "", "", err

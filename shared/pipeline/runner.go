@@ -86,6 +86,8 @@ type Runner struct {
 	LinkTTL time.Duration
 	Log     *slog.Logger
 	Now     func() time.Time
+	// Vectors deletes the vectors of corpus pipelines' deleted documents (nil: corpus pipelines fail).
+	Vectors VectorDeleter
 }
 
 // Owner is the owner of a pipeline's jobs: list_reports lists them by it.
@@ -182,6 +184,9 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	if err != nil {
 		return RunInfo{}, err
 	}
+	if p.Kind == KindCorpus {
+		return r.tickCorpus(ctx, p, src, date, id)
+	}
 	built, err := Build(ctx, p, src, date)
 	if err != nil {
 		return RunInfo{}, err
@@ -256,6 +261,9 @@ func (r *Runner) OnJobCompleted(ctx context.Context, jobID string) error {
 	if err != nil {
 		log.WarnContext(ctx, "job of a pipeline no longer configured; no report")
 		return nil
+	}
+	if p.Kind == KindCorpus {
+		return nil // its vectors are its outcome; the index records the job's completion
 	}
 	if j.Pipeline.ReportURI == "" {
 		dir := r.reportDir(p.Name, j.Pipeline.Date)

@@ -40,6 +40,9 @@ type Service struct {
 	// quota-limited provider; models not listed get DefaultQuota (0: the package's DefaultQuota).
 	Quota        map[string]int
 	DefaultQuota int
+	// Vectors writes embedding jobs' vectors into their index (nil: submits
+	// naming an index are refused).
+	Vectors VectorSink
 }
 
 // Cancel stops a job's provider jobs. Cancelling a finished job is not an error:

@@ -31,6 +31,10 @@ type SubmitRequest struct {
 	Pipeline *job.PipelineRun
 	// Provider names a registered provider; empty picks the first that allows Model.
 	Provider string
+	// Index names the vector index an embedding job writes into (nil: none);
+	// Submit settles it into Target.
+	Index  *IndexRequest
+	Target *job.IndexTarget
 }
 
 const maxNameLen = 128
@@ -44,6 +48,11 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	if err := s.checkRunID(ctx, req.ID); err != nil {
 		return nil, err
 	}
+	t, err := s.prepareIndex(ctx, &req)
+	if err != nil {
+		return nil, err
+	}
+	req.Target = t
 	if req.Mode == job.ModeOnDemand {
 		return s.OnDemand.SubmitOnDemand(ctx, req)
 	}
@@ -74,7 +83,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
-		Mode:      job.ModeBatch, Pipeline: req.Pipeline,
+		Mode:      job.ModeBatch, Pipeline: req.Pipeline, Index: req.Target,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.MaxInputLineBytes = longest
@@ -364,13 +373,13 @@ func validateRecords(req *SubmitRequest, lim service.BatchLimits) error {
 	}
 	for i, r := range req.Records {
 		set := 0
-		for _, b := range []bool{r.Prompt != "", len(r.Messages) > 0, len(r.ModelInput) > 0} {
+		for _, b := range []bool{r.Prompt != "", len(r.Messages) > 0, len(r.ModelInput) > 0, r.Text != ""} {
 			if b {
 				set++
 			}
 		}
 		if set != 1 {
-			return job.Fieldf(fmt.Sprintf("records[%d]", i), "give exactly one of prompt, messages or model_input (got %d)", set)
+			return job.Fieldf(fmt.Sprintf("records[%d]", i), "give exactly one of prompt, messages, model_input or text (got %d)", set)
 		}
 	}
 	return nil

@@ -44,6 +44,10 @@ type Deps struct {
 	// OnDemandConcurrency bounds parallel calls per run (0: the default).
 	OnDemandConcurrency int
 
+	// Vectors writes embedding jobs into their vector index (nil: a submit
+	// naming an index is refused).
+	Vectors batch.VectorSink
+
 	// SageMakerRuntime is the SageMaker runtime API (nil: notifications and
 	// probes only); the other SageMaker settings follow.
 	SageMakerRuntime          smsvc.SageMakerRuntime
@@ -78,9 +82,9 @@ func New(d Deps) *Graph {
 		Providers: service.NewRegistry(d.Providers...), Bucket: d.Bucket, JobPrefix: d.JobPrefix,
 		Catalog: d.Catalog, Region: d.Region,
 	}
-	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency}
+	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency, Vectors: d.Vectors}
 	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel,
-		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota}
+		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota, Vectors: d.Vectors}
 	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: blob.Join(d.Bucket, "results"), Log: core.Logger(),
 		MaxLineBytesFor: core.OutputLineCap}
 	inputPrefix := d.SageMakerInputPrefix
