@@ -12,6 +12,15 @@ package sim
 //   - up to 100,000 requests or 256 MB per batch; custom_id must match
 //     ^[A-Za-z0-9_-]{1,64}$ and be unique in the batch (400 invalid_request_error).
 //   - errors are {"type":"error","error":{"type":...,"message":...}}.
+//   - params are validated when the batch ends: max_tokens above the model's
+//     documented maximum (table in models.go) makes that request errored
+//     (invalid_request_error), not the batch refused.
+//   - a succeeded result's usage reports cache_creation_input_tokens and
+//     cache_read_input_tokens apart from input_tokens: a system prefix marked
+//     with cache_control and at least the model's minimum cacheable length is
+//     written by the first request carrying it and read afterwards, for 5
+//     minutes (or 1 hour with ttl "1h") after its last use.
+//   - a model id the table does not know is served permissively, logged once.
 //
 // Choices where the API is loose: a batch cancelled while in progress ends on
 // the next step with its first half of requests succeeded and the rest canceled.
@@ -70,6 +79,9 @@ type AnthropicSim struct {
 	order   []*simBatch
 	http    listener
 	calls   map[string]int
+	// cache holds written prompt prefixes until they expire.
+	cache      map[[32]byte]time.Time
+	permissive permissive
 }
 
 // simBatch is one simulated batch; guarded by AnthropicSim.mu.
@@ -84,14 +96,22 @@ type simBatch struct {
 	reqs        []simReq
 	seed        uint64
 	counts      map[string]int64
+	beta128k    bool // created with anthropic-beta: output-128k-2025-02-19
 }
 
 type simReq struct {
-	id        string
-	inTokens  int64
-	outcome   string
-	errorType string
-	errorMsg  string
+	id           string
+	model        string
+	maxTokens    int
+	inTokens     int64    // every input token, cached or not
+	prefixKey    [32]byte // model + cacheable system prefix, when one is marked
+	prefixTokens int64
+	ttl          time.Duration
+	outcome      string
+	errorType    string
+	errorMsg     string
+	// cacheRead and cacheWrite are decided when the batch ends, in request order.
+	cacheRead, cacheWrite int64
 }
 
 func (s *AnthropicSim) init() {
@@ -246,10 +266,47 @@ func (s *AnthropicSim) end(b *simBatch, cancelled bool) {
 		case s.ErrorEvery > 0 && (i+1)%s.ErrorEvery == 0:
 			r.outcome, r.errorType, r.errorMsg = "errored", "invalid_request_error", fmt.Sprintf("SIMULATED: request %d rejected (every %dth request errors)", i+1, s.ErrorEvery)
 		default:
-			r.outcome = "succeeded"
+			s.decide(b, r)
 		}
 		b.counts[r.outcome]++
 	}
+}
+
+// decide settles a request the model would run: params are validated only now,
+// so a bad request becomes an errored result, not a refused batch ("validation
+// of the params object for each message request is performed asynchronously",
+// https://platform.claude.com/docs/en/build-with-claude/batch-processing); a
+// cacheable system prefix long enough for the model is written by the first
+// request that carries it and read by the later ones while it lives.
+func (s *AnthropicSim) decide(b *simBatch, r *simReq) {
+	m, known := anthropicModels[r.model]
+	if !known {
+		s.permissive.warn(s.Log, "anthropic sim", r.model, "model id not in the simulator's table")
+	}
+	limit := m.maxOut
+	if b.beta128k && m.maxOutBeta > 0 {
+		limit = m.maxOutBeta
+	}
+	if known && r.maxTokens > limit {
+		// The Messages API's wording for this refusal.
+		r.outcome, r.errorType = "errored", "invalid_request_error"
+		r.errorMsg = fmt.Sprintf("SIMULATED: max_tokens: %d > %d, which is the maximum allowed number of output tokens for %s", r.maxTokens, limit, r.model)
+		return
+	}
+	r.outcome = "succeeded"
+	if r.prefixTokens == 0 || r.prefixTokens < int64(m.cacheMin) {
+		return // nothing marked, or too short to cache: processed without caching
+	}
+	now := s.Now()
+	if s.cache == nil {
+		s.cache = map[[32]byte]time.Time{}
+	}
+	if exp, ok := s.cache[r.prefixKey]; ok && now.Before(exp) {
+		r.cacheRead = r.prefixTokens
+	} else {
+		r.cacheWrite = r.prefixTokens
+	}
+	s.cache[r.prefixKey] = now.Add(r.ttl) // a read refreshes the entry's lifetime
 }
 
 func (s *AnthropicSim) newID() string {

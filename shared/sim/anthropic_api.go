@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,7 +109,43 @@ type wireRequest struct {
 		Model     string          `json:"model"`
 		MaxTokens *int            `json:"max_tokens"`
 		Messages  json.RawMessage `json:"messages"`
+		System    json.RawMessage `json:"system"`
 	} `json:"params"`
+}
+
+// cacheTTL reads the ttl of the last cache_control in a system value: "1h" or
+// the default 5 minutes.
+// https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+func cacheTTL(system json.RawMessage) time.Duration {
+	ttl := 5 * time.Minute
+	for _, b := range blocks(system) {
+		var cc struct {
+			TTL string `json:"ttl"`
+		}
+		if len(b.CacheControl) > 0 && json.Unmarshal(b.CacheControl, &cc) == nil {
+			ttl = 5 * time.Minute
+			if cc.TTL == "1h" {
+				ttl = time.Hour
+			}
+		}
+	}
+	return ttl
+}
+
+// requestTokens estimates a request's input tokens and its cacheable system prefix.
+func requestTokens(system, messages json.RawMessage) (in int64, prefix string) {
+	all, prefix := systemText(system)
+	in = tokens(all)
+	var msgs []struct {
+		Content json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(messages, &msgs)
+	for _, m := range msgs {
+		for _, b := range blocks(m.Content) {
+			in += tokens(b.Text)
+		}
+	}
+	return max(1, in), prefix
 }
 
 var errTooLarge = errors.New("too large")
@@ -144,7 +181,8 @@ func (s *AnthropicSim) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	b := &simBatch{id: s.newID(), model: model, created: s.Now().UTC(), status: job.AnthropicInProgress, reqs: reqs, seed: s.Seed + uint64(s.seq)}
+	b := &simBatch{id: s.newID(), model: model, created: s.Now().UTC(), status: job.AnthropicInProgress, reqs: reqs, seed: s.Seed + uint64(s.seq),
+		beta128k: strings.Contains(r.Header.Get("anthropic-beta"), output128k)}
 	s.batches[b.id] = b
 	s.order = append(s.order, b)
 	v := s.view(b, baseURL(r))
@@ -213,7 +251,14 @@ func (s *AnthropicSim) readRequests(dec *json.Decoder) (reqs []simReq, model str
 			}
 			seen[wr.CustomID] = i
 			model = wr.Params.Model
-			reqs = append(reqs, simReq{id: wr.CustomID, inTokens: int64(len(wr.Params.Messages)/4 + 1)})
+			in, prefix := requestTokens(wr.Params.System, wr.Params.Messages)
+			q := simReq{id: wr.CustomID, model: wr.Params.Model, maxTokens: *wr.Params.MaxTokens, inTokens: in}
+			if prefix != "" {
+				q.prefixKey = sha256.Sum256([]byte(wr.Params.Model + "\x00" + prefix))
+				q.prefixTokens = min(tokens(prefix), in)
+				q.ttl = cacheTTL(wr.Params.System)
+			}
+			reqs = append(reqs, q)
 		}
 		if _, err := dec.Token(); err != nil {
 			return bad("requests: malformed: %v", err)
@@ -324,7 +369,7 @@ func (s *AnthropicSim) results(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "message batch "+b.id+" is still "+st+"; results are available once processing_status is ended")
 		return
 	}
-	reqs, model, seed := b.reqs, b.model, b.seed
+	reqs, seed := b.reqs, b.seed
 	s.mu.Unlock()
 	rng := rand.New(rand.NewPCG(seed, 7))
 	order := rng.Perm(len(reqs))
@@ -332,24 +377,30 @@ func (s *AnthropicSim) results(w http.ResponseWriter, r *http.Request) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	pad := strings.Repeat("lorem ipsum ", s.AnswerBytes/12+1)[:s.AnswerBytes]
 	for _, i := range order {
-		line, _ := json.Marshal(s.resultLine(reqs[i], model, i, pad))
+		line, _ := json.Marshal(s.resultLine(reqs[i], i, pad))
 		bw.Write(line)
 		bw.WriteByte('\n')
 	}
 	bw.Flush()
 }
 
-func (s *AnthropicSim) resultLine(q simReq, model string, i int, pad string) map[string]any {
+// resultLine is one line of the results: a succeeded result reports cache
+// writes and reads apart from input_tokens, as the Messages API does.
+func (s *AnthropicSim) resultLine(q simReq, i int, pad string) map[string]any {
 	var res map[string]any
 	switch q.outcome {
 	case "succeeded":
-		text := fmt.Sprintf("[SIMULATED answer by the mcpbatch Anthropic simulator; no model was called] request %s: %s", q.id, pad)
+		text, out, capped := cut(fmt.Sprintf("[SIMULATED answer by the mcpbatch Anthropic simulator; no model was called] request %s: %s", q.id, pad), q.maxTokens)
+		stop := "end_turn"
+		if capped {
+			stop = "max_tokens"
+		}
 		res = map[string]any{"type": "succeeded", "message": map[string]any{
-			"id": fmt.Sprintf("msg_sim%06d", i), "type": "message", "role": "assistant", "model": model,
+			"id": fmt.Sprintf("msg_sim%06d", i), "type": "message", "role": "assistant", "model": q.model,
 			"content":     []map[string]any{{"type": "text", "text": text}},
-			"stop_reason": "end_turn", "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": q.inTokens, "output_tokens": len(text) / 4,
-				"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+			"stop_reason": stop, "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": q.inTokens - q.cacheRead - q.cacheWrite, "output_tokens": out,
+				"cache_creation_input_tokens": q.cacheWrite, "cache_read_input_tokens": q.cacheRead},
 		}}
 	case "errored":
 		res = map[string]any{"type": "errored", "error": map[string]any{"type": "error",

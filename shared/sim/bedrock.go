@@ -11,12 +11,19 @@
 //     does; PartiallyCompleted means "not every record could be processed in time",
 //     simulated with PartialAfter. Callers must count failed records themselves.
 //   - Validation fails the whole job (Failed, with a message naming the file, line
-//     and problem) for structural faults: record count outside 100..50,000, a line
+//     and problem) for structural faults and quotas: an input file over 1 GB or a
+//     job over 5 GB (MaxFileBytes, MaxJobBytes), more than 50,000 records in a
+//     file, record count outside 100..50,000, a line
 //     that is not a JSON object, a missing, empty or duplicated recordId, a
 //     modelInput that is not an object. Bedrock documents that validation does not
-//     check modelInput against the model's format, so a Claude modelInput without
-//     anthropic_version or messages fails only that record (errorCode 400,
-//     "Malformed input request"), as InvokeModel would.
+//     check modelInput against the model's format, so a modelInput the model
+//     would refuse (a Claude body without anthropic_version, max_tokens above the
+//     model's limit, a Titan embedding with other dimensions...) fails only that
+//     record (errorCode 400, "Malformed input request"), as InvokeModel would.
+//   - modelOutput is the model family's InvokeModel response body, built by the
+//     same code as the runtime simulator's (native.go); for a Converse job
+//     (modelInvocationType Converse) modelInput is a Converse request and
+//     modelOutput a Converse response. manifest.json.out sums the records' tokens.
 //   - Stopping a job that has ended answers ValidationException naming its state;
 //     stopping a job already Stopping succeeds. A job stopped while InProgress
 //     writes output for the first half of its records; stopped earlier, or Expired,
@@ -37,7 +44,6 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
-	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
@@ -88,6 +94,11 @@ type BedrockSim struct {
 	ThrottleAPI func(op string) bool
 	// MaxJobsPerModel is the quota of submitted + in-progress jobs per base model.
 	MaxJobsPerModel int
+	// MaxFileBytes and MaxJobBytes are the quotas on one input file and on all
+	// of a job's input files (default 1 GB and 5 GB); a job over either fails
+	// validation. Tests lower them rather than write gigabytes.
+	MaxFileBytes int64
+	MaxJobBytes  int64
 	// Seed makes ids and output order reproducible.
 	Seed uint64
 	// Now is the clock (default time.Now).
@@ -112,6 +123,8 @@ type BedrockSim struct {
 	pending [][]byte // events queued by API calls, sent on the next step
 	http    listener
 
+	permissive permissive
+
 	stepMu  sync.Mutex // one step at a time: steps do the I/O
 	flushMu sync.Mutex // events leave in the order they were queued
 }
@@ -129,15 +142,18 @@ func NewBedrockSim(blobs blob.Store, emit func(ctx context.Context, event []byte
 
 // simJob is one simulated job; fields after status are guarded by BedrockSim.mu.
 type simJob struct {
-	seq          uint64
-	id, arn      string
-	name, token  string
-	model, role  string
-	inputURI     string
-	outputURI    string
-	timeoutHours int
-	tags         map[string]string
-	submitTime   time.Time
+	seq         uint64
+	id, arn     string
+	name, token string
+	model, role string
+	inputURI    string
+	outputURI   string
+	// invocationType is InvokeModel (modelInput is the model's native body) or
+	// Converse (modelInput is a Converse request).
+	invocationType string
+	timeoutHours   int
+	tags           map[string]string
+	submitTime     time.Time
 
 	status      string
 	message     string
@@ -270,12 +286,31 @@ func ended(status string) bool {
 	return ok && o.Ended
 }
 
+// baseModel is the foundation model behind an id, profile id or ARN.
 func baseModel(model string) string {
 	if i := strings.LastIndexByte(model, '/'); i >= 0 {
 		model = model[i+1:]
 	}
-	base, _ := config.BaseModel(model)
-	return base
+	for _, p := range profilePrefixes {
+		if rest, ok := strings.CutPrefix(model, p); ok {
+			return rest
+		}
+	}
+	return model
+}
+
+func (s *BedrockSim) maxFileBytes() int64 {
+	if s.MaxFileBytes > 0 {
+		return s.MaxFileBytes
+	}
+	return DefaultMaxFileBytes
+}
+
+func (s *BedrockSim) maxJobBytes() int64 {
+	if s.MaxJobBytes > 0 {
+		return s.MaxJobBytes
+	}
+	return DefaultMaxJobBytes
 }
 
 // setStatus must be called with s.mu held; it queues the state-change event.

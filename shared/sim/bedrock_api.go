@@ -53,6 +53,12 @@ type createRequest struct {
 	ModelInvocationType    string           `json:"modelInvocationType"`
 }
 
+// The two modelInvocationType values of CreateModelInvocationJob.
+const (
+	invocationInvoke   = "InvokeModel"
+	invocationConverse = "Converse"
+)
+
 func constraint(field, value, rule string) string {
 	return fmt.Sprintf("1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: %s", value, field, rule)
 }
@@ -73,8 +79,8 @@ func (r *createRequest) validate() string {
 		return constraint("outputDataConfig.s3OutputDataConfig.s3Uri", "", "Member must satisfy regular expression pattern: s3://.*")
 	case r.TimeoutDurationInHours != nil && (*r.TimeoutDurationInHours < job.BedrockMinTimeoutHrs || *r.TimeoutDurationInHours > job.BedrockMaxTimeoutHrs):
 		return constraint("timeoutDurationInHours", strconv.Itoa(*r.TimeoutDurationInHours), "Member must have value between 24 and 168")
-	case r.ModelInvocationType != "" && r.ModelInvocationType != "InvokeModel":
-		return fmt.Sprintf("the Bedrock simulator supports modelInvocationType InvokeModel only, got %s", r.ModelInvocationType)
+	case r.ModelInvocationType != "" && r.ModelInvocationType != invocationInvoke && r.ModelInvocationType != invocationConverse:
+		return constraint("modelInvocationType", r.ModelInvocationType, "Member must satisfy enum value set: [InvokeModel, Converse]")
 	}
 	return ""
 }
@@ -126,21 +132,25 @@ func (s *BedrockSim) create(w http.ResponseWriter, r *http.Request) {
 	now := s.Now().UTC()
 	id := s.newJobID()
 	j := &simJob{
-		seq:          s.seq,
-		id:           id,
-		arn:          fmt.Sprintf("arn:aws:bedrock:%s:%s:model-invocation-job/%s", s.Region, s.Account, id),
-		name:         req.JobName,
-		token:        req.ClientRequestToken,
-		model:        req.ModelID,
-		role:         req.RoleArn,
-		inputURI:     req.InputDataConfig.S3InputDataConfig.S3URI,
-		outputURI:    req.OutputDataConfig.S3OutputDataConfig.S3URI,
-		timeoutHours: defaultTimeoutHours,
-		submitTime:   now,
-		status:       job.BedrockSubmitted,
-		changedAt:    now,
+		seq:            s.seq,
+		id:             id,
+		arn:            fmt.Sprintf("arn:aws:bedrock:%s:%s:model-invocation-job/%s", s.Region, s.Account, id),
+		name:           req.JobName,
+		token:          req.ClientRequestToken,
+		model:          req.ModelID,
+		role:           req.RoleArn,
+		inputURI:       req.InputDataConfig.S3InputDataConfig.S3URI,
+		outputURI:      req.OutputDataConfig.S3OutputDataConfig.S3URI,
+		invocationType: invocationInvoke,
+		timeoutHours:   defaultTimeoutHours,
+		submitTime:     now,
+		status:         job.BedrockSubmitted,
+		changedAt:      now,
 	}
 	s.seq++
+	if req.ModelInvocationType != "" {
+		j.invocationType = req.ModelInvocationType
+	}
 	if req.TimeoutDurationInHours != nil {
 		j.timeoutHours = *req.TimeoutDurationInHours
 	}
@@ -341,7 +351,7 @@ func (s *BedrockSim) view(j *simJob) jobView {
 		LastModifiedTime:       timestamp(j.changedAt),
 		Message:                j.message,
 		ModelID:                j.model,
-		ModelInvocationType:    "InvokeModel",
+		ModelInvocationType:    j.invocationType,
 		OutputDataConfig:       outputDataConfig{S3OutputDataConfig: &s3Config{S3URI: j.outputURI}},
 		RoleArn:                j.role,
 		Status:                 j.status,

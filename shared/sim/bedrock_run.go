@@ -11,11 +11,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
-	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
 // maxLineBytes bounds one input line; Bedrock's own bound is the 1 GB file.
@@ -53,8 +51,21 @@ func (s *BedrockSim) inputFiles(ctx context.Context, uri string) ([]string, erro
 	return files, nil
 }
 
-// eachLine calls fn with every non-blank line of the object at uri.
-func (s *BedrockSim) eachLine(ctx context.Context, uri string, fn func(lineNo int, line []byte) error) error {
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// eachLine calls fn with every non-blank line of the object at uri; when read
+// is not nil it counts the bytes of the object read so far.
+func (s *BedrockSim) eachLine(ctx context.Context, uri string, read *int64, fn func(lineNo int, line []byte) error) error {
 	r, err := s.Blobs.Open(ctx, uri, 0)
 	if errors.Is(err, blob.ErrNotFound) {
 		return fmt.Errorf("input file %s does not exist or the service role cannot read it", uri)
@@ -63,7 +74,11 @@ func (s *BedrockSim) eachLine(ctx context.Context, uri string, fn func(lineNo in
 		return fmt.Errorf("cannot read input file %s: %v", uri, err)
 	}
 	defer r.Close()
-	sc := bufio.NewScanner(r)
+	var src io.Reader = r
+	if read != nil {
+		src = countingReader{r: r, n: read}
+	}
+	sc := bufio.NewScanner(src)
 	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
 	n := 0
 	for sc.Scan() {
@@ -93,10 +108,23 @@ func (s *BedrockSim) validate(ctx context.Context, j *simJob) (validation, error
 		return validation{}, err
 	}
 	seen := map[string]struct{}{}
-	var total int64
+	var total, jobBytes int64
+	maxFile, maxJob := s.maxFileBytes(), s.maxJobBytes()
 	for _, f := range files {
-		var inFile int64
-		err := s.eachLine(ctx, f, func(n int, line []byte) error {
+		var inFile, size int64
+		overSize := func() error {
+			if size > maxFile {
+				return fmt.Errorf("input file %s is larger than the %d-byte quota per batch inference input file", f, maxFile)
+			}
+			if jobBytes+size > maxJob {
+				return fmt.Errorf("the job's input files are larger than the %d-byte quota per batch inference job", maxJob)
+			}
+			return nil
+		}
+		err := s.eachLine(ctx, f, &size, func(n int, line []byte) error {
+			if err := overSize(); err != nil {
+				return err
+			}
 			var rec struct {
 				RecordID   json.RawMessage `json:"recordId"`
 				ModelInput json.RawMessage `json:"modelInput"`
@@ -116,19 +144,23 @@ func (s *BedrockSim) validate(ctx context.Context, j *simJob) (validation, error
 				return fmt.Errorf("invalid record in %s line %d: modelInput is missing or not a JSON object", f, n)
 			}
 			inFile++
-			if inFile > job.BedrockMaxRecords {
-				return fmt.Errorf("input file %s has more than %d records", f, job.BedrockMaxRecords)
+			if inFile > batchMaxRecordsPerFile {
+				return fmt.Errorf("input file %s has more than %d records", f, batchMaxRecordsPerFile)
 			}
 			return nil
 		})
+		if err == nil {
+			err = overSize()
+		}
 		if err != nil {
 			return validation{}, err
 		}
 		total += inFile
+		jobBytes += size
 	}
-	if total < job.BedrockMinRecords || total > job.BedrockMaxRecords {
+	if total < batchMinRecords || total > batchMaxRecordsPerJob {
 		return validation{}, fmt.Errorf("the job has %d records; a batch inference job takes %d to %d records",
-			total, job.BedrockMinRecords, job.BedrockMaxRecords)
+			total, batchMinRecords, batchMaxRecordsPerJob)
 	}
 	return validation{files: files, total: total}, nil
 }
@@ -155,7 +187,7 @@ func (s *BedrockSim) process(ctx context.Context, j *simJob, files []string, lim
 		}
 		out := blob.Join(prefix, path.Base(f)+".out")
 		err := s.writeShuffled(ctx, out, rng, func(emit func([]byte) error) error {
-			return s.eachLine(ctx, f, func(_ int, line []byte) error {
+			return s.eachLine(ctx, f, nil, func(_ int, line []byte) error {
 				if remaining == 0 {
 					return errStop
 				}
@@ -258,38 +290,9 @@ type outputError struct {
 	ErrorMessage string `json:"errorMessage"`
 }
 
-type claudeRequest struct {
-	AnthropicVersion string          `json:"anthropic_version"`
-	MaxTokens        int             `json:"max_tokens"`
-	System           json.RawMessage `json:"system"`
-	Messages         []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	} `json:"messages"`
-}
-
-type textBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-type claudeResponse struct {
-	ID           string      `json:"id"`
-	Type         string      `json:"type"`
-	Role         string      `json:"role"`
-	Model        string      `json:"model"`
-	Content      []textBlock `json:"content"`
-	StopReason   string      `json:"stop_reason"`
-	StopSequence *string     `json:"stop_sequence"`
-	Usage        struct {
-		InputTokens  int64 `json:"input_tokens"`
-		OutputTokens int64 `json:"output_tokens"`
-	} `json:"usage"`
-}
-
-var versionSuffix = regexp.MustCompile(`-v\d+(:\d+)?$`)
-
-// answer makes the simulated output line of one input line.
+// answer makes the simulated output line of one input line: modelOutput in
+// the model family's InvokeModel shape (or the Converse shape for Converse
+// jobs), or an error line for a record the model would refuse.
 func (s *BedrockSim) answer(j *simJob, rng *rand.Rand, index int, line []byte) ([]byte, answerResult) {
 	var rec struct {
 		RecordID   string          `json:"recordId"`
@@ -298,30 +301,28 @@ func (s *BedrockSim) answer(j *simJob, rng *rand.Rand, index int, line []byte) (
 	_ = json.Unmarshal(line, &rec) // validated in the Validating step
 	o := outputLine{RecordID: rec.RecordID, ModelInput: rec.ModelInput}
 	var r answerResult
-	switch {
-	case s.FailRecord != nil && s.FailRecord(rec.RecordID) || s.FailEvery > 0 && index%s.FailEvery == s.FailEvery-1:
+	if s.FailRecord != nil && s.FailRecord(rec.RecordID) || s.FailEvery > 0 && index%s.FailEvery == s.FailEvery-1 {
 		o.Error = injectedError(rec.RecordID)
-	case strings.HasPrefix(baseModel(j.model), "anthropic."):
-		var req claudeRequest
-		err := json.Unmarshal(rec.ModelInput, &req)
-		switch {
-		case err != nil:
-			o.Error = malformed(err.Error())
-		case req.AnthropicVersion == "":
-			o.Error = malformed("#: required key [anthropic_version] not found")
-		case req.MaxTokens <= 0:
-			o.Error = malformed("#: required key [max_tokens] not found")
-		case len(req.Messages) == 0:
-			o.Error = malformed("#: required key [messages] not found")
-		default:
-			resp := claudeAnswer(j.model, rng, rec.RecordID, req, len(rec.ModelInput))
-			o.ModelOutput = resp
-			r = answerResult{ok: true, in: resp.Usage.InputTokens, out: resp.Usage.OutputTokens}
+	} else {
+		inv := s.invocation(j)
+		inv.recordID = rec.RecordID
+		inv.msgID = fmt.Sprintf("msg_bdrk_sim%016x", rng.Uint64())
+		var a answer
+		var err error
+		if j.invocationType == invocationConverse {
+			var req converseRequest
+			if err = json.Unmarshal(rec.ModelInput, &req); err == nil {
+				a, _, err = converse(inv, req, 0)
+			}
+		} else {
+			a, err = invokeNative(inv, rec.ModelInput)
 		}
-	default:
-		text := fmt.Sprintf("[simulated] %s reply to record %s", j.model, rec.RecordID)
-		o.ModelOutput = map[string]any{"simulated": true, "outputText": text}
-		r = answerResult{ok: true}
+		if err != nil {
+			o.Error = &outputError{ErrorCode: 400, ErrorMessage: "[simulated] " + err.Error()}
+		} else {
+			o.ModelOutput = a.body
+			r = answerResult{ok: true, in: a.in, out: a.out}
+		}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -333,6 +334,21 @@ func (s *BedrockSim) answer(j *simJob, rng *rand.Rand, index int, line []byte) (
 		r = answerResult{}
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), r
+}
+
+// invocation ties a job's model id to the simulator's table; an id it has no
+// rules for is served permissively and logged once.
+func (s *BedrockSim) invocation(j *simJob) invocation {
+	base := baseModel(j.model)
+	inv := invocation{modelID: j.model, base: base}
+	inv.m, inv.known = bedrockModels[base]
+	if inv.known {
+		inv.fam = inv.m.fam
+	} else {
+		inv.fam = familyOf(base)
+		s.permissive.warn(s.Log, "bedrock sim", j.model, "model id not in the simulator's table")
+	}
+	return inv
 }
 
 // injectedError alternates, per record id, between the two shapes Bedrock writes:
@@ -348,60 +364,4 @@ func injectedError(recordID string) *outputError {
 
 func malformed(detail string) *outputError {
 	return &outputError{ErrorCode: 400, ErrorMessage: "[simulated] Malformed input request: " + detail + ", please reformat your input and try again."}
-}
-
-func claudeAnswer(model string, rng *rand.Rand, recordID string, req claudeRequest, inputBytes int) claudeResponse {
-	prompt := ""
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == "user" {
-			prompt = contentText(req.Messages[i].Content)
-			break
-		}
-	}
-	fullPrompt := prompt
-	if len(prompt) > 60 {
-		prompt = strings.ToValidUTF8(prompt[:60], "") + "..."
-	}
-	name := strings.TrimPrefix(baseModel(model), "anthropic.")
-	name = versionSuffix.ReplaceAllString(name, "")
-	text := fmt.Sprintf("[simulated] %s reply to record %s: %q", name, recordID, prompt)
-	if _, ok := askedCategories(contentText(req.System)); ok {
-		// A classification prompt gets the same JSON answer the runtime simulator gives.
-		text = SimulatedAnswer(contentText(req.System), fullPrompt, recordID)
-	}
-	resp := claudeResponse{
-		ID:         fmt.Sprintf("msg_bdrk_sim%016x", rng.Uint64()),
-		Type:       "message",
-		Role:       "assistant",
-		Model:      name,
-		StopReason: "end_turn",
-	}
-	resp.Usage.InputTokens = int64(max(1, inputBytes/4))
-	out := int64(max(1, len(text)/4))
-	if out > int64(req.MaxTokens) {
-		// Cut the reply at max_tokens, as the model would.
-		out = int64(req.MaxTokens)
-		text = strings.ToValidUTF8(text[:min(len(text), max(req.MaxTokens*4, len("[simulated]")))], "")
-		resp.StopReason = "max_tokens"
-	}
-	resp.Usage.OutputTokens = out
-	resp.Content = []textBlock{{Type: "text", Text: text}}
-	return resp
-}
-
-// contentText is the text of a message content: a string, or its first text block.
-func contentText(c json.RawMessage) string {
-	var s string
-	if json.Unmarshal(c, &s) == nil {
-		return s
-	}
-	var blocks []textBlock
-	if json.Unmarshal(c, &blocks) == nil {
-		for _, b := range blocks {
-			if b.Type == "text" {
-				return b.Text
-			}
-		}
-	}
-	return ""
 }

@@ -442,33 +442,6 @@ func TestMalformedClaudeRecordFailsOnlyThatRecord(t *testing.T) {
 	}
 }
 
-func TestNonClaudeModel(t *testing.T) {
-	e := newEnv(t, nil)
-	var b bytes.Buffer
-	for i := range 100 {
-		fmt.Fprintf(&b, `{"recordId":"m%03d","modelInput":{"prompt":"hello %d","max_gen_len":64}}`+"\n", i, i)
-	}
-	e.put(t, inputURI, b.Bytes())
-	arn, err := e.create(t, "mcpbatch-llama", "llama", "meta.llama3-1-8b-instruct-v1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.sim.Settle(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := e.blobs.Bytes(outURI + "/" + jobID(arn) + "/records.jsonl.out")
-	first, _, _ := bytes.Cut(raw, []byte("\n"))
-	var l struct {
-		ModelOutput map[string]any `json:"modelOutput"`
-	}
-	if err := json.Unmarshal(first, &l); err != nil {
-		t.Fatal(err)
-	}
-	if l.ModelOutput["simulated"] != true || !strings.HasPrefix(fmt.Sprint(l.ModelOutput["outputText"]), "[simulated]") {
-		t.Errorf("modelOutput = %v", l.ModelOutput)
-	}
-}
-
 func TestInputPrefixWithSeveralFiles(t *testing.T) {
 	e := newEnv(t, nil)
 	all := bytes.Split(bytes.TrimSpace(claudeLines(150)), []byte("\n"))

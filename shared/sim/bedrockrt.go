@@ -1,14 +1,16 @@
 package sim
 
 import (
-	"crypto/sha256"
+	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -16,9 +18,19 @@ import (
 // RuntimeSim is a test double of the Bedrock runtime wire API (Converse and
 // InvokeModel over REST-JSON), reached by the real bedrockruntime SDK client
 // through BaseEndpoint. It answers with SimulatedAnswer, labels every answer
-// "[simulated]", models the prompt cache (a system prompt before a cachePoint is
-// written once, then read), and can inject throttling and latency. It records the
-// peak number of concurrent calls so tests can check a client's concurrency bound.
+// "[simulated]" (and every response with the X-Mcpbatch-Simulated header),
+// models the prompt cache (a system prompt before a cachePoint or cache_control
+// is written once, then read), and can inject throttling and latency. It records
+// the peak number of concurrent calls so tests can check a client's concurrency
+// bound.
+//
+// It keeps Bedrock's documented rules for the models in its own table
+// (models.go): a base id served only through an inference profile is refused
+// with Bedrock's on-demand ValidationException, max_tokens above the model's
+// limit is refused, and InvokeModel answers in each family's native shape
+// (Claude Messages, Nova, Llama, Mistral, Titan Text Embeddings V2, Cohere
+// Embed v3) with the token counts in the X-Amzn-Bedrock-*-Token-Count headers.
+// Ids it has no rules for are served permissively and logged as such.
 type RuntimeSim struct {
 	// ThrottleRate is the fraction (0..1) of calls answered 429 ThrottlingException,
 	// spread evenly and deterministically (0.2 throttles every 5th call).
@@ -27,15 +39,18 @@ type RuntimeSim struct {
 	Latency time.Duration
 	// FailMarker makes a call whose prompt contains it fail with a 400 ValidationException.
 	FailMarker string
-	Log        *slog.Logger
+	// Region is the region the simulator stands for (default us-east-1): it
+	// decides which base model ids are served on demand.
+	Region string
+	Log    *slog.Logger
 
-	calls     atomic.Int64
-	throttled atomic.Int64
-	inFlight  atomic.Int64
-	peak      atomic.Int64
-	mu        sync.Mutex
-	cached    map[[32]byte]bool
-	http      listener
+	calls      atomic.Int64
+	throttled  atomic.Int64
+	inFlight   atomic.Int64
+	peak       atomic.Int64
+	cache      promptCache
+	permissive permissive
+	http       listener
 }
 
 // RuntimeStats are what a RuntimeSim observed.
@@ -82,18 +97,28 @@ func (s *RuntimeSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model, op := rest[:i], rest[i+1:]
+	if id, err := url.PathUnescape(model); err == nil {
+		model = id
+	}
+	w.Header().Set("X-Mcpbatch-Simulated", "true")
 	if s.throttle(call) {
 		s.throttled.Add(1)
 		rtError(w, http.StatusTooManyRequests, "ThrottlingException", "[simulated] Too many requests, please wait before trying again.")
 		return
 	}
-	switch op {
-	case "converse":
-		s.converse(w, r, model)
-	case "invoke":
-		s.invoke(w, r, model)
-	default:
+	if op != "converse" && op != "invoke" {
 		rtError(w, http.StatusNotFound, "UnknownOperationException", "[simulated] unknown operation "+op)
+		return
+	}
+	inv, refusal := s.resolve(model)
+	if refusal != "" {
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] "+refusal)
+		return
+	}
+	if op == "converse" {
+		s.converse(w, r, inv)
+	} else {
+		s.invoke(w, r, inv)
 	}
 }
 
@@ -105,126 +130,137 @@ func (s *RuntimeSim) throttle(call int64) bool {
 	return int64(float64(call)*s.ThrottleRate) > int64(float64(call-1)*s.ThrottleRate)
 }
 
-type converseBlock struct {
-	Text       *string         `json:"text,omitempty"`
-	CachePoint json.RawMessage `json:"cachePoint,omitempty"`
+// onDemandError is Bedrock's answer to a base model id that is only served
+// through an inference profile, word for word (typographic apostrophe
+// included) as reported in https://github.com/stackblitz-labs/bolt.diy/issues/1102
+// and https://github.com/cline/cline/issues/2482.
+func onDemandError(id string) string {
+	return "Invocation of model ID " + id + " with on-demand throughput isn’t supported. Retry your request with the ID or ARN of an inference profile that contains this model."
 }
 
-type converseRequest struct {
-	Messages []struct {
-		Role    string          `json:"role"`
-		Content []converseBlock `json:"content"`
-	} `json:"messages"`
-	System          []converseBlock `json:"system"`
-	InferenceConfig struct {
-		MaxTokens *int `json:"maxTokens"`
-	} `json:"inferenceConfig"`
+// errInvalidModel is Bedrock's answer to an id it does not serve, such as a
+// profile for a model that has none.
+const errInvalidModel = "The provided model identifier is invalid."
+
+// resolve turns the model path parameter into an invocation, or the refusal
+// Bedrock would answer. Ids and ARNs the table cannot tie to a known model are
+// served permissively, with a warning logged once per id.
+func (s *RuntimeSim) resolve(id string) (invocation, string) {
+	inv := invocation{modelID: id, cache: &s.cache}
+	name, profile := id, false
+	if strings.HasPrefix(id, "arn:") {
+		parts := strings.SplitN(id, ":", 6)
+		resource := ""
+		if len(parts) == 6 {
+			resource = parts[5]
+		}
+		switch typ, rest, _ := strings.Cut(resource, "/"); typ {
+		case "inference-profile":
+			name, profile = rest, true
+		case "foundation-model":
+			name = rest
+		default: // application-inference-profile, provisioned-model, ...: no model named
+			s.permissive.warn(s.log(), "bedrock runtime sim", id, "the ARN does not name a model; the body's shape picks the family")
+			return inv, ""
+		}
+	}
+	if !profile {
+		for _, p := range profilePrefixes {
+			if rest, ok := strings.CutPrefix(name, p); ok {
+				name, profile = rest, true
+				break
+			}
+		}
+	} else {
+		for _, p := range profilePrefixes {
+			if rest, ok := strings.CutPrefix(name, p); ok {
+				name = rest
+				break
+			}
+		}
+	}
+	inv.base = name
+	inv.m, inv.known = bedrockModels[name]
+	if !inv.known {
+		inv.fam = familyOf(name)
+		s.permissive.warn(s.log(), "bedrock runtime sim", id, "model id not in the simulator's table")
+		return inv, ""
+	}
+	inv.fam = inv.m.fam
+	switch {
+	case profile && !inv.m.profiles:
+		return inv, errInvalidModel
+	case !profile && !slices.Contains(inv.m.inRegion, "*") && !slices.Contains(inv.m.inRegion, s.region()):
+		return inv, onDemandError(id)
+	}
+	return inv, ""
 }
 
-func (s *RuntimeSim) converse(w http.ResponseWriter, r *http.Request, model string) {
+func (s *RuntimeSim) region() string {
+	if s.Region == "" {
+		return DefaultRegion
+	}
+	return s.Region
+}
+
+func (s *RuntimeSim) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.Default()
+	}
+	return s.Log
+}
+
+func (s *RuntimeSim) converse(w http.ResponseWriter, r *http.Request, inv invocation) {
 	var req converseRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 10<<20)).Decode(&req); err != nil {
 		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] malformed request body: "+err.Error())
 		return
 	}
-	if len(req.Messages) == 0 {
-		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] messages: at least one message is required")
-		return
-	}
-	var sys, cachedPrefix strings.Builder
-	hasCachePoint := false
-	for _, b := range req.System {
-		if b.Text != nil {
-			sys.WriteString(*b.Text)
-		}
-		if len(b.CachePoint) > 0 {
-			hasCachePoint = true
-			cachedPrefix.WriteString(sys.String())
-		}
-	}
-	prompt := ""
-	inChars := sys.Len()
-	for _, m := range req.Messages {
-		for _, b := range m.Content {
-			if b.Text != nil {
-				inChars += len(*b.Text)
-				if m.Role == "user" {
-					prompt = *b.Text
-				}
-			}
-		}
-	}
-	if s.FailMarker != "" && strings.Contains(prompt, s.FailMarker) {
-		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] the simulator rejected this prompt on purpose ("+s.FailMarker+")")
-		return
-	}
-	text := SimulatedAnswer(sys.String(), prompt, "")
-	in, out := int64(max(1, inChars/4)), int64(max(1, len(text)/4))
-	stop := "end_turn"
-	if mt := req.InferenceConfig.MaxTokens; mt != nil && out > int64(*mt) {
-		out, stop = int64(*mt), "max_tokens"
-		text = strings.ToValidUTF8(text[:min(len(text), *mt*4)], "")
-	}
-	usage := map[string]any{"inputTokens": in, "outputTokens": out, "totalTokens": in + out}
-	if hasCachePoint && cachedPrefix.Len() > 0 {
-		// Cached tokens are not billed as input: they move from inputTokens to the cache counters.
-		ct := int64(max(1, cachedPrefix.Len()/4))
-		key := sha256.Sum256([]byte(model + "\x00" + cachedPrefix.String()))
-		s.mu.Lock()
-		if s.cached == nil {
-			s.cached = map[[32]byte]bool{}
-		}
-		hit := s.cached[key]
-		s.cached[key] = true
-		s.mu.Unlock()
-		if hit {
-			usage["cacheReadInputTokens"] = ct
-		} else {
-			usage["cacheWriteInputTokens"] = ct
-		}
-		usage["inputTokens"] = max(1, in-ct)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"text": text}}}},
-		"stopReason": stop,
-		"usage":      usage,
-		"metrics":    map[string]any{"latencyMs": s.Latency.Milliseconds()},
-	})
-}
-
-func (s *RuntimeSim) invoke(w http.ResponseWriter, r *http.Request, model string) {
-	var req claudeRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 10<<20)).Decode(&req); err != nil {
-		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] malformed request body: "+err.Error())
-		return
-	}
-	if err := checkClaude(req); err != nil {
+	a, prompt, err := converse(inv, req, s.Latency.Milliseconds())
+	if err != nil {
 		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] "+err.Error())
 		return
 	}
-	prompt := contentText(req.Messages[len(req.Messages)-1].Content)
 	if s.FailMarker != "" && strings.Contains(prompt, s.FailMarker) {
 		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] the simulator rejected this prompt on purpose ("+s.FailMarker+")")
 		return
 	}
-	text := SimulatedAnswer(contentText(req.System), prompt, "")
-	resp := claudeResponse{ID: fmt.Sprintf("msg_bdrk_sim%016x", s.calls.Load()), Type: "message", Role: "assistant", Model: model, StopReason: "end_turn"}
-	resp.Usage.InputTokens = int64(max(1, len(prompt)/4))
-	resp.Usage.OutputTokens = int64(max(1, len(text)/4))
-	resp.Content = []textBlock{{Type: "text", Text: text}}
-	writeJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, a.body)
 }
 
-func checkClaude(req claudeRequest) error {
-	switch {
-	case req.AnthropicVersion == "":
-		return errors.New("#: required key [anthropic_version] not found")
-	case req.MaxTokens <= 0:
-		return errors.New("#: required key [max_tokens] not found")
-	case len(req.Messages) == 0:
-		return errors.New("#: required key [messages] not found")
+func (s *RuntimeSim) invoke(w http.ResponseWriter, r *http.Request, inv invocation) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 25<<20))
+	if err != nil {
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] cannot read the request body: "+err.Error())
+		return
 	}
-	return nil
+	if !json.Valid(body) {
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] Malformed input request: the body is not valid JSON, please reformat your input and try again.")
+		return
+	}
+	if s.FailMarker != "" && bytes.Contains(body, []byte(s.FailMarker)) {
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] the simulator rejected this prompt on purpose ("+s.FailMarker+")")
+		return
+	}
+	inv.msgID = fmt.Sprintf("msg_bdrk_sim%016x", s.calls.Load())
+	if inv.fam == famCohereEmbed {
+		inv.msgID = fmt.Sprintf("sim-%016x", s.calls.Load())
+	}
+	a, err := invokeNative(inv, body)
+	if err != nil {
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] "+err.Error())
+		return
+	}
+	// Bedrock reports every InvokeModel's token counts in these headers, whatever the body holds.
+	h := w.Header()
+	h.Set("X-Amzn-Bedrock-Input-Token-Count", strconv.FormatInt(a.in, 10))
+	h.Set("X-Amzn-Bedrock-Output-Token-Count", strconv.FormatInt(a.out, 10))
+	h.Set("X-Amzn-Bedrock-Invocation-Latency", strconv.FormatInt(s.Latency.Milliseconds(), 10))
+	if a.cacheRead > 0 || a.cacheWrite > 0 {
+		h.Set("X-Amzn-Bedrock-Cache-Read-Input-Token-Count", strconv.FormatInt(a.cacheRead, 10))
+		h.Set("X-Amzn-Bedrock-Cache-Write-Input-Token-Count", strconv.FormatInt(a.cacheWrite, 10))
+	}
+	writeJSON(w, http.StatusOK, a.body)
 }
 
 func rtError(w http.ResponseWriter, status int, code, msg string) {

@@ -1,0 +1,558 @@
+package sim
+
+// Each Bedrock model family's InvokeModel body and answer, and the Converse
+// request and answer, shared by the runtime simulator and the batch
+// simulator's output lines (Bedrock writes the InvokeModel response body as
+// modelOutput, or the Converse response for Converse jobs).
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// invocation is one model call: the model as called, what the table says of
+// it, and the ids the answer carries.
+type invocation struct {
+	modelID  string // as called: base id, profile id or ARN
+	base     string // foundation model id, "" for an application inference profile
+	m        bedrockModel
+	known    bool
+	fam      family
+	msgID    string       // id of a Claude message / Cohere response
+	recordID string       // batch record id, "" on the runtime
+	cache    *promptCache // nil: no prompt caching (batch)
+}
+
+// answer is a model's response body and its token counts.
+type answer struct {
+	body                  any
+	in, out               int64
+	cacheRead, cacheWrite int64
+}
+
+// malformedInput words a body that breaks the model's schema the way Bedrock does.
+func malformedInput(format string, a ...any) error {
+	return fmt.Errorf("Malformed input request: %s, please reformat your input and try again.", fmt.Sprintf(format, a...))
+}
+
+// tooManyTokens is Bedrock's answer to a max_tokens above the model's limit; the
+// Converse wording is documented in
+// https://github.com/vercel/ai/issues/2772 ("The maximum tokens you requested
+// exceeds the model limit of 4096. Try again with a maximum tokens value that is
+// lower than 4096."), the native-body one follows Bedrock's JSON-schema errors
+// ("8192 is not less or equal to 8191", https://github.com/langchain-ai/langchain/issues/9697).
+func tooManyTokens(native bool, field string, got, limit int) error {
+	if native {
+		return malformedInput("#/%s: %d is not less or equal to %d", field, got, limit)
+	}
+	return fmt.Errorf("The maximum tokens you requested exceeds the model limit of %d. Try again with a maximum tokens value that is lower than %d.", limit, limit)
+}
+
+// outputLimit is the model's max output, raised by the 128K beta flag where documented.
+func (inv invocation) outputLimit(betas []string) (int, bool) {
+	if !inv.known || inv.m.maxOut == 0 {
+		return 0, false
+	}
+	if inv.m.maxOutBeta > 0 && slices.Contains(betas, output128k) {
+		return inv.m.maxOutBeta, true
+	}
+	return inv.m.maxOut, true
+}
+
+// promptCache remembers which prompt prefixes were written, per model.
+type promptCache struct {
+	mu   sync.Mutex
+	seen map[[32]byte]bool
+}
+
+// touch reports whether prefix was cached for model, and caches it.
+func (c *promptCache) touch(model, prefix string) bool {
+	key := sha256.Sum256([]byte(model + "\x00" + prefix))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[[32]byte]bool{}
+	}
+	hit := c.seen[key]
+	c.seen[key] = true
+	return hit
+}
+
+// cached splits in tokens into (uncached, read, write) for a cacheable prefix.
+func (inv invocation) cached(in int64, prefix string) (int64, int64, int64) {
+	if inv.cache == nil || prefix == "" {
+		return in, 0, 0
+	}
+	ct := min(tokens(prefix), in)
+	rest := max(1, in-ct)
+	if inv.cache.touch(inv.modelID, prefix) {
+		return rest, ct, 0
+	}
+	return rest, 0, ct
+}
+
+var versionSuffix = regexp.MustCompile(`-v\d+(:\d+)?$`)
+
+// replyText is the simulated answer to a prompt: the keyword classifier when
+// the system prompt asks for one, else a labelled echo.
+func (inv invocation) replyText(system, prompt string) string {
+	if _, ok := askedCategories(system); ok || inv.recordID == "" {
+		return SimulatedAnswer(system, prompt, inv.recordID)
+	}
+	name := inv.base
+	if i := strings.IndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	name = versionSuffix.ReplaceAllString(name, "")
+	if len(prompt) > 60 {
+		prompt = strings.ToValidUTF8(prompt[:60], "") + "..."
+	}
+	return fmt.Sprintf("[simulated] %s reply to record %s: %q", name, inv.recordID, prompt)
+}
+
+// cut bounds a reply to limit tokens, saying whether it had to.
+func cut(text string, limit int) (string, int64, bool) {
+	out := tokens(text)
+	if limit > 0 && out > int64(limit) {
+		return strings.ToValidUTF8(text[:min(len(text), limit*4)], ""), int64(limit), true
+	}
+	return text, out, false
+}
+
+// invokeNative answers an InvokeModel body in the family's own shape.
+func invokeNative(inv invocation, raw json.RawMessage) (answer, error) {
+	if inv.fam == famUnknown {
+		var probe map[string]any
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			return answer{}, malformedInput("%v", err)
+		}
+		inv.fam = familyOfBody(probe)
+	}
+	switch inv.fam {
+	case famClaude:
+		return invokeClaude(inv, raw)
+	case famNova:
+		return invokeNova(inv, raw)
+	case famLlama:
+		return invokeLlama(inv, raw)
+	case famMistral:
+		return invokeMistral(inv, raw)
+	case famTitanEmbed:
+		return invokeTitanEmbed(inv, raw)
+	case famCohereEmbed:
+		return invokeCohereEmbed(inv, raw)
+	}
+	text := fmt.Sprintf("[simulated] %s reply to record %s", inv.modelID, inv.recordID)
+	return answer{body: map[string]any{"simulated": true, "outputText": text}, out: tokens(text)}, nil
+}
+
+type textBlock struct {
+	Type         string          `json:"type"`
+	Text         string          `json:"text"`
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
+}
+
+type claudeRequest struct {
+	AnthropicVersion string          `json:"anthropic_version"`
+	AnthropicBeta    []string        `json:"anthropic_beta"`
+	MaxTokens        int             `json:"max_tokens"`
+	System           json.RawMessage `json:"system"`
+	Messages         []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+type claudeUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+type claudeResponse struct {
+	ID           string      `json:"id"`
+	Type         string      `json:"type"`
+	Role         string      `json:"role"`
+	Model        string      `json:"model"`
+	Content      []textBlock `json:"content"`
+	StopReason   string      `json:"stop_reason"`
+	StopSequence *string     `json:"stop_sequence"`
+	Usage        claudeUsage `json:"usage"`
+}
+
+// blocks reads a Claude content or system value: a string or text blocks.
+func blocks(c json.RawMessage) []textBlock {
+	var s string
+	if json.Unmarshal(c, &s) == nil {
+		return []textBlock{{Type: "text", Text: s}}
+	}
+	var bs []textBlock
+	_ = json.Unmarshal(c, &bs)
+	return bs
+}
+
+// contentText is the text of a message content: a string, or its first text block.
+func contentText(c json.RawMessage) string {
+	for _, b := range blocks(c) {
+		if b.Type == "text" {
+			return b.Text
+		}
+	}
+	return ""
+}
+
+// systemText joins a system value's text and returns the cacheable prefix: the
+// text up to the last block marked cache_control.
+func systemText(c json.RawMessage) (all, prefix string) {
+	var sb strings.Builder
+	for _, b := range blocks(c) {
+		sb.WriteString(b.Text)
+		if len(b.CacheControl) > 0 && string(b.CacheControl) != "null" {
+			prefix = sb.String()
+		}
+	}
+	return sb.String(), prefix
+}
+
+func checkClaude(req claudeRequest) error {
+	switch {
+	case req.AnthropicVersion == "":
+		return malformedInput("#: required key [anthropic_version] not found")
+	case req.MaxTokens <= 0:
+		return malformedInput("#: required key [max_tokens] not found")
+	case len(req.Messages) == 0:
+		return malformedInput("#: required key [messages] not found")
+	}
+	return nil
+}
+
+func invokeClaude(inv invocation, raw json.RawMessage) (answer, error) {
+	var req claudeRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return answer{}, malformedInput("%v", err)
+	}
+	if err := checkClaude(req); err != nil {
+		return answer{}, err
+	}
+	if limit, ok := inv.outputLimit(req.AnthropicBeta); ok && req.MaxTokens > limit {
+		return answer{}, tooManyTokens(true, "max_tokens", req.MaxTokens, limit)
+	}
+	system, prefix := systemText(req.System)
+	prompt := ""
+	in := tokens(system)
+	for _, m := range req.Messages {
+		for _, b := range blocks(m.Content) {
+			in += tokens(b.Text)
+		}
+		if m.Role == "user" {
+			prompt = contentText(m.Content)
+		}
+	}
+	in = max(1, in)
+	text, out, capped := cut(inv.replyText(system, prompt), req.MaxTokens)
+	resp := claudeResponse{ID: inv.msgID, Type: "message", Role: "assistant", Model: inv.modelID, StopReason: "end_turn",
+		Content: []textBlock{{Type: "text", Text: text}}}
+	if capped {
+		resp.StopReason = "max_tokens"
+	}
+	var read, write int64
+	in, read, write = inv.cached(in, prefix)
+	resp.Usage = claudeUsage{InputTokens: in, OutputTokens: out, CacheCreationInputTokens: write, CacheReadInputTokens: read}
+	return answer{body: resp, in: in, out: out, cacheRead: read, cacheWrite: write}, nil
+}
+
+type novaBlock struct {
+	Text *string `json:"text,omitempty"`
+}
+
+type novaRequest struct {
+	System   []novaBlock `json:"system"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	InferenceConfig struct {
+		MaxTokens    *int `json:"maxTokens"`
+		MaxNewTokens *int `json:"max_new_tokens"`
+	} `json:"inferenceConfig"`
+}
+
+// invokeNova answers Nova's native body, whose answer is Converse-like:
+// https://docs.aws.amazon.com/nova/latest/userguide/complete-response-schema.html
+func invokeNova(inv invocation, raw json.RawMessage) (answer, error) {
+	var req novaRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return answer{}, malformedInput("%v", err)
+	}
+	if len(req.Messages) == 0 {
+		return answer{}, malformedInput("#: required key [messages] not found")
+	}
+	limit := 0
+	for field, v := range map[string]*int{"inferenceConfig/maxTokens": req.InferenceConfig.MaxTokens, "inferenceConfig/max_new_tokens": req.InferenceConfig.MaxNewTokens} {
+		if v == nil {
+			continue
+		}
+		if *v < 1 {
+			return answer{}, malformedInput("#/%s: %d is not greater or equal to 1", field, *v)
+		}
+		if lim, ok := inv.outputLimit(nil); ok && *v > lim {
+			return answer{}, tooManyTokens(true, field, *v, lim)
+		}
+		limit = *v
+	}
+	var system strings.Builder
+	for _, b := range req.System {
+		if b.Text != nil {
+			system.WriteString(*b.Text)
+		}
+	}
+	in := tokens(system.String())
+	prompt := ""
+	for i, m := range req.Messages {
+		var content []novaBlock
+		if err := json.Unmarshal(m.Content, &content); err != nil {
+			return answer{}, malformedInput("#/messages/%d/content: expected type: JSONArray", i)
+		}
+		for _, b := range content {
+			if b.Text != nil {
+				in += tokens(*b.Text)
+				if m.Role == "user" {
+					prompt = *b.Text
+				}
+			}
+		}
+	}
+	in = max(1, in)
+	text, out, capped := cut(inv.replyText(system.String(), prompt), limit)
+	stop := "end_turn"
+	if capped {
+		stop = "max_tokens"
+	}
+	return answer{in: in, out: out, body: map[string]any{
+		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"text": text}}}},
+		"stopReason": stop,
+		"usage": map[string]any{"inputTokens": in, "outputTokens": out, "totalTokens": in + out,
+			"cacheReadInputTokenCount": 0, "cacheWriteInputTokenCount": 0},
+	}}, nil
+}
+
+// invokeLlama answers Meta's native body:
+// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-meta.html
+func invokeLlama(inv invocation, raw json.RawMessage) (answer, error) {
+	var req struct {
+		Prompt    *string `json:"prompt"`
+		MaxGenLen *int    `json:"max_gen_len"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return answer{}, malformedInput("%v", err)
+	}
+	if req.Prompt == nil {
+		return answer{}, malformedInput("#: required key [prompt] not found")
+	}
+	limit := 512 // documented default
+	if req.MaxGenLen != nil {
+		if lim, ok := inv.outputLimit(nil); ok && *req.MaxGenLen > lim {
+			return answer{}, tooManyTokens(true, "max_gen_len", *req.MaxGenLen, lim)
+		}
+		limit = *req.MaxGenLen
+	}
+	in := max(1, tokens(*req.Prompt))
+	text, out, capped := cut(inv.replyText("", *req.Prompt), limit)
+	stop := "stop"
+	if capped {
+		stop = "length"
+	}
+	return answer{in: in, out: out, body: map[string]any{
+		"generation": text, "prompt_token_count": in, "generation_token_count": out, "stop_reason": stop,
+	}}, nil
+}
+
+// invokeMistral answers Mistral's text-completion body; it reports no token
+// counts in the body (only in the X-Amzn-Bedrock-*-Token-Count headers):
+// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-mistral-text-completion.html
+func invokeMistral(inv invocation, raw json.RawMessage) (answer, error) {
+	var req struct {
+		Prompt    *string `json:"prompt"`
+		MaxTokens *int    `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return answer{}, malformedInput("%v", err)
+	}
+	if req.Prompt == nil {
+		return answer{}, malformedInput("#: required key [prompt] not found")
+	}
+	limit := 512
+	if req.MaxTokens != nil {
+		if lim, ok := inv.outputLimit(nil); ok && *req.MaxTokens > lim {
+			return answer{}, tooManyTokens(true, "max_tokens", *req.MaxTokens, lim)
+		}
+		limit = *req.MaxTokens
+	}
+	in := max(1, tokens(*req.Prompt))
+	text, out, capped := cut(inv.replyText("", *req.Prompt), limit)
+	stop := "stop"
+	if capped {
+		stop = "length"
+	}
+	return answer{in: in, out: out, body: map[string]any{
+		"outputs": []any{map[string]any{"text": text, "stop_reason": stop}},
+	}}, nil
+}
+
+func invokeTitanEmbed(inv invocation, raw json.RawMessage) (answer, error) {
+	var req struct {
+		InputText  *string `json:"inputText"`
+		Dimensions *int    `json:"dimensions"`
+		Normalize  *bool   `json:"normalize"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return answer{}, malformedInput("%v", err)
+	}
+	switch {
+	case req.InputText == nil:
+		return answer{}, malformedInput("#: required key [inputText] not found")
+	case len([]rune(*req.InputText)) > titanMaxChars:
+		return answer{}, malformedInput("#/inputText: expected maxLength: %d, actual: %d", titanMaxChars, len([]rune(*req.InputText)))
+	case req.Dimensions != nil && !slices.Contains(titanDims, *req.Dimensions):
+		return answer{}, malformedInput("#/dimensions: %d is not a valid enum value", *req.Dimensions)
+	}
+	dims := titanDefaultDims
+	if req.Dimensions != nil {
+		dims = *req.Dimensions
+	}
+	norm := req.Normalize == nil || *req.Normalize
+	v := embed(*req.InputText, dims, norm)
+	in := max(1, tokens(*req.InputText))
+	return answer{in: in, body: map[string]any{
+		"embedding": v, "inputTextTokenCount": in, "embeddingsByType": map[string]any{"float": v},
+	}}, nil
+}
+
+func invokeCohereEmbed(inv invocation, raw json.RawMessage) (answer, error) {
+	var req struct {
+		Texts          *[]string `json:"texts"`
+		InputType      *string   `json:"input_type"`
+		EmbeddingTypes []string  `json:"embedding_types"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return answer{}, malformedInput("%v", err)
+	}
+	switch {
+	case req.Texts == nil:
+		return answer{}, malformedInput("#: required key [texts] not found")
+	case len(*req.Texts) > cohereMaxTexts:
+		return answer{}, malformedInput("#/texts: expected maxItems: %d, actual: %d", cohereMaxTexts, len(*req.Texts))
+	case req.InputType == nil:
+		return answer{}, malformedInput("#: required key [input_type] not found")
+	case !slices.Contains(cohereInputTypes, *req.InputType):
+		return answer{}, malformedInput("#/input_type: %s is not a valid enum value", *req.InputType)
+	}
+	var in int64
+	vecs := make([][]float64, 0, len(*req.Texts))
+	for i, t := range *req.Texts {
+		if n := len([]rune(t)); n > cohereMaxChars {
+			return answer{}, malformedInput("#/texts/%d: expected maxLength: %d, actual: %d", i, cohereMaxChars, n)
+		}
+		in += tokens(t)
+		vecs = append(vecs, embed(t, cohereDims, true))
+	}
+	body := map[string]any{"id": inv.msgID, "response_type": "embeddings_floats", "embeddings": vecs, "texts": *req.Texts}
+	if len(req.EmbeddingTypes) > 0 {
+		// Only float vectors are simulated; other requested types are left out.
+		body["response_type"] = "embeddings_by_type"
+		body["embeddings"] = map[string]any{"float": vecs}
+	}
+	return answer{in: max(1, in), body: body}, nil
+}
+
+type converseBlock struct {
+	Text       *string         `json:"text,omitempty"`
+	CachePoint json.RawMessage `json:"cachePoint,omitempty"`
+}
+
+type converseRequest struct {
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content []converseBlock `json:"content"`
+	} `json:"messages"`
+	System          []converseBlock `json:"system"`
+	InferenceConfig struct {
+		MaxTokens *int `json:"maxTokens"`
+	} `json:"inferenceConfig"`
+	AdditionalModelRequestFields struct {
+		AnthropicBeta []string `json:"anthropic_beta"`
+	} `json:"additionalModelRequestFields"`
+}
+
+// errConverseUnsupported is Bedrock's Converse answer for an embedding model.
+var errConverseUnsupported = errors.New("This action doesn't support the model that you provided. Try again with a supported text or chat model.")
+
+// converse answers a Converse request in the Converse shape, for every family.
+// prompt is the last user text, for FailMarker.
+func converse(inv invocation, req converseRequest, latencyMs int64) (answer, string, error) {
+	if inv.fam.embedding() {
+		return answer{}, "", errConverseUnsupported
+	}
+	if len(req.Messages) == 0 {
+		return answer{}, "", errors.New("messages: at least one message is required")
+	}
+	limit := 0
+	if mt := req.InferenceConfig.MaxTokens; mt != nil {
+		if *mt < 1 {
+			return answer{}, "", fmt.Errorf("1 validation error detected: Value '%d' at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1", *mt)
+		}
+		if lim, ok := inv.outputLimit(req.AdditionalModelRequestFields.AnthropicBeta); ok && *mt > lim {
+			return answer{}, "", tooManyTokens(false, "", *mt, lim)
+		}
+		limit = *mt
+	}
+	var sys, cachedPrefix strings.Builder
+	for _, b := range req.System {
+		if b.Text != nil {
+			sys.WriteString(*b.Text)
+		}
+		if len(b.CachePoint) > 0 {
+			cachedPrefix.Reset()
+			cachedPrefix.WriteString(sys.String())
+		}
+	}
+	prompt := ""
+	in := tokens(sys.String())
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if b.Text != nil {
+				in += tokens(*b.Text)
+				if m.Role == "user" {
+					prompt = *b.Text
+				}
+			}
+		}
+	}
+	in = max(1, in)
+	text, out, capped := cut(inv.replyText(sys.String(), prompt), limit)
+	stop := "end_turn"
+	if capped {
+		stop = "max_tokens"
+	}
+	in, read, write := inv.cached(in, cachedPrefix.String())
+	usage := map[string]any{"inputTokens": in, "outputTokens": out, "totalTokens": in + out + read + write}
+	if read > 0 {
+		usage["cacheReadInputTokens"] = read
+	}
+	if write > 0 {
+		usage["cacheWriteInputTokens"] = write
+	}
+	return answer{in: in, out: out, cacheRead: read, cacheWrite: write, body: map[string]any{
+		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"text": text}}}},
+		"stopReason": stop,
+		"usage":      usage,
+		"metrics":    map[string]any{"latencyMs": latencyMs},
+	}}, prompt, nil
+}
