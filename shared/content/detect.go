@@ -443,7 +443,9 @@ func (s *pdfScan) matchPDF(buf []byte, limit int) {
 	}
 }
 
-func isPDFSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == 0 }
+func isPDFSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == 0
+}
 func isPDFName(c byte) bool {
 	return c > ' ' && c < 0x7f && !bytes.ContainsRune([]byte("/[]<>(){}%"), rune(c))
 }

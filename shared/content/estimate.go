@@ -17,9 +17,9 @@ const (
 	// charges width*height/750 tokens
 	// (https://docs.claude.com/en/docs/build-with-claude/vision, "Evaluate
 	// image size" and "Calculate image costs").
-	imageLongEdge   = 1568
-	imageMaxTokens  = 1600
-	pixelsPerToken  = 750
+	imageLongEdge  = 1568
+	imageMaxTokens = 1600
+	pixelsPerToken = 750
 	// A PDF page costs 1,500-3,000 text tokens depending on density, plus the
 	// page image (https://docs.claude.com/en/docs/build-with-claude/pdf-support,
 	// "Estimate your costs"); the dry run takes the upper end so that budgets
