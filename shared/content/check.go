@@ -165,7 +165,7 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 	switch blk.Source {
 	case SourceBase64:
 		r = base64.NewDecoder(base64.StdEncoding, strings.NewReader(blk.Data))
-		size = int64(base64.StdEncoding.DecodedLen(len(blk.Data)))
+		size = decodedLen(blk.Data)
 	case SourceS3:
 		rc, n, err := c.Store.Open(ctx, blk.URI)
 		if err != nil {
@@ -228,12 +228,12 @@ func (c *Checker) measured(k Kind, n int64) int64 {
 }
 
 func (c *Checker) sizeProblem(rec *Record, where string, k Kind, n int64) *Problem {
-	unit := "bytes"
+	limit := fmt.Sprintf("%s: %s at most %d bytes%s", c.Path, k, c.maxBytes(k), c.Limits.source(string(k)))
 	if k == KindImage && c.Limits.ImageBytesBase64 {
-		unit = "bytes as base64"
+		limit = fmt.Sprintf("%s: %s at most %d bytes as base64%s", c.Path, k, c.maxBytes(k), c.Limits.source(string(k)))
+		return rec.errf(where, limit, "%s is %d bytes (%d bytes as base64)", k, n, c.measured(k, n))
 	}
-	return rec.errf(where, fmt.Sprintf("%s: %s at most %d %s%s", c.Path, k, c.maxBytes(k), unit, c.Limits.source(string(k))),
-		"%s is %d bytes (%d %s)", k, n, c.measured(k, n), unit)
+	return rec.errf(where, limit, "%s is %d bytes", k, n)
 }
 
 func base64Len(n int64) int64 { return (n + 2) / 3 * 4 }
@@ -258,4 +258,13 @@ func badDocumentName(n string) string {
 		return fmt.Sprintf("document name %q has more than one whitespace character in a row", n)
 	}
 	return ""
+}
+
+// decodedLen is the exact decoded size of padded base64 text.
+func decodedLen(s string) int64 {
+	n := int64(len(s)) / 4 * 3
+	for i := 0; i < 2 && len(s) > i && s[len(s)-1-i] == '='; i++ {
+		n--
+	}
+	return n
 }

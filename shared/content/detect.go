@@ -3,6 +3,7 @@ package content
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"image"
@@ -79,7 +80,10 @@ const inspectLimit = 64 << 20
 func inspect(r io.Reader, declared, hint string) (Info, error) {
 	t := &tap{r: io.LimitReader(r, inspectLimit+1)}
 	br := bufio.NewReaderSize(t, 64<<10)
-	head, _ := br.Peek(64 << 10)
+	head, err := br.Peek(64 << 10)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return Info{}, fmt.Errorf("cannot be read: %w", err)
+	}
 	if len(head) == 0 {
 		return Info{}, errors.New("is empty")
 	}
@@ -107,7 +111,13 @@ func inspect(r io.Reader, declared, hint string) (Info, error) {
 	switch {
 	case isImage(detected):
 		cfg, name, err := image.DecodeConfig(br)
-		if err != nil {
+		var ce base64.CorruptInputError
+		switch {
+		case errors.As(err, &ce):
+			return Info{}, fmt.Errorf("cannot be read: %w", err)
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			return Info{}, fmt.Errorf("is a truncated %s image (it ends inside its header)", detected)
+		case err != nil:
 			return Info{}, fmt.Errorf("is not a decodable %s image: %v", detected, err)
 		}
 		if name != detected {
@@ -125,7 +135,7 @@ func inspect(r io.Reader, declared, hint string) (Info, error) {
 		t.feedBuffered(br)
 	}
 	if _, err := io.Copy(io.Discard, br); err != nil {
-		return Info{}, fmt.Errorf("cannot be read: %v", err)
+		return Info{}, fmt.Errorf("cannot be read: %w", err)
 	}
 	if t.n > inspectLimit {
 		return Info{}, fmt.Errorf("is larger than %d bytes", inspectLimit)

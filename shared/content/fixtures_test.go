@@ -237,13 +237,13 @@ func b64(p []byte) string { return base64.StdEncoding.EncodeToString(p) }
 type memOpener struct {
 	mu    sync.Mutex
 	objs  map[string][]byte
-	opens int
+	opens []string
 }
 
 func (m *memOpener) Open(_ context.Context, uri string) (io.ReadCloser, int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.opens++
+	m.opens = append(m.opens, uri)
 	p, ok := m.objs[uri]
 	if !ok {
 		return nil, 0, notFound{}
