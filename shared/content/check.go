@@ -164,7 +164,7 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 	var size int64
 	switch blk.Source {
 	case SourceBase64:
-		r = base64.NewDecoder(base64.StdEncoding, strings.NewReader(blk.Data))
+		r = newB64Reader(blk.Data)
 		size = decodedLen(blk.Data)
 	case SourceS3:
 		rc, n, err := c.Store.Open(ctx, blk.URI)

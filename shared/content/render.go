@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	brtypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 )
@@ -163,7 +162,7 @@ func (r *Renderer) copyBase64(ctx context.Context, w io.Writer, b *Block) error 
 func (r *Renderer) copyPart(ctx context.Context, w io.Writer, b *Block) error {
 	var src io.Reader
 	if b.Source == SourceBase64 {
-		src = base64.NewDecoder(base64.StdEncoding, strings.NewReader(b.Data))
+		src = newB64Reader(b.Data)
 	} else {
 		rc, _, err := r.Store.Open(ctx, b.URI)
 		if err != nil {
