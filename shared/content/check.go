@@ -3,6 +3,7 @@ package content
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +70,20 @@ func (c *Checker) Validate(ctx context.Context, rec *Record) error {
 		return ps[0]
 	}
 	return nil
+}
+
+// CheckRecord parses and checks one record's messages: the record, with its
+// blocks' Info filled, and every problem found (a parse error is one problem).
+func (c *Checker) CheckRecord(ctx context.Context, index int, id string, messages json.RawMessage) (*Record, []*Problem) {
+	rec, err := Parse(index, id, messages)
+	if err != nil {
+		var p *Problem
+		if !errors.As(err, &p) {
+			p = &Problem{RecordID: id, Where: fmt.Sprintf("records[%d].messages", index), Message: err.Error()}
+		}
+		return nil, []*Problem{p}
+	}
+	return rec, c.Check(ctx, rec)
 }
 
 // Check checks every block of rec and returns all its problems, in order.
@@ -175,7 +190,7 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 		r, size = rc, n
 	}
 	// Refuse by declared size before reading a byte of an oversized object.
-	if max := c.maxBytes(blk.Kind); max > 0 && size > 0 && c.measured(blk.Kind, size) > max+3 {
+	if max := c.maxBytes(blk.Kind); max > 0 && size > 0 && c.measured(blk.Kind, size) > max {
 		return c.sizeProblem(rec, where, blk.Kind, size)
 	}
 	hint := blk.Name

@@ -257,3 +257,31 @@ func TestStringContentIsOneTextBlock(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestCheckRecordAndStoreBlock(t *testing.T) {
+	objs := &memOpener{objs: map[string][]byte{prefix + "scan.jpg": mkJPEG(t, 20, 10), prefix + "inv.pdf": mkPDF(2, 0, "")}}
+	store := &Store{Opener: objs, Prefix: prefix}
+	ctx := context.Background()
+	img, err := store.Block(ctx, prefix+"scan.jpg", "")
+	if err != nil || img.Kind != KindImage {
+		t.Fatalf("scan.jpg: %+v %v", img, err)
+	}
+	doc, err := store.Block(ctx, prefix+"inv.pdf", "inv")
+	if err != nil || doc.Kind != KindDocument {
+		t.Fatalf("inv.pdf: %+v %v", doc, err)
+	}
+	ch, _ := NewChecker(PathBedrockConverse, "m", multimodal, store)
+	rec := &Record{ID: "p1", Messages: []Message{{Role: "user", Blocks: []Block{img, doc, {Kind: KindText, Text: "extract"}}}}}
+	if ps := ch.Check(ctx, rec); len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if rec.Messages[0].Blocks[1].Info.Pages != 2 {
+		t.Fatalf("pages %d", rec.Messages[0].Blocks[1].Info.Pages)
+	}
+	if _, ps := ch.CheckRecord(ctx, 3, "bad", json.RawMessage(`[{"role":"user","content":7}]`)); len(ps) != 1 || ps[0].RecordID != "bad" || ps[0].Where != "records[3].messages[0].content" {
+		t.Fatalf("parse problem %v", ps)
+	}
+	if _, err := store.Block(ctx, "s3://uploads-bucket/uploads/bob/x.png", ""); !errors.Is(err, ErrNotInUploadArea) {
+		t.Fatalf("outside: %v", err)
+	}
+}

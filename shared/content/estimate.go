@@ -97,7 +97,8 @@ type Summary struct {
 	Problems             []*Problem `json:"problems,omitempty"`
 }
 
-// Add counts a record after Check, with the problems Check returned.
+// Add counts a record after Check, with the problems Check returned (r may
+// be nil when it did not parse).
 func (s *Summary) Add(r *Record, problems []*Problem) {
 	if s.Blocks == nil {
 		s.Blocks = map[Kind]int{}
@@ -106,6 +107,10 @@ func (s *Summary) Add(r *Record, problems []*Problem) {
 		s.Formats = map[string]int{}
 	}
 	s.Records++
+	s.Problems = append(s.Problems, problems...)
+	if r == nil {
+		return
+	}
 	for _, m := range r.Messages {
 		for i := range m.Blocks {
 			b := &m.Blocks[i]
@@ -117,5 +122,4 @@ func (s *Summary) Add(r *Record, problems []*Problem) {
 		}
 	}
 	s.EstimatedInputTokens += RecordTokens(r)
-	s.Problems = append(s.Problems, problems...)
 }

@@ -101,3 +101,24 @@ func isNotFound(err error) bool {
 	}
 	return false
 }
+
+// Block is an s3:// block for an object of the caller's area, an image or a
+// document by what its first bytes are: how a pipeline turns each file of a
+// documents folder into a record. The Checker still validates it in full.
+func (s *Store) Block(ctx context.Context, uri, name string) (Block, error) {
+	rc, _, err := s.Open(ctx, uri)
+	if err != nil {
+		return Block{}, err
+	}
+	defer rc.Close()
+	head := make([]byte, 16)
+	n, err := io.ReadFull(rc, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return Block{}, fmt.Errorf("%s: cannot be read: %w", uri, err)
+	}
+	kind := KindDocument
+	if isImage(sniff(head[:n])) {
+		kind = KindImage
+	}
+	return Block{Kind: kind, Source: SourceS3, URI: uri, Name: name}, nil
+}
