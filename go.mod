@@ -24,6 +24,7 @@ require (
 	github.com/aws/smithy-go v1.28.9
 	github.com/cdklabs/cdk-nag-go/cdknag/v2 v2.38.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	golang.org/x/image v0.47.0
 	modernc.org/sqlite v1.62.0
 )
 
