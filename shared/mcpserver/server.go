@@ -220,6 +220,11 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 }
 
 func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in SubmitIn) (*mcp.CallToolResult, JobHandle, error) {
+	if in.DryRun && (in.InputUploadID != "" || in.InputURI != "") {
+		return call(s, ctx, req, "submit_batch", "", func(string) (JobHandle, string, string, error) {
+			return JobHandle{}, "", "", job.Fieldf("dry_run", "takes inline records; a file submit already checks every line before submitting anything")
+		})
+	}
 	if in.InputUploadID != "" || in.InputURI != "" {
 		return s.submitFile(ctx, req, in)
 	}
@@ -245,6 +250,9 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 			sr.Records[i] = in
 		}
 		sr.Progress = progress(ctx, req)
+		if in.DryRun {
+			return s.dryRun(ctx, sr)
+		}
 		j, err := s.Svc.Submit(ctx, sr)
 		if err != nil {
 			return JobHandle{}, "", "", err

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 // Message is one conversation turn in Anthropic Messages form.
@@ -34,6 +35,7 @@ type SubmitIn struct {
 	Name          string   `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
 	TTLDays       int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
 	Mode          string   `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
+	DryRun        bool     `json:"dry_run,omitempty" jsonschema:"true: validate and estimate only (tokens, cost, provider jobs, problems with images and documents); nothing is stored or submitted"`
 	Provider      string   `json:"provider,omitempty" jsonschema:"bedrock (default) or anthropic (Anthropic Message Batches: 1..100,000 requests or 256 MB per batch, more is split); chosen by model when only one provider allows it"`
 }
 
@@ -47,6 +49,8 @@ type JobHandle struct {
 	Parts       int    `json:"provider_jobs" jsonschema:"number of provider jobs the batch was split into"`
 	SubmittedAt string `json:"submitted_at,omitempty"`
 	ExpiresAt   string `json:"expires_at"`
+	// DryRun is the estimate of a dry run (then nothing else is set but model and provider).
+	DryRun *batch.DryRunResult `json:"dry_run,omitempty"`
 }
 
 // JobIDIn names a job.
