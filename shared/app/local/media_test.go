@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -265,4 +266,55 @@ func TestImageDryRun(t *testing.T) {
 	if list := call[mcpserver.ListOut](t, cs, "list_jobs", map[string]any{}); len(list.Jobs) != 0 {
 		t.Fatalf("dry run stored jobs: %+v", list.Jobs)
 	}
+}
+
+// TestImageFileSubmit: a JSONL file whose records reference uploaded images
+// is checked line by line and its parts carry the images.
+func TestImageFileSubmit(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	uri := upload(t, cs, "image/png", pngOf(t, 77, 33, false))
+	var file bytes.Buffer
+	for i := 0; i < 100; i++ {
+		line, _ := json.Marshal(imageRecord(fmt.Sprintf("f-%03d", i), s3Image(uri)))
+		file.Write(line)
+		file.WriteByte('\n')
+	}
+	good := file.Bytes()
+	bad := append(bytes.Clone(good), []byte(`{"id":"f-bad","messages":[{"role":"user","content":[{"type":"image","source":{"type":"s3","uri":"s3://mcpbatch-local/uploads/elsewhere/x.png"}}]}]}`+"\n")...)
+	id := uploadFile(t, cs, bad)
+	msg := toolErr(t, cs, "submit_batch", map[string]any{"model": sonnet45, "input_upload_id": id})
+	for _, w := range []string{"line 101", `record "f-bad"`, "content[0].source.uri", "no such object in your upload area"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("file error %q lacks %q", msg, w)
+		}
+	}
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": sonnet45, "input_upload_id": uploadFile(t, cs, good)})
+	j := s.finish(cs, h.JobID)
+	if j.Status != "completed" || j.Succeeded != 100 {
+		t.Fatalf("file job = %+v", j)
+	}
+	for _, r := range allResults(t, cs, h.JobID, "", 200) {
+		if !strings.Contains(r.Output, "image/png 77x33") {
+			t.Fatalf("%s: output %q does not show the image", r.ID, r.Output)
+		}
+	}
+}
+
+func uploadFile(t *testing.T, cs *mcp.ClientSession, data []byte) string {
+	t.Helper()
+	u := call[mcpserver.CreateUploadOut](t, cs, "create_upload", map[string]any{})
+	req, _ := http.NewRequest(http.MethodPut, u.URL, bytes.NewReader(data))
+	for k, v := range u.Headers {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("PUT: %d", res.StatusCode)
+	}
+	return u.UploadID
 }

@@ -59,16 +59,21 @@ func UploadArea(bucket, owner string) string {
 // maxListedProblems bounds the problems one error lists.
 const maxListedProblems = 20
 
-// media is what a submit keeps of its records with images or documents.
-type media struct {
+// Media checks and renders the images and documents of one submit's records.
+type Media struct {
 	path     content.Path
+	model    string
+	title    string
+	checker  *content.Checker // nil when path is ""
 	renderer *content.Renderer
-	checker  *content.Checker
-	recs     map[int]*content.Record // by record index
+	recs     map[int]*content.Record // checked records by index (inline submits)
 	offsets  map[int]int             // where the placeholder sits in the encoded line
 	summary  content.Summary
 	problems []*content.Problem
 }
+
+// media is the unexported name the submit uses.
+type media = Media
 
 // hasMedia is a cheap filter: an image or document block has a source.
 func hasMedia(msgs json.RawMessage) bool { return bytes.Contains(msgs, []byte(`"source"`)) }
@@ -96,9 +101,67 @@ func mediaPath(req *SubmitRequest, lim service.BatchLimits, m *model.Model) cont
 	return content.Path(lim.MediaPath)
 }
 
-// checkMedia parses and checks the records that carry images or documents.
-// nil, nil: none do. Problems are kept on the result (a dry run reports them);
-// submits refuse with mediaError.
+// NewMedia is the checker and renderer of a validated submit (req.Mode and
+// req.Provider settled): s3:// sources must lie in req.Owner's upload area.
+func (s *Service) NewMedia(req *SubmitRequest, lim service.BatchLimits) (*Media, error) {
+	m, _ := s.LookupModel(req.Model)
+	md := &Media{path: mediaPath(req, lim, m), model: req.Model, title: lim.Title, recs: map[int]*content.Record{}, offsets: map[int]int{}}
+	if md.path == "" {
+		return md, nil
+	}
+	var mods []string
+	if m != nil {
+		mods = m.InputModalities
+	}
+	store := &content.Store{Opener: BlobOpener{Blobs: s.Blobs}, Prefix: UploadArea(s.Bucket, req.Owner)}
+	ch, err := content.NewChecker(md.path, req.Model, mods, store)
+	if err != nil {
+		return nil, err
+	}
+	md.checker = ch
+	md.renderer = &content.Renderer{Path: md.path, Store: store}
+	return md, nil
+}
+
+// Check parses and checks record i: nil, nil when it has no image or
+// document blocks (it is encoded as it is); otherwise the record with its
+// blocks measured, and its problems. The summary counts it.
+func (md *Media) Check(ctx context.Context, i int, r job.Input) (*content.Record, []*content.Problem) {
+	if len(r.Messages) == 0 || !hasMedia(r.Messages) {
+		return nil, nil
+	}
+	rec, err := content.Parse(i, r.ID, r.Messages)
+	if err != nil {
+		var p *content.Problem
+		if !errors.As(err, &p) {
+			p = &content.Problem{RecordID: r.ID, Where: fmt.Sprintf("records[%d].messages", i), Message: err.Error()}
+		}
+		md.add(nil, []*content.Problem{p})
+		return nil, []*content.Problem{p}
+	}
+	if !recordHasMedia(rec) {
+		return nil, nil
+	}
+	var ps []*content.Problem
+	if md.checker == nil {
+		ps = []*content.Problem{{RecordID: r.ID, Where: fmt.Sprintf("records[%d].messages", i),
+			Message: fmt.Sprintf("model %s takes images and documents here only on demand (Converse, up to %d records: mode on_demand); %s jobs carry them for Claude models", md.model, job.MaxOnDemandRecords, md.title)}}
+	} else {
+		ps = md.checker.Check(ctx, rec)
+	}
+	if md.path == content.PathBedrockBatchClaude {
+		for _, p := range ps {
+			if strings.Contains(p.Message, "document blocks cannot be sent") {
+				p.Message += fmt.Sprintf(" (Bedrock batch jobs carry Claude's native body, which takes no documents: run up to %d such records with mode on_demand, or use the anthropic provider)", job.MaxOnDemandRecords)
+			}
+		}
+	}
+	md.add(rec, ps)
+	return rec, ps
+}
+
+// checkMedia checks every record of an inline submit. Problems are kept on
+// the result (a dry run reports them); submits refuse with err.
 func (s *Service) checkMedia(ctx context.Context, req *SubmitRequest, lim service.BatchLimits) (*media, error) {
 	var md *media
 	for i := range req.Records {
@@ -107,63 +170,29 @@ func (s *Service) checkMedia(ctx context.Context, req *SubmitRequest, lim servic
 			continue
 		}
 		if md == nil {
-			m, _ := s.LookupModel(req.Model)
-			md = &media{path: mediaPath(req, lim, m), recs: map[int]*content.Record{}, offsets: map[int]int{}}
-			if md.path != "" {
-				var mods []string
-				if m != nil {
-					mods = m.InputModalities
-				}
-				store := &content.Store{Opener: BlobOpener{Blobs: s.Blobs}, Prefix: UploadArea(s.Bucket, req.Owner)}
-				ch, err := content.NewChecker(md.path, req.Model, mods, store)
-				if err != nil {
-					return nil, err
-				}
-				md.checker = ch
-				md.renderer = &content.Renderer{Path: md.path, Store: store}
+			var err error
+			if md, err = s.NewMedia(req, lim); err != nil {
+				return nil, err
 			}
 		}
-		rec, err := content.Parse(i, r.ID, r.Messages)
-		if err != nil {
-			var p *content.Problem
-			if !errors.As(err, &p) {
-				p = &content.Problem{RecordID: r.ID, Where: fmt.Sprintf("records[%d].messages", i), Message: err.Error()}
-			}
-			md.add(nil, []*content.Problem{p})
-			continue
-		}
-		if !recordHasMedia(rec) {
-			continue
-		}
-		if md.path == "" {
-			md.add(rec, []*content.Problem{{RecordID: r.ID, Where: fmt.Sprintf("records[%d].messages", i),
-				Message: fmt.Sprintf("model %s takes images and documents here only on demand (Converse, up to %d records: mode on_demand); %s jobs carry them for Claude models", req.Model, job.MaxOnDemandRecords, lim.Title)}})
-			continue
-		}
-		ps := md.checker.Check(ctx, rec)
-		if md.path == content.PathBedrockBatchClaude {
-			for _, p := range ps {
-				if strings.Contains(p.Message, "document blocks cannot be sent") {
-					p.Message += fmt.Sprintf(" (Bedrock batch jobs carry Claude's native body, which takes no documents: run up to %d such records with mode on_demand, or use the anthropic provider)", job.MaxOnDemandRecords)
-				}
-			}
-		}
-		md.add(rec, ps)
-		if len(ps) == 0 {
+		if rec, ps := md.Check(ctx, i, *r); rec != nil && len(ps) == 0 {
 			md.recs[i] = rec
 		}
 	}
 	return md, nil
 }
 
-func (md *media) add(rec *content.Record, ps []*content.Problem) {
+func (md *Media) add(rec *content.Record, ps []*content.Problem) {
 	md.summary.Add(rec, ps)
 	md.problems = append(md.problems, ps...)
 }
 
+// Problems are the problems found so far.
+func (md *Media) Problems() []*content.Problem { return md.problems }
+
 // err is the submit's refusal: the first problems, each naming the record id,
 // the block and the limit.
-func (md *media) err() error {
+func (md *Media) err() error {
 	if md == nil || len(md.problems) == 0 {
 		return nil
 	}
@@ -186,9 +215,9 @@ func placeholder(i int) []byte {
 	return []byte(fmt.Sprintf(`[{"role":"user","content":"mcpbatch-media-placeholder-%08d"}]`, i))
 }
 
-// encode encodes record i with the placeholder for its messages and returns
-// the line and the bound on its rendered length (for the split).
-func (md *media) encode(i int, in job.Input, enc func(job.Input) ([]byte, error)) ([]byte, int, bool, error) {
+// encode encodes record i with the placeholder for its messages when it has
+// checked images or documents (ok false: it has none).
+func (md *Media) encode(i int, in job.Input, enc func(job.Input) ([]byte, error)) ([]byte, int, bool, error) {
 	if md == nil {
 		return nil, 0, false, nil
 	}
@@ -196,18 +225,27 @@ func (md *media) encode(i int, in job.Input, enc func(job.Input) ([]byte, error)
 	if !ok {
 		return nil, 0, false, nil
 	}
-	ph := placeholder(i)
-	in.Messages = ph
-	line, err := enc(in)
+	line, off, size, err := md.Encode(i, in, rec, enc)
 	if err != nil {
 		return nil, 0, true, err
 	}
-	off := bytes.Index(line, ph)
-	if off < 0 {
-		return nil, 0, true, fmt.Errorf("records[%d]: the provider's encoder did not carry messages as given", i)
-	}
 	md.offsets[i] = off
-	return line, len(line) - len(ph) + renderedBound(rec), true, nil
+	return line, size, true, nil
+}
+
+// Encode encodes record i (whose checked record is rec) around a placeholder
+// for its messages: the line, where the placeholder sits, and a bound on the
+// line's rendered length (for the split).
+func (md *Media) Encode(i int, in job.Input, rec *content.Record, enc func(job.Input) ([]byte, error)) (line []byte, off, size int, err error) {
+	ph := placeholder(i)
+	in.Messages = ph
+	if line, err = enc(in); err != nil {
+		return nil, 0, 0, err
+	}
+	if off = bytes.Index(line, ph); off < 0 {
+		return nil, 0, 0, fmt.Errorf("records[%d]: the provider's encoder did not carry messages as given", i)
+	}
+	return line, off, len(line) - len(ph) + renderedBound(rec), nil
 }
 
 // renderedBound is an upper bound on the length of rec's rendered messages:
@@ -238,17 +276,23 @@ func renderedBound(rec *content.Record) int {
 
 // writeLine writes record i's line, rendering its messages in place of the
 // placeholder when it has one.
-func (md *media) writeLine(ctx context.Context, w *bufio.Writer, i int, line []byte) error {
+func (md *Media) writeLine(ctx context.Context, w *bufio.Writer, i int, line []byte) error {
 	if md != nil {
 		if off, ok := md.offsets[i]; ok {
-			w.Write(line[:off])
-			if err := md.renderer.WriteMessages(ctx, w, md.recs[i].Messages); err != nil {
-				return fmt.Errorf("records[%d]: %w", i, err)
-			}
-			_, err := w.Write(line[off+len(placeholder(i)):])
-			return err
+			return md.Write(ctx, w, i, md.recs[i], line, off)
 		}
 	}
 	_, err := w.Write(line)
+	return err
+}
+
+// Write writes a line from Encode with rec's messages rendered in place of
+// the placeholder, s3:// parts read streaming.
+func (md *Media) Write(ctx context.Context, w *bufio.Writer, i int, rec *content.Record, line []byte, off int) error {
+	w.Write(line[:off])
+	if err := md.renderer.WriteMessages(ctx, w, rec.Messages); err != nil {
+		return fmt.Errorf("records[%d]: %w", i, err)
+	}
+	_, err := w.Write(line[off+len(placeholder(i)):])
 	return err
 }

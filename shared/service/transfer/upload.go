@@ -38,6 +38,7 @@ const (
 type batchStarter interface {
 	ValidateParams(req *batch.SubmitRequest) (service.BatchProvider, error)
 	StartNew(ctx context.Context, prov service.BatchProvider, j *job.Job) (*job.Job, error)
+	NewMedia(req *batch.SubmitRequest, lim service.BatchLimits) (*batch.Media, error)
 }
 
 // Service runs uploads, file submits and exports.
@@ -129,7 +130,11 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if req.Mode == job.ModeOnDemand {
 		return nil, job.Fieldf("mode", "on_demand takes inline records (up to %d); file inputs run as %s jobs", job.MaxOnDemandRecords, lim.Title)
 	}
-	scan, err := s.scanFile(ctx, field, uri, req.SubmitRequest, prov)
+	md, err := s.Batch.NewMedia(&req.SubmitRequest, lim)
+	if err != nil {
+		return nil, err
+	}
+	scan, err := s.scanFile(ctx, field, uri, req.SubmitRequest, prov, md)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +160,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
 		})
 	}
-	if err := s.writeFileParts(ctx, uri, j, req.SubmitRequest, prov, scan.ids); err != nil {
+	if err := s.writeFileParts(ctx, uri, j, req.SubmitRequest, prov, scan.ids, md); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
@@ -229,7 +234,7 @@ func (s *Service) openInput(ctx context.Context, field, uri string) (io.ReadClos
 
 // scanFile is the validation pass: every line parsed, checked and encoded once,
 // keeping only the ids and the first problems in memory.
-func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.SubmitRequest, prov service.BatchProvider) (*fileScan, error) {
+func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media) (*fileScan, error) {
 	rc, err := s.openInput(ctx, field, uri)
 	if err != nil {
 		return nil, err
@@ -265,8 +270,25 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.Sub
 			lineOf[in.ID] = r.Line()
 			scan.ids[in.ID] = true
 		}
+		// Images and documents: checked here (s3:// held to the caller's
+		// upload area), rendered into the part when it is written.
+		rec, ps := md.Check(ctx, scan.count-1, in)
+		for _, p := range ps {
+			problem(r.Line(), "%s", p.Error())
+		}
+		if len(ps) > 0 {
+			continue
+		}
 		in.ID = job.ProviderRecordID(scan.count - 1) // what the provider will see, so the measure is exact
-		line, err := prov.EncodeRecord(scan.count-1, req.Model, in, req.Params)
+		enc := func(in job.Input) ([]byte, error) { return prov.EncodeRecord(scan.count-1, req.Model, in, req.Params) }
+		var line []byte
+		size := 0
+		if rec != nil {
+			line, _, size, err = md.Encode(scan.count-1, in, rec, enc)
+		} else {
+			line, err = enc(in)
+			size = len(line)
+		}
 		if err != nil {
 			var fe *job.FieldError
 			if errors.As(err, &fe) {
@@ -280,7 +302,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.Sub
 			}
 			return nil, fmt.Errorf("encode line %d: %w", r.Line(), err)
 		}
-		scan.sizes = append(scan.sizes, len(line))
+		scan.sizes = append(scan.sizes, size)
 		if req.Progress != nil && scan.count%progressEvery == 0 {
 			req.Progress(scan.count, 0)
 		}
