@@ -112,6 +112,8 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids any text up to 256 characters, unique; " +
 			"max_tokens up to the model's max_output_tokens (list_models); " +
 			"request body up to 6 MB: for bigger batches call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
+			"messages may hold image and document blocks (Anthropic shape; source base64, or s3 with an s3_uri from create_upload), checked against the model's input modalities and the documented limits before anything is submitted; " +
+			"dry_run: true returns the estimate (tokens, cost, provider jobs, problems) and submits nothing. " +
 			"Next: poll get_job; when terminal, read get_job_results (or export_results for the whole set).",
 		Annotations: &mcp.ToolAnnotations{Title: "Submit batch", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: false, OpenWorldHint: &yes},
 	}, s.submit)

@@ -209,6 +209,7 @@ func TestImageBadInput(t *testing.T) {
 		{"too many images", sonnet45, "on_demand", tooMany, []string{"messages: has 21 images", "limit: bedrock-converse: at most 20 images per request"}},
 		{"another caller's upload", sonnet45, "on_demand", []map[string]any{s3Image(theirs)}, []string{"content[0].source.uri", "no such object in your upload area"}},
 		{"missing upload", sonnet45, "on_demand", []map[string]any{s3Image(strings.TrimSuffix(mine, ".png") + "x.png")}, []string{"content[0].source.uri", "no such object in your upload area"}},
+		{"image without a source", sonnet45, "on_demand", []map[string]any{{"type": "image"}}, []string{"content[0]", "source"}},
 		{"document in a Bedrock batch", sonnet45, "batch", []map[string]any{{"type": "document", "source": map[string]any{"type": "base64", "media_type": "text/plain", "data": base64.StdEncoding.EncodeToString([]byte("hello"))}}}, []string{"content[0]", "limit: bedrock-batch-claude accepts no document blocks", "mode on_demand"}},
 	}
 	for _, c := range cases {

@@ -75,8 +75,11 @@ type Media struct {
 // media is the unexported name the submit uses.
 type media = Media
 
-// hasMedia is a cheap filter: an image or document block has a source.
-func hasMedia(msgs json.RawMessage) bool { return bytes.Contains(msgs, []byte(`"source"`)) }
+// hasMedia is a cheap filter: only messages that name an image, a document
+// or a source can hold one (a text's own quotes are escaped).
+func hasMedia(msgs json.RawMessage) bool {
+	return bytes.Contains(msgs, []byte(`"source"`)) || bytes.Contains(msgs, []byte(`"image"`)) || bytes.Contains(msgs, []byte(`"document"`))
+}
 
 func recordHasMedia(r *content.Record) bool {
 	for _, m := range r.Messages {
