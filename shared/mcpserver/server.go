@@ -116,6 +116,8 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids any text up to 256 characters, unique; " +
 			"max_tokens up to the model's max_output_tokens (list_models); " +
 			"request body up to 6 MB: for bigger batches call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
+			"messages may hold image and document blocks (Anthropic shape; source base64, or s3 with an s3_uri from create_upload), checked against the model's input modalities and the documented limits before anything is submitted; " +
+			"dry_run: true returns the estimate (tokens, cost, provider jobs, problems) and submits nothing. " +
 			"Next: poll get_job; when terminal, read get_job_results (or export_results for the whole set).",
 		Annotations: &mcp.ToolAnnotations{Title: "Submit batch", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: false, OpenWorldHint: &yes},
 	}, s.submit)
@@ -225,6 +227,11 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 }
 
 func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in SubmitIn) (*mcp.CallToolResult, JobHandle, error) {
+	if in.DryRun && (in.InputUploadID != "" || in.InputURI != "") {
+		return call(s, ctx, req, "submit_batch", "", func(string) (JobHandle, string, string, error) {
+			return JobHandle{}, "", "", job.Fieldf("dry_run", "takes inline records; a file submit already checks every line before submitting anything")
+		})
+	}
 	if in.InputUploadID != "" || in.InputURI != "" {
 		return s.submitFile(ctx, req, in)
 	}
@@ -251,6 +258,9 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 			sr.Records[i] = in
 		}
 		sr.Progress = progress(ctx, req)
+		if in.DryRun {
+			return s.dryRun(ctx, sr)
+		}
 		j, err := s.Svc.Submit(ctx, sr)
 		if err != nil {
 			return JobHandle{}, "", "", err

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 // Message is one conversation turn in Anthropic Messages form.
@@ -36,6 +37,7 @@ type SubmitIn struct {
 	Name          string   `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
 	TTLDays       int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
 	Mode          string   `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
+	DryRun        bool     `json:"dry_run,omitempty" jsonschema:"true: validate and estimate only (tokens, cost, provider jobs, problems with images and documents); nothing is stored or submitted"`
 	Provider      string   `json:"provider,omitempty" jsonschema:"bedrock (default) or anthropic (Anthropic Message Batches: 1..100,000 requests or 256 MB per batch, more is split); chosen by model when only one provider allows it"`
 	// Embedding models (task embedding in list_models).
 	Dimensions int      `json:"dimensions,omitempty" jsonschema:"embedding models: vector size the model offers (Titan Text Embeddings V2: 256, 512 or 1024; Cohere: 1024); default the largest"`
@@ -55,6 +57,8 @@ type JobHandle struct {
 	Parts       int    `json:"provider_jobs" jsonschema:"number of provider jobs the batch was split into"`
 	SubmittedAt string `json:"submitted_at,omitempty"`
 	ExpiresAt   string `json:"expires_at"`
+	// DryRun is the estimate of a dry run (then nothing else is set but model and provider).
+	DryRun *batch.DryRunResult `json:"dry_run,omitempty"`
 }
 
 // JobIDIn names a job.

@@ -191,6 +191,14 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	if err != nil {
 		return RunInfo{}, err
 	}
+	r.mediaRecords(ctx, p, src, date, built)
+	sub := batch.SubmitRequest{
+		ID: id, Owner: Owner(p.Name), Model: p.Model, Name: p.Name + " " + date, Mode: p.Mode, Records: built.Records,
+		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays,
+	}
+	if err := r.dropRefused(ctx, sub, built); err != nil {
+		return RunInfo{}, fmt.Errorf("check images and documents of %s %s: %w", p.Name, date, err)
+	}
 	dir := r.reportDir(p.Name, date)
 	if err := r.putJSON(ctx, blob.Join(dir, "skipped.json"), built.Skipped); err != nil {
 		return RunInfo{}, err
@@ -201,11 +209,9 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	if len(built.Records) == 0 {
 		return RunInfo{}, fmt.Errorf("%w in pipeline %s for %s: %d documents, %d skipped", ErrNoDocuments, p.Name, date, built.Documents, len(built.Skipped))
 	}
-	j, err := r.Svc.Submit(ctx, batch.SubmitRequest{
-		ID: id, Owner: Owner(p.Name), Model: p.Model, Name: p.Name + " " + date, Mode: p.Mode, Records: built.Records,
-		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays,
-		Pipeline: &job.PipelineRun{Name: p.Name, Date: date, SkippedURI: blob.Join(dir, "skipped.json"), Skipped: len(built.Skipped), Documents: built.Documents},
-	})
+	sub.Records = built.Records
+	sub.Pipeline = &job.PipelineRun{Name: p.Name, Date: date, SkippedURI: blob.Join(dir, "skipped.json"), Skipped: len(built.Skipped), Documents: built.Documents}
+	j, err := r.Svc.Submit(ctx, sub)
 	if errors.Is(err, service.ErrJobExists) {
 		// A concurrent tick won the conditional create.
 		j, err = r.Jobs.GetJob(ctx, id)

@@ -3,17 +3,11 @@ package local_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
@@ -21,30 +15,6 @@ const (
 	titan  = "amazon.titan-embed-text-v2:0"
 	cohere = "cohere.embed-english-v3"
 )
-
-// newCleanSuite is newSuite without simulated record failures.
-func newCleanSuite(t *testing.T) *suite {
-	t.Helper()
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	}
-	l, err := local.New(context.Background(), local.Options{
-		Dir: t.TempDir(), Log: log,
-		Owner: func(r *http.Request) (string, error) {
-			if o := r.Header.Get("X-Test-Owner"); o != "" {
-				return o, nil
-			}
-			return "", fmt.Errorf("no owner")
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(l.Handler())
-	t.Cleanup(func() { srv.Close(); l.Close() })
-	return &suite{t: t, l: l, srv: srv}
-}
 
 // docs are n texts, each with three words of its own and a few shared ones,
 // so a query made of one document's own words has that document nearest.

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/mcpbatch/mcpbatch/shared/content"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
@@ -35,9 +36,16 @@ type API interface {
 // Model calls Bedrock models one record at a time.
 type Model struct {
 	Client API
+	// Content resolves the s3:// sources of image and document blocks; the
+	// submit already held each to its caller's upload area, so this store may
+	// span every caller's area (nil: records with images or documents fail).
+	Content *content.Store
 	// Catalog says which models take a prompt-cache checkpoint (nil: the embedded catalog).
 	Catalog *model.Catalog
 }
+
+// UseContent sets the store image and document sources are read from.
+func (m *Model) UseContent(st *content.Store) { m.Content = st }
 
 var _ ondemand.OnDemandModel = (*Model)(nil)
 
@@ -59,7 +67,10 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 	if len(in.ModelInput) > 0 {
 		return m.invoke(ctx, model, in)
 	}
-	msgs, err := messages(in)
+	msgs, err := m.mediaMessages(ctx, model, in)
+	if err == nil && msgs == nil {
+		msgs, err = messages(in)
+	}
 	if err != nil {
 		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/content"
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service"
@@ -75,12 +76,20 @@ type Graph struct {
 	Reconciler   *reconcile.Service
 }
 
+// contentUser is an on-demand model that reads image and document sources.
+type contentUser interface{ UseContent(*content.Store) }
+
 // New builds the graph.
 func New(d Deps) *Graph {
 	core := &service.Core{
 		Store: d.Store, Blobs: d.Blobs, Bus: d.Bus, Log: d.Log, Clock: d.Now,
 		Providers: service.NewRegistry(d.Providers...), Bucket: d.Bucket, JobPrefix: d.JobPrefix,
 		Catalog: d.Catalog, Region: d.Region,
+	}
+	if cu, ok := d.OnDemandModel.(contentUser); ok && d.Blobs != nil {
+		// Submits hold each record's s3:// sources to its caller's upload area;
+		// the runtime reads them from the uploads prefix of the same storage.
+		cu.UseContent(&content.Store{Opener: batch.BlobOpener{Blobs: d.Blobs}, Prefix: blob.Join(d.Bucket, "uploads") + "/"})
 	}
 	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency, Vectors: d.Vectors}
 	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel,

@@ -138,9 +138,9 @@ func candidates(marks []idMark) []candidate {
 
 // scanFile validates the file: every line parsed, checked and encoded, with no
 // more than MaxFileRecords records. See idSeed for how duplicates are found.
-func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.SubmitRequest, prov service.BatchProvider) (*fileScan, error) {
+func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media) (*fileScan, error) {
 	marks := &markIDs{}
-	scan, probs, err := s.scanPass(ctx, field, uri, req, prov, marks)
+	scan, probs, err := s.scanPass(ctx, field, uri, req, prov, md, marks)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.Sub
 	})
 	if cand := candidates(marks.marks); len(cand) > 0 {
 		scan.sizes = nil
-		scan, probs, err = s.scanPass(ctx, field, uri, req, prov, &exactIDs{cand: cand, first: map[string]int{}})
+		scan, probs, err = s.scanPass(ctx, field, uri, req, prov, md, &exactIDs{cand: cand, first: map[string]int{}})
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +175,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.Sub
 
 // scanPass reads the file once: every line parsed, checked and encoded, the
 // explicit ids handed to dups.
-func (s *Service) scanPass(ctx context.Context, field, uri string, req batch.SubmitRequest, prov service.BatchProvider, dups dupCheck) (*fileScan, *problemList, error) {
+func (s *Service) scanPass(ctx context.Context, field, uri string, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media, dups dupCheck) (*fileScan, *problemList, error) {
 	rc, err := s.openInput(ctx, field, uri)
 	if err != nil {
 		return nil, nil, err
@@ -209,8 +209,25 @@ func (s *Service) scanPass(ctx context.Context, field, uri string, req batch.Sub
 				continue
 			}
 		}
+		// Images and documents: checked here (s3:// held to the caller's
+		// upload area), rendered into the part when it is written.
+		rec, ps := md.Check(ctx, scan.count-1, in)
+		for _, p := range ps {
+			probs.add(r.Line(), "%s", p.Error())
+		}
+		if len(ps) > 0 {
+			continue
+		}
 		in.ID = job.ProviderRecordID(scan.count - 1) // what the provider will see, so the measure is exact
-		line, err := prov.EncodeRecord(scan.count-1, req.Model, in, req.Params)
+		enc := func(in job.Input) ([]byte, error) { return prov.EncodeRecord(scan.count-1, req.Model, in, req.Params) }
+		var size int
+		if rec != nil {
+			_, _, size, err = md.Encode(scan.count-1, in, rec, enc)
+		} else {
+			var line []byte
+			line, err = enc(in)
+			size = len(line)
+		}
 		if err != nil {
 			var fe *job.FieldError
 			if errors.As(err, &fe) {
@@ -224,7 +241,7 @@ func (s *Service) scanPass(ctx context.Context, field, uri string, req batch.Sub
 			}
 			return nil, nil, fmt.Errorf("encode line %d: %w", r.Line(), err)
 		}
-		scan.sizes = append(scan.sizes, len(line))
+		scan.sizes = append(scan.sizes, size)
 	}
 	for _, b := range r.Bad().Lines() {
 		probs.add(b.Line, "%s", b.Reason)

@@ -45,6 +45,7 @@ const (
 type batchStarter interface {
 	ValidateParams(req *batch.SubmitRequest) (service.BatchProvider, error)
 	StartNew(ctx context.Context, prov service.BatchProvider, j *job.Job) (*job.Job, error)
+	NewMedia(req *batch.SubmitRequest, lim service.BatchLimits) (*batch.Media, error)
 }
 
 // Service runs uploads, file submits and exports.

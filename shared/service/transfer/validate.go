@@ -88,7 +88,11 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 		return err
 	}
 	req := batch.SubmitRequest{Owner: j.Owner, Model: j.Model, Name: j.Name, Params: fr.Params, TTLDays: j.TTLDays}
-	scan, err := s.scanFile(ctx, fr.Field, fr.URI, req, prov)
+	md, err := s.Batch.NewMedia(&req, prov.Limits())
+	if err != nil {
+		return err
+	}
+	scan, err := s.scanFile(ctx, fr.Field, fr.URI, req, prov, md)
 	var fe *job.FieldError
 	if errors.As(err, &fe) {
 		_, err = s.failValidation(ctx, id, fe.Error())
@@ -119,7 +123,7 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
 		})
 	}
-	if err := s.writeFileParts(ctx, fr.URI, &draft, req, prov, scan.taken); err != nil {
+	if err := s.writeFileParts(ctx, fr.URI, &draft, req, prov, scan.taken, md); err != nil {
 		return err
 	}
 	j, err = s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
