@@ -289,7 +289,13 @@ func TestImageFileSubmit(t *testing.T) {
 	good := file.Bytes()
 	bad := append(bytes.Clone(good), []byte(`{"id":"f-bad","messages":[{"role":"user","content":[{"type":"image","source":{"type":"s3","uri":"s3://mcpbatch-local/uploads/elsewhere/x.png"}}]}]}`+"\n")...)
 	id := uploadFile(t, cs, bad)
-	msg := toolErr(t, cs, "submit_batch", map[string]any{"model": sonnet45, "input_upload_id": id})
+	// The file is validated after the submit answers: the job ends failed with the problems.
+	bh := submitFile(t, cs, map[string]any{"model": sonnet45, "input_upload_id": id})
+	fj := validated(t, s, cs, bh.JobID)
+	if fj.Status != "failed" {
+		t.Fatalf("bad file job = %+v, want failed", fj)
+	}
+	msg := fj.Error
 	for _, w := range []string{"line 101", `record "f-bad"`, "content[0].source.uri", "no such object in your upload area"} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("file error %q lacks %q", msg, w)
