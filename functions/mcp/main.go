@@ -12,12 +12,14 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/auth"
 	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx, anthropicapp.Provider, sagemakerapp.Runtime)
+	vw := &vectorsapp.Wiring{}
+	a, err := app.FromEnv(ctx, anthropicapp.Provider, sagemakerapp.Runtime, vw.Option)
 	app.Must("init", err)
 	owner, err := auth.OwnerFromEnv(a.Config)
 	app.Must("init auth", err)
@@ -33,5 +35,8 @@ func main() {
 		srv.Reports = reports
 	}
 	srv.Notify = announceapp.Checker(a)
+	if t := vw.Tools(a); t != nil {
+		srv.Indexes, srv.Features.Vectors = t, true
+	}
 	lambdaurl.Start(srv.Handler(owner))
 }
