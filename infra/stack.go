@@ -109,7 +109,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	st.Monitoring = NewMonitoring(stack, "Monitoring", &MonitoringProps{
 		Settings: s, Namespace: MetricsNamespace(s.StackName), Alarms: st.Alarms,
 		Functions: []*GoFunction{st.Functions.MCP, st.Functions.BedrockEvents, st.Functions.Ingest, st.SageMaker.Events,
-			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function},
+			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function, st.Validate.Function},
 		HasErrorAlarm: []*GoFunction{st.Reconciler.Function},
 	})
 	st.output("AlarmTopicArn", "SNS topic every alarm notifies (DLQs, failed jobs, reconciler errors): subscribe on-call", st.Alarms.Topic.TopicArn())
