@@ -60,6 +60,30 @@ func startPGlite(tb testing.TB) *pgx.Conn {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// The port is picked by listening on :0 and closing; another test process
+	// may take it before PGlite binds it (EADDRINUSE): try a few ports.
+	var port int
+	for attempt := 1; ; attempt++ {
+		var err error
+		if port, err = startPGliteOn(tb, node, script, mods); err == nil {
+			break
+		}
+		if attempt == 5 {
+			tb.Fatal(err)
+		}
+		tb.Logf("PGlite start attempt %d: %v; trying another port", attempt, err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres:postgres@127.0.0.1:%d/postgres?sslmode=disable", port))
+	if err != nil {
+		tb.Fatalf("connect to PGlite: %v", err)
+	}
+	tb.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// startPGliteOn starts the server on a free port and waits until it listens.
+func startPGliteOn(tb testing.TB, node, script, mods string) (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -76,10 +100,10 @@ func startPGlite(tb testing.TB) *pgx.Conn {
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("start PGlite server: %v", err)
 	}
-	tb.Cleanup(func() {
+	stop := func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
-	})
+	}
 	// The server prints one line once it listens; a probe connection is not
 	// used because the server serves one client at a time.
 	ready := make(chan error, 1)
@@ -90,23 +114,20 @@ func startPGlite(tb testing.TB) *pgx.Conn {
 			io.Copy(io.Discard, out)
 			return
 		}
-		ready <- fmt.Errorf("PGlite server exited before listening (%v)", sc.Err())
+		ready <- fmt.Errorf("PGlite server exited before listening on port %d (%v)", port, sc.Err())
 	}()
 	select {
 	case err := <-ready:
 		if err != nil {
-			tb.Fatal(err)
+			stop()
+			return 0, err
 		}
 	case <-time.After(60 * time.Second):
+		stop()
 		tb.Fatalf("PGlite server on port %d did not start within 60s", port)
 	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres:postgres@127.0.0.1:%d/postgres?sslmode=disable", port))
-	if err != nil {
-		tb.Fatalf("connect to PGlite: %v", err)
-	}
-	tb.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
+	tb.Cleanup(stop)
+	return port, nil
 }
 
 func TestPGVectorContract(t *testing.T) {
