@@ -53,6 +53,9 @@ const (
 	// soakBound bounds the wait for every job to end; a job still running
 	// then is a failure, not a longer wait.
 	soakBound = 120 * time.Second
+	// soakStall: no job written for this long while some are not terminal
+	// means they are stuck (the reconciler polls every few hundred ms).
+	soakStall = 10 * time.Second
 )
 
 // soakRates are the fault rates (per decision).
@@ -94,10 +97,34 @@ type chaos struct {
 	mu   sync.Mutex
 	seen map[string]int
 	n    map[string]int
+	// hit lists the faults that touched each job, for the problem report.
+	hit map[string][]string
+	// created says which job and part each provider job was created for (by ref).
+	created sync.Map
 }
 
 func newChaos(seed uint64) *chaos {
-	return &chaos{seed: seed, seen: map[string]int{}, n: map[string]int{}}
+	return &chaos{seed: seed, seen: map[string]int{}, n: map[string]int{}, hit: map[string][]string{}}
+}
+
+// note records that a fault touched a job.
+func (c *chaos) note(jobID, what string) {
+	if jobID == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hit[jobID] = append(c.hit[jobID], what)
+}
+
+// history is what happened to a job, in order.
+func (c *chaos) history(jobID string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.hit[jobID]) == 0 {
+		return "no fault touched it"
+	}
+	return strings.Join(c.hit[jobID], "; ")
 }
 
 // roll is a number in [0,1) fixed by the seed, the kind of decision and its key.
@@ -185,6 +212,17 @@ func eventKey(ev []byte) (key string, internal bool) {
 	return b.String(), env.Source == config.EventSource
 }
 
+var eventJob = regexp.MustCompile(`\\?"(?:jobId|inferenceId)\\?"\s*:\s*\\?"([0-9a-z]+)|\\?"batchJobName\\?"\s*:\s*\\?"[a-z]+-([0-9a-z]+)`)
+
+// eventJobID is the job an event is about ("" when it names none).
+func eventJobID(ev []byte) string {
+	m := eventJob.FindSubmatch(ev)
+	if m == nil {
+		return ""
+	}
+	return string(m[1]) + string(m[2])
+}
+
 // wrapBus delivers events duplicated, late (so later ones overtake them) or not at all.
 func (c *chaos) wrapBus(l *local.Suite) {
 	deliver := l.Bus.Deliver
@@ -200,15 +238,19 @@ func (c *chaos) wrapBus(l *local.Suite) {
 				drop = 0 // a notification for pipelines: nothing of the job depends on it
 			}
 		}
+		what := strings.TrimSpace(key)
 		switch {
 		case x < drop:
 			c.count(fault)
+			c.note(eventJobID(ev), "dropped "+what)
 			return nil
 		case x < drop+r.dup:
 			c.count(fDup)
+			c.note(eventJobID(ev), "duplicated "+what)
 			l.Bus.Send(ev) // the copy goes through the faults too
 		case x < drop+r.dup+r.delay:
 			c.count(fDelay)
+			c.note(eventJobID(ev), "delayed "+what)
 			sleep(ctx, time.Duration(20+c.roll("delay", key)*280)*time.Millisecond)
 		}
 		return deliver(ctx, ev)
@@ -231,11 +273,16 @@ func (p *chaosProvider) Submit(ctx context.Context, in service.BatchSubmit) (str
 	sleep(ctx, time.Duration(5+p.c.roll("create-latency", key)*60)*time.Millisecond)
 	if n == 1 && p.c.roll("cancel-during-submit", jobID) < soakRates.cancelDuringSubmit {
 		p.c.count(fCancelInFlite)
+		p.c.note(jobID, "cancel_job during the create of "+in.Name)
 		p.cancel(jobID)
 	}
 	ref, err := p.BatchProvider.Submit(ctx, in)
+	if err == nil {
+		p.c.created.Store(ref, fmt.Sprintf("created for job %s part %s (create #%d)", jobID, in.Name, n))
+	}
 	if err == nil && p.c.roll("kill-submit", key) < soakRates.killSubmit && kill(ctx) {
 		p.c.count(fKillSubmit)
+		p.c.note(jobID, "killed after the create of "+in.Name+" returned "+ref)
 	}
 	return ref, err
 }
@@ -282,6 +329,7 @@ func (r chaosRuntime) InvokeAsync(ctx context.Context, in smsvc.AsyncInvocation)
 	acc, err := r.SageMakerRuntime.InvokeAsync(ctx, in)
 	if err == nil && r.c.roll("kill-submit", in.InferenceID) < soakRates.killSubmit && kill(ctx) {
 		r.c.count(fKillSubmit)
+		r.c.note(in.InferenceID, "killed after InvokeEndpointAsync returned")
 	}
 	return acc, err
 }
@@ -312,6 +360,7 @@ func (w *killWriter) PutRecords(ctx context.Context, jobID string, shards int, r
 	}
 	w.killed[jobID] = true
 	w.c.count(fKillIngest)
+	w.c.note(jobID, fmt.Sprintf("ingest killed after write %d", n))
 	return errKilled
 }
 
@@ -329,6 +378,7 @@ func (c *chaos) wrapOnDemand(l *local.Suite) {
 			return h(ctx, ev)
 		}
 		c.count(fKillOnDemand)
+		c.note(d.JobID, "on-demand run killed")
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		time.AfterFunc(time.Duration(2+c.roll("kill-ondemand-at", d.JobID)*30)*time.Millisecond, cancel)
@@ -537,6 +587,7 @@ func TestChaosSoak(t *testing.T) {
 					time.AfterFunc(it.cancelAt, func() {
 						defer cancelWG.Done()
 						c.count(fCancelAfter)
+						c.note(id, "cancel_job after submit")
 						if _, err := l.Service.Cancel(ctx, soakOwner, id); err != nil {
 							log.Info("soak: cancel refused", "job_id", id, "error", err)
 						}
@@ -550,11 +601,20 @@ func TestChaosSoak(t *testing.T) {
 	submitted := time.Since(start)
 
 	// Wait for every job to end, the reconcilers still running as the backstop.
+	// A job that has not moved for soakStall is stuck: waiting longer only
+	// makes a failing soak slower.
 	deadline := time.Now().Add(soakBound)
 	var jobs []*job.Job
+	lastMove, last := time.Now(), ""
 	for {
 		jobs = listSoakJobs(t, ctx, l)
 		if len(jobs) >= len(plan) && allTerminal(jobs) || time.Now().After(deadline) {
+			break
+		}
+		if fp := fingerprint(jobs); fp != last {
+			last, lastMove = fp, time.Now()
+		} else if time.Since(lastMove) > soakStall {
+			t.Logf("no job moved for %s: the jobs still running are stuck", soakStall)
 			break
 		}
 		sleep(ctx, 200*time.Millisecond)
@@ -570,7 +630,7 @@ func TestChaosSoak(t *testing.T) {
 	l.Bus.Wait()
 	jobs = listSoakJobs(t, ctx, l)
 
-	rep := account(t, ctx, l, plan, jobs)
+	rep := account(t, ctx, l, c, plan, jobs)
 	for _, e := range subErrs {
 		rep.problem("submit error", e)
 	}
@@ -631,6 +691,15 @@ func listSoakJobs(t *testing.T, ctx context.Context, l *local.Suite) []*job.Job 
 	}
 }
 
+// fingerprint changes whenever a job is written.
+func fingerprint(jobs []*job.Job) string {
+	var b strings.Builder
+	for _, j := range jobs {
+		fmt.Fprintf(&b, "%s:%d ", j.ID, j.Version)
+	}
+	return b.String()
+}
+
 func allTerminal(jobs []*job.Job) bool {
 	for _, j := range jobs {
 		if !j.Status.Terminal() {
@@ -653,6 +722,7 @@ func allEnded(l *local.Suite) bool {
 
 // soakReport is the outcome of a soak.
 type soakReport struct {
+	c *chaos
 	// byKind[kind][status] counts jobs.
 	byKind      map[string]map[job.Status]int
 	submitted   int // records asked for
@@ -666,6 +736,11 @@ type soakReport struct {
 
 func (r *soakReport) problem(what, detail string) {
 	r.problems = append(r.problems, what+": "+detail)
+}
+
+// jobProblem adds what the faults did to the job.
+func (r *soakReport) jobProblem(what, jobID, detail string) {
+	r.problem(what, detail+"\n      faults on "+jobID+": "+r.c.history(jobID))
 }
 
 func kindOf(j *job.Job) string {
@@ -682,9 +757,9 @@ func kindOf(j *job.Job) string {
 
 // account checks every job against the plan and every simulator's inventory
 // against the jobs' parts.
-func account(t *testing.T, ctx context.Context, l *local.Suite, plan []soakItem, jobs []*job.Job) *soakReport {
+func account(t *testing.T, ctx context.Context, l *local.Suite, c *chaos, plan []soakItem, jobs []*job.Job) *soakReport {
 	t.Helper()
-	r := &soakReport{byKind: map[string]map[job.Status]int{}}
+	r := &soakReport{c: c, byKind: map[string]map[job.Status]int{}}
 	byName := map[string]*job.Job{}
 	for _, j := range jobs {
 		k := kindOf(j)
@@ -753,7 +828,7 @@ func checkJob(t *testing.T, ctx context.Context, l *local.Suite, r *soakReport, 
 	tag := fmt.Sprintf("job %s %q (%s, %s)", j.ID, j.Name, kind, j.Status)
 	if !j.Status.Terminal() {
 		r.notTerminal++
-		r.problem("not terminal", fmt.Sprintf("%s: part statuses %s", tag, partStatuses(j)))
+		r.jobProblem("not terminal", j.ID, fmt.Sprintf("%s: part statuses %s", tag, partStatuses(j)))
 	}
 	seen := map[string]int{}
 	succeeded, failed := 0, 0
@@ -781,10 +856,10 @@ func checkJob(t *testing.T, ctx context.Context, l *local.Suite, r *soakReport, 
 		switch {
 		case !want[id]:
 			r.double++
-			r.problem("result for a record never submitted", fmt.Sprintf("%s: record %q", tag, id))
+			r.jobProblem("result for a record never submitted", j.ID, fmt.Sprintf("%s: record %q", tag, id))
 		case n > 1:
 			r.double += n - 1
-			r.problem("result stored twice", fmt.Sprintf("%s: record %q ×%d", tag, id, n))
+			r.jobProblem("result stored twice", j.ID, fmt.Sprintf("%s: record %q ×%d", tag, id, n))
 		}
 	}
 	missing := 0
@@ -795,7 +870,7 @@ func checkJob(t *testing.T, ctx context.Context, l *local.Suite, r *soakReport, 
 	}
 	if missing > 0 && j.Status != job.StatusCancelled {
 		r.lost += missing
-		r.problem("records without a result", fmt.Sprintf("%s: %d of %d (error %q)", tag, missing, len(want), j.Error))
+		r.jobProblem("records without a result", j.ID, fmt.Sprintf("%s: %d of %d (error %q)", tag, missing, len(want), j.Error))
 	}
 	if !j.Status.Terminal() {
 		return
@@ -806,7 +881,7 @@ func checkJob(t *testing.T, ctx context.Context, l *local.Suite, r *soakReport, 
 		if over > 0 {
 			r.double += over
 		}
-		r.problem("counts differ from stored results", fmt.Sprintf("%s: job says %d succeeded + %d failed, stored %d + %d", tag, j.Succeeded, j.Failed, succeeded, failed))
+		r.jobProblem("counts differ from stored results", j.ID, fmt.Sprintf("%s: job says %d succeeded + %d failed, stored %d + %d", tag, j.Succeeded, j.Failed, succeeded, failed))
 	}
 }
 
@@ -838,7 +913,17 @@ func checkInventories(l *local.Suite, r *soakReport, jobs []*job.Job) {
 	}
 	orphan := func(sim string, h sim.HeldJob, why string) {
 		r.orphaned++
-		r.problem("orphaned provider job", fmt.Sprintf("%s %s %s (status %s): %s", sim, h.Ref, h.Name, h.Status, why))
+		detail := fmt.Sprintf("%s %s %s (status %s): %s", sim, h.Ref, h.Name, h.Status, why)
+		if how, ok := r.c.created.Load(h.Ref); ok {
+			detail += "; " + how.(string)
+		}
+		jobID := h.Ref // SageMaker: the inference id is the job id
+		if j := owner[h.Ref]; j != nil {
+			jobID = j.ID
+		} else if how, ok := r.c.created.Load(h.Ref); ok {
+			jobID = strings.Fields(strings.TrimPrefix(how.(string), "created for job "))[0]
+		}
+		r.jobProblem("orphaned provider job", jobID, detail)
 	}
 	for _, inv := range []struct {
 		name string
