@@ -55,7 +55,12 @@ const (
 	soakBound = 120 * time.Second
 	// soakStall: no job written for this long while some are not terminal
 	// means they are stuck (the reconciler polls every few hundred ms).
-	soakStall = 10 * time.Second
+	soakStall = 5 * time.Second
+	// soakJump is how far the clocks jump when no job moves (at most
+	// soakJumps times): the time a lease or a backoff waits for in production
+	// (a submitting lease, a stale-job threshold of 15 minutes) passes at once.
+	soakJump  = 20 * time.Minute
+	soakJumps = 3
 )
 
 // soakRates are the fault rates (per decision).
@@ -89,6 +94,7 @@ const (
 	fRecon         = "reconciler runs"
 	fReconOverlap  = "reconciler runs overlapping another"
 	fReconErr      = "reconciler runs that returned an error"
+	fClockJump     = "clock jumps of 20 min while no job moved"
 )
 
 // chaos makes the fault decisions and counts the faults.
@@ -287,10 +293,23 @@ func (p *chaosProvider) Submit(ctx context.Context, in service.BatchSubmit) (str
 	return ref, err
 }
 
-// The optional interfaces the service asks its providers for survive the wrap.
+// The optional interfaces the service asks its providers for survive the
+// wrap. batchFinder has the method set of service.BatchFinder (a provider
+// whose create takes no idempotency key says how to find what a create made),
+// declared here by its shape so the soak builds with or without it.
+type batchFinder interface {
+	FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time, exclude []string) (string, error)
+}
+
 type fetchingProvider struct {
 	*chaosProvider
 	service.ResultFetcher
+}
+
+type fetchingFinderProvider struct {
+	*chaosProvider
+	service.ResultFetcher
+	batchFinder
 }
 
 type manifestProvider struct {
@@ -298,7 +317,7 @@ type manifestProvider struct {
 	batch.ManifestReader
 }
 
-func (c *chaos) wrapProviders(l *local.Suite) {
+func (c *chaos) wrapProviders(t *testing.T, l *local.Suite) {
 	core := l.Service.Core
 	var wrapped []service.BatchProvider
 	for _, p := range core.Providers.All() {
@@ -307,13 +326,20 @@ func (c *chaos) wrapProviders(l *local.Suite) {
 				l.Service.Core.Logger().Info("soak: cancel during submit refused", "job_id", id, "error", err)
 			}
 		}}
-		switch x := p.(type) {
-		case service.ResultFetcher:
-			wrapped = append(wrapped, fetchingProvider{cp, x})
-		case batch.ManifestReader:
-			wrapped = append(wrapped, manifestProvider{cp, x})
-		default:
+		fetcher, fetches := p.(service.ResultFetcher)
+		finder, finds := p.(batchFinder)
+		manifest, manifests := p.(batch.ManifestReader)
+		switch {
+		case fetches && finds && !manifests:
+			wrapped = append(wrapped, fetchingFinderProvider{cp, fetcher, finder})
+		case fetches && !finds && !manifests:
+			wrapped = append(wrapped, fetchingProvider{cp, fetcher})
+		case manifests && !fetches && !finds:
+			wrapped = append(wrapped, manifestProvider{cp, manifest})
+		case !fetches && !finds && !manifests:
 			wrapped = append(wrapped, cp)
+		default:
+			t.Fatalf("soak: provider %s has optional interfaces the fault wrapper does not forward (fetch %v, find %v, manifest %v)", p.Name(), fetches, finds, manifests)
 		}
 	}
 	core.Providers = service.NewRegistry(wrapped...)
@@ -513,9 +539,17 @@ func TestChaosSoak(t *testing.T) {
 		return ""
 	}
 
+	// One clock for the service and the batch simulators, so the soak can let
+	// time pass at once (see soakJump).
+	var offset atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	l.Service.Core.Clock = clock
+	l.Sim.Now = clock
+	l.Anthropic.Now = clock
+
 	// The fault layer over the suite's adapters, before any traffic.
 	c.wrapBus(l)
-	c.wrapProviders(l)
+	c.wrapProviders(t, l)
 	c.wrapOnDemand(l)
 	l.Service.SageMaker.Runtime = chaosRuntime{SageMakerRuntime: l.Service.SageMaker.Runtime, c: c}
 	ing := l.Service.Ingester.(*ingest.Ingester)
@@ -605,7 +639,7 @@ func TestChaosSoak(t *testing.T) {
 	// makes a failing soak slower.
 	deadline := time.Now().Add(soakBound)
 	var jobs []*job.Job
-	lastMove, last := time.Now(), ""
+	lastMove, last, jumps := time.Now(), "", 0
 	for {
 		jobs = listSoakJobs(t, ctx, l)
 		if len(jobs) >= len(plan) && allTerminal(jobs) || time.Now().After(deadline) {
@@ -614,8 +648,14 @@ func TestChaosSoak(t *testing.T) {
 		if fp := fingerprint(jobs); fp != last {
 			last, lastMove = fp, time.Now()
 		} else if time.Since(lastMove) > soakStall {
-			t.Logf("no job moved for %s: the jobs still running are stuck", soakStall)
-			break
+			if jumps == soakJumps {
+				t.Logf("no job moved for %s after %d clock jumps: the jobs still running are stuck", soakStall, jumps)
+				break
+			}
+			jumps++
+			offset.Add(int64(soakJump))
+			c.count(fClockJump)
+			lastMove = time.Now()
 		}
 		sleep(ctx, 200*time.Millisecond)
 	}
@@ -958,7 +998,7 @@ func (r *soakReport) print(t *testing.T, seed uint64, faults map[string]int, run
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nchaos soak, seed %d: %d jobs, %s (submits %s)\n\nFAULTS\n", seed, soakJobs, took.Round(100*time.Millisecond), submitting.Round(100*time.Millisecond))
 	for _, f := range []string{fDup, fDelay, fDropProvider, fDropInternal, fThrottle, fBusy, fRuntimeThrot, fSageFail,
-		fKillSubmit, fKillIngest, fKillOnDemand, fCancelInFlite, fCancelAfter, fRecon, fReconOverlap, fReconErr} {
+		fKillSubmit, fKillIngest, fKillOnDemand, fCancelInFlite, fCancelAfter, fRecon, fReconOverlap, fReconErr, fClockJump} {
 		fmt.Fprintf(&b, "  %-62s %6d\n", f, faults[f])
 	}
 	statuses := []job.Status{job.StatusCompleted, job.StatusPartiallyCompleted, job.StatusFailed, job.StatusCancelled, job.StatusExpired}
