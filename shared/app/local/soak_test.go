@@ -285,6 +285,8 @@ func (p *chaosProvider) Submit(ctx context.Context, in service.BatchSubmit) (str
 	ref, err := p.BatchProvider.Submit(ctx, in)
 	if err == nil {
 		p.c.created.Store(ref, fmt.Sprintf("created for job %s part %s (create #%d)", jobID, in.Name, n))
+	} else {
+		p.c.note(jobID, fmt.Sprintf("create #%d of %s answered: %.120s", n, in.Name, err))
 	}
 	if err == nil && p.c.roll("kill-submit", key) < soakRates.killSubmit && kill(ctx) {
 		p.c.count(fKillSubmit)
