@@ -13,6 +13,7 @@ import (
 	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,17 +64,36 @@ const (
 	soakJumps = 3
 )
 
-// soakRates are the fault rates (per decision).
-var soakRates = struct {
-	dup, delay, dropProvider, dropInternal   float64
-	killSubmit, killIngest, killOnDemand     float64
-	cancelDuringSubmit, cancelAfter          float64
-	throttleBedrock, busyAnthropic, failSage float64
-}{
-	dup: 0.10, delay: 0.15, dropProvider: 0.10, dropInternal: 0.03,
-	killSubmit: 0.08, killIngest: 0.15, killOnDemand: 0.15,
-	cancelDuringSubmit: 0.03, cancelAfter: 0.05,
-	throttleBedrock: 0.10, busyAnthropic: 0.10, failSage: 0.10,
+// soakRates are the fault rates (per decision); MCPBATCH_SOAK_FAULTS
+// overrides them ("drop_internal=0,kill_submit=0.2") to look at one fault at a time.
+var soakRates = map[string]float64{
+	"dup": 0.10, "delay": 0.15, "drop_provider": 0.10, "drop_internal": 0.03,
+	"kill_submit": 0.08, "kill_ingest": 0.15, "kill_ondemand": 0.15,
+	"cancel_during_submit": 0.03, "cancel_after": 0.05,
+	"throttle_bedrock": 0.10, "busy_anthropic": 0.10, "throttle_runtime": 0.10, "fail_sagemaker": 0.10,
+}
+
+const soakFaultsEnv = "MCPBATCH_SOAK_FAULTS"
+
+// soakFaultRates reads the overrides of soakRates.
+func soakFaultRates(spec string) (map[string]float64, error) {
+	rates := maps.Clone(soakRates)
+	for _, kv := range strings.Split(spec, ",") {
+		if strings.TrimSpace(kv) == "" {
+			continue
+		}
+		name, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if _, known := rates[name]; !known || !ok {
+			keys := slices.Sorted(maps.Keys(rates))
+			return nil, fmt.Errorf("%s: %q: want name=rate with a name among %s", soakFaultsEnv, kv, strings.Join(keys, ", "))
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || x < 0 || x > 1 {
+			return nil, fmt.Errorf("%s: %s=%q: want a rate from 0 to 1", soakFaultsEnv, name, v)
+		}
+		rates[name] = x
+	}
+	return rates, nil
 }
 
 // Fault names, as printed.
@@ -107,10 +127,20 @@ type chaos struct {
 	hit map[string][]string
 	// created says which job and part each provider job was created for (by ref).
 	created sync.Map
+	rates   map[string]float64
 }
 
-func newChaos(seed uint64) *chaos {
-	return &chaos{seed: seed, seen: map[string]int{}, n: map[string]int{}, hit: map[string][]string{}}
+// rate is the rate of a fault (a name of soakRates).
+func (c *chaos) rate(name string) float64 {
+	r, ok := c.rates[name]
+	if !ok {
+		panic("soak: unknown fault " + name)
+	}
+	return r
+}
+
+func newChaos(seed uint64, rates map[string]float64) *chaos {
+	return &chaos{seed: seed, rates: rates, seen: map[string]int{}, n: map[string]int{}, hit: map[string][]string{}}
 }
 
 // note records that a fault touched a job.
@@ -232,14 +262,14 @@ func eventJobID(ev []byte) string {
 // wrapBus delivers events duplicated, late (so later ones overtake them) or not at all.
 func (c *chaos) wrapBus(l *local.Suite) {
 	deliver := l.Bus.Deliver
-	r := soakRates
 	l.Bus.Deliver = func(ctx context.Context, ev []byte) error {
 		key, internal := eventKey(ev)
 		key = fmt.Sprintf("%s#%d", key, c.nth("bus", key))
 		x := c.roll("bus", key)
-		drop, fault := r.dropProvider, fDropProvider
+		drop, fault := c.rate("drop_provider"), fDropProvider
+		dup, delay := c.rate("dup"), c.rate("delay")
 		if internal {
-			drop, fault = r.dropInternal, fDropInternal
+			drop, fault = c.rate("drop_internal"), fDropInternal
 			if strings.Contains(key, config.DetailJobCompleted) {
 				drop = 0 // a notification for pipelines: nothing of the job depends on it
 			}
@@ -250,11 +280,11 @@ func (c *chaos) wrapBus(l *local.Suite) {
 			c.count(fault)
 			c.note(eventJobID(ev), "dropped "+what)
 			return nil
-		case x < drop+r.dup:
+		case x < drop+dup:
 			c.count(fDup)
 			c.note(eventJobID(ev), "duplicated "+what)
 			l.Bus.Send(ev) // the copy goes through the faults too
-		case x < drop+r.dup+r.delay:
+		case x < drop+dup+delay:
 			c.count(fDelay)
 			c.note(eventJobID(ev), "delayed "+what)
 			sleep(ctx, time.Duration(20+c.roll("delay", key)*280)*time.Millisecond)
@@ -277,7 +307,7 @@ func (p *chaosProvider) Submit(ctx context.Context, in service.BatchSubmit) (str
 	key := fmt.Sprintf("%s#%d", in.Name, n)
 	jobID := in.Tags["mcpbatch:job"]
 	sleep(ctx, time.Duration(5+p.c.roll("create-latency", key)*60)*time.Millisecond)
-	if n == 1 && p.c.roll("cancel-during-submit", jobID) < soakRates.cancelDuringSubmit {
+	if n == 1 && p.c.roll("cancel-during-submit", jobID) < p.c.rate("cancel_during_submit") {
 		p.c.count(fCancelInFlite)
 		p.c.note(jobID, "cancel_job during the create of "+in.Name)
 		p.cancel(jobID)
@@ -288,7 +318,7 @@ func (p *chaosProvider) Submit(ctx context.Context, in service.BatchSubmit) (str
 	} else {
 		p.c.note(jobID, fmt.Sprintf("create #%d of %s answered: %.120s", n, in.Name, err))
 	}
-	if err == nil && p.c.roll("kill-submit", key) < soakRates.killSubmit && kill(ctx) {
+	if err == nil && p.c.roll("kill-submit", key) < p.c.rate("kill_submit") && kill(ctx) {
 		p.c.count(fKillSubmit)
 		p.c.note(jobID, "killed after the create of "+in.Name+" returned "+ref)
 	}
@@ -355,7 +385,7 @@ type chaosRuntime struct {
 
 func (r chaosRuntime) InvokeAsync(ctx context.Context, in smsvc.AsyncInvocation) (smsvc.AsyncAccepted, error) {
 	acc, err := r.SageMakerRuntime.InvokeAsync(ctx, in)
-	if err == nil && r.c.roll("kill-submit", in.InferenceID) < soakRates.killSubmit && kill(ctx) {
+	if err == nil && r.c.roll("kill-submit", in.InferenceID) < r.c.rate("kill_submit") && kill(ctx) {
 		r.c.count(fKillSubmit)
 		r.c.note(in.InferenceID, "killed after InvokeEndpointAsync returned")
 	}
@@ -378,7 +408,7 @@ func (w *killWriter) PutRecords(ctx context.Context, jobID string, shards int, r
 		return err
 	}
 	n := w.c.nth("ingest-write", jobID)
-	if w.c.roll("kill-ingest", fmt.Sprintf("%s#%d", jobID, n)) >= soakRates.killIngest {
+	if w.c.roll("kill-ingest", fmt.Sprintf("%s#%d", jobID, n)) >= w.c.rate("kill_ingest") {
 		return nil
 	}
 	w.mu.Lock()
@@ -402,7 +432,7 @@ func (c *chaos) wrapOnDemand(l *local.Suite) {
 			JobID string `json:"jobId"`
 		}
 		_ = json.Unmarshal(ev.Detail, &d)
-		if c.nth("ondemand-run", d.JobID) > 1 || c.roll("kill-ondemand", d.JobID) >= soakRates.killOnDemand {
+		if c.nth("ondemand-run", d.JobID) > 1 || c.roll("kill-ondemand", d.JobID) >= c.rate("kill_ondemand") {
 			return h(ctx, ev)
 		}
 		c.count(fKillOnDemand)
@@ -469,7 +499,7 @@ func soakPlan(c *chaos) []soakItem {
 		case kSageMaker:
 			it.model = local.SimEndpoints[0]
 		}
-		if it.kind != kSageMaker && c.roll("cancel-after", key) < soakRates.cancelAfter {
+		if it.kind != kSageMaker && c.roll("cancel-after", key) < c.rate("cancel_after") {
 			it.cancelAt = time.Duration(1+c.roll("cancel-after-at", key)*300) * time.Millisecond
 		}
 	}
@@ -493,13 +523,20 @@ func soakSeed(t *testing.T) uint64 {
 }
 
 func TestChaosSoak(t *testing.T) {
-	if os.Getenv("MCPBATCH_E2E") != "1" {
+	if os.Getenv("MCPBATCH_E2E") != "1" || testing.Short() {
 		t.Skip("chaos soak: set MCPBATCH_E2E=1 (make test does)")
 	}
 	seed := soakSeed(t)
 	t.Logf("chaos soak seed %d (replay: %s=%d go test ./shared/app/local -run TestChaosSoak -v)", seed, soakSeedEnv, seed)
+	rates, err := soakFaultRates(os.Getenv(soakFaultsEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec := os.Getenv(soakFaultsEnv); spec != "" {
+		t.Logf("fault rates overridden by %s=%s", soakFaultsEnv, spec)
+	}
 	start := time.Now()
-	c := newChaos(seed)
+	c := newChaos(seed, rates)
 
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	if os.Getenv("MCPBATCH_SOAK_LOG") != "" {
@@ -507,7 +544,7 @@ func TestChaosSoak(t *testing.T) {
 	}
 	l, err := local.New(context.Background(), local.Options{
 		Dir: t.TempDir(), StepDelay: 25 * time.Millisecond, FailEvery: 13, Log: log,
-		Reports: local.ReportsOptions{ThrottleRate: 0.1, Concurrency: 4},
+		Reports: local.ReportsOptions{ThrottleRate: c.rate("throttle_runtime"), Concurrency: 4},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -517,7 +554,7 @@ func TestChaosSoak(t *testing.T) {
 	// Simulator knobs, decided by the seed.
 	var throttleN atomic.Int64
 	l.Sim.ThrottleAPI = func(op string) bool {
-		if c.roll("throttle", fmt.Sprintf("%s#%d", op, throttleN.Add(1))) < soakRates.throttleBedrock {
+		if c.roll("throttle", fmt.Sprintf("%s#%d", op, throttleN.Add(1))) < c.rate("throttle_bedrock") {
 			c.count(fThrottle)
 			return true
 		}
@@ -525,7 +562,7 @@ func TestChaosSoak(t *testing.T) {
 	}
 	var busyN atomic.Int64
 	l.Anthropic.Busy = func() bool {
-		if c.roll("busy", strconv.FormatInt(busyN.Add(1), 10)) < soakRates.busyAnthropic {
+		if c.roll("busy", strconv.FormatInt(busyN.Add(1), 10)) < c.rate("busy_anthropic") {
 			c.count(fBusy)
 			return true
 		}
@@ -534,7 +571,7 @@ func TestChaosSoak(t *testing.T) {
 	l.Anthropic.SlowRequest = func(id string) bool { return c.roll("slow", id) < 0.1 }
 	l.Anthropic.SlowSteps = 3
 	l.SageMaker.Sim.FailAsync = func(_ string, body []byte) string {
-		if c.roll("sagemaker-fail", string(body)) < soakRates.failSage {
+		if c.roll("sagemaker-fail", string(body)) < c.rate("fail_sagemaker") {
 			c.count(fSageFail)
 			return "ModelError: simulated failure chosen by the soak"
 		}
