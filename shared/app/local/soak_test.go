@@ -1072,3 +1072,63 @@ func (r *soakReport) print(t *testing.T, seed uint64, faults map[string]int, run
 	}
 	t.Log(b.String())
 }
+
+func TestSoakFaultRates(t *testing.T) {
+	tests := []struct {
+		spec, err string
+		check     string
+		want      float64
+	}{
+		{spec: "", check: "dup", want: soakRates["dup"]},
+		{spec: "drop_internal=0, kill_submit=0.5", check: "kill_submit", want: 0.5},
+		{spec: "drop_internal=0", check: "drop_internal", want: 0},
+		{spec: "nope=0.1", err: `"nope=0.1": want name=rate with a name among`},
+		{spec: "dup", err: `"dup": want name=rate`},
+		{spec: "dup=2", err: `dup="2": want a rate from 0 to 1`},
+		{spec: "dup=x", err: `dup="x": want a rate from 0 to 1`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.spec, func(t *testing.T) {
+			got, err := soakFaultRates(tc.spec)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), soakFaultsEnv) {
+					t.Fatalf("error %v, want one with %q naming %s", err, tc.err, soakFaultsEnv)
+				}
+				return
+			}
+			if err != nil || got[tc.check] != tc.want {
+				t.Fatalf("%s = %v (%v), want %v", tc.check, got[tc.check], err, tc.want)
+			}
+		})
+	}
+}
+
+// The fault decisions depend on the seed and the key only, and the event
+// key leaves out what differs between two deliveries of one event.
+func TestSoakDecisionsAndEventKeys(t *testing.T) {
+	a, b := newChaos(1, soakRates), newChaos(1, soakRates)
+	if a.roll("bus", "k#1") != b.roll("bus", "k#1") {
+		t.Error("one seed and key gave two decisions")
+	}
+	if a.roll("bus", "k#1") == newChaos(2, soakRates).roll("bus", "k#1") {
+		t.Error("two seeds gave one decision")
+	}
+	bedrock := []byte(`{"version":"0","id":"x1","detail-type":"Batch Inference Job State Change","source":"aws.bedrock","time":"2026-01-01T00:00:00Z","detail":{"batchJobName":"mcpbatch-01jobid","batchJobArn":"arn:x","status":"InProgress"}}`)
+	again := []byte(`{"version":"0","id":"x2","detail-type":"Batch Inference Job State Change","source":"aws.bedrock","time":"2026-01-01T00:00:09Z","detail":{"batchJobName":"mcpbatch-01jobid","batchJobArn":"arn:x","status":"InProgress"}}`)
+	k1, internal := eventKey(bedrock)
+	k2, _ := eventKey(again)
+	if k1 != k2 || internal || !strings.Contains(k1, "status=InProgress") || eventJobID(bedrock) != "01jobid" {
+		t.Errorf("Bedrock event: keys %q / %q, internal %v, job %q", k1, k2, internal, eventJobID(bedrock))
+	}
+	sns, err := sim.SNSEvent("arn:aws:sns:us-east-1:1:t", map[string]any{"eventName": "InferenceResult", "inferenceId": "01inf", "invocationStatus": "Completed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := eventKey(sns); !strings.Contains(k, "inferenceId=01inf") || !strings.Contains(k, "invocationStatus=Completed") || eventJobID(sns) != "01inf" {
+		t.Errorf("SageMaker notification: key %q, job %q", k, eventJobID(sns))
+	}
+	ready := []byte(`{"source":"mcpbatch","detail-type":"Job Output Ready","detail":{"jobId":"01ready","provider":"anthropic"}}`)
+	if k, internal := eventKey(ready); !internal || !strings.Contains(k, "Job Output Ready") || eventJobID(ready) != "01ready" {
+		t.Errorf("internal event: key %q internal %v job %q", k, internal, eventJobID(ready))
+	}
+}
