@@ -16,5 +16,5 @@ func main() {
 	a, err := app.FromEnv(ctx, anthropicapp.Provider)
 	app.Must("init", err)
 	h := &handler.Ingest{Svc: a.Graph, Log: a.Log}
-	lambda.Start(h.Handle)
+	lambda.Start(handler.Tolerant(h.Handle))
 }

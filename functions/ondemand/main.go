@@ -17,5 +17,5 @@ func main() {
 	a, err := app.FromEnv(ctx, awsreports.OnDemandModel)
 	app.Must("init", err)
 	h := &handler.OnDemand{Svc: a.Graph.OnDemandRuns, Log: a.Log}
-	lambda.Start(h.Handle)
+	lambda.Start(handler.Tolerant(h.Handle))
 }

@@ -19,5 +19,5 @@ func main() {
 	a, err := app.FromEnv(ctx, anthropicapp.Provider)
 	app.Must("init", err)
 	h := &handler.Reconciler{Svc: a.Graph.Reconciler, SageMaker: a.Graph.SageMaker, Log: a.Log}
-	lambda.Start(h.Handle)
+	lambda.Start(handler.TolerantResult(h.Handle))
 }

@@ -33,8 +33,11 @@ const (
 // default-bus rule matches only our jobs.
 const DefaultJobPrefix = "mcpbatch"
 
-// DefaultBedrockModels are the Claude Haiku and Sonnet models allowed by default:
-// base model ids and their US cross-region inference profiles.
+// DefaultBedrockModels are the models allowed by default: Claude Haiku and
+// Sonnet (base ids and their US cross-region inference profiles), one model of
+// each other text family (Nova, Llama) and Titan Text Embeddings V2. The model
+// catalog (shared/model) holds their facts; on-demand calls pick the
+// inference profile the catalog names for the region.
 var DefaultBedrockModels = []string{
 	"anthropic.claude-3-5-haiku-20241022-v1:0",
 	"anthropic.claude-3-5-sonnet-20241022-v2:0",
@@ -44,6 +47,9 @@ var DefaultBedrockModels = []string{
 	"us.anthropic.claude-3-5-sonnet-20241022-v2:0",
 	"us.anthropic.claude-haiku-4-5-20251001-v1:0",
 	"us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+	"amazon.nova-lite-v1:0",
+	"meta.llama3-3-70b-instruct-v1:0",
+	"amazon.titan-embed-text-v2:0",
 }
 
 // ProfileRegionPrefixes are the geography prefixes of cross-region inference profile ids.

@@ -126,9 +126,9 @@ func (r *Router) Route(ctx context.Context, body []byte) error {
 	}
 	switch {
 	case probe.Source != "" && probe.DetailType != "":
-		var ev events.CloudWatchEvent
-		if err := json.Unmarshal(body, &ev); err != nil {
-			return fmt.Errorf("%w: not an EventBridge event: %v", ErrUnroutable, err)
+		ev, err := DecodeEvent(body)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrUnroutable, err)
 		}
 		switch {
 		case ev.Source == config.BedrockEventSource && ev.DetailType == config.BedrockDetailType && r.Bedrock != nil:

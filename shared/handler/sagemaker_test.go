@@ -121,6 +121,8 @@ func TestSageMakerSamples(t *testing.T) {
 		{"success with responseBody", []string{"success-with-body.json"}, job.StatusCompleted, sampleAnswer, ""},
 		{"success without responseBody reads the output object", []string{"success-without-body.json"}, job.StatusCompleted, sampleAnswer, ""},
 		{"error", []string{"error.json"}, job.StatusFailed, "", "ClientError: Received server error (500) from model"},
+		// The error topic's responseBody is the model's own answer: kept as the output.
+		{"error with the model's response body", []string{"error-with-body.json"}, job.StatusFailed, `{"error":"model says: field \"inputs\" is required"}`, "ClientError: Received client error (400)"},
 		{"duplicates change nothing", []string{"success-with-body.json", "success-with-body.json", "success-without-body.json"}, job.StatusCompleted, sampleAnswer, ""},
 		{"an error after a success leaves it succeeded", []string{"success-with-body.json", "error.json", "error.json"}, job.StatusCompleted, sampleAnswer, ""},
 		{"a success after an error leaves it failed", []string{"error.json", "success-without-body.json"}, job.StatusFailed, "", "ClientError"},

@@ -223,7 +223,10 @@ func summarize(ctx context.Context, m Meta, recs Records) (Summary, []Failure, e
 	s.Categories = sorted(cats)
 	s.FailureCodes = sorted(codes)
 	s.ListedFailure = len(fails)
-	s.CostUSD, s.PriceKnown = Cost(j.Model, s.Mode, s.InputTokens, s.OutputTokens, s.CacheReadTokens, s.CacheWriteTokens)
+	// The job's cost, priced from the model catalog when its tokens were counted.
+	if j.Cost != nil {
+		s.CostUSD, s.PriceKnown = j.Cost.TotalUSD, len(j.Cost.Unpriced) == 0
+	}
 	return s, fails, nil
 }
 

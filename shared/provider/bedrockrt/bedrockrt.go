@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 )
@@ -31,6 +31,8 @@ type API interface {
 // Model calls Bedrock models one record at a time.
 type Model struct {
 	Client API
+	// Catalog says which models take a prompt-cache checkpoint (nil: the embedded catalog).
+	Catalog *model.Catalog
 }
 
 var _ ondemand.OnDemandModel = (*Model)(nil)
@@ -62,7 +64,7 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: sys}}
 		// Only the job-level system prompt is stable across records; a per-record
 		// override would write a cache entry nobody reads.
-		if in.System == "" && SupportsPromptCache(model) {
+		if in.System == "" && m.cacheable(model) {
 			req.System = append(req.System, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}})
 		}
 	}
@@ -127,15 +129,19 @@ func classify(err error) error {
 	return fmt.Errorf("%w: %v", ondemand.ErrRetryable, err)
 }
 
-// SupportsPromptCache reports whether Bedrock accepts a cachePoint for the model.
-func SupportsPromptCache(model string) bool {
-	base, _ := config.BaseModel(model)
-	for _, p := range []string{"anthropic.claude-3-5-haiku", "anthropic.claude-3-7-sonnet", "anthropic.claude-sonnet-4", "anthropic.claude-opus-4", "anthropic.claude-haiku-4-5", "amazon.nova"} {
-		if strings.HasPrefix(base, p) {
-			return true
-		}
+// SupportsPromptCache reports whether Bedrock accepts a cachePoint for the
+// model, as the embedded model catalog says (its caching rules).
+func SupportsPromptCache(id string) bool { return (&Model{}).cacheable(id) }
+
+// cacheable reads the model's caching rules from the catalog (the embedded
+// one when Catalog is nil).
+func (m *Model) cacheable(id string) bool {
+	cat := m.Catalog
+	if cat == nil {
+		cat = model.Default()
 	}
-	return false
+	e, ok := cat.Lookup(id)
+	return ok && e.Caching != nil
 }
 
 type inMessage struct {

@@ -108,6 +108,13 @@ func (m *Service) record(ctx context.Context, j *job.Job, ev SageMakerEvent) (jo
 		if rec.ErrorMessage == "" {
 			rec.ErrorMessage = "SageMaker reported the invocation failed without a reason; see " + j.FailureURI
 		}
+		if ev.HasBody && len(ev.Body) <= job.MaxInlineOutputBytes {
+			// The model's own error answer (error topic responseBody) says why.
+			rec.Output, rec.Note = decodeOutput(ev.Body, ev.ContentType)
+			if rec.Note == "" {
+				rec.Note = "output is the model's error response from the notification"
+			}
+		}
 		return rec, nil
 	}
 	rec.Status = job.RecordSucceeded

@@ -1,0 +1,92 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+)
+
+// limitsProvider adds batch limits to namedProvider.
+type limitsProvider struct{ namedProvider }
+
+func (limitsProvider) Limits() service.BatchLimits {
+	return service.BatchLimits{Title: "Bedrock batch inference", MinRecords: 100, OnDemand: true}
+}
+
+// The catalog holds a submit to each model's modes, output maximum and task;
+// every refusal names the field, the model and the allowed values.
+func TestCheckModelAgainstTheCatalog(t *testing.T) {
+	bedrock := limitsProvider{namedProvider{name: "bedrock"}}
+	s := &Service{Core: &service.Core{}, OnDemand: noOnDemand{}}
+	prompt := func(n int) []job.Input {
+		out := make([]job.Input, n)
+		for i := range out {
+			out[i] = job.Input{Prompt: "hi"}
+		}
+		return out
+	}
+	tests := []struct {
+		name, model, mode string
+		maxTokens         int
+		records           []job.Input
+		wantMode          string
+		wantMaxTokens     int
+		wantField         string // "" for success
+		wantText          []string
+	}{
+		{"default max_tokens", "anthropic.claude-3-5-haiku-20241022-v1:0", "", 0, prompt(100), "batch", 1024, "", nil},
+		{"at the model's maximum", "anthropic.claude-3-5-haiku-20241022-v1:0", "", 8192, prompt(100), "batch", 8192, "", nil},
+		{"over the model's maximum", "anthropic.claude-3-5-haiku-20241022-v1:0", "", 8193, prompt(100), "", 0, "max_tokens",
+			[]string{"1..8192", "anthropic.claude-3-5-haiku-20241022-v1:0"}},
+		{"4.5 allows 64000", "anthropic.claude-haiku-4-5-20251001-v1:0", "", 64000, prompt(100), "batch", 64000, "", nil},
+		{"auto under the minimum runs on demand", "amazon.nova-lite-v1:0", "", 0, prompt(20), "on_demand", 1024, "", nil},
+		{"a model that runs on demand only: auto", "mistral.mistral-7b-instruct-v0:2", "", 0, prompt(300), "on_demand", 1024, "", nil},
+		{"a model that runs on demand only: batch refused", "mistral.mistral-7b-instruct-v0:2", "batch", 0, prompt(300), "", 0, "mode",
+			[]string{"mistral.mistral-7b-instruct-v0:2", "on_demand"}},
+		{"embedding model given prompts", "amazon.titan-embed-text-v2:0", "", 0, prompt(100), "", 0, "records[0]",
+			[]string{"embedding model", "model_input"}},
+		{"embedding model given native bodies", "amazon.titan-embed-text-v2:0", "", 0,
+			[]job.Input{{ModelInput: json.RawMessage(`{"inputText":"x"}`)}}, "on_demand", 0, "", nil},
+		{"a model of another provider", "claude-haiku-4-5", "", 0, prompt(100), "", 0, "provider", []string{"anthropic"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &SubmitRequest{Model: tc.model, Mode: tc.mode, Records: tc.records, Params: job.Params{MaxTokens: tc.maxTokens}}
+			m, err := s.checkModel(req, bedrock)
+			if err == nil {
+				err = s.resolveMode(req, bedrock, m)
+			}
+			if tc.wantField != "" {
+				var fe *job.FieldError
+				if !errors.As(err, &fe) || fe.Field != tc.wantField {
+					t.Fatalf("got %v, want a field error on %s", err, tc.wantField)
+				}
+				for _, w := range tc.wantText {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not mention %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if req.Mode != tc.wantMode || (m.Task == model.TaskText && req.Params.MaxTokens != tc.wantMaxTokens) {
+				t.Errorf("mode %s max_tokens %d, want %s %d", req.Mode, req.Params.MaxTokens, tc.wantMode, tc.wantMaxTokens)
+			}
+		})
+	}
+}
+
+// noOnDemand is an on-demand submitter that is present but never called here.
+type noOnDemand struct{}
+
+func (noOnDemand) SubmitOnDemand(context.Context, SubmitRequest) (*job.Job, error) {
+	return nil, errors.New("not called in this test")
+}
