@@ -982,8 +982,8 @@ func partStatuses(j *job.Job) string {
 }
 
 // checkInventories: every provider job a simulator holds has ended, is the
-// Ref of a part, and was stopped when its part was cancelled before the
-// provider ended it.
+// Ref of a part, and, when that part was cancelled before the provider
+// ended its job, the service asked the provider to stop it.
 func checkInventories(l *local.Suite, r *soakReport, jobs []*job.Job) {
 	parts := map[string]job.Part{}
 	owner := map[string]*job.Job{}
@@ -1025,7 +1025,7 @@ func checkInventories(l *local.Suite, r *soakReport, jobs []*job.Job) {
 			case !ok:
 				orphan(inv.name, h, "no job part refers to it (created, never tracked: billed and never ingested)")
 			case p.Status == job.StatusCancelled && !h.StopRequested && !stopAsked(r.c, h.Ref) && p.ProviderStatus != h.Status:
-				orphan(inv.name, h, fmt.Sprintf("job %s part %d was cancelled (%s) but the provider job was never stopped and ran to its end",
+				orphan(inv.name, h, fmt.Sprintf("job %s part %d was cancelled (%s) but the service never asked the provider to stop its job, which ran to its end",
 					owner[h.Ref].ID, p.Index+1, cmp.Or(p.ProviderStatus, "never reached the provider, by our record")))
 			}
 		}
