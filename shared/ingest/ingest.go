@@ -135,10 +135,13 @@ type Ingester struct {
 	// <ResultsPrefix>/<jobID>/<recordID>.out (e.g. s3://bucket/results).
 	ResultsPrefix string
 
-	BatchSize        int
-	Workers          int
-	ChunkLines       int
-	MaxLineBytes     int // per output line; 0 is jsonl.DefaultMaxLineBytes
+	BatchSize    int
+	Workers      int
+	ChunkLines   int
+	MaxLineBytes int // per output line; 0 is jsonl.DefaultMaxLineBytes
+	// MaxLineBytesFor, when set, raises the cap for a job whose output lines
+	// may be longer (they repeat a big input).
+	MaxLineBytesFor  func(*job.Job) int
 	KeepBadLines     int
 	MaxInFlightBytes int64
 	SaveTimeout      time.Duration

@@ -79,6 +79,10 @@ func (in *Ingester) newRun(ctx context.Context, j *job.Job, parse Parser, resolv
 	}
 	ictx, cancel := context.WithCancelCause(ctx)
 	workers := or(in.Workers, DefaultWorkers)
+	maxLine := or(in.MaxLineBytes, jsonl.DefaultMaxLineBytes)
+	if in.MaxLineBytesFor != nil {
+		maxLine = max(maxLine, in.MaxLineBytesFor(j))
+	}
 	return &run{
 		in:          in,
 		j:           j,
@@ -88,7 +92,7 @@ func (in *Ingester) newRun(ctx context.Context, j *job.Job, parse Parser, resolv
 		batchSize:   or(in.BatchSize, DefaultBatchSize),
 		chunkLines:  or(in.ChunkLines, DefaultChunkLines),
 		keepBad:     or(in.KeepBadLines, DefaultKeepBadLines),
-		maxLine:     or(in.MaxLineBytes, jsonl.DefaultMaxLineBytes),
+		maxLine:     maxLine,
 		saveTimeout: or(in.SaveTimeout, DefaultSaveTimeout),
 		shards:      max(j.Shards, 1),
 		parent:      ctx,

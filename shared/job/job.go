@@ -33,12 +33,15 @@ type Job struct {
 	// FailureURI is where a provider writes a failure (SageMaker async FailureLocation).
 	FailureURI string `json:"failureUri,omitempty"`
 
-	RecordCount  int   `json:"recordCount"`
-	Succeeded    int   `json:"succeeded"`
-	Failed       int   `json:"failed"`
-	BadLines     int   `json:"badLines"`
-	InputTokens  int64 `json:"inputTokens"`
-	OutputTokens int64 `json:"outputTokens"`
+	RecordCount int `json:"recordCount"`
+	// MaxInputLineBytes is the longest provider input line of the job: output
+	// lines that repeat the input (Bedrock) are read up to a cap derived from it.
+	MaxInputLineBytes int   `json:"maxInputLineBytes,omitempty"`
+	Succeeded         int   `json:"succeeded"`
+	Failed            int   `json:"failed"`
+	BadLines          int   `json:"badLines"`
+	InputTokens       int64 `json:"inputTokens"`
+	OutputTokens      int64 `json:"outputTokens"`
 	// Shards is the number of partition keys results are spread over (see RecordShard).
 	Shards int `json:"shards"`
 
@@ -48,6 +51,11 @@ type Job struct {
 	// OutputReadyPublished records that "Job Output Ready" went out, so a
 	// retried event handler republishes only when the first try failed.
 	OutputReadyPublished bool `json:"outputReadyPublished,omitempty"`
+	// Retries counts the reconciler's nudges of a stalled job (an ingest or
+	// an on-demand run that made no progress); LastError is the last error
+	// its handler recorded, named when the job fails after too many.
+	Retries   int    `json:"retries,omitempty"`
+	LastError string `json:"lastError,omitempty"`
 
 	TTLDays     int       `json:"ttlDays"`
 	CreatedAt   time.Time `json:"createdAt"`
@@ -55,6 +63,10 @@ type Job struct {
 	SubmittedAt time.Time `json:"submittedAt,omitzero"`
 	CompletedAt time.Time `json:"completedAt,omitzero"`
 	ExpiresAt   time.Time `json:"expiresAt"`
+	// RecordsExpireAt is the expiry of the records ingest writes, fixed when
+	// the first ingest starts (the provider's end + TTL); the finished job
+	// expires with them (see Retain).
+	RecordsExpireAt time.Time `json:"recordsExpireAt,omitzero"`
 	// LastEventAt is when a provider last told us something (event or poll).
 	LastEventAt time.Time `json:"lastEventAt,omitzero"`
 	// Version increments on every write; stores use it for optimistic locking.
@@ -88,6 +100,13 @@ type Part struct {
 	// CancelRequested records a cancel_job, for providers (Anthropic) whose end
 	// state does not say whether the batch was cancelled.
 	CancelRequested bool `json:"cancelRequested,omitempty"`
+	// SubmitLease names the run creating this part's provider job; no other run
+	// submits the part before SubmitLeaseUntil. SubmitTriedAt is when a create
+	// was first tried: after a lease ran out without a Ref, a provider whose
+	// create takes no idempotency key is asked for a job made since then first.
+	SubmitLease      string    `json:"submitLease,omitempty"`
+	SubmitLeaseUntil time.Time `json:"submitLeaseUntil,omitzero"`
+	SubmitTriedAt    time.Time `json:"submitTriedAt,omitzero"`
 }
 
 // Checkpoint is the ingest position: every line before Offset of part Part has been

@@ -96,11 +96,13 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	id, results := strings.CutSuffix(rest, resultsSuffix)
 	var body any
 	if results {
-		recs, next, j, err := s.Svc.Results(ctx, owner, service.ResultsQuery{JobID: id})
+		p, err := s.Svc.ResultsPage(ctx, owner, service.ResultsQuery{JobID: id})
 		if err != nil {
 			return nil, s.resourceError(ctx, uri, err)
 		}
-		page := ResultsOut{JobID: j.ID, JobStatus: string(j.Status), NextCursor: next, Records: make([]RecordOut, 0, len(recs))}
+		recs, j := p.Records, p.Job
+		page := ResultsOut{JobID: j.ID, JobStatus: string(j.Status), NextCursor: p.Next, TruncatedByBytes: p.TruncatedByBytes,
+			Records: make([]RecordOut, 0, len(recs))}
 		for _, r := range recs {
 			ro := RecordOut{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason,
 				ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}

@@ -23,7 +23,7 @@ import (
 type Service interface {
 	Submit(ctx context.Context, req batch.SubmitRequest) (*job.Job, error)
 	Get(ctx context.Context, owner, id string) (*job.Job, error)
-	Results(ctx context.Context, owner string, q service.ResultsQuery) ([]job.Record, string, *job.Job, error)
+	ResultsPage(ctx context.Context, owner string, q service.ResultsQuery) (service.ResultsPage, error)
 	Cancel(ctx context.Context, owner, id string) (*job.Job, error)
 	List(ctx context.Context, owner string, q service.ListQuery) ([]*job.Job, string, error)
 }
@@ -128,6 +128,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 		Title: "Read a job's results page by page",
 		Description: "Per-record results of a job, including failed records with their error code and message. " +
 			"Filter with status succeeded|failed; page with limit (1..500, default 100) and next_cursor until it is absent. " +
+			"A page also stops at 4 MB of records (truncated_by_bytes: true, with next_cursor). " +
 			"Results appear while the job is ingesting and are complete once get_job says terminal.",
 		Annotations: &mcp.ToolAnnotations{Title: "Get job results", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 	}, s.results)
@@ -294,11 +295,13 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in JobIDI
 
 func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in ResultsIn) (*mcp.CallToolResult, ResultsOut, error) {
 	return call(s, ctx, req, "get_job_results", in.JobID, func(owner string) (ResultsOut, string, string, error) {
-		recs, next, j, err := s.Svc.Results(ctx, owner, service.ResultsQuery{JobID: in.JobID, Status: in.Status, Cursor: in.Cursor, Limit: in.Limit})
+		p, err := s.Svc.ResultsPage(ctx, owner, service.ResultsQuery{JobID: in.JobID, Status: in.Status, Cursor: in.Cursor, Limit: in.Limit})
 		if err != nil {
 			return ResultsOut{}, "", "", err
 		}
-		out := ResultsOut{JobID: j.ID, JobStatus: string(j.Status), NextCursor: next, Records: make([]RecordOut, 0, len(recs))}
+		recs, next, j := p.Records, p.Next, p.Job
+		out := ResultsOut{JobID: j.ID, JobStatus: string(j.Status), NextCursor: next, TruncatedByBytes: p.TruncatedByBytes,
+			Records: make([]RecordOut, 0, len(recs))}
 		for _, r := range recs {
 			ro := RecordOut{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason, ErrorCode: r.ErrorCode,
 				ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
@@ -311,7 +314,10 @@ func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in Resul
 			out.Records = append(out.Records, ro)
 		}
 		summary := fmt.Sprintf("%d results of job %s (%s).", len(out.Records), j.ID, j.Status)
-		if next != "" {
+		switch {
+		case p.TruncatedByBytes:
+			summary += fmt.Sprintf(" The page stopped at its %d MB byte budget before the limit; more: call again with cursor=next_cursor.", service.MaxResultsPageBytes>>20)
+		case next != "":
 			summary += " More: call again with cursor=next_cursor."
 		}
 		return out, summary, "", nil

@@ -125,6 +125,9 @@ type ResultsOut struct {
 	JobStatus  string      `json:"job_status"`
 	Records    []RecordOut `json:"records"`
 	NextCursor string      `json:"next_cursor,omitempty"`
+	// TruncatedByBytes: the page stopped at its byte budget before limit;
+	// next_cursor continues.
+	TruncatedByBytes bool `json:"truncated_by_bytes,omitempty"`
 }
 
 // CancelOut is what cancel_job returns.

@@ -164,3 +164,20 @@ func Truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// RecordError keeps the last error of a job's handler on the job (what, err),
+// for the reconciler to name if it gives up on the job. Best effort: a failed
+// write is logged.
+func (c *Core) RecordError(ctx context.Context, id, what string, err error) {
+	msg := Truncate(what+": "+err.Error(), 500)
+	_, werr := c.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		if j.Status.Terminal() || j.LastError == msg {
+			return store.ErrNoChange
+		}
+		j.LastError = msg
+		return nil
+	})
+	if werr != nil && !errors.Is(werr, store.ErrNoChange) && !errors.Is(werr, store.ErrNotFound) {
+		c.Logger().ErrorContext(ctx, "record job error", "job_id", id, "error", werr)
+	}
+}

@@ -11,6 +11,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 
@@ -27,7 +28,28 @@ type BatchSubmit struct {
 	Tags        map[string]string
 	TimeoutHrs  int
 	ClientToken string
+	// Records is how many records the provider job holds (a marker Find
+	// matches on for providers whose jobs carry no name).
+	Records int
 }
+
+// BatchFinder is a provider whose create takes no idempotency key (Anthropic
+// Message Batches): after a create whose outcome is unknown (an error after the
+// send, a process killed before the Ref was written) the service asks it for
+// the job that create may have made before creating another.
+type BatchFinder interface {
+	// FindSubmitted returns the ref of the provider job made for in since the
+	// given time, skipping refs in exclude; "" when there is none. A job it
+	// cannot tell apart from another is ErrSubmitAmbiguous.
+	FindSubmitted(ctx context.Context, in BatchSubmit, since time.Time, exclude []string) (string, error)
+}
+
+// ErrSubmitUnknown marks a failed create that may still have made the job (a
+// server error after the send, a lost answer): a BatchFinder is asked.
+var ErrSubmitUnknown = errors.New("the provider may have made the job")
+
+// ErrSubmitAmbiguous: several provider jobs match a part's marker.
+var ErrSubmitAmbiguous = errors.New("several provider jobs match this part")
 
 // BatchState is a provider's view of one provider job.
 type BatchState struct {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,6 +16,12 @@ func (c *Core) Get(ctx context.Context, owner, id string) (*job.Job, error) {
 	return c.OwnedJob(ctx, owner, id)
 }
 
+// MaxResultsPageBytes is the byte budget of a results page: the records'
+// JSON stays under it (a page of 500 records of 350 KB each would be 175 MB,
+// held several times in the function and over the Function URL's response
+// limit). A page always holds at least one record.
+const MaxResultsPageBytes = 4 << 20
+
 // ResultsQuery pages through a job's results.
 type ResultsQuery struct {
 	JobID  string
@@ -23,15 +30,36 @@ type ResultsQuery struct {
 	Limit  int
 }
 
-// Results returns a page of a job's record results.
+// ResultsPage is one page of a job's results.
+type ResultsPage struct {
+	Records []job.Record
+	Next    string
+	Job     *job.Job
+	// TruncatedByBytes: the page stopped at MaxResultsPageBytes before its
+	// limit; Next continues after its last record.
+	TruncatedByBytes bool
+}
+
+// Results returns a page of a job's record results (see ResultsPage).
 func (c *Core) Results(ctx context.Context, owner string, q ResultsQuery) ([]job.Record, string, *job.Job, error) {
+	p, err := c.ResultsPage(ctx, owner, q)
+	return p.Records, p.Next, p.Job, err
+}
+
+// ResultsPage returns a page of a job's record results: up to q.Limit records
+// and at most MaxResultsPageBytes of their JSON. The store is read in chunks
+// sized from the bytes left and the records seen so far, so a page of big
+// records is never read whole; when a chunk would cross the budget, the
+// records that fit are read again from the chunk's cursor to get the cursor
+// that follows exactly them.
+func (c *Core) ResultsPage(ctx context.Context, owner string, q ResultsQuery) (ResultsPage, error) {
 	j, err := c.OwnedJob(ctx, owner, q.JobID)
 	if err != nil {
-		return nil, "", nil, err
+		return ResultsPage{}, err
 	}
 	limit, err := pageLimit(q.Limit)
 	if err != nil {
-		return nil, "", nil, err
+		return ResultsPage{}, err
 	}
 	var st job.RecordStatus
 	switch q.Status {
@@ -39,16 +67,79 @@ func (c *Core) Results(ctx context.Context, owner string, q ResultsQuery) ([]job
 	case string(job.RecordSucceeded), string(job.RecordFailed):
 		st = job.RecordStatus(q.Status)
 	default:
-		return nil, "", nil, job.Fieldf("status", "must be one of all, succeeded, failed (got %q)", q.Status)
+		return ResultsPage{}, job.Fieldf("status", "must be one of all, succeeded, failed (got %q)", q.Status)
 	}
-	recs, next, err := c.Store.ListRecords(ctx, j.ID, j.Shards, store.RecordQuery{Status: st, Cursor: q.Cursor, Limit: limit})
-	if errors.Is(err, store.ErrBadCursor) {
-		return nil, "", nil, job.Fieldf("cursor", "not a cursor from a previous get_job_results page of this job; omit it to start over")
+	list := func(cursor string, n int) ([]job.Record, string, error) {
+		recs, next, err := c.Store.ListRecords(ctx, j.ID, j.Shards, store.RecordQuery{Status: st, Cursor: cursor, Limit: n})
+		if errors.Is(err, store.ErrBadCursor) {
+			return nil, "", job.Fieldf("cursor", "not a cursor from a previous get_job_results page of this job; omit it to start over")
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("list results of %s: %w", j.ID, err)
+		}
+		return recs, next, nil
 	}
+	page := ResultsPage{Job: j}
+	cursor, used := q.Cursor, 0
+	for len(page.Records) < limit {
+		// Worst case first (records of the inline maximum); then the mean seen.
+		per := maxRecordJSON
+		if len(page.Records) > 0 {
+			per = max(used/len(page.Records), 1)
+		}
+		n := min(limit-len(page.Records), max(1, (MaxResultsPageBytes-used)/per))
+		recs, next, err := list(cursor, n)
+		if err != nil {
+			return ResultsPage{}, err
+		}
+		fit := 0
+		for _, r := range recs {
+			size := recordJSONSize(r)
+			if used+size > MaxResultsPageBytes && len(page.Records)+fit > 0 {
+				break
+			}
+			used += size
+			fit++
+		}
+		if fit < len(recs) {
+			page.TruncatedByBytes = true
+			if fit == 0 {
+				page.Next = cursor
+				return page, nil
+			}
+			// Read exactly the records that fit, for the cursor after them.
+			if recs, next, err = list(cursor, fit); err != nil {
+				return ResultsPage{}, err
+			}
+			page.Records = append(page.Records, recs...)
+			page.Next = next
+			return page, nil
+		}
+		page.Records = append(page.Records, recs...)
+		page.Next, cursor = next, next
+		if next == "" {
+			break
+		}
+	}
+	return page, nil
+}
+
+// maxRecordJSON bounds one stored record's JSON: an inline output of
+// job.MaxInlineOutputBytes, escaped (a character may take up to 6 bytes, as
+// \u003c), plus the other fields.
+const maxRecordJSON = 6*job.MaxInlineOutputBytes + 16<<10
+
+// recordJSONSize is a record's JSON length as a page serialises it, plus room
+// for the link that replaces an output kept in object storage.
+func recordJSONSize(r job.Record) int {
+	b, err := json.Marshal(r)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("list results of %s: %w", j.ID, err)
+		return maxRecordJSON
 	}
-	return recs, next, j, nil
+	if r.OutputRef != "" {
+		return len(b) + 2<<10
+	}
+	return len(b)
 }
 
 // ListQuery pages through an owner's jobs.

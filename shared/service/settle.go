@@ -45,8 +45,12 @@ func (c *Core) Settle(j *job.Job, now time.Time) {
 	if j.Status == job.StatusIngesting {
 		j.FinalStatus = finalOf(prov, j.Parts)
 	}
+	if !j.Status.Terminal() {
+		j.Hold(now)
+	}
 	if j.Status.Terminal() && j.CompletedAt.IsZero() {
 		j.CompletedAt = now
+		j.Retain()
 		if j.Status == job.StatusFailed || j.Status == job.StatusCancelled {
 			j.Failed = max(j.Failed, 0)
 		}

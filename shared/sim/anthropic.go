@@ -58,6 +58,14 @@ type AnthropicSim struct {
 	AnswerBytes int
 	// Busy answers 429 rate_limit_error to a create while it returns true.
 	Busy func() bool
+	// AcceptThenFail, when it returns an HTTP status (500 api_error, 529
+	// overloaded_error), makes a create keep its batch and answer with that
+	// error instead: the caller cannot tell whether its batch exists, as after
+	// a lost response. Test knob; 0 answers normally.
+	AcceptThenFail func() int
+	// OnCreate runs when a create arrives, before anything is read (tests hold
+	// a create open with it).
+	OnCreate func()
 	// MaxRequests and MaxBytes default to the API's 100,000 and 256 MB.
 	MaxRequests int
 	MaxBytes    int64

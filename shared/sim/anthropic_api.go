@@ -168,6 +168,9 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 // create reads {"requests":[...]} as a stream, so a 256 MB body is never held whole.
 func (s *AnthropicSim) create(w http.ResponseWriter, r *http.Request) {
 	s.count("create")
+	if s.OnCreate != nil {
+		s.OnCreate()
+	}
 	if s.Busy != nil && s.Busy() {
 		anthropicError(w, http.StatusTooManyRequests, "rate_limit_error", "too many batch creations; retry later")
 		return
@@ -186,6 +189,17 @@ func (s *AnthropicSim) create(w http.ResponseWriter, r *http.Request) {
 	v := s.view(b, baseURL(r))
 	s.mu.Unlock()
 	s.Log.Info("anthropic sim: batch created (simulated)", "batch", b.id, "requests", len(reqs), "model", model)
+	if s.AcceptThenFail != nil {
+		if code := s.AcceptThenFail(); code != 0 {
+			typ := "api_error"
+			if code == 529 {
+				typ = "overloaded_error"
+			}
+			s.Log.Info("anthropic sim: batch kept, answer replaced by an error (simulated)", "batch", b.id, "status", code)
+			anthropicError(w, code, typ, "SIMULATED: the batch was accepted but this answer failed")
+			return
+		}
+	}
 	writeAnthropicJSON(w, v)
 }
 

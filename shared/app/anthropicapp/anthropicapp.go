@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -78,7 +80,51 @@ func (a *AnthropicProvider) MissingOutputOK(job.Part) bool { return false }
 var (
 	_ service.BatchProvider = (*AnthropicProvider)(nil)
 	_ service.ResultFetcher = (*AnthropicProvider)(nil)
+	_ service.BatchFinder   = (*AnthropicProvider)(nil)
 )
+
+// findPageSize is the list page FindSubmitted reads (the API allows 1..1000).
+const findPageSize = 100
+
+// FindSubmitted looks for the batch a create with an unknown outcome may have
+// made. Message Batches carry no name or metadata, and their requests are not
+// readable until they end, so the marker is what a listing shows: a batch
+// created since the first try (less a minute of clock skew) holding exactly
+// in.Records requests, not already a Ref of the job. Two such batches are
+// ErrSubmitAmbiguous (the service fails the part rather than guess).
+func (a *AnthropicProvider) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time, exclude []string) (string, error) {
+	since = since.Add(-time.Minute)
+	var found []string
+	after := ""
+	for {
+		page, next, err := a.Client.List(ctx, after, findPageSize)
+		if err != nil {
+			return "", fmt.Errorf("find the batch of %s: %w", in.Name, err)
+		}
+		old := false
+		for _, b := range page {
+			if b.CreatedAt.Before(since) {
+				old = true // newest first: the rest are older still
+				break
+			}
+			if b.Counts.Total() == int64(in.Records) && !slices.Contains(exclude, b.ID) {
+				found = append(found, b.ID)
+			}
+		}
+		if old || next == "" {
+			break
+		}
+		after = next
+	}
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("%w: %s: batches %s each hold %d requests and were created since %s",
+		service.ErrSubmitAmbiguous, in.Name, strings.Join(found, ", "), in.Records, since.Format(time.RFC3339))
+}
 
 // Submit creates one Message Batch from the part's request lines.
 func (a *AnthropicProvider) Submit(ctx context.Context, in service.BatchSubmit) (string, error) {
@@ -91,6 +137,11 @@ func (a *AnthropicProvider) Submit(ctx context.Context, in service.BatchSubmit) 
 	go func() { pw.CloseWithError(wrapRequests(rc, pw)) }()
 	b, err := a.Client.Create(ctx, pr)
 	pr.CloseWithError(errors.New("create returned"))
+	if err != nil && anthropic.MayHaveCreated(err) {
+		// A 5xx/529 or a broken connection after the send: Anthropic may have
+		// kept the batch; the service looks for it before trying again.
+		err = errors.Join(service.ErrSubmitUnknown, err)
+	}
 	if errors.Is(err, anthropic.ErrBusy) {
 		return "", errors.Join(service.ErrProviderBusy, err)
 	}

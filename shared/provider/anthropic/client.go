@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -32,6 +33,12 @@ type Batch struct {
 	Counts           Counts
 	CancelInitiated  bool
 	ResultsURL       string
+	CreatedAt        time.Time
+}
+
+// Total is the number of requests in the batch, whatever their state.
+func (c Counts) Total() int64 {
+	return c.Processing + c.Succeeded + c.Errored + c.Canceled + c.Expired
 }
 
 // Client calls the Message Batches API through the official SDK.
@@ -46,7 +53,7 @@ func New(opts ...option.RequestOption) *Client {
 
 func batchOf(b *sdk.MessageBatch) Batch {
 	return Batch{
-		ID: b.ID, ProcessingStatus: string(b.ProcessingStatus), ResultsURL: b.ResultsURL,
+		ID: b.ID, ProcessingStatus: string(b.ProcessingStatus), ResultsURL: b.ResultsURL, CreatedAt: b.CreatedAt,
 		CancelInitiated: !b.CancelInitiatedAt.IsZero(),
 		Counts: Counts{Processing: b.RequestCounts.Processing, Succeeded: b.RequestCounts.Succeeded,
 			Errored: b.RequestCounts.Errored, Canceled: b.RequestCounts.Canceled, Expired: b.RequestCounts.Expired},
@@ -67,6 +74,17 @@ func classify(op string, err error) error {
 		return fmt.Errorf("%s: HTTP %d: %s", op, ae.StatusCode, ae.Message)
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// MayHaveCreated reports whether a failed Create may still have made the
+// batch: a server error (5xx, 529 overloaded) or no HTTP answer at all (a
+// transport error after the send). A 4xx, 429 included, refused it.
+func MayHaveCreated(err error) bool {
+	var ae *sdk.Error
+	if errors.As(err, &ae) {
+		return ae.StatusCode >= 500
+	}
+	return err != nil && !errors.Is(err, context.Canceled)
 }
 
 // Create starts a batch from a streamed request body ({"requests": [...]}, up

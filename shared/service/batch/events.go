@@ -48,8 +48,28 @@ func (s *Service) OnProviderEvent(ctx context.Context, ev ProviderEvent) error {
 		return fmt.Errorf("apply %s to job %s: %w", ev.Status, id, err)
 	default:
 		log.InfoContext(ctx, "job status applied", "job_id", id, "status", j.Status)
+		s.stopLateRef(ctx, j, idx, ev)
 	}
 	return s.AfterStatus(ctx, j)
+}
+
+// stopLateRef stops a provider job whose Ref first arrived by event for a part
+// already cancelled (cancel_job ran while the create was on the wire, and the
+// submitting run died before it could stop it).
+func (s *Service) stopLateRef(ctx context.Context, j *job.Job, idx int, ev ProviderEvent) {
+	if j == nil || idx >= len(j.Parts) {
+		return
+	}
+	p := j.Parts[idx]
+	prov := s.Provider(j.Provider)
+	outcome, ok := prov.Outcome(ev.Status, p.CancelRequested)
+	if p.Status != job.StatusCancelled || p.CancelRequested || ev.Ref == "" || p.Ref != ev.Ref || !ok || outcome.Ended {
+		return
+	}
+	s.Logger().WarnContext(ctx, "stopping a provider job that arrived for a cancelled part", "job_id", j.ID, "part", idx, "ref", ev.Ref)
+	if err := prov.Stop(ctx, ev.Ref); err != nil {
+		s.Logger().ErrorContext(ctx, "stop late provider job", "job_id", j.ID, "part", idx, "ref", ev.Ref, "error", err)
+	}
 }
 
 var (

@@ -19,8 +19,17 @@ import (
 
 // Ingest reads a finished job's output into the store, resuming from its
 // checkpoint, then settles the final status and counts. Re-running it on a job
-// already finished does nothing.
+// already finished does nothing. A failure is recorded on the job (LastError),
+// so the reconciler can name it when it gives up on the job.
 func (s *Service) Ingest(ctx context.Context, id string) error {
+	err := s.ingest(ctx, id)
+	if err != nil && ctx.Err() == nil {
+		s.RecordError(ctx, id, "ingest", err)
+	}
+	return err
+}
+
+func (s *Service) ingest(ctx context.Context, id string) error {
 	log := s.Logger().With("job_id", id)
 	j, err := s.Store.GetJob(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -55,7 +64,22 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.ingestFiles(ctx, j, files, missingOK, resolve)
+	// Records expire TTL after the first ingest began (the provider's end),
+	// the same instant for every retry; the finished job expires with them.
+	if j.RecordsExpireAt.IsZero() {
+		if j, err = s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
+			if !cur.RecordsExpireAt.IsZero() {
+				return store.ErrNoChange
+			}
+			cur.RecordsExpireAt = job.ExpiresAt(s.Now(), cur.TTLDays)
+			return nil
+		}); err != nil && !errors.Is(err, store.ErrNoChange) {
+			return fmt.Errorf("fix the record expiry of job %s: %w", id, err)
+		}
+	}
+	held := *j
+	held.ExpiresAt = j.RecordsExpireAt
+	res, err := s.ingestFiles(ctx, &held, files, missingOK, resolve)
 	if err != nil {
 		return err
 	}
@@ -97,6 +121,7 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 		j.Status = final
 		j.Checkpoint = nil
 		j.CompletedAt = now
+		j.Retain()
 		return nil
 	})
 	if errors.Is(err, store.ErrNoChange) {

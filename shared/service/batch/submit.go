@@ -59,8 +59,10 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		return nil, err
 	}
 	sizes := make([]int, n)
+	longest := 0
 	for i, l := range lines {
 		sizes[i] = len(l)
+		longest = max(longest, len(l))
 	}
 	parts, err := service.Split(sizes, prov.Limits())
 	if err != nil {
@@ -74,6 +76,8 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		OutputURI: blob.Join(s.Bucket, "output", id),
 		Mode:      job.ModeBatch, Pipeline: req.Pipeline,
 	}
+	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
+	j.MaxInputLineBytes = longest
 	start := 0
 	for i, size := range parts {
 		p := job.Part{
@@ -114,15 +118,22 @@ func (s *Service) StartNew(ctx context.Context, prov service.BatchProvider, j *j
 // StartParts submits up to room queued parts (room < 0: all). A full provider
 // quota leaves a part queued for the reconciler; any other provider error fails
 // the job with the provider's message.
+//
+// Each part is claimed first with a submitting lease (a conditional write), so
+// a reconciler run that overlaps a slow create leaves the part alone. A Ref
+// never overwrites another: a second provider job made for a part that has one,
+// or one that arrives for a part cancelled meanwhile, is stopped at once.
 func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job, int, error) {
 	j, err := s.Store.GetJob(ctx, id)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reload job %s: %w", id, err)
 	}
 	prov := s.Provider(j.Provider)
+	run := newRunID()
 	started := 0
+	var errs []error
 	for _, p := range j.Parts {
-		if p.Status != job.StatusQueued {
+		if p.Status != job.StatusQueued || p.Ref != "" {
 			continue
 		}
 		if room >= 0 && started >= room {
@@ -132,15 +143,36 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			}
 			continue
 		}
-		ref, err := prov.Submit(ctx, service.BatchSubmit{
+		idx := p.Index
+		claimed, cj, err := s.claimPart(ctx, id, idx, run)
+		if err != nil {
+			return nil, started, err
+		}
+		j = cj
+		if claimed == nil {
+			continue // another run is submitting it, or it moved on
+		}
+		in := service.BatchSubmit{
 			Name: p.Name, ClientToken: p.Name, Model: j.Model, InputURI: p.InputURI, OutputURI: p.OutputURI,
 			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": service.OwnerTag(j.Owner)},
-		})
+			Records: p.RecordCount,
+		}
+		ref, err := s.create(ctx, prov, j, *claimed, in)
 		now := s.Now()
-		idx := p.Index
+		var unknown *unknownOutcome
+		if errors.As(err, &unknown) {
+			// The create may have made a job we cannot see yet: keep the lease;
+			// after it runs out the next run looks for the job before creating.
+			s.Logger().WarnContext(ctx, "provider job of part unknown; part stays leased", "job_id", id, "part", idx, "error", err)
+			errs = append(errs, err)
+			continue
+		}
 		if busy(err) {
 			// The provider cannot take it now: stay queued; the reconciler retries.
 			s.Logger().InfoContext(ctx, "provider busy; part stays queued", "job_id", id, "part", idx, "error", err)
+			if j, err = s.releasePart(ctx, id, idx, run); err != nil {
+				return nil, started, err
+			}
 			if j, err = s.markWaiting(ctx, id, idx); err != nil {
 				return nil, started, err
 			}
@@ -150,23 +182,43 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		if err == nil {
 			started++
 		}
+		var stop string
 		j, err = s.updatePart(ctx, id, idx, func(part *job.Part) {
-			if err != nil {
+			stop = ""
+			part.SubmitLease, part.SubmitLeaseUntil = "", time.Time{}
+			switch {
+			case err != nil && part.Status == job.StatusQueued:
 				part.Status = job.StatusFailed
 				part.ProviderStatus = "SubmitFailed"
 				part.Message = prov.Limits().Title + " refused the job: " + err.Error()
-				return
-			}
-			part.Ref = ref
-			if job.CanMove(part.Status, job.StatusSubmitted) {
-				part.Status = job.StatusSubmitted
-				part.ProviderStatus = prov.SubmittedStatus()
+				if errors.Is(err, service.ErrSubmitAmbiguous) {
+					part.Message = prov.Limits().Title + ": cannot tell which provider job is this part's; none was stopped: " + err.Error()
+				}
+			case err != nil:
+			case part.Ref != "" && part.Ref != ref:
+				stop = ref // a second job for the part: the first one stays
+			case part.Status.Terminal():
+				// Cancelled while the create was on the wire.
+				part.Ref = ref
+				stop = ref
+			default:
+				part.Ref = ref
+				if job.CanMove(part.Status, job.StatusSubmitted) {
+					part.Status = job.StatusSubmitted
+					part.ProviderStatus = prov.SubmittedStatus()
+				}
 			}
 		}, now)
 		if err != nil {
 			return nil, started, err
 		}
-		if j.SubmittedAt.IsZero() && ref != "" {
+		if stop != "" {
+			s.Logger().WarnContext(ctx, "stopping a provider job that arrived for a part cancelled or already started", "job_id", id, "part", idx, "ref", stop)
+			if serr := prov.Stop(ctx, stop); serr != nil {
+				errs = append(errs, fmt.Errorf("stop provider job %s of job %s part %d: %w", stop, id, idx, serr))
+			}
+		}
+		if j.SubmittedAt.IsZero() && ref != "" && stop == "" {
 			j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error { j.SubmittedAt = now; j.LastEventAt = now; return nil })
 			if err != nil {
 				return nil, started, fmt.Errorf("stamp submit of %s: %w", id, err)
@@ -175,6 +227,9 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 	}
 	if j.Status == job.StatusFailed {
 		s.PublishCompleted(ctx, j)
+	}
+	if len(errs) > 0 {
+		s.Logger().ErrorContext(ctx, "start parts", "job_id", id, "error", errors.Join(errs...))
 	}
 	return j, started, nil
 }

@@ -81,7 +81,8 @@ func New(d Deps) *Graph {
 	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency}
 	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel,
 		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota}
-	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: blob.Join(d.Bucket, "results"), Log: core.Logger()}
+	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: blob.Join(d.Bucket, "results"), Log: core.Logger(),
+		MaxLineBytesFor: core.OutputLineCap}
 	inputPrefix := d.SageMakerInputPrefix
 	if inputPrefix == "" {
 		inputPrefix = blob.Join(d.Bucket, "sagemaker", "input")
@@ -91,6 +92,6 @@ func New(d Deps) *Graph {
 		SageMaker: &smsvc.Service{Core: core, Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix},
 		Transfer:   &transfer.Service{Core: core, Batch: b},
-		Reconciler: &reconcile.Service{Core: core, Batch: b, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit},
+		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit},
 	}
 }

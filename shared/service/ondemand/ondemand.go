@@ -107,6 +107,7 @@ func (s *Service) SubmitOnDemand(ctx context.Context, req batch.SubmitRequest) (
 		OnDemand: &job.OnDemand{Params: req.Params, Concurrency: s.concurrency()},
 		Pipeline: req.Pipeline,
 	}
+	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.Parts = []job.Part{{Index: 0, Name: job.PartName(s.JobPrefix, id, 0, 1), Status: job.StatusQueued, RecordCount: n,
 		InputURI: blob.Join(j.InputURI, "ondemand", "records.jsonl"), ProviderStatus: "OnDemandQueued"}}
 	pr, pw := io.Pipe()

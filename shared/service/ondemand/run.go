@@ -27,6 +27,15 @@ var (
 // stops instead of double counting. When ctx ends it returns ctx's error with
 // everything up to the last checkpoint kept.
 func (s *Service) RunOnDemand(ctx context.Context, id string) error {
+	err := s.runOnDemand(ctx, id)
+	if err != nil && ctx.Err() == nil {
+		// Kept on the job: the reconciler names it if it gives up on the run.
+		s.RecordError(ctx, id, "on-demand run", err)
+	}
+	return err
+}
+
+func (s *Service) runOnDemand(ctx context.Context, id string) error {
 	log := s.Logger().With("job_id", id)
 	if s.Model == nil {
 		return errors.New("on-demand runs are not configured")
@@ -194,7 +203,7 @@ func (s *Service) runChunk(ctx context.Context, j *job.Job, batch []job.Input) (
 
 // runRecord calls the model for one record, retrying retryable errors with backoff and jitter.
 func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.Record, OnDemandResult, int64) {
-	rec := job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: j.ExpiresAt}
+	rec := job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: job.RecordExpiresAt(j, s.Now())}
 	maxAttempts := s.MaxAttempts
 	if maxAttempts <= 0 {
 		maxAttempts = 8
@@ -255,6 +264,7 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		j.Parts[0].Status, j.Parts[0].ProviderStatus = final, "OnDemandDone"
 		j.Status, j.ProviderStatus = final, "OnDemandDone"
 		j.CompletedAt = now
+		j.Retain()
 		return nil
 	})
 	if errors.Is(err, store.ErrNoChange) {

@@ -1,7 +1,10 @@
 // Package reconcile is the scheduled safety net of the batch flow: for every
 // registered provider it asks about jobs whose state event is overdue (or polls
-// providers that send none), retries lost "Job Output Ready" announcements, and
-// submits parts queued behind a provider's per-model quota, oldest job first.
+// providers that send none), re-announces "Job Output Ready" for ingests that
+// stalled and re-requests stalled on-demand runs (with doubling waits, failing
+// the job after MaxRetries), keeps in-flight jobs from expiring, and submits
+// parts queued behind a provider's per-model quota, oldest job first. One job
+// that cannot be reconciled is logged and counted; the others go on.
 package reconcile
 
 import (
@@ -9,9 +12,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
+	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
@@ -26,10 +31,17 @@ type batchOps interface {
 	QuotaOf(model string) int
 }
 
+// onDemandOps is the on-demand flow as the reconciler nudges it.
+type onDemandOps interface {
+	ContinueOnDemand(ctx context.Context, id string) error
+}
+
 // Service runs the reconciler.
 type Service struct {
 	*service.Core
 	Batch batchOps
+	// OnDemand resumes stalled on-demand runs (nil: they are left alone).
+	OnDemand onDemandOps
 	// StaleAfter is how long a job of a provider that pushes events may go
 	// without one before the reconciler asks the provider (0: DefaultStaleAfter).
 	StaleAfter time.Duration
@@ -41,6 +53,8 @@ type Service struct {
 const (
 	DefaultStaleAfter     = 15 * time.Minute
 	DefaultReconcileLimit = 1000
+	// MaxRetries bounds how often a stalled job is nudged before it fails.
+	MaxRetries = 5
 )
 
 // ReconcileReport says what one reconciler run did; Calls counts provider API
@@ -53,6 +67,7 @@ type ReconcileReport struct {
 	Submitted   int `json:"submitted"`
 	Waiting     int `json:"waiting"`
 	OutputReady int `json:"outputReady"`
+	Resumed     int `json:"resumed"`
 	Calls       int `json:"calls"`
 	Errors      int `json:"errors"`
 }
@@ -78,22 +93,32 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	stale := now.Add(-cmp.Or(s.StaleAfter, DefaultStaleAfter))
 	for _, prov := range s.Providers.All() {
 		jobs, err := s.eachInFlight(ctx, prov.Name(), now, limit, func(j *job.Job) error {
-			return s.reconcileJob(ctx, prov, j, stale, &rep)
+			if j.Mode == job.ModeOnDemand {
+				return errors.Join(s.hold(ctx, j), s.nudgeOnDemand(ctx, j, &rep))
+			}
+			return errors.Join(s.hold(ctx, j), s.reconcileJob(ctx, prov, j, stale, &rep))
 		}, &errs)
 		if err != nil {
-			return rep, err
+			// This provider's jobs cannot be listed now; the others go on.
+			s.Logger().ErrorContext(ctx, "reconcile provider", "provider", prov.Name(), "error", err)
+			errs = append(errs, err)
 		}
 		rep.InFlight += len(jobs)
 		if prov.Limits().QuotaLimited {
-			if err := s.startQueued(ctx, jobs, &rep); err != nil {
-				errs = append(errs, err)
-			}
+			s.startQueued(ctx, jobs, &rep, &errs)
 		}
 	}
 	rep.Errors = len(errs)
-	s.Logger().InfoContext(ctx, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
-		"submitted", rep.Submitted, "waiting", rep.Waiting, "output_ready", rep.OutputReady, "api_calls", rep.Calls, "errors", rep.Errors)
-	return rep, errors.Join(errs...)
+	lvl := slog.LevelInfo
+	if rep.Errors > 0 {
+		lvl = slog.LevelWarn
+	}
+	s.Logger().Log(ctx, lvl, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
+		"submitted", rep.Submitted, "waiting", rep.Waiting, "output_ready", rep.OutputReady, "resumed", rep.Resumed, "api_calls", rep.Calls, "errors", rep.Errors)
+	if len(errs) > 0 {
+		return rep, fmt.Errorf("%d jobs or providers could not be reconciled (the others were): %w", len(errs), errors.Join(errs...))
+	}
+	return rep, nil
 }
 
 // eachInFlight pages through a provider's jobs in flight, oldest first, up to
@@ -119,6 +144,8 @@ func (s *Service) eachInFlight(ctx context.Context, provider string, start time.
 			fresh++
 			all = append(all, j)
 			if err := fn(j); err != nil {
+				// Logged and counted; the walk goes on with the next job.
+				s.Logger().ErrorContext(ctx, "reconcile job", "job_id", j.ID, "provider", provider, "error", err)
 				*errs = append(*errs, err)
 			}
 		}
@@ -127,6 +154,25 @@ func (s *Service) eachInFlight(ctx context.Context, provider string, start time.
 		}
 	}
 	return all, nil
+}
+
+// hold keeps an in-flight job's expiry ahead of its provider's longest run
+// (a job may wait behind a quota for longer than its TTL); it writes only when
+// the expiry came within that hold of now.
+func (s *Service) hold(ctx context.Context, j *job.Job) error {
+	if probe := *j; !probe.Hold(s.Now()) {
+		return nil
+	}
+	_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		if !cur.Hold(s.Now()) {
+			return store.ErrNoChange
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("hold the expiry of in-flight job %s: %w", j.ID, err)
+	}
+	return nil
 }
 
 // reconcileJob asks the provider about a job's parts and applies the answers
@@ -171,7 +217,7 @@ func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, 
 		}
 	}
 	if !polled {
-		if err := s.retryLostPublish(ctx, j, rep); err != nil {
+		if err := s.nudgeIngest(ctx, j, rep); err != nil {
 			errs = append(errs, err)
 		}
 		return errors.Join(errs...)
@@ -215,27 +261,107 @@ func (s *Service) applyPoll(ctx context.Context, id string, p job.Part, st servi
 	return nil
 }
 
-// retryLostPublish republishes "Job Output Ready" for a job that moved to
-// ingesting but whose announcement failed long enough ago (the mover's retry
-// would have happened by then).
-func (s *Service) retryLostPublish(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
+// nudgeIngest re-announces "Job Output Ready" for a job ingesting with no
+// progress (no write: checkpoint, failure record) for StaleAfter, doubling the
+// wait with each try; after MaxRetries tries the job fails with the last
+// ingest error. It also covers an announcement that never went out.
+func (s *Service) nudgeIngest(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
 	cur, err := s.Store.GetJob(ctx, j.ID)
 	if err != nil {
 		return nil // gone or unreadable now; the next run sees it again
 	}
-	if cur.Status != job.StatusIngesting || cur.OutputReadyPublished || s.Now().Sub(cur.UpdatedAt) < cmp.Or(s.StaleAfter, DefaultStaleAfter) {
+	if cur.Status != job.StatusIngesting || !s.due(cur) {
 		return nil
 	}
+	nj, again, err := s.nudge(ctx, cur, "ingest")
+	if err != nil || !again {
+		return err
+	}
 	rep.OutputReady++
-	return s.Batch.AfterStatus(ctx, cur)
+	if err := s.Bus.Publish(ctx, config.DetailJobOutputReady, service.OutputReady{JobID: nj.ID, Provider: nj.Provider}); err != nil {
+		return fmt.Errorf("republish output ready for %s: %w", nj.ID, err)
+	}
+	return nil
+}
+
+// nudgeOnDemand re-requests the run of an on-demand job that made no progress
+// (each checkpoint writes the job) for StaleAfter, with the same backoff and
+// bound as ingests. On-demand jobs are never submitted as batch jobs here.
+func (s *Service) nudgeOnDemand(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
+	if s.OnDemand == nil || !s.due(j) {
+		return nil
+	}
+	switch j.Status {
+	case job.StatusQueued, job.StatusInProgress, job.StatusCancelling:
+	default:
+		return nil
+	}
+	nj, again, err := s.nudge(ctx, j, "on-demand run")
+	if err != nil || !again {
+		return err
+	}
+	rep.Resumed++
+	return s.OnDemand.ContinueOnDemand(ctx, nj.ID)
+}
+
+// due: a stalled job is due a nudge once it has gone StaleAfter × 2^Retries without a write.
+func (s *Service) due(j *job.Job) bool {
+	wait := cmp.Or(s.StaleAfter, DefaultStaleAfter) << min(j.Retries, 16)
+	return s.Now().Sub(j.UpdatedAt) >= wait
+}
+
+// nudge counts one more try on a stalled job, conditionally (a job that moved
+// or was written meanwhile is left alone, so overlapping runs nudge once), or
+// fails it when MaxRetries tries made no progress. again: the caller retries.
+func (s *Service) nudge(ctx context.Context, j *job.Job, what string) (*job.Job, bool, error) {
+	var failed bool
+	now := s.Now()
+	nj, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		failed = false
+		if cur.Status != j.Status || !s.due(cur) {
+			return store.ErrNoChange
+		}
+		if cur.Retries < MaxRetries {
+			cur.Retries++
+			return nil
+		}
+		cause := cur.LastError
+		if cause == "" {
+			cause = "none was recorded (the request may have been lost)"
+		}
+		msg := fmt.Sprintf("%s made no progress after %d retries; last error: %s", what, MaxRetries, cause)
+		for i := range cur.Parts {
+			if p := &cur.Parts[i]; !p.Status.Terminal() {
+				p.Status, p.Message = job.StatusFailed, msg
+			}
+		}
+		cur.Status, cur.Error, cur.CompletedAt, cur.Checkpoint = job.StatusFailed, msg, now, nil
+		cur.Retain()
+		failed = true
+		return nil
+	})
+	switch {
+	case errors.Is(err, store.ErrNoChange), errors.Is(err, store.ErrNotFound):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("nudge stalled job %s: %w", j.ID, err)
+	case failed:
+		s.PublishCompleted(ctx, nj)
+		return nj, false, nil
+	}
+	s.Logger().WarnContext(ctx, "stalled job nudged", "job_id", j.ID, "what", what, "retry", nj.Retries, "last_error", nj.LastError)
+	return nj, true, nil
 }
 
 // startQueued submits queued parts of a quota-limited provider, oldest job first, while each
 // model's quota (counted over the jobs in flight) has room.
-func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *ReconcileReport) error {
+func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *ReconcileReport, errs *[]error) {
 	active := map[string]int{}
 	var queued []*job.Job
 	for _, j := range inflight {
+		if j.Mode == job.ModeOnDemand {
+			continue // runs on the runtime API, not as a batch job
+		}
 		for _, p := range j.Parts {
 			if batch.OccupiesQuota(p) {
 				active[j.Model]++
@@ -248,7 +374,6 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 	slices.SortStableFunc(queued, func(a, b *job.Job) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
-	var errs []error
 	full := map[string]bool{}
 	for _, j := range queued {
 		room := s.Batch.QuotaOf(j.Model) - active[j.Model]
@@ -263,14 +388,14 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 		rep.Submitted += n
 		active[j.Model] += n
 		if err != nil {
-			errs = append(errs, err)
+			s.Logger().ErrorContext(ctx, "start queued parts", "job_id", j.ID, "error", err)
+			*errs = append(*errs, err)
 		}
 		if n < queuedParts(j) {
 			rep.Waiting++
 			full[j.Model] = true
 		}
 	}
-	return errors.Join(errs...)
 }
 
 func hasQueued(j *job.Job) bool { return queuedParts(j) > 0 }

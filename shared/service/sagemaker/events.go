@@ -76,6 +76,7 @@ func (m *Service) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error
 			return store.ErrNoChange
 		}
 		j.Status, j.ProviderStatus, j.LastEventAt, j.CompletedAt = outcome.Status, ev.Status, now, now
+		j.Retain()
 		if j.OutputURI == "" && ev.OutputLocation != "" {
 			j.OutputURI = ev.OutputLocation
 		}
@@ -102,7 +103,7 @@ func (m *Service) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error
 // when it fits an item, else a pointer to SageMaker's output object. At most
 // MaxInlineOutputBytes+1 bytes of an output are read, so memory stays flat.
 func (m *Service) record(ctx context.Context, j *job.Job, ev SageMakerEvent) (job.Record, error) {
-	rec := job.Record{JobID: j.ID, ID: j.ID, ExpiresAt: j.ExpiresAt, ContentType: ev.ContentType}
+	rec := job.Record{JobID: j.ID, ID: j.ID, ExpiresAt: job.RecordExpiresAt(j, m.Now()), ContentType: ev.ContentType}
 	if ev.Status == SageMakerFailed {
 		rec.Status, rec.ErrorCode, rec.ErrorMessage = job.RecordFailed, "InferenceFailed", ev.FailureReason
 		if rec.ErrorMessage == "" {
@@ -190,26 +191,30 @@ func RefuseCancel(j *job.Job) error {
 // SageMaker job last updated before the given time, an output object at its
 // OutputLocation completes it and a failure object at its FailureLocation fails it
 // with the object's text as the reason, through the same idempotent path as a
-// notification. It returns how many jobs it settled.
+// notification. It returns how many jobs it settled. A job it cannot probe or
+// settle (S3 answering 403 for a missing object when ListBucket is not
+// granted) is logged and counted, and the run goes on; the error joins them.
 func (m *Service) ReconcileSageMaker(ctx context.Context, updatedBefore time.Time, limit int) (int, error) {
-	s := m
-	jobs, err := s.Store.ListInFlight(ctx, job.ProviderSageMaker, updatedBefore, limit)
+	jobs, err := m.Store.ListInFlight(ctx, job.ProviderSageMaker, updatedBefore, limit)
 	if err != nil {
 		return 0, fmt.Errorf("list in-flight SageMaker jobs: %w", err)
 	}
 	settled := 0
+	var errs []error
 	for _, j := range jobs {
 		ev, found, err := m.probe(ctx, j)
+		if err == nil && found {
+			if err = m.OnSageMakerEvent(ctx, ev); err == nil {
+				settled++
+			}
+		}
 		if err != nil {
-			return settled, err
+			m.Logger().ErrorContext(ctx, "reconcile SageMaker job", "job_id", j.ID, "error", err)
+			errs = append(errs, err)
 		}
-		if !found {
-			continue
-		}
-		if err := m.OnSageMakerEvent(ctx, ev); err != nil {
-			return settled, err
-		}
-		settled++
+	}
+	if len(errs) > 0 {
+		return settled, fmt.Errorf("%d of %d SageMaker jobs could not be reconciled: %w", len(errs), len(jobs), errors.Join(errs...))
 	}
 	return settled, nil
 }

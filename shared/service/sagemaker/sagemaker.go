@@ -206,6 +206,7 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 		RecordCount: 1, Shards: 1, TTLDays: req.TTLDays, InputURI: inv.InputLocation,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 	}
+	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
@@ -217,6 +218,7 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 				return store.ErrNoChange
 			}
 			j.Status, j.ProviderStatus, j.Failed, j.CompletedAt = job.StatusFailed, SageMakerFailed, 1, now
+			j.Retain()
 			j.Error = "SageMaker refused the invocation: " + invErr.Error()
 			return nil
 		}
@@ -232,7 +234,7 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 	}
 	if invErr != nil {
 		// The job's one result says why, as a failed inference's would.
-		rec := job.Record{JobID: id, ID: id, Status: job.RecordFailed, ErrorCode: "InvocationRefused", ErrorMessage: invErr.Error(), ExpiresAt: j.ExpiresAt}
+		rec := job.Record{JobID: id, ID: id, Status: job.RecordFailed, ErrorCode: "InvocationRefused", ErrorMessage: invErr.Error(), ExpiresAt: job.RecordExpiresAt(j, now)}
 		if err := s.Store.PutRecords(ctx, id, 1, []job.Record{rec}); err != nil {
 			s.Logger().ErrorContext(ctx, "store refusal of job", "job_id", id, "error", err)
 		}

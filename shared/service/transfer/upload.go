@@ -146,6 +146,11 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
+		Mode:      job.ModeBatch,
+	}
+	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
+	for _, size := range scan.sizes {
+		j.MaxInputLineBytes = max(j.MaxInputLineBytes, size)
 	}
 	for i, size := range parts {
 		j.Parts = append(j.Parts, job.Part{

@@ -166,6 +166,9 @@ func encodeJob(j *job.Job) (map[string]types.AttributeValue, error) {
 	if err := encodeJobExtra(j, m); err != nil {
 		return nil, err
 	}
+	if err := encodeReliability(j, m); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -222,6 +225,9 @@ func decodeJob(m map[string]types.AttributeValue) (*job.Job, error) {
 		}
 	}
 	if err := decodeJobExtra(m, j); err != nil {
+		return nil, err
+	}
+	if err := decodeReliability(m, j); err != nil {
 		return nil, err
 	}
 	return j, nil

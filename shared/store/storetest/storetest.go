@@ -132,8 +132,14 @@ func (e *env) create(j *job.Job) *job.Job {
 // readings, ExpiresAt to the second, empty Parts as nil.
 func norm(j *job.Job) job.Job {
 	c := *j
-	for _, p := range []*time.Time{&c.CreatedAt, &c.UpdatedAt, &c.SubmittedAt, &c.CompletedAt, &c.LastEventAt} {
+	for _, p := range []*time.Time{&c.CreatedAt, &c.UpdatedAt, &c.SubmittedAt, &c.CompletedAt, &c.LastEventAt, &c.RecordsExpireAt} {
 		*p = normTime(*p)
+	}
+	c.Parts = append([]job.Part(nil), c.Parts...)
+	for i := range c.Parts {
+		for _, p := range []*time.Time{&c.Parts[i].SubmitLeaseUntil, &c.Parts[i].SubmitTriedAt} {
+			*p = normTime(*p)
+		}
 	}
 	c.ExpiresAt = normTime(c.ExpiresAt.Truncate(time.Second))
 	if len(c.Parts) == 0 {
@@ -198,9 +204,12 @@ func testCreateAndGet(e *env) {
 	j.OutputReadyPublished = true
 	j.SubmittedAt = now.Add(time.Second)
 	j.LastEventAt = now.Add(2 * time.Second)
+	j.RecordsExpireAt = now.Add(7 * 24 * time.Hour)
+	j.Retries, j.LastError, j.MaxInputLineBytes = 2, "ingest: AccessDenied", 5<<20
 	j.Parts = []job.Part{
 		{Index: 0, Name: "mcpbatch-" + j.ID + "-p1", Ref: "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/abc", ProviderStatus: "InProgress", Status: job.StatusInProgress, RecordCount: 2500, InputURI: "s3://b/in/p1", OutputURI: "s3://b/out/p1", Message: "ok"},
-		{Index: 1, Name: "mcpbatch-" + j.ID + "-p2", Status: job.StatusSubmitted, RecordCount: 2500, InputURI: "s3://b/in/p2", OutputURI: "s3://b/out/p2"},
+		{Index: 1, Name: "mcpbatch-" + j.ID + "-p2", Status: job.StatusSubmitted, RecordCount: 2500, InputURI: "s3://b/in/p2", OutputURI: "s3://b/out/p2",
+			SubmitLease: "run1", SubmitLeaseUntil: now.Add(time.Minute), SubmitTriedAt: now},
 	}
 	j.Checkpoint = &job.Checkpoint{Part: 1, Offset: 123456, Line: 42, Succeeded: 40, Failed: 2, BadLines: 1, InputTokens: 999, OutputTokens: 888}
 	e.create(j)

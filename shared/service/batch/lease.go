@@ -1,0 +1,135 @@
+package batch
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// SubmitLease is how long a run holds a part it is submitting. It outlasts
+// the slowest create (a 256 MB Message Batch body streamed from object
+// storage, or a Lambda's 15-minute limit), so a create still on the wire is
+// never raced by a reconciler run.
+const SubmitLease = 15 * time.Minute
+
+func newRunID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// claimPart takes the submitting lease of a queued part without a Ref. It
+// returns the part as it was before the claim (nil when the part is not
+// claimable: another run's lease is live, or the part moved on) and the job.
+func (s *Service) claimPart(ctx context.Context, id string, idx int, run string) (*job.Part, *job.Job, error) {
+	var before *job.Part
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		before = nil
+		if idx >= len(j.Parts) {
+			return fmt.Errorf("job %s has no part %d", id, idx)
+		}
+		p := &j.Parts[idx]
+		now := s.Now()
+		if p.Status != job.StatusQueued || p.Ref != "" || (p.SubmitLease != "" && now.Before(p.SubmitLeaseUntil)) {
+			return store.ErrNoChange
+		}
+		cp := *p
+		before = &cp
+		p.SubmitLease, p.SubmitLeaseUntil = run, now.Add(SubmitLease)
+		if p.SubmitTriedAt.IsZero() {
+			p.SubmitTriedAt = now
+		}
+		return nil
+	})
+	if errors.Is(err, store.ErrNoChange) {
+		return nil, j, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("claim job %s part %d: %w", id, idx, err)
+	}
+	return before, j, nil
+}
+
+// releasePart drops run's lease on a part whose create made nothing.
+func (s *Service) releasePart(ctx context.Context, id string, idx int, run string) (*job.Job, error) {
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		p := &j.Parts[idx]
+		if p.SubmitLease != run {
+			return store.ErrNoChange
+		}
+		p.SubmitLease, p.SubmitLeaseUntil = "", time.Time{}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) {
+		return nil, fmt.Errorf("release job %s part %d: %w", id, idx, err)
+	}
+	return j, nil
+}
+
+// unknownOutcome: a create failed and the provider could not be asked whether
+// it made the job anyway.
+type unknownOutcome struct{ create, find error }
+
+func (e *unknownOutcome) Error() string {
+	return fmt.Sprintf("create failed (%v) and finding the job it may have made failed too: %v", e.create, e.find)
+}
+
+func (e *unknownOutcome) Unwrap() []error { return []error{e.create, e.find} }
+
+// create makes the provider job of a claimed part. A provider whose create
+// takes an idempotency key (Bedrock's clientRequestToken = part name) returns
+// the same job on a retry. For one without (service.BatchFinder), a part
+// tried before is looked for first, and a create that failed with
+// service.ErrSubmitUnknown (a server error or a lost answer after the send)
+// is looked for after. The marker is weak for such providers (see their
+// FindSubmitted), so a definite refusal is never looked for.
+func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job.Job, p job.Part, in service.BatchSubmit) (string, error) {
+	finder, canFind := prov.(service.BatchFinder)
+	if !canFind {
+		return prov.Submit(ctx, in)
+	}
+	var exclude []string
+	for _, o := range j.Parts {
+		if o.Ref != "" {
+			exclude = append(exclude, o.Ref)
+		}
+	}
+	since := p.SubmitTriedAt
+	if !since.IsZero() {
+		ref, err := finder.FindSubmitted(ctx, in, since, exclude)
+		if err != nil {
+			if errors.Is(err, service.ErrSubmitAmbiguous) {
+				return "", err
+			}
+			return "", &unknownOutcome{create: errors.New("an earlier create of this part ended unseen"), find: err}
+		}
+		if ref != "" {
+			s.Logger().InfoContext(ctx, "found the provider job of an earlier create", "job_id", j.ID, "part", p.Index, "ref", ref)
+			return ref, nil
+		}
+	} else {
+		since = s.Now()
+	}
+	ref, err := prov.Submit(ctx, in)
+	if err == nil || !errors.Is(err, service.ErrSubmitUnknown) {
+		return ref, err
+	}
+	found, ferr := finder.FindSubmitted(ctx, in, since, exclude)
+	switch {
+	case errors.Is(ferr, service.ErrSubmitAmbiguous):
+		return "", ferr
+	case ferr != nil:
+		return "", &unknownOutcome{create: err, find: ferr}
+	case found != "":
+		s.Logger().InfoContext(ctx, "create answered an error but made the provider job", "job_id", j.ID, "part", p.Index, "ref", found, "error", err)
+		return found, nil
+	}
+	return "", err
+}
