@@ -72,4 +72,15 @@ type Store interface {
 	PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error
 	// ListRecords pages through a job's results, shard by shard, by record id.
 	ListRecords(ctx context.Context, jobID string, shards int, q RecordQuery) (recs []job.Record, next string, err error)
+	// RefOwner names the job and part a provider Ref was attached to. CreateJob
+	// and UpdateJob record every part Ref they store (the first holder wins and
+	// the entry outlives the job by RefTTL), so a service looking for the
+	// provider job of a lost create can tell its own from other jobs'.
+	// ErrNotFound when no job ever held it.
+	RefOwner(ctx context.Context, provider, ref string) (jobID string, part int, err error)
 }
+
+// RefTTL is how long a Ref's owner entry is kept: far longer than any window
+// in which a lost create is looked for (creates are looked for within a
+// submit lease or two of the first try).
+const RefTTL = 30 * 24 * time.Hour

@@ -160,6 +160,14 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		ref, err := s.create(ctx, prov, j, *claimed, in)
 		now := s.Now()
 		var unknown *unknownOutcome
+		var amb *ambiguousFind
+		ambiguous := errors.As(err, &amb)
+		if ambiguous && now.Before(claimed.SubmitTriedAt.Add(AmbiguousFor)) {
+			// Another part's create may not have written its Ref yet: keep the
+			// lease and look again once it runs out.
+			s.Logger().WarnContext(ctx, "several provider jobs may be the part's; part stays leased", "job_id", id, "part", idx, "error", err)
+			continue
+		}
 		if errors.As(err, &unknown) {
 			// The create may have made a job we cannot see yet: keep the lease;
 			// after it runs out the next run looks for the job before creating.
@@ -183,8 +191,14 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			started++
 		}
 		var stop string
+		var stops []string
 		j, err = s.updatePart(ctx, id, idx, func(part *job.Part) {
-			stop = ""
+			stop, stops = "", nil
+			if ambiguous && part.Ref == "" && (part.Status == job.StatusQueued || part.Status.Terminal()) {
+				// The part fails (or was cancelled) with provider jobs no
+				// part holds, one of them likely its own: stop them all.
+				stops = amb.refs
+			}
 			part.SubmitLease, part.SubmitLeaseUntil = "", time.Time{}
 			switch {
 			case err != nil && part.Status == job.StatusQueued:
@@ -192,7 +206,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 				part.ProviderStatus = "SubmitFailed"
 				part.Message = prov.Limits().Title + " refused the job: " + err.Error()
 				if errors.Is(err, service.ErrSubmitAmbiguous) {
-					part.Message = prov.Limits().Title + ": cannot tell which provider job is this part's; none was stopped: " + err.Error()
+					part.Message = prov.Limits().Title + ": cannot tell which provider job is this part's; all were stopped: " + err.Error()
 				}
 			case err != nil:
 			case part.Ref != "" && part.Ref != ref:
@@ -211,6 +225,12 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		}, now)
 		if err != nil {
 			return nil, started, err
+		}
+		for _, ref := range stops {
+			s.Logger().WarnContext(ctx, "stopping a provider job no part holds that may be this part's", "job_id", id, "part", idx, "ref", ref)
+			if serr := prov.Stop(ctx, ref); serr != nil {
+				errs = append(errs, fmt.Errorf("stop provider job %s of job %s part %d: %w", ref, id, idx, serr))
+			}
 		}
 		if stop != "" {
 			s.Logger().WarnContext(ctx, "stopping a provider job that arrived for a part cancelled or already started", "job_id", id, "part", idx, "ref", stop)

@@ -95,6 +95,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"OutputTooLarge", testOutputTooLarge},
 		{"BadCursor", testBadCursor},
 		{"ReportFieldsRoundTrip", testReportFieldsRoundTrip},
+		{"RefOwner", testRefOwner},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
