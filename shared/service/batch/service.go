@@ -72,6 +72,13 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 		for i := range j.Parts {
 			p := &j.Parts[i]
 			switch {
+			case j.Mode == job.ModeOnDemand && p.Status == job.StatusInProgress:
+				// A run is under way (or died and will be resumed): it sees
+				// cancelling at its next checkpoint, keeps that chunk's counts
+				// and ends the job cancelled; nothing it stored goes uncounted.
+				p.Status = job.StatusCancelling
+				p.CancelRequested = true
+				changed = true
 			case p.Ref == "" && !p.Status.Terminal():
 				// Never reached the provider: nothing to stop, nothing to ingest.
 				p.Status = job.StatusCancelled
