@@ -1,7 +1,10 @@
 package local_test
 
 import (
+	"time"
+
 	"context"
+	"github.com/mcpbatch/mcpbatch/shared/job"
 	"sync/atomic"
 	"testing"
 
@@ -52,5 +55,56 @@ func TestAnthropicFindSkipsAnotherJobsBatchOfTheSameSize(t *testing.T) {
 		if j := call[mcpserver.JobView](t, s.client(owner), "get_job", map[string]any{"job_id": id}); j.Status != "completed" || j.Succeeded != 9 {
 			t.Fatalf("job %s = %+v, want completed with 9", id, j)
 		}
+	}
+}
+
+// cancel_job on a part whose submitting run died after Anthropic made its
+// batch (lease held, Ref never written): the part waits as cancelling, the
+// reconciler finds the batch once the lease runs out, stops it and ingests
+// what it did; no batch is left without a job.
+func TestCancelAfterALostCreateStopsItsBatch(t *testing.T) {
+	s := newSuite(t)
+	s.l.Anthropic.ErrorEvery = 0
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": claudeHaiku, "records": records(9)})
+	ctx := context.Background()
+	st := s.l.Service.Core.Store
+	before, err := st.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := before.Parts[0].Ref
+	setLease := func(until time.Time) {
+		t.Helper()
+		if _, err := st.UpdateJob(ctx, h.JobID, func(j *job.Job) error {
+			p := &j.Parts[0]
+			if p.Status == job.StatusSubmitted {
+				p.Ref, p.Status, p.ProviderStatus = "", job.StatusQueued, ""
+				j.Status, j.SubmittedAt, j.LastEventAt = job.StatusQueued, time.Time{}, time.Time{}
+			}
+			p.SubmitLease, p.SubmitLeaseUntil, p.SubmitTriedAt = "dead-run", until, time.Now().Add(-20*time.Minute)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setLease(time.Now().Add(time.Hour)) // the dead run's lease is still live
+	call[mcpserver.CancelOut](t, cs, "cancel_job", map[string]any{"job_id": h.JobID})
+	setLease(time.Now().Add(-time.Minute)) // ... and runs out
+	s.reconcile()
+	s.l.Anthropic.Step()
+	s.reconcile()
+	after, err := st.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Status != job.StatusCancelled || after.Parts[0].Ref != ref {
+		t.Fatalf("job %s, part ref %q; want cancelled holding the batch %s", after.Status, after.Parts[0].Ref, ref)
+	}
+	if status := s.l.Anthropic.Statuses()[ref]; status != "ended" && status != "canceling" {
+		t.Fatalf("batch %s is %s after the cancel", ref, status)
+	}
+	if n := len(s.l.Anthropic.Statuses()); n != 1 {
+		t.Fatalf("Anthropic holds %d batches, want 1", n)
 	}
 }

@@ -38,7 +38,7 @@ func (s *Service) claimPart(ctx context.Context, id string, idx int, run string)
 		}
 		p := &j.Parts[idx]
 		now := s.Now()
-		if p.Status != job.StatusQueued || p.Ref != "" || (p.SubmitLease != "" && now.Before(p.SubmitLeaseUntil)) {
+		if !startable(*p) || (p.SubmitLease != "" && now.Before(p.SubmitLeaseUntil)) {
 			return store.ErrNoChange
 		}
 		cp := *p
@@ -56,6 +56,37 @@ func (s *Service) claimPart(ctx context.Context, id string, idx int, run string)
 		return nil, nil, fmt.Errorf("claim job %s part %d: %w", id, idx, err)
 	}
 	return before, j, nil
+}
+
+// startable: a queued part without a Ref, or one cancelled while its create
+// was on the wire (cancelling without a Ref), whose provider job is looked for
+// so that it is stopped and accounted for, never left running unseen.
+func startable(p job.Part) bool {
+	return p.Ref == "" && (p.Status == job.StatusQueued || p.Status == job.StatusCancelling)
+}
+
+// StartPending reports whether a job has parts StartParts would take up.
+func StartPending(j *job.Job) bool {
+	for _, p := range j.Parts {
+		if startable(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookFor finds the provider job an earlier create of a part cancelled while
+// that create was on the wire made; it never creates one. "" when it made none.
+func (s *Service) lookFor(ctx context.Context, prov service.BatchProvider, j *job.Job, p job.Part, in service.BatchSubmit) (string, error) {
+	finder, canFind := prov.(service.BatchFinder)
+	if !canFind || p.SubmitTriedAt.IsZero() {
+		return "", nil
+	}
+	ref, err := s.find(ctx, finder, j, p, in, p.SubmitTriedAt)
+	if err != nil && !errors.Is(err, service.ErrSubmitAmbiguous) {
+		return "", &unknownOutcome{create: errors.New("an earlier create of this cancelled part ended unseen"), find: err}
+	}
+	return ref, err
 }
 
 // releasePart drops run's lease on a part whose create made nothing.

@@ -129,14 +129,15 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		return nil, 0, fmt.Errorf("reload job %s: %w", id, err)
 	}
 	prov := s.Provider(j.Provider)
+	before := j.Status
 	run := newRunID()
 	started := 0
 	var errs []error
 	for _, p := range j.Parts {
-		if p.Status != job.StatusQueued || p.Ref != "" {
+		if !startable(p) {
 			continue
 		}
-		if room >= 0 && started >= room {
+		if room >= 0 && started >= room && p.Status == job.StatusQueued {
 			j, err = s.markWaiting(ctx, id, p.Index)
 			if err != nil {
 				return nil, started, err
@@ -157,7 +158,12 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": service.OwnerTag(j.Owner)},
 			Records: p.RecordCount,
 		}
-		ref, err := s.create(ctx, prov, j, *claimed, in)
+		var ref string
+		if claimed.Status == job.StatusCancelling {
+			ref, err = s.lookFor(ctx, prov, j, *claimed, in)
+		} else {
+			ref, err = s.create(ctx, prov, j, *claimed, in)
+		}
 		now := s.Now()
 		var unknown *unknownOutcome
 		var amb *ambiguousFind
@@ -208,10 +214,16 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 				if errors.Is(err, service.ErrSubmitAmbiguous) {
 					part.Message = prov.Limits().Title + ": cannot tell which provider job is this part's; all were stopped: " + err.Error()
 				}
+			case err != nil && part.Status == job.StatusCancelling && part.Ref == "":
+				part.Status = job.StatusCancelled // no provider job of it can be adopted
 			case err != nil:
+			case ref == "":
+				if part.Status == job.StatusCancelling && part.Ref == "" {
+					part.Status = job.StatusCancelled // its create made nothing
+				}
 			case part.Ref != "" && part.Ref != ref:
 				stop = ref // a second job for the part: the first one stays
-			case part.Status.Terminal():
+			case part.Status.Terminal() || part.Status == job.StatusCancelling:
 				// Cancelled while the create was on the wire.
 				part.Ref = ref
 				stop = ref
@@ -245,7 +257,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			}
 		}
 	}
-	if j.Status == job.StatusFailed {
+	if j.Status == job.StatusFailed || (j.Status == job.StatusCancelled && before != job.StatusCancelled) {
 		s.PublishCompleted(ctx, j)
 	}
 	if len(errs) > 0 {

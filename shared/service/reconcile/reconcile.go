@@ -181,7 +181,10 @@ func (s *Service) hold(ctx context.Context, j *job.Job) error {
 func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, j *job.Job, stale time.Time, rep *ReconcileReport) error {
 	var errs []error
 	lim := prov.Limits()
-	if !lim.QuotaLimited && hasQueued(j) {
+	if batch.StartPending(j) && (!lim.QuotaLimited || !hasQueued(j)) {
+		// Quota-limited queued parts start in startQueued; a part cancelled
+		// while its create was on the wire only has its provider job looked
+		// for, which takes no quota.
 		nj, n, err := s.Batch.StartParts(ctx, j.ID, -1)
 		rep.Calls += n
 		rep.Submitted += n
