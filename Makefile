@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-FUNCTIONS := mcp bedrock-events ingest sagemaker-events nightly-report ondemand reconciler
+FUNCTIONS := mcp bedrock-events ingest sagemaker-events nightly-report ondemand reconciler validate
 BOOTSTRAPS := $(FUNCTIONS:%=bin/%/bootstrap)
 GO_SOURCES := $(shell find functions shared -name '*.go' -not -name '*_test.go') go.mod go.sum
 TOOLS := $(CURDIR)/.tools
@@ -58,11 +58,13 @@ fuzz:
 	  go test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZ_TIME) "$$pkg" || exit 1; \
 	done
 
-## bench: the benchmarks (figures to stdout) and the ingest peak-RSS probe.
+## bench: the benchmarks (figures to stdout), the ingest peak-RSS probe and a
+## 1 GiB file submit end to end in make dev terms (about 2 minutes).
 bench: tools
 	MCPBATCH_TOOLS=$(TOOLS) go test -run '^$$' -bench . -benchmem -benchtime=2x ./shared/... ./functions/
 	go run ./shared/ingest/internal/memprobe -mb 100
 	go run ./shared/ingest/internal/memprobe -mb 400
+	go run ./shared/app/local/internal/uploadprobe -mib 1024
 
 ## lint: gofmt, go vet, cfn-lint on the synthesized template (when present).
 lint:

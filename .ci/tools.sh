@@ -40,6 +40,8 @@ if [ ! -f "$TOOLS/conformance/node_modules/@modelcontextprotocol/conformance/pac
   say "installing @modelcontextprotocol/conformance@$CONFORMANCE_VERSION under .tools/conformance"
   npm install --prefix "$TOOLS/conformance" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
 fi
+# PGlite (WASM PostgreSQL) with pgvector, for the pgvector index contract tests.
+bash .ci/pglite.sh
 # Headless Chromium opens the rendered report.html in the report tests.
 if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
   say "chromium absent: apt-get install chromium (Debian package)"

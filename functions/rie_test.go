@@ -44,7 +44,7 @@ import (
 )
 
 // functions are the Lambdas under functions/, as the Makefile's FUNCTIONS lists them.
-var functions = []string{"mcp", "bedrock-events", "ingest", "sagemaker-events", "nightly-report", "ondemand", "reconciler"}
+var functions = []string{"mcp", "bedrock-events", "ingest", "sagemaker-events", "nightly-report", "ondemand", "reconciler", "validate"}
 
 // maxBootstrapBytes bounds a stripped bootstrap on the test host (linux/amd64,
 // about 7% larger than the arm64 build that ships): a jump in size usually means a
@@ -52,17 +52,17 @@ var functions = []string{"mcp", "bedrock-events", "ingest", "sagemaker-events", 
 const maxBootstrapBytes = 16_000_000
 
 // bootstrapLimits are the functions allowed more, and why:
-//   - mcp, ingest, reconciler: the official Anthropic SDK (submit, results stream,
+//   - mcp, ingest, reconciler, validate: the official Anthropic SDK (submit, results stream,
 //     polling) decodes by reflection, which keeps its methods: about +6 MB.
 //     Provider wiring lives in shared/app/anthropicapp and sagemakerapp so the
 //     other functions do not link these SDKs.
 //   - nightly-report: prompt templates are text/template, whose reflective method
 //     calls keep the linker from dropping unused methods of every linked type.
-var bootstrapLimits = map[string]int64{"mcp": 24_000_000, "ingest": 22_000_000, "reconciler": 22_000_000, "nightly-report": 32_000_000}
+var bootstrapLimits = map[string]int64{"mcp": 24_000_000, "ingest": 22_000_000, "reconciler": 22_000_000, "validate": 22_000_000, "nightly-report": 32_000_000}
 
 // timeouts are the function timeouts infra/functions.go gives each Lambda, in
 // seconds: the handlers plan with the deadline (ingest keeps 30 s back).
-var timeouts = map[string]string{"mcp": "60", "bedrock-events": "30", "ingest": "900", "sagemaker-events": "60", "nightly-report": "900", "ondemand": "900", "reconciler": "300"}
+var timeouts = map[string]string{"mcp": "60", "bedrock-events": "30", "ingest": "900", "sagemaker-events": "60", "nightly-report": "900", "ondemand": "900", "reconciler": "300", "validate": "900"}
 
 // wantTools are the five tools shared/mcpserver registers.
 var wantTools = []string{"submit_batch", "get_job", "get_job_results", "cancel_job", "list_jobs"}

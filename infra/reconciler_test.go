@@ -13,7 +13,8 @@ import (
 )
 
 // extraEnv counts the variables reconciler.go adds to the functions NewFunctions made.
-var extraEnv = map[string]int{FnMCP: 2, FnIngest: 1}
+// (validate: the Anthropic key and the Bedrock quota, as mcp; +1: MCPBATCH_VECTOR_BUCKET from vectors.go).
+var extraEnv = map[string]int{FnMCP: 2 + 1, FnIngest: 1 + 1, FnValidate: 2}
 
 func anthropicSecret(t *testing.T, tpl obj) string {
 	id, _ := oneResource(t, tpl, "AWS::SecretsManager::Secret", "ReconcilerAnthropicApiKey")

@@ -168,6 +168,8 @@ func TestReportFunctionsLeastPrivilege(t *testing.T) {
 			"bedrock:InvokeModel":     sorted(models...),
 		})},
 	}
+	vectorGrants(t, tpl, "ReportsNightlyReport", cases[0].want, nil)
+	vectorGrants(t, tpl, "ReportsOnDemand", cases[1].want, nil)
 	for _, c := range cases {
 		t.Run(c.fn, func(t *testing.T) {
 			roleID, _ := oneResource(t, tpl, "AWS::IAM::Role", c.fn+"Role")

@@ -36,8 +36,12 @@ type Stack struct {
 	Anthropic *Anthropic
 	// Reconciler is the schedule and its alarms (reconciler.go).
 	Reconciler *Reconciler
+	// Validate checks file submits (validate.go).
+	Validate *Validate
 	// Alarms is the alarm topic and the DLQ and failed-job alarms (ops.go).
 	Alarms *Alarms
+	// Vectors is the S3 Vectors bucket of embedding indexes (vectors.go).
+	Vectors *Vectors
 }
 
 // NewStack validates the settings and the function assets, then builds the stack.
@@ -78,6 +82,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 		return nil, err
 	}
 	st.Reports = NewReports(stack, "Reports", &ReportsProps{Settings: s, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Pipelines: pipelines})
+	st.Vectors = NewVectors(stack, "Vectors", &VectorsProps{Settings: s, Functions: st.Functions, Data: st.Data, OnDemand: st.Reports.OnDemand, NightlyReport: st.Reports.NightlyReport})
 	rs, err := ReconcilerSettingsFromContext(scope.Node())
 	if err != nil {
 		return nil, err
@@ -87,10 +92,13 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	st.Reconciler = NewReconciler(stack, "Reconciler", &ReconcilerProps{
 		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Anthropic: st.Anthropic,
 	})
+	st.Validate = NewValidate(stack, "Validate", &ValidateProps{
+		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Anthropic: st.Anthropic,
+	})
 	st.Alarms = NewAlarms(stack, "Alarms", &AlarmsProps{
 		Settings: s,
 		Functions: []*GoFunction{st.Functions.MCP, st.Functions.BedrockEvents, st.Functions.Ingest, st.SageMaker.Events,
-			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function},
+			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function, st.Validate.Function},
 		Existing:    []awscloudwatch.Alarm{st.Reconciler.Alarm, st.Reconciler.DLQAlarm},
 		HasDLQAlarm: []*GoFunction{st.Reconciler.Function},
 	})

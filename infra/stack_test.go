@@ -681,6 +681,7 @@ var fnSpecs = []fnSpec{
 	{"FunctionsMcp", FnMCP, 90, 512, false},
 	{"FunctionsBedrockEvents", FnBedrockEvents, 30, 256, true},
 	{"FunctionsIngest", FnIngest, 900, 1024, true},
+	{"Validate", FnValidate, 900, 2048, true},
 }
 
 func TestFunctions(t *testing.T) {
@@ -803,6 +804,13 @@ func TestRules(t *testing.T) {
 				pattern: obj{
 					"source":      []interface{}{config.EventSource},
 					"detail-type": []interface{}{config.DetailJobOutputReady},
+				},
+			},
+			{
+				name: "input validation requested", rule: "ValidateInputValidationRequested", fn: "Validate", onBus: busID,
+				pattern: obj{
+					"source":      []interface{}{config.EventSource},
+					"detail-type": []interface{}{config.DetailInputValidation},
 				},
 			},
 		}
@@ -940,6 +948,8 @@ func TestLeastPrivilege(t *testing.T) {
 		"secretsmanager:GetSecretValue": {anthropicSecret(t, tpl)},
 	}
 	tableGrants(ingest)
+	vectorGrants(t, tpl, "FunctionsMcp", mcp, expectedModelArns([]string{"amazon.titan-embed-text-v2:0"})) // the default's embedding model
+	vectorGrants(t, tpl, "FunctionsIngest", ingest, nil)
 
 	logs := func(fn string) string {
 		id, _ := oneResource(t, tpl, "AWS::Logs::LogGroup", fn+"Logs")

@@ -8,12 +8,14 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx, anthropicapp.Provider)
+	vw := &vectorsapp.Wiring{}
+	a, err := app.FromEnv(ctx, anthropicapp.Provider, vw.Option)
 	app.Must("init", err)
 	h := &handler.Ingest{Svc: a.Graph, Log: a.Log}
 	lambda.Start(handler.Tolerant(h.Handle))

@@ -11,12 +11,14 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/auth"
 	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx, anthropicapp.Provider, sagemakerapp.Runtime)
+	vw := &vectorsapp.Wiring{}
+	a, err := app.FromEnv(ctx, anthropicapp.Provider, sagemakerapp.Runtime, vw.Option)
 	app.Must("init", err)
 	owner, err := auth.OwnerFromEnv(a.Config)
 	app.Must("init auth", err)
@@ -30,6 +32,9 @@ func main() {
 	}
 	if reports != nil {
 		srv.Reports = reports
+	}
+	if t := vw.Tools(a); t != nil {
+		srv.Indexes, srv.Features.Vectors = t, true
 	}
 	lambdaurl.Start(srv.Handler(owner))
 }

@@ -11,18 +11,23 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/awsreports"
+	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx)
+	vw := &vectorsapp.Wiring{}
+	a, err := app.FromEnv(ctx, vw.Option)
 	app.Must("init", err)
 	r, err := awsreports.Reports(ctx, a)
 	if err == nil && r == nil {
 		err = errors.New("no pipelines file beside the bootstrap (set MCPBATCH_PIPELINES_FILE or deploy pipelines.json)")
 	}
 	app.Must("init report pipelines", err)
+	if vw.Index != nil {
+		r.Vectors = vw.Index // corpus pipelines delete the vectors of deleted documents
+	}
 	h := &handler.NightlyReport{Runner: r, Log: a.Log}
 	lambda.Start(h.Handle)
 }

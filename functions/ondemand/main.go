@@ -9,12 +9,14 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/awsreports"
+	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx, awsreports.OnDemandModel)
+	vw := &vectorsapp.Wiring{}
+	a, err := app.FromEnv(ctx, awsreports.OnDemandModel, vw.Option)
 	app.Must("init", err)
 	h := &handler.OnDemand{Svc: a.Graph.OnDemandRuns, Log: a.Log}
 	lambda.Start(handler.Tolerant(h.Handle))

@@ -337,9 +337,22 @@ func otherTools(t *testing.T, d dev, jobID string, recs []map[string]any) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("PUT to the upload url: %s", resp.Status)
 	}
+	// The submit answers validating; the validation (on the local bus) moves it on.
 	h := structured(t, callTool(t, d, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "input_upload_id": up["upload_id"]}))
-	if h["record_count"].(float64) != 120 {
-		t.Errorf("submit from upload = %v", h)
+	if h["status"] != "validating" {
+		t.Errorf("submit from upload = %v, want status validating", h)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		fj := structured(t, callTool(t, d, "get_job", map[string]any{"job_id": h["job_id"]}))
+		if fj["status"] != "validating" {
+			if fj["record_count"].(float64) != 120 || fj["status"] == "failed" {
+				t.Errorf("job from upload after validation = %v", fj)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job from upload still validating: %v", fj)
+		}
 	}
 
 	for _, bad := range []struct {

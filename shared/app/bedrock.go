@@ -49,6 +49,7 @@ func (b *BedrockProvider) Limits() service.BatchLimits {
 		Title: "Bedrock batch inference", MinRecords: job.BedrockMinRecords,
 		MaxRecordsPerPart: job.BedrockMaxRecords, MaxBytesPerPart: job.BedrockMaxFileBytes,
 		QuotaLimited: true, PushesEvents: true, OnDemand: true, FileInputs: true,
+		MediaPath: "bedrock-batch-claude", // Claude's native InvokeModel body: images, no documents
 	}
 }
 

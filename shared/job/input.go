@@ -2,8 +2,8 @@ package job
 
 import "encoding/json"
 
-// Input is one record as a user submits it. Exactly one of Prompt, Messages or
-// ModelInput is set; ID is filled in (r00001...) when the user gave none.
+// Input is one record as a user submits it. Exactly one of Prompt, Messages,
+// ModelInput or Text (embedding models) is set; ID is filled in (r00001...) when the user gave none.
 type Input struct {
 	ID string `json:"id,omitempty"`
 	// Prompt is a single user turn.
@@ -14,6 +14,10 @@ type Input struct {
 	System string `json:"system,omitempty"`
 	// ModelInput is a raw native request body, passed through as is (non-Claude families).
 	ModelInput json.RawMessage `json:"model_input,omitempty"`
+	// Text is the text an embedding model embeds.
+	Text string `json:"text,omitempty"`
+	// Metadata goes with the record's vector into a vector index.
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // Params are the job-level generation settings.
@@ -21,4 +25,6 @@ type Params struct {
 	System      string   `json:"system,omitempty"`
 	MaxTokens   int      `json:"maxTokens"`
 	Temperature *float64 `json:"temperature,omitempty"`
+	// Embed holds the settings of embedding models (nil for text models).
+	Embed *EmbedParams `json:"embed,omitempty"`
 }

@@ -81,6 +81,8 @@ type Job struct {
 	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
 	// Pipeline marks a job a report pipeline started (see pipelinerun.go).
 	Pipeline *PipelineRun `json:"pipeline,omitempty"`
+	// Index is the vector index an embedding job writes into (nil: none).
+	Index *IndexTarget `json:"index,omitempty"`
 	// Cost is what the job's tokens cost at the catalog's prices (see cost.go).
 	Cost *Cost `json:"cost,omitempty"`
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 // Message is one conversation turn in Anthropic Messages form.
@@ -19,6 +20,8 @@ type RecordIn struct {
 	Messages   []Message      `json:"messages,omitempty" jsonschema:"a conversation; the last turn is the user's"`
 	System     string         `json:"system,omitempty" jsonschema:"system prompt for this record (overrides the job's)"`
 	ModelInput map[string]any `json:"model_input,omitempty" jsonschema:"raw native model request body, passed through unchanged (for non-Claude models)"`
+	Text       string         `json:"text,omitempty" jsonschema:"the text to embed (embedding models): 1..the model's max_input_chars (list_models)"`
+	Metadata   map[string]any `json:"metadata,omitempty" jsonschema:"stored with the record's vector in the index (strings, numbers, booleans or lists of them; filterable in search_index)"`
 }
 
 // SubmitIn is the input of submit_batch.
@@ -34,7 +37,14 @@ type SubmitIn struct {
 	Name          string   `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
 	TTLDays       int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
 	Mode          string   `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
+	DryRun        bool     `json:"dry_run,omitempty" jsonschema:"true: validate and estimate only (tokens, cost, provider jobs, problems with images and documents); nothing is stored or submitted"`
 	Provider      string   `json:"provider,omitempty" jsonschema:"bedrock (default) or anthropic (Anthropic Message Batches: 1..100,000 requests or 256 MB per batch, more is split); chosen by model when only one provider allows it"`
+	// Embedding models (task embedding in list_models).
+	Dimensions int      `json:"dimensions,omitempty" jsonschema:"embedding models: vector size the model offers (Titan Text Embeddings V2: 256, 512 or 1024; Cohere: 1024); default the largest"`
+	Normalize  *bool    `json:"normalize,omitempty" jsonschema:"Titan Text Embeddings: unit-length vectors, default true"`
+	InputType  string   `json:"input_type,omitempty" jsonschema:"Cohere Embed: search_document (default), search_query, classification or clustering"`
+	Truncate   string   `json:"truncate,omitempty" jsonschema:"embedding models: a text over the model's max_input_chars is refused (NONE, default) or cut at its END or START"`
+	Index      *IndexIn `json:"index,omitempty" jsonschema:"embedding models: write the vectors, with each record's id, text and metadata, into this vector index of yours (created on first use; its dimension, metric and model are fixed then); search it with search_index"`
 }
 
 // JobHandle is what submit_batch returns.
@@ -47,6 +57,8 @@ type JobHandle struct {
 	Parts       int    `json:"provider_jobs" jsonschema:"number of provider jobs the batch was split into"`
 	SubmittedAt string `json:"submitted_at,omitempty"`
 	ExpiresAt   string `json:"expires_at"`
+	// DryRun is the estimate of a dry run (then nothing else is set but model and provider).
+	DryRun *batch.DryRunResult `json:"dry_run,omitempty"`
 }
 
 // JobIDIn names a job.
@@ -101,6 +113,8 @@ type ResultsIn struct {
 	Status string `json:"status,omitempty" jsonschema:"all (default), succeeded or failed"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"records per page, 1..500, default 100"`
+	// IncludeVectors adds embedding records' vectors.
+	IncludeVectors bool `json:"include_vectors,omitempty" jsonschema:"embedding jobs: include each record's vector (large); default false shows only its dimensions"`
 }
 
 // RecordOut is one result.
@@ -114,6 +128,9 @@ type RecordOut struct {
 	ErrorMessage string `json:"error_message,omitempty"`
 	InputTokens  int64  `json:"input_tokens,omitempty"`
 	OutputTokens int64  `json:"output_tokens,omitempty"`
+
+	Dimensions int       `json:"dimensions,omitempty" jsonschema:"embedding jobs: the vector's dimension count"`
+	Vector     []float32 `json:"vector,omitempty" jsonschema:"embedding jobs with include_vectors: the vector"`
 
 	ContentType string `json:"content_type,omitempty" jsonschema:"media type of the output (SageMaker)"`
 	Note        string `json:"note,omitempty" jsonschema:"how the output was stored when it differs from its content type"`

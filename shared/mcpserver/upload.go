@@ -26,7 +26,7 @@ type FileSubmitter interface {
 
 // CreateUploadIn is the input of create_upload.
 type CreateUploadIn struct {
-	ContentType string `json:"content_type,omitempty" jsonschema:"Content-Type you will send with the PUT, default application/jsonl"`
+	ContentType string `json:"content_type,omitempty" jsonschema:"Content-Type you will send with the PUT: application/jsonl (default) for a batch file; image/png, image/jpeg, image/gif, image/webp, application/pdf, text/csv, text/plain, text/markdown, text/html, DOCX/XLSX/DOC/XLS types for an image or document that records reference by s3_uri"`
 }
 
 // CreateUploadOut says where and how to upload.
@@ -38,6 +38,36 @@ type CreateUploadOut struct {
 	MaxBytes  int64             `json:"max_bytes"`
 	ExpiresIn int               `json:"expires_in_seconds"`
 	Format    string            `json:"format" jsonschema:"what each line of the file holds"`
+	// S3URI is set for an image or document upload.
+	S3URI string `json:"s3_uri,omitempty" jsonschema:"for an image or document: reference it in a record's content block as {\"type\":\"image\",\"source\":{\"type\":\"s3\",\"uri\":s3_uri}}"`
+}
+
+// mediaUploader names upload places for images and documents.
+type mediaUploader interface {
+	NewMediaUpload(owner, contentType string) (transfer.Upload, error)
+}
+
+const mediaFormat = "one image or document, sent as is; the bytes decide its format at submit_batch"
+
+// mediaUpload is create_upload for an image or document.
+func (s *Server) mediaUpload(ctx context.Context, owner, ct string) (CreateUploadOut, string, string, error) {
+	mu, ok := s.Files.(mediaUploader)
+	if !ok {
+		return CreateUploadOut{}, "", "", job.Fieldf("content_type", "image and document uploads are not available on this server")
+	}
+	u, err := mu.NewMediaUpload(owner, ct)
+	if err != nil {
+		return CreateUploadOut{}, "", "", err
+	}
+	url, err := s.Uploads.PresignPut(ctx, u.URI, ct, transfer.UploadURLTTL)
+	if err != nil {
+		return CreateUploadOut{}, "", "", fmt.Errorf("presign upload %s: %w", u.ID, err)
+	}
+	out := CreateUploadOut{UploadID: u.ID, URL: url, Method: "PUT", Headers: map[string]string{"Content-Type": ct},
+		MaxBytes: u.MaxBytes, ExpiresIn: int(transfer.UploadURLTTL.Seconds()), Format: mediaFormat, S3URI: u.URI}
+	summary := fmt.Sprintf("PUT the file to url with Content-Type: %s within 15 minutes, then reference it in a record as "+
+		`{"type":"image"|"document","source":{"type":"s3","uri":%q}}.`, ct, u.URI)
+	return out, summary, "", nil
 }
 
 const fileFormat = `JSON Lines, one record per line: {"id"?, "prompt" | "messages" | "model_input", "system"?} as in submit_batch records, ` +
@@ -54,13 +84,19 @@ func (s *Server) addUploadTool(srv *mcp.Server) {
 		Description: "For batches over the 6 MB request limit (roughly more than a few thousand prompts): get a presigned URL, " +
 			"HTTP PUT a JSONL file to it (up to 1 GiB, within 15 minutes), then call submit_batch with input_upload_id=upload_id " +
 			"and no records. Each line is a record as in submit_batch, or Bedrock's native {recordId, modelInput}. " +
-			"submit_batch checks every line first and submits nothing if any is invalid, listing the first 20 problems with line numbers.",
+			"With an image or document content_type (image/png, application/pdf, ...) it is a place for one image or document: " +
+			"PUT the file, then reference its s3_uri in a record's image or document block. " +
+			"submit_batch answers at once with the job in status validating (at most 1,000,000 records); every line is checked before anything " +
+			"is submitted: poll get_job until it moves on, or ends failed with the first 20 problems and their line numbers in error.",
 		Annotations: &mcp.ToolAnnotations{Title: "Create upload", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: false, OpenWorldHint: &no},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in CreateUploadIn) (*mcp.CallToolResult, CreateUploadOut, error) {
 		return call(s, ctx, req, "create_upload", "", func(owner string) (CreateUploadOut, string, string, error) {
 			ct := in.ContentType
 			if ct == "" {
 				ct = "application/jsonl"
+			}
+			if _, media := transfer.MediaTypes[ct]; media {
+				return s.mediaUpload(ctx, owner, ct)
 			}
 			if !contentTypePattern.MatchString(ct) || len(ct) > 100 {
 				return CreateUploadOut{}, "", "", job.Fieldf("content_type", "must look like type/subtype, e.g. application/jsonl (got %q)", ct)
@@ -88,12 +124,16 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		if len(in.Records) > 0 {
 			return JobHandle{}, "", "", job.Fieldf("records", "give records or input_upload_id/input_uri, not both")
 		}
+		if in.Index != nil {
+			return JobHandle{}, "", "", job.Fieldf("index", "a file submit does not write into an index; pass the records inline (up to 6 MB per call) to fill an index")
+		}
 		fr := transfer.FileSubmitRequest{
 			SubmitRequest: batch.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,
-				Params:   job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
-				Progress: progressWith(ctx, req, "checked %d of %d records")},
+				Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
+			},
 			UploadID: in.InputUploadID, InputURI: in.InputURI,
 		}
+		embedParams(in, &fr.SubmitRequest)
 		j, err := s.Files.SubmitFile(ctx, fr)
 		if err != nil {
 			return JobHandle{}, "", "", err
@@ -103,8 +143,8 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		}
 		h := JobHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
 			Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt)}
-		summary := fmt.Sprintf("Submitted job %s from a file: %d records to %s (%d provider job(s)), status %s. Poll get_job.",
-			j.ID, j.RecordCount, j.Model, len(j.Parts), j.Status)
+		summary := fmt.Sprintf("Job %s takes the file for %s, status %s: every line is checked before anything is submitted. "+
+			"Poll get_job: it moves on to submitted, or ends failed listing the first problems with their line numbers.", j.ID, j.Model, j.Status)
 		return h, summary, j.ID, nil
 	})
 }

@@ -50,6 +50,9 @@ type Pipeline struct {
 	Recipients Recipients `json:"recipients"`
 	// MaxDocumentBytes skips bigger documents (default 256 KiB).
 	MaxDocumentBytes int64 `json:"max_document_bytes,omitempty"`
+	// Kind is report (default) or corpus (corpus.go: embed the documents into Corpus.Index).
+	Kind   string        `json:"kind,omitempty"`
+	Corpus *CorpusConfig `json:"corpus,omitempty"`
 
 	tmpl *template.Template
 	loc  *time.Location
@@ -154,6 +157,16 @@ func (p *Pipeline) validate(at string) error {
 	case "", job.ModeAuto, job.ModeBatch, job.ModeOnDemand:
 	default:
 		return job.Fieldf(f("mode"), "must be auto, batch or on_demand (got %q)", p.Mode)
+	}
+	switch p.Kind {
+	case "", KindReport:
+		if p.Corpus != nil {
+			return job.Fieldf(f("corpus"), "only for kind corpus")
+		}
+	case KindCorpus:
+		return p.validateCorpus(f)
+	default:
+		return job.Fieldf(f("kind"), "must be report or corpus (got %q)", p.Kind)
 	}
 	if strings.TrimSpace(p.Prompt) == "" {
 		return job.Fieldf(f("prompt"), "required: a Go text/template over the document")

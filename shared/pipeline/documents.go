@@ -112,7 +112,10 @@ func RecordID(key string) string {
 
 // Built is the outcome of reading a source: the records and what was skipped.
 type Built struct {
-	Records   []job.Input
+	Records []job.Input
+	// Media are the images and PDFs, rendered into records by the runner
+	// (it copies each into the pipeline's upload area first).
+	Media     []MediaDoc
 	Keys      map[string]string // record id → document key
 	Skipped   []report.Skipped
 	Documents int
@@ -136,11 +139,17 @@ func Build(ctx context.Context, p *Pipeline, src Source, date string) (*Built, e
 	}
 	for _, ref := range refs {
 		kind := strings.TrimPrefix(strings.ToLower(path.Ext(ref.Key)), ".")
-		switch kind {
-		case "txt", "md", "json", "jsonl":
+		switch {
+		case kind == "txt", kind == "md", kind == "json", kind == "jsonl":
+		case mediaKinds[kind]:
+			b.Documents++
+			if err := b.addMedia(p, tmpl, ref, kind, date); err != nil {
+				skip(ref.Key, "%v", err)
+			}
+			continue
 		default:
 			b.Documents++
-			skip(ref.Key, "unsupported document type %q; sources hold .txt, .md, .json and .jsonl", path.Ext(ref.Key))
+			skip(ref.Key, "unsupported document type %q; sources hold .txt, .md, .json, .jsonl, images (.png, .jpg, .gif, .webp) and .pdf", path.Ext(ref.Key))
 			continue
 		}
 		if ref.Size > p.MaxDocumentBytes && kind != "jsonl" {

@@ -86,6 +86,8 @@ type Runner struct {
 	LinkTTL time.Duration
 	Log     *slog.Logger
 	Now     func() time.Time
+	// Vectors deletes the vectors of corpus pipelines' deleted documents (nil: corpus pipelines fail).
+	Vectors VectorDeleter
 }
 
 // Owner is the owner of a pipeline's jobs: list_reports lists them by it.
@@ -182,9 +184,20 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	if err != nil {
 		return RunInfo{}, err
 	}
+	if p.Kind == KindCorpus {
+		return r.tickCorpus(ctx, p, src, date, id)
+	}
 	built, err := Build(ctx, p, src, date)
 	if err != nil {
 		return RunInfo{}, err
+	}
+	r.mediaRecords(ctx, p, src, date, built)
+	sub := batch.SubmitRequest{
+		ID: id, Owner: Owner(p.Name), Model: p.Model, Name: p.Name + " " + date, Mode: p.Mode, Records: built.Records,
+		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays,
+	}
+	if err := r.dropRefused(ctx, sub, built); err != nil {
+		return RunInfo{}, fmt.Errorf("check images and documents of %s %s: %w", p.Name, date, err)
 	}
 	dir := r.reportDir(p.Name, date)
 	if err := r.putJSON(ctx, blob.Join(dir, "skipped.json"), built.Skipped); err != nil {
@@ -196,11 +209,9 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	if len(built.Records) == 0 {
 		return RunInfo{}, fmt.Errorf("%w in pipeline %s for %s: %d documents, %d skipped", ErrNoDocuments, p.Name, date, built.Documents, len(built.Skipped))
 	}
-	j, err := r.Svc.Submit(ctx, batch.SubmitRequest{
-		ID: id, Owner: Owner(p.Name), Model: p.Model, Name: p.Name + " " + date, Mode: p.Mode, Records: built.Records,
-		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays,
-		Pipeline: &job.PipelineRun{Name: p.Name, Date: date, SkippedURI: blob.Join(dir, "skipped.json"), Skipped: len(built.Skipped), Documents: built.Documents},
-	})
+	sub.Records = built.Records
+	sub.Pipeline = &job.PipelineRun{Name: p.Name, Date: date, SkippedURI: blob.Join(dir, "skipped.json"), Skipped: len(built.Skipped), Documents: built.Documents}
+	j, err := r.Svc.Submit(ctx, sub)
 	if errors.Is(err, service.ErrJobExists) {
 		// A concurrent tick won the conditional create.
 		j, err = r.Jobs.GetJob(ctx, id)
@@ -256,6 +267,9 @@ func (r *Runner) OnJobCompleted(ctx context.Context, jobID string) error {
 	if err != nil {
 		log.WarnContext(ctx, "job of a pipeline no longer configured; no report")
 		return nil
+	}
+	if p.Kind == KindCorpus {
+		return nil // its vectors are its outcome; the index records the job's completion
 	}
 	if j.Pipeline.ReportURI == "" {
 		dir := r.reportDir(p.Name, j.Pipeline.Date)

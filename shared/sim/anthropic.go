@@ -118,6 +118,10 @@ type simReq struct {
 	errorMsg     string
 	// cacheRead and cacheWrite are decided when the batch ends, in request order.
 	cacheRead, cacheWrite int64
+	// seen is what arrived in image and document blocks; mediaErr the
+	// refusal of one, reported when the batch ends (see decide).
+	seen     []seenPart
+	mediaErr string
 }
 
 func (s *AnthropicSim) init() {
@@ -285,6 +289,10 @@ func (s *AnthropicSim) end(b *simBatch, cancelled bool) {
 // cacheable system prefix long enough for the model is written by the first
 // request that carries it and read by the later ones while it lives.
 func (s *AnthropicSim) decide(b *simBatch, r *simReq) {
+	if r.mediaErr != "" {
+		r.outcome, r.errorType, r.errorMsg = "errored", "invalid_request_error", r.mediaErr
+		return
+	}
 	m, known := anthropicModels[r.model]
 	if !known {
 		s.permissive.warn(s.Log, "anthropic sim", r.model, "model id not in the simulator's table")

@@ -265,6 +265,11 @@ func (s *AnthropicSim) readRequests(dec *json.Decoder) (reqs []simReq, model str
 			model = wr.Params.Model
 			in, prefix := requestTokens(wr.Params.System, wr.Params.Messages)
 			q := simReq{id: wr.CustomID, model: wr.Params.Model, maxTokens: *wr.Params.MaxTokens, inTokens: in}
+			if seen, err := claudeMedia(messageContents(wr.Params.Messages), anthropicModal(wr.Params.Model), false); err != nil {
+				q.mediaErr = "SIMULATED: " + err.Error()
+			} else {
+				q.seen, q.inTokens = seen, q.inTokens+seenTokens(seen)
+			}
 			if prefix != "" {
 				q.prefixKey = sha256.Sum256([]byte(wr.Params.Model + "\x00" + prefix))
 				q.prefixTokens = min(tokens(prefix), in)
@@ -402,7 +407,7 @@ func (s *AnthropicSim) resultLine(q simReq, i int, pad string) map[string]any {
 	var res map[string]any
 	switch q.outcome {
 	case "succeeded":
-		text, out, capped := cut(fmt.Sprintf("[SIMULATED answer by the mcpbatch Anthropic simulator; no model was called] request %s: %s", q.id, pad), q.maxTokens)
+		text, out, capped := cut(fmt.Sprintf("[SIMULATED answer by the mcpbatch Anthropic simulator; no model was called] request %s:%s %s", q.id, seenText(q.seen), pad), q.maxTokens)
 		stop := "end_turn"
 		if capped {
 			stop = "max_tokens"

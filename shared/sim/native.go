@@ -244,9 +244,17 @@ func invokeClaude(inv invocation, raw json.RawMessage) (answer, error) {
 	if limit, ok := inv.outputLimit(req.AnthropicBeta); ok && req.MaxTokens > limit {
 		return answer{}, tooManyTokens(true, "max_tokens", req.MaxTokens, limit)
 	}
+	contents := make([]json.RawMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		contents[i] = m.Content
+	}
+	seen, err := claudeMedia(contents, bedrockReads(inv), true)
+	if err != nil {
+		return answer{}, err
+	}
 	system, prefix := systemText(req.System)
 	prompt := ""
-	in := tokens(system)
+	in := tokens(system) + seenTokens(seen)
 	for _, m := range req.Messages {
 		for _, b := range blocks(m.Content) {
 			in += tokens(b.Text)
@@ -256,7 +264,7 @@ func invokeClaude(inv invocation, raw json.RawMessage) (answer, error) {
 		}
 	}
 	in = max(1, in)
-	text, out, capped := cut(inv.replyText(system, prompt), req.MaxTokens)
+	text, out, capped := cut(withSeen(inv.replyText(system, prompt), seen), req.MaxTokens)
 	resp := claudeResponse{ID: inv.msgID, Type: "message", Role: "assistant", Model: inv.modelID, StopReason: "end_turn",
 		Content: []textBlock{{Type: "text", Text: text}}}
 	if capped {
@@ -473,8 +481,10 @@ func invokeCohereEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 }
 
 type converseBlock struct {
-	Text       *string         `json:"text,omitempty"`
-	CachePoint json.RawMessage `json:"cachePoint,omitempty"`
+	Text       *string           `json:"text,omitempty"`
+	CachePoint json.RawMessage   `json:"cachePoint,omitempty"`
+	Image      *converseImage    `json:"image,omitempty"`
+	Document   *converseDocument `json:"document,omitempty"`
 }
 
 type converseRequest struct {
@@ -513,6 +523,10 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 		}
 		limit = *mt
 	}
+	seen, err := converseMedia(inv, req)
+	if err != nil {
+		return answer{}, "", err
+	}
 	var sys, cachedPrefix strings.Builder
 	for _, b := range req.System {
 		if b.Text != nil {
@@ -535,8 +549,8 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 			}
 		}
 	}
-	in = max(1, in)
-	text, out, capped := cut(inv.replyText(sys.String(), prompt), limit)
+	in = max(1, in+seenTokens(seen))
+	text, out, capped := cut(withSeen(inv.replyText(sys.String(), prompt), seen), limit)
 	stop := "end_turn"
 	if capped {
 		stop = "max_tokens"

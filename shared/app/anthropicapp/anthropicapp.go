@@ -56,6 +56,7 @@ func (a *AnthropicProvider) Limits() service.BatchLimits {
 	return service.BatchLimits{
 		Title: "Anthropic Message Batches", MinRecords: anthropic.MinRecords,
 		MaxRecordsPerPart: anthropic.MaxRequests, MaxBytesPerPart: anthropic.MaxBytes, EnvelopeBytes: int64(anthropic.Envelope),
+		MediaPath: "anthropic", // the Messages API: images, PDFs and text documents
 	}
 }
 

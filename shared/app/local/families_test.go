@@ -88,6 +88,9 @@ func TestFamiliesEndToEnd(t *testing.T) {
 				t.Fatalf("%d succeeded results, job says %d", len(recs), j.Succeeded)
 			}
 			for _, r := range recs[:3] {
+				if !tc.wantOutput && r.Dimensions == 256 {
+					continue // get_job_results shows an embedding's dimensions (its vector on request)
+				}
 				if r.Output == "" || (tc.wantOutput && r.Output[0] == '{') {
 					t.Errorf("record %q output %.80q: want the model's text", r.ID, r.Output)
 				}

@@ -66,6 +66,8 @@ type Suite struct {
 
 	// SageMaker is the SageMaker runtime simulator behind the SageMaker tools.
 	SageMaker *SageMakerLocal
+	// Vectors is the S3 Vectors simulator and the index behind it (vectors.go).
+	Vectors *Vectors
 	// Anthropic is the Message Batches simulator (see anthropic.go).
 	Anthropic    *sim.AnthropicSim
 	AnthropicURL string
@@ -111,7 +113,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	d := graph.Deps{
 		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log, Bucket: Bucket, JobPrefix: config.DefaultJobPrefix,
 		Providers: []service.BatchProvider{&app.BedrockProvider{Client: bedrock.New(client, o.Log),
-			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: config.DefaultBedrockModels}},
+			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: localModels()}},
 	}
 	// The same settings the Lambdas read; the simulators stand in for the clients.
 	if err := app.Settings(&d); err != nil {
@@ -126,6 +128,9 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	if err := l.startRuntime(o, &d); err != nil {
 		return nil, err
 	}
+	if err := l.startVectors(ctx, o, st, blobs, &d); err != nil {
+		return nil, err
+	}
 	if err := app.Catalog(&d, sim.DefaultRegion); err != nil {
 		return nil, err
 	}
@@ -136,6 +141,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		Ingest:    &handler.Ingest{Svc: g, Log: o.Log},
 		SageMaker: &handler.SageMakerEvents{Svc: g.SageMaker, Log: o.Log},
 	}
+	l.addValidate(o)
 	l.Uploads = newUploads(blobs)
 	l.MCP = &mcpserver.Server{
 		Svc: g, Presign: blobs, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,
@@ -143,10 +149,12 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		Models:   g.Core.Catalog, Log: o.Log, Version: app.Version,
 	}
 	l.Blobs = blobs
+	l.addVectors(d)
 	if err := l.addReports(o); err != nil {
 		l.Sim.Close()
 		return nil, err
 	}
+	l.wireCorpus()
 	return l, nil
 }
 
@@ -183,7 +191,7 @@ func (l *Suite) postEvent(w http.ResponseWriter, r *http.Request) {
 
 // Close stops the simulator, drains the bus and closes the store.
 func (l *Suite) Close() error {
-	err := errors.Join(l.Sim.Close(), l.closeSageMaker(), l.closeAnthropic())
+	err := errors.Join(l.Sim.Close(), l.closeSageMaker(), l.closeAnthropic(), l.closeVectors())
 	if l.Reports != nil {
 		err = errors.Join(err, l.Reports.Runtime.Close())
 	}

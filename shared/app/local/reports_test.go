@@ -173,7 +173,7 @@ func TestPipelineEndToEnd(t *testing.T) {
 		skipped = append(skipped, sk.Key+": "+sk.Reason)
 	}
 	for _, w := range []string{"zz-oversized.txt: ", "zz-not-utf8.txt: unreadable: not UTF-8", "zz-broken.json: unreadable: not valid JSON",
-		"zz-no-subject.json: prompt template failed on document zz-no-subject.json", "zz-scanned-invoice.pdf: unsupported document type"} {
+		"zz-no-subject.json: prompt template failed on document zz-no-subject.json", "zz-scanned-invoice.pdf: document blocks cannot be sent on this path"} {
 		if !slices.ContainsFunc(skipped, func(s string) bool { return strings.HasPrefix(s, w) }) {
 			t.Errorf("skipped list lacks %q: %v", w, skipped)
 		}
@@ -356,7 +356,7 @@ func TestReportTools(t *testing.T) {
 		want string
 	}{
 		{"get_report", map[string]any{"pipeline": "support-triage", "date": "2026-01-01"}, "invalid input: date: pipeline support-triage has no run on 2026-01-01"},
-		{"get_report", map[string]any{"pipeline": "nope", "date": runDate}, `invalid input: pipeline: no pipeline "nope"; configured: support-triage, release-notes-digest`},
+		{"get_report", map[string]any{"pipeline": "nope", "date": runDate}, `invalid input: pipeline: no pipeline "nope"; configured: support-triage, release-notes-digest, docs-corpus`},
 		{"run_pipeline", map[string]any{"pipeline": "support-triage", "date": "27.11.2026"}, `invalid input: date: want YYYY-MM-DD (got "27.11.2026")`},
 		{"list_reports", map[string]any{"cursor": "garbage"}, "invalid input: cursor:"},
 		{"submit_batch", map[string]any{"model": haiku, "mode": "fast", "records": records(3)}, `invalid input: mode: must be auto, batch or on_demand (got "fast")`},

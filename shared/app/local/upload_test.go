@@ -6,10 +6,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
 
 // put uploads body to a create_upload link as a client would, returning the status.
@@ -37,6 +42,24 @@ func jsonlLines(n int, line func(i int) string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// validated waits for the validation the submit requested (the local bus
+// delivers it to the validate handler) and returns the job as get_job shows it.
+func validated(t *testing.T, s *suite, cs *mcp.ClientSession, id string) mcpserver.JobView {
+	t.Helper()
+	s.l.Bus.Wait()
+	return call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": id})
+}
+
+// submitFile submits a file; the job answers at once in status validating.
+func submitFile(t *testing.T, cs *mcp.ClientSession, args map[string]any) mcpserver.JobHandle {
+	t.Helper()
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", args)
+	if h.Status != "validating" || h.RecordCount != 0 || h.Parts != 0 {
+		t.Fatalf("file submit answered %+v, want status validating before any record is read", h)
+	}
+	return h
 }
 
 const nativeBody = `{"anthropic_version":"bedrock-2023-05-31","max_tokens":64,"messages":[{"role":"user","content":"Say hi"}]}`
@@ -72,9 +95,9 @@ func TestUploadSubmit(t *testing.T) {
 			t.Errorf("bob got %q", msg)
 		}
 	})
-	h := call[mcpserver.JobHandle](t, alice, "submit_batch", map[string]any{"model": haiku, "input_upload_id": up.UploadID, "name": "from-file"})
-	if h.RecordCount != 150 || h.Status != "submitted" {
-		t.Fatalf("handle %+v", h)
+	h := submitFile(t, alice, map[string]any{"model": haiku, "input_upload_id": up.UploadID, "name": "from-file"})
+	if j := validated(t, s, alice, h.JobID); j.RecordCount != 150 || j.Status != "submitted" || j.Error != "" {
+		t.Fatalf("after validation: %+v", j)
 	}
 	s.settle()
 	got := allResults(t, alice, h.JobID, "", 500)
@@ -92,17 +115,18 @@ func TestUploadSubmit(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, cs := range []*mcp.ClientSession{alice, bob} {
-			if h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "input_uri": uri}); h.RecordCount != 150 {
-				t.Errorf("handle %+v", h)
+			h := submitFile(t, cs, map[string]any{"model": haiku, "input_uri": uri})
+			if j := validated(t, s, cs, h.JobID); j.RecordCount != 150 || j.Status != "submitted" {
+				t.Errorf("after validation: %+v", j)
 			}
 		}
 	})
 	t.Run("input_uri of the caller's own upload", func(t *testing.T) {
 		uri := s.l.Service.Transfer.NewUpload("alice").URI // same prefix as alice's uploads
 		uri = uri[:strings.LastIndexByte(uri, '/')+1] + up.UploadID + ".jsonl"
-		h := call[mcpserver.JobHandle](t, alice, "submit_batch", map[string]any{"model": haiku, "input_uri": uri})
-		if h.RecordCount != 150 {
-			t.Errorf("handle %+v", h)
+		h := submitFile(t, alice, map[string]any{"model": haiku, "input_uri": uri})
+		if j := validated(t, s, alice, h.JobID); j.RecordCount != 150 || j.Status != "submitted" {
+			t.Errorf("after validation: %+v", j)
 		}
 		if msg := toolErr(t, bob, "submit_batch", map[string]any{"model": haiku, "input_uri": uri}); !strings.Contains(msg, "input_uri") {
 			t.Errorf("bob reading alice's upload by uri: %q", msg)
@@ -146,21 +170,51 @@ func TestUploadValidation(t *testing.T) {
 		}
 		return good(i)
 	})
+	// Problems in the file fail the job (validated after submit_batch answered),
+	// with the same texts a synchronous check gave.
+	failing := []struct {
+		name string
+		body string
+		want []string
+		not  []string
+	}{
+		{"every bad line with its number", broken,
+			[]string{"input_upload_id: 6 of 150 lines are invalid", "nothing was submitted", "line 3: not a JSON object", `line 5: unknown field "temperature"`,
+				`line 7: duplicate id "q1" (also line 2)`, "line 9: mixes", "line 11: id", "line 13:"}, nil},
+		{"at most 20 problems listed", manyBad, []string{"30 of 150 lines are invalid", "line 1:", "line 96:"}, []string{"line 101:"}},
+		{"under the minimum", jsonlLines(50, good), []string{"input_upload_id", "50 records", "minimum of 100"}, nil},
+		{"empty file", "", []string{"no records"}, nil},
+	}
+	var failed []string
+	for _, tc := range failing {
+		t.Run(tc.name, func(t *testing.T) {
+			h := submitFile(t, cs, map[string]any{"model": haiku, "input_upload_id": upload(t, tc.body)})
+			failed = append(failed, h.JobID)
+			j := validated(t, s, cs, h.JobID)
+			if j.Status != "failed" || !j.Terminal || j.RecordCount != 0 {
+				t.Fatalf("job after validation: %+v, want failed", j)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(j.Error, w) {
+					t.Errorf("job error lacks %q:\n%s", w, j.Error)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(j.Error, w) {
+					t.Errorf("job error has %q:\n%s", w, j.Error)
+				}
+			}
+		})
+	}
+	// Problems with the request itself are still refused at once.
 	tests := []struct {
 		name string
 		body string
 		args map[string]any
 		want []string
-		not  []string
 	}{
-		{"every bad line with its number", broken, nil,
-			[]string{"6 of 150 lines are invalid", "nothing was submitted", "line 3: not a JSON object", `line 5: unknown field "temperature"`,
-				`line 7: duplicate id "q1" (also line 2)`, "line 9: mixes", "line 11: id", "line 13:"}, nil},
-		{"at most 20 problems listed", manyBad, nil, []string{"30 of 150 lines are invalid", "line 1:", "line 96:"}, []string{"line 101:"}},
-		{"under the minimum", jsonlLines(50, good), nil, []string{"input_upload_id", "50 records", "minimum of 100"}, nil},
-		{"empty file", "", nil, []string{"no records"}, nil},
-		{"records and a file", jsonlLines(100, good), map[string]any{"records": records(100)}, []string{"not both"}, nil},
-		{"bad model is checked before the file", jsonlLines(100, good), map[string]any{"model": "meta.llama3-70b"}, []string{"model"}, nil},
+		{"records and a file", jsonlLines(100, good), map[string]any{"records": records(100)}, []string{"not both"}},
+		{"bad model is checked before the file", jsonlLines(100, good), map[string]any{"model": "meta.llama3-70b"}, []string{"model"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,11 +226,6 @@ func TestUploadValidation(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(msg, w) {
 					t.Errorf("error lacks %q:\n%s", w, msg)
-				}
-			}
-			for _, w := range tc.not {
-				if strings.Contains(msg, w) {
-					t.Errorf("error has %q:\n%s", w, msg)
 				}
 			}
 		})
@@ -211,8 +260,19 @@ func TestUploadValidation(t *testing.T) {
 			}
 		})
 	}
-	if l := call[mcpserver.ListOut](t, cs, "list_jobs", map[string]any{}); len(l.Jobs) != 0 {
-		t.Errorf("rejected files left %d jobs behind", len(l.Jobs))
+	// Only the invalid files left jobs (failed ones); refused requests left none,
+	// and nothing reached the provider.
+	l := call[mcpserver.ListOut](t, cs, "list_jobs", map[string]any{})
+	if len(l.Jobs) != len(failed) {
+		t.Errorf("list_jobs has %d jobs, want the %d failed validations", len(l.Jobs), len(failed))
+	}
+	for _, j := range l.Jobs {
+		if j.Status != "failed" {
+			t.Errorf("job %s is %s, want failed", j.JobID, j.Status)
+		}
+	}
+	if n := len(s.l.Sim.Statuses()); n != 0 {
+		t.Errorf("the simulator holds %d provider jobs, want none", n)
 	}
 	t.Run("tampered or mistyped upload links are refused", func(t *testing.T) {
 		up := call[mcpserver.CreateUploadOut](t, cs, "create_upload", map[string]any{})
@@ -225,6 +285,110 @@ func TestUploadValidation(t *testing.T) {
 		bad.Headers = map[string]string{"Content-Type": "text/plain"}
 		if code := put(t, bad, "x"); code != http.StatusForbidden {
 			t.Errorf("wrong content type: %d", code)
+		}
+	})
+}
+
+// noBus drops events: the validation is then run by hand.
+type noBus struct{}
+
+func (noBus) Publish(context.Context, string, any) error { return nil }
+
+// A file submit cancelled while validating stays cancelled: the validation
+// that runs afterwards submits nothing.
+func TestUploadCancelWhileValidating(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	ctx := context.Background()
+	uri := "s3://mcpbatch-local/inputs/cancel.jsonl"
+	body := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"c%d","prompt":"p"}`, i) })
+	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(body), "application/jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	core := *s.l.Service.Core
+	core.Bus = noBus{}
+	held := &transfer.Service{Core: &core, Batch: s.l.Service.Service}
+	j, err := held.SubmitFile(ctx, transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
+	if err != nil || j.Status != "validating" {
+		t.Fatalf("submit: %v, %+v", err, j)
+	}
+	if c := call[mcpserver.JobView](t, cs, "cancel_job", map[string]any{"job_id": j.ID}); c.Status != "cancelled" {
+		t.Fatalf("cancel_job while validating = %+v, want cancelled", c)
+	}
+	if err := s.l.Service.Transfer.ValidateFile(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": j.ID}); got.Status != "cancelled" || !got.Terminal || got.RecordCount != 0 {
+		t.Errorf("after the validation ran: %+v", got)
+	}
+	if n := len(s.l.Sim.Statuses()); n != 0 {
+		t.Errorf("the simulator holds %d provider jobs, want none", n)
+	}
+}
+
+// A file submit whose validation event was lost is recovered by the
+// reconciler: after an hour it asks again (and the job is validated and
+// submitted); when that is lost too, an hour later the job fails.
+func TestUploadStuckValidating(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	ctx := context.Background()
+	uri := "s3://mcpbatch-local/inputs/stuck.jsonl"
+	body := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"s%d","prompt":"p"}`, i) })
+	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(body), "application/jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	// at is the suite's graph seen from a later time, with the given bus.
+	at := func(later time.Duration, bus service.Publisher) *reconcile.Service {
+		core := *s.l.Service.Core
+		core.Clock = func() time.Time { return time.Now().Add(later) }
+		core.Bus = bus
+		return &reconcile.Service{Core: &core, Batch: s.l.Service.Service,
+			Validations: &transfer.Service{Core: &core, Batch: s.l.Service.Service}}
+	}
+	submit := func(t *testing.T) string {
+		lost := *s.l.Service.Core
+		lost.Bus = noBus{}
+		j, err := (&transfer.Service{Core: &lost, Batch: s.l.Service.Service}).SubmitFile(ctx,
+			transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.ID
+	}
+	get := func(id string) mcpserver.JobView {
+		return call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": id})
+	}
+	t.Run("asked again, validated", func(t *testing.T) {
+		id := submit(t)
+		if _, err := at(10*time.Minute, s.l.Bus).Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.l.Bus.Wait()
+		if j := get(id); j.Status != "validating" {
+			t.Fatalf("after 10 minutes: %+v, want still validating", j)
+		}
+		if _, err := at(2*time.Hour, s.l.Bus).Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.l.Bus.Wait()
+		if j := get(id); j.Status != "submitted" || j.RecordCount != 150 {
+			t.Errorf("after the reconciler asked again: %+v", j)
+		}
+	})
+	t.Run("lost twice, failed", func(t *testing.T) {
+		id := submit(t)
+		if _, err := at(2*time.Hour, noBus{}).Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if j := get(id); j.Status != "validating" || j.ProviderStatus != "InputValidationRetried" {
+			t.Fatalf("after the first hour: %+v", j)
+		}
+		if _, err := at(4*time.Hour, noBus{}).Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if j := get(id); j.Status != "failed" || !strings.Contains(j.Error, "not validated within 1h0m0s, twice; nothing was submitted") {
+			t.Errorf("after the second hour: %+v", j)
 		}
 	})
 }

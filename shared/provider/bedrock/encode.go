@@ -2,6 +2,7 @@ package bedrock
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -60,16 +61,25 @@ func EncodeRecordAt(i int, model string, in job.Input, p job.Params) ([]byte, er
 		return nil, job.Fieldf(f("id"), "must match %s, got %q", job.RecordIDPattern, in.ID)
 	}
 	set := 0
-	for _, ok := range []bool{in.Prompt != "", len(in.Messages) > 0, len(in.ModelInput) > 0} {
+	for _, ok := range []bool{in.Prompt != "", len(in.Messages) > 0, len(in.ModelInput) > 0, in.Text != ""} {
 		if ok {
 			set++
 		}
 	}
 	if set > 1 {
-		return nil, job.Fieldf(f("prompt"), "set only one of prompt, messages or model_input")
+		return nil, job.Fieldf(f("prompt"), "set only one of prompt, messages, model_input or text")
 	}
 	var body []byte
 	switch {
+	case in.Text != "":
+		var err error
+		if body, err = EmbeddingBody(model, []string{in.Text}, p.Embed); err != nil {
+			var fe *job.FieldError
+			if errors.As(err, &fe) {
+				fe.Field = f(fe.Field)
+			}
+			return nil, err
+		}
 	case len(in.ModelInput) > 0:
 		if in.System != "" {
 			return nil, job.Fieldf(f("system"), "system applies to prompt or messages; put it inside model_input")

@@ -9,13 +9,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/mcpbatch/mcpbatch/shared/content"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
@@ -31,9 +36,16 @@ type API interface {
 // Model calls Bedrock models one record at a time.
 type Model struct {
 	Client API
+	// Content resolves the s3:// sources of image and document blocks; the
+	// submit already held each to its caller's upload area, so this store may
+	// span every caller's area (nil: records with images or documents fail).
+	Content *content.Store
 	// Catalog says which models take a prompt-cache checkpoint (nil: the embedded catalog).
 	Catalog *model.Catalog
 }
+
+// UseContent sets the store image and document sources are read from.
+func (m *Model) UseContent(st *content.Store) { m.Content = st }
 
 var _ ondemand.OnDemandModel = (*Model)(nil)
 
@@ -44,10 +56,21 @@ func NoSDKRetries(o *bedrockruntime.Options) { o.RetryMaxAttempts = 1 }
 // Invoke runs one record. Throttling and transient service errors wrap
 // ondemand.ErrRetryable; a model or validation error is a *ondemand.CallError.
 func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Params) (ondemand.OnDemandResult, error) {
+	if in.Text != "" {
+		// Embedding models take their native body through InvokeModel (Converse refuses them).
+		body, err := bedrock.EmbeddingBody(model, []string{in.Text}, p.Embed)
+		if err != nil {
+			return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
+		}
+		in.ModelInput = body
+	}
 	if len(in.ModelInput) > 0 {
 		return m.invoke(ctx, model, in)
 	}
-	msgs, err := messages(in)
+	msgs, err := m.mediaMessages(ctx, model, in)
+	if err == nil && msgs == nil {
+		msgs, err = messages(in)
+	}
 	if err != nil {
 		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 	}
@@ -108,7 +131,23 @@ func (m *Model) invoke(ctx context.Context, model string, in job.Input) (ondeman
 	if err != nil {
 		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ModelOutputUnreadable", Message: err.Error()}
 	}
+	if rec.InputTokens == 0 && rec.OutputTokens == 0 {
+		// Some families (Cohere Embed, Mistral) put no counts in the body;
+		// InvokeModel sends them in X-Amzn-Bedrock-Input/Output-Token-Count.
+		rec.InputTokens, rec.OutputTokens = headerTokens(out.ResultMetadata)
+	}
 	return ondemand.OnDemandResult{Output: rec.Output, StopReason: rec.StopReason, InputTokens: rec.InputTokens, OutputTokens: rec.OutputTokens}, nil
+}
+
+// headerTokens reads the token-count headers of an InvokeModel response.
+func headerTokens(md middleware.Metadata) (in, out int64) {
+	raw, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response)
+	if !ok || raw == nil {
+		return 0, 0
+	}
+	in, _ = strconv.ParseInt(raw.Header.Get("X-Amzn-Bedrock-Input-Token-Count"), 10, 64)
+	out, _ = strconv.ParseInt(raw.Header.Get("X-Amzn-Bedrock-Output-Token-Count"), 10, 64)
+	return in, out
 }
 
 // classify sorts runtime errors: throttling and 5xx are retried, everything else

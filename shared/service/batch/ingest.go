@@ -90,6 +90,13 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 			return err
 		}
 	}
+	if j.Index != nil && s.Vectors != nil {
+		// Before the job is final: an error here leaves it ingesting, and the
+		// retried ingest writes the same keys again.
+		if err := s.Vectors.WriteJob(ctx, j); err != nil {
+			return fmt.Errorf("write vectors of %s: %w", id, err)
+		}
+	}
 	now := s.Now()
 	j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		if j.Status != job.StatusIngesting {
@@ -131,6 +138,7 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 		return fmt.Errorf("finalize job %s: %w", id, err)
 	}
 	log.InfoContext(ctx, "job ingested", "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed, "bad_lines", j.BadLines)
+	s.CommitVectors(ctx, j)
 	s.PublishCompleted(ctx, j)
 	return nil
 }

@@ -32,10 +32,20 @@ func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*m
 		return nil, job.Fieldf("max_tokens", "must be 1..%d for model %s (got %d)", m.MaxOutputTokens, m.ID, req.Params.MaxTokens)
 	}
 	if m.Task == model.TaskEmbedding {
-		for i, r := range req.Records {
-			if r.Prompt != "" || len(r.Messages) > 0 {
-				return nil, job.Fieldf(fmt.Sprintf("records[%d]", i), "model %s is an embedding model: give model_input, its native request body (e.g. {\"inputText\": \"...\"}); prompt and messages are for text models", m.ID)
-			}
+		if err := checkEmbedding(req, m); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	if req.Params.Embed != nil {
+		return nil, job.Fieldf("dimensions", "model %s is a text model; dimensions, normalize, input_type and truncate are for embedding models", m.ID)
+	}
+	if req.Index != nil {
+		return nil, job.Fieldf("index", "model %s is a text model; only embedding models (task embedding in list_models) write into an index", m.ID)
+	}
+	for i, r := range req.Records {
+		if r.Text != "" {
+			return nil, job.Fieldf(fmt.Sprintf("records[%d].text", i), "model %s is a text model: give prompt or messages; text is for embedding models", m.ID)
 		}
 	}
 	return m, nil

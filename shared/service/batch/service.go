@@ -40,6 +40,9 @@ type Service struct {
 	// quota-limited provider; models not listed get DefaultQuota (0: the package's DefaultQuota).
 	Quota        map[string]int
 	DefaultQuota int
+	// Vectors writes embedding jobs' vectors into their index (nil: submits
+	// naming an index are refused).
+	Vectors VectorSink
 }
 
 // Cancel stops a job's provider jobs. Cancelling a finished job is not an error:
@@ -96,6 +99,12 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 				p.CancelRequested = true
 				changed = true
 			}
+		}
+		if j.Status == job.StatusValidating && len(j.Parts) == 0 {
+			// A file submit whose input is still being checked: nothing reached a
+			// provider, and the validation leaves a cancelled job alone.
+			j.Status = job.StatusCancelled
+			changed = true
 		}
 		if !changed {
 			return store.ErrNoChange

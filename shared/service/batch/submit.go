@@ -31,6 +31,10 @@ type SubmitRequest struct {
 	Pipeline *job.PipelineRun
 	// Provider names a registered provider; empty picks the first that allows Model.
 	Provider string
+	// Index names the vector index an embedding job writes into (nil: none);
+	// Submit settles it into Target.
+	Index  *IndexRequest
+	Target *job.IndexTarget
 }
 
 const maxNameLen = 128
@@ -44,6 +48,18 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	if err := s.checkRunID(ctx, req.ID); err != nil {
 		return nil, err
 	}
+	md, err := s.checkMedia(ctx, &req, s.Provider(req.Provider).Limits())
+	if err != nil {
+		return nil, err
+	}
+	if err := md.err(); err != nil {
+		return nil, err
+	}
+	t, err := s.prepareIndex(ctx, &req)
+	if err != nil {
+		return nil, err
+	}
+	req.Target = t
 	if req.Mode == job.ModeOnDemand {
 		return s.OnDemand.SubmitOnDemand(ctx, req)
 	}
@@ -54,15 +70,15 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	}
 	prov := s.Provider(req.Provider)
 	n := len(req.Records)
-	lines, err := s.encodeAll(req, prov)
+	lines, sizes, err := s.encodeAll(req, prov, md)
 	if err != nil {
 		return nil, err
 	}
-	sizes := make([]int, n)
+	// sizes bound the rendered lines (images and documents inline), which
+	// Bedrock echoes in its output lines.
 	longest := 0
-	for i, l := range lines {
-		sizes[i] = len(l)
-		longest = max(longest, len(l))
+	for _, n := range sizes {
+		longest = max(longest, n)
 	}
 	parts, err := service.Split(sizes, prov.Limits())
 	if err != nil {
@@ -74,7 +90,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
-		Mode:      job.ModeBatch, Pipeline: req.Pipeline,
+		Mode:      job.ModeBatch, Pipeline: req.Pipeline, Index: req.Target,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.MaxInputLineBytes = longest
@@ -86,7 +102,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 			InputURI:    blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
 			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
 		}
-		if err := s.writeInput(ctx, p.InputURI, lines[start:start+size]); err != nil {
+		if err := s.writeInput(ctx, p.InputURI, lines[start:start+size], start, md); err != nil {
 			return nil, err
 		}
 		start += size
@@ -283,31 +299,43 @@ func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*j
 
 // encodeAll renders every record in the provider's format once: the lengths
 // split the job, the lines are its input files. A record that cannot be encoded
-// is reported here, before anything is stored.
-func (s *Service) encodeAll(req SubmitRequest, prov service.BatchProvider) ([][]byte, error) {
+// is reported here, before anything is stored. A record with images or
+// documents is encoded around a placeholder (see media) and its size is a
+// bound on its rendered length.
+func (s *Service) encodeAll(req SubmitRequest, prov service.BatchProvider, md *media) ([][]byte, []int, error) {
 	lines := make([][]byte, len(req.Records))
+	sizes := make([]int, len(req.Records))
 	for i := range req.Records {
 		in := req.Records[i]
 		in.ID = job.ProviderRecordID(i) // the caller's id stays with us (ids.jsonl)
-		line, err := prov.EncodeRecord(i, req.Model, in, req.Params)
-		if err != nil {
-			return nil, err
+		enc := func(in job.Input) ([]byte, error) { return prov.EncodeRecord(i, req.Model, in, req.Params) }
+		line, size, ok, err := md.encode(i, in, enc)
+		if !ok {
+			line, err = enc(in)
+			size = len(line)
 		}
-		lines[i] = line
+		if err != nil {
+			return nil, nil, err
+		}
+		lines[i], sizes[i] = line, size
 		if req.Progress != nil && (i+1)%1000 == 0 {
 			req.Progress(i+1, len(req.Records))
 		}
 	}
-	return lines, nil
+	return lines, sizes, nil
 }
 
-// writeInput streams lines as JSONL to uri.
-func (s *Service) writeInput(ctx context.Context, uri string, lines [][]byte) error {
+// writeInput streams lines as JSONL to uri; lines[k] is record start+k, whose
+// images and documents md renders in place.
+func (s *Service) writeInput(ctx context.Context, uri string, lines [][]byte, start int, md *media) error {
 	pr, pw := io.Pipe()
 	go func() {
 		w := bufio.NewWriterSize(pw, 256<<10)
-		for _, line := range lines {
-			w.Write(line)
+		for k, line := range lines {
+			if err := md.writeLine(ctx, w, start+k, line); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
 			w.WriteByte('\n')
 		}
 		pw.CloseWithError(w.Flush())
@@ -396,13 +424,13 @@ func validateRecords(req *SubmitRequest, lim service.BatchLimits) error {
 	}
 	for i, r := range req.Records {
 		set := 0
-		for _, b := range []bool{r.Prompt != "", len(r.Messages) > 0, len(r.ModelInput) > 0} {
+		for _, b := range []bool{r.Prompt != "", len(r.Messages) > 0, len(r.ModelInput) > 0, r.Text != ""} {
 			if b {
 				set++
 			}
 		}
 		if set != 1 {
-			return job.Fieldf(fmt.Sprintf("records[%d]", i), "give exactly one of prompt, messages or model_input (got %d)", set)
+			return job.Fieldf(fmt.Sprintf("records[%d]", i), "give exactly one of prompt, messages, model_input or text (got %d)", set)
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/content"
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service"
@@ -44,6 +45,10 @@ type Deps struct {
 	// OnDemandConcurrency bounds parallel calls per run (0: the default).
 	OnDemandConcurrency int
 
+	// Vectors writes embedding jobs into their vector index (nil: a submit
+	// naming an index is refused).
+	Vectors batch.VectorSink
+
 	// SageMakerRuntime is the SageMaker runtime API (nil: notifications and
 	// probes only); the other SageMaker settings follow.
 	SageMakerRuntime          smsvc.SageMakerRuntime
@@ -71,6 +76,9 @@ type Graph struct {
 	Reconciler   *reconcile.Service
 }
 
+// contentUser is an on-demand model that reads image and document sources.
+type contentUser interface{ UseContent(*content.Store) }
+
 // New builds the graph.
 func New(d Deps) *Graph {
 	core := &service.Core{
@@ -78,20 +86,26 @@ func New(d Deps) *Graph {
 		Providers: service.NewRegistry(d.Providers...), Bucket: d.Bucket, JobPrefix: d.JobPrefix,
 		Catalog: d.Catalog, Region: d.Region,
 	}
-	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency}
+	if cu, ok := d.OnDemandModel.(contentUser); ok && d.Blobs != nil {
+		// Submits hold each record's s3:// sources to its caller's upload area;
+		// the runtime reads them from the uploads prefix of the same storage.
+		cu.UseContent(&content.Store{Opener: batch.BlobOpener{Blobs: d.Blobs}, Prefix: blob.Join(d.Bucket, "uploads") + "/"})
+	}
+	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency, Vectors: d.Vectors}
 	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel,
-		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota}
+		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota, Vectors: d.Vectors}
 	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: blob.Join(d.Bucket, "results"), Log: core.Logger(),
 		MaxLineBytesFor: core.OutputLineCap}
 	inputPrefix := d.SageMakerInputPrefix
 	if inputPrefix == "" {
 		inputPrefix = blob.Join(d.Bucket, "sagemaker", "input")
 	}
+	tr := &transfer.Service{Core: core, Batch: b}
 	return &Graph{
 		Service: b, Core: core, OnDemandRuns: od,
 		SageMaker: &smsvc.Service{Core: core, Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix},
-		Transfer:   &transfer.Service{Core: core, Batch: b},
-		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit},
+		Transfer:   tr,
+		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit, Validations: tr},
 	}
 }

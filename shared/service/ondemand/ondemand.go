@@ -65,6 +65,8 @@ type Service struct {
 	BaseBackoff, MaxBackoff time.Duration
 	// Chunk is how many records run between two checkpoints (default 16 × concurrency).
 	Chunk int
+	// Vectors writes embedding jobs' vectors into their index (nil: none).
+	Vectors batch.VectorSink
 }
 
 func (s *Service) concurrency() int {
@@ -105,7 +107,7 @@ func (s *Service) SubmitOnDemand(ctx context.Context, req batch.SubmitRequest) (
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI: blob.Join(s.Bucket, "input", id), OutputURI: blob.Join(s.Bucket, "output", id),
 		OnDemand: &job.OnDemand{Params: req.Params, Concurrency: s.concurrency()},
-		Pipeline: req.Pipeline,
+		Pipeline: req.Pipeline, Index: req.Target,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.Parts = []job.Part{{Index: 0, Name: job.PartName(s.JobPrefix, id, 0, 1), Status: job.StatusQueued, RecordCount: n,

@@ -246,6 +246,12 @@ func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.
 
 // finishOnDemand settles the final status from the checkpoint counts and announces it.
 func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
+	if j.Index != nil && s.Vectors != nil && !j.Status.Terminal() {
+		// Before the job is final, so a failed write is retried with the run.
+		if err := s.Vectors.WriteJob(ctx, j); err != nil {
+			return fmt.Errorf("write vectors of %s: %w", j.ID, err)
+		}
+	}
 	now := s.Now()
 	var stored *storedCounts
 	if j.Status == job.StatusCancelling {
@@ -290,6 +296,11 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 	}
 	s.Logger().InfoContext(ctx, "on-demand job finished", "job_id", j.ID, "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed,
 		"cache_read_tokens", j.CacheReadTokens, "cache_write_tokens", j.CacheWriteTokens, "throttles", j.OnDemand.Throttles)
+	if j.Index != nil && s.Vectors != nil && j.Status == job.StatusCompleted {
+		if err := s.Vectors.CommitJob(ctx, j); err != nil {
+			s.Logger().ErrorContext(ctx, "commit of job to its vector index failed", "job_id", j.ID, "index", j.Index.Name, "error", err)
+		}
+	}
 	s.PublishCompleted(ctx, j)
 	return nil
 }

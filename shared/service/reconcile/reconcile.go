@@ -47,6 +47,13 @@ type Service struct {
 	StaleAfter time.Duration
 	// ReconcileLimit bounds the jobs one run looks at per provider (0: DefaultReconcileLimit).
 	ReconcileLimit int
+	// Validations recovers file submits stuck validating (nil: none).
+	Validations validations
+}
+
+// validations is the file-submit flow as the reconciler uses it.
+type validations interface {
+	RecoverValidation(ctx context.Context, j *job.Job) (bool, error)
 }
 
 // Reconciler defaults.
@@ -179,6 +186,11 @@ func (s *Service) hold(ctx context.Context, j *job.Job) error {
 // through the event path (forward only, so an event that arrives after all
 // changes nothing).
 func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, j *job.Job, stale time.Time, rep *ReconcileReport) error {
+	if s.Validations != nil {
+		if waiting, err := s.Validations.RecoverValidation(ctx, j); waiting {
+			return err // no parts yet: nothing to ask a provider
+		}
+	}
 	var errs []error
 	lim := prov.Limits()
 	if batch.StartPending(j) && (!lim.QuotaLimited || !hasQueued(j)) {

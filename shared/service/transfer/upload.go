@@ -1,7 +1,8 @@
 // Package transfer moves files in and out: create_upload places, jobs
 // submitted from a JSONL input file (validated by streaming it, then streamed
-// into the provider's input files), and exports of a job's results to a file.
-// Memory stays flat whatever the file size.
+// into the provider's input files, asynchronously: see ValidateFile), and
+// exports of a job's results to a file. Memory does not grow with the file
+// size: see scanFile for the bound.
 package transfer
 
 import (
@@ -15,8 +16,8 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/jsonl"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
@@ -24,6 +25,12 @@ import (
 const (
 	// MaxUploadBytes bounds an input file: Bedrock's own limit for one input file is 1 GB.
 	MaxUploadBytes = 1 << 30
+	// MaxFileRecords caps the records of one file submit. It keeps validation
+	// memory bounded whatever the file holds (about 24 bytes a record: a
+	// fingerprint and line of each id, and each record's size for the split,
+	// so 24 MB at the cap) and the job to 20 Bedrock provider jobs of 50,000
+	// records (its per-job record quota) or 10 Anthropic batches of 100,000.
+	MaxFileRecords = 1_000_000
 	// UploadURLTTL is how long a create_upload link works.
 	UploadURLTTL = 15 * time.Minute
 	// maxFileProblems is how many invalid lines a failed validation reports.
@@ -38,6 +45,7 @@ const (
 type batchStarter interface {
 	ValidateParams(req *batch.SubmitRequest) (service.BatchProvider, error)
 	StartNew(ctx context.Context, prov service.BatchProvider, j *job.Job) (*job.Job, error)
+	NewMedia(req *batch.SubmitRequest, lim service.BatchLimits) (*batch.Media, error)
 }
 
 // Service runs uploads, file submits and exports.
@@ -107,9 +115,13 @@ func (r *fileRecord) input() (job.Input, error) {
 	return job.Input{ID: r.ID, Prompt: r.Prompt, Messages: r.Messages, System: r.System, ModelInput: r.ModelInput}, nil
 }
 
-// SubmitFile validates an input file by streaming it, then streams it again into
-// the provider's input files. Nothing is stored when any line is invalid; the
-// error lists the first problems with their line numbers.
+// SubmitFile takes a job whose records are in a file. What can be checked
+// without reading the file (the input field, provider, model, parameters, that
+// the object exists) is checked here; the file itself is checked line by line
+// by ValidateFile, in the function sized for it, which the "Input Validation
+// Requested" event starts. The job answers at once in status validating, and
+// ends failed with the first problems (line numbers) when a line is invalid;
+// nothing reaches a provider then.
 func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.Job, error) {
 	field, uri, err := s.resolveInput(req)
 	if err != nil {
@@ -129,44 +141,33 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if req.Mode == job.ModeOnDemand {
 		return nil, job.Fieldf("mode", "on_demand takes inline records (up to %d); file inputs run as %s jobs", job.MaxOnDemandRecords, lim.Title)
 	}
-	scan, err := s.scanFile(ctx, field, uri, req.SubmitRequest, prov)
+	rc, err := s.openInput(ctx, field, uri)
 	if err != nil {
 		return nil, err
 	}
+	rc.Close()
 	now := s.Now()
 	id := job.NewID(now)
-	n := scan.count
-	parts, err := service.Split(scan.sizes, lim)
-	if err != nil {
-		return nil, job.Fieldf(field, "%v", err)
-	}
 	j := &job.Job{
 		ID: id, Owner: req.Owner, Name: req.Name, Provider: prov.Name(), Model: req.Model,
-		Status: job.StatusQueued, RecordCount: n, Shards: job.ShardsFor(n), TTLDays: req.TTLDays,
+		Status: job.StatusValidating, ProviderStatus: statusValidating, TTLDays: req.TTLDays,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
 		Mode:      job.ModeBatch,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
-	for _, size := range scan.sizes {
-		j.MaxInputLineBytes = max(j.MaxInputLineBytes, size)
-	}
-	for i, size := range parts {
-		j.Parts = append(j.Parts, job.Part{
-			Index: i, Name: job.PartName(s.JobPrefix, id, i, len(parts)), Status: job.StatusQueued,
-			RecordCount: size,
-			InputURI:    blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
-			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
-		})
-	}
-	if err := s.writeFileParts(ctx, uri, j, req.SubmitRequest, prov, scan.ids); err != nil {
+	if err := s.putRequest(ctx, j, fileRequest{Field: field, URI: uri, Params: req.Params}); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
-	return s.Batch.StartNew(ctx, prov, j)
+	if err := s.Bus.Publish(ctx, config.DetailInputValidation, ValidationRequest{JobID: id}); err != nil {
+		err = fmt.Errorf("request validation of %s: %w", id, err)
+		return s.failValidation(ctx, id, "the input file could not be handed to validation: "+err.Error())
+	}
+	return j, nil
 }
 
 // resolveInput turns input_upload_id or input_uri into an object URI the owner may read.
@@ -192,12 +193,6 @@ func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err er
 		return "input_uri", req.InputURI, nil
 	}
 	return "", "", job.Fieldf("records", "required: give records, input_upload_id (from create_upload) or input_uri")
-}
-
-type fileScan struct {
-	count int
-	ids   map[string]bool // explicit ids, so generated ones can avoid them
-	sizes []int           // encoded length of each record, to split by bytes
 }
 
 // limitErr is returned by countingReader past MaxUploadBytes.
@@ -230,87 +225,6 @@ func (s *Service) openInput(ctx context.Context, field, uri string) (io.ReadClos
 		return nil, fmt.Errorf("open input %s: %w", uri, err)
 	}
 	return rc, nil
-}
-
-// scanFile is the validation pass: every line parsed, checked and encoded once,
-// keeping only the ids and the first problems in memory.
-func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.SubmitRequest, prov service.BatchProvider) (*fileScan, error) {
-	rc, err := s.openInput(ctx, field, uri)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	r := jsonl.NewReader(&cappedReader{r: rc, max: MaxUploadBytes}, jsonl.Options{MaxLineBytes: maxFileLineBytes})
-	scan := &fileScan{ids: map[string]bool{}}
-	var problems []string
-	bad := 0
-	problem := func(line int, format string, args ...any) {
-		bad++
-		if len(problems) < maxFileProblems {
-			problems = append(problems, fmt.Sprintf("line %d: %s", line, fmt.Sprintf(format, args...)))
-		}
-	}
-	lineOf := map[string]int{}
-	for r.Next() {
-		scan.count++
-		in, err := decodeLine(r.Bytes())
-		if err != nil {
-			problem(r.Line(), "%v", err)
-			continue
-		}
-		if in.ID != "" {
-			if why := job.CheckCallerRecordID(in.ID); why != "" {
-				problem(r.Line(), "id: %s", why)
-				continue
-			}
-			if prev, dup := lineOf[in.ID]; dup {
-				problem(r.Line(), "duplicate id %q (also line %d); ids must be unique within a job", service.Truncate(in.ID, 80), prev)
-				continue
-			}
-			lineOf[in.ID] = r.Line()
-			scan.ids[in.ID] = true
-		}
-		in.ID = job.ProviderRecordID(scan.count - 1) // what the provider will see, so the measure is exact
-		line, err := prov.EncodeRecord(scan.count-1, req.Model, in, req.Params)
-		if err != nil {
-			var fe *job.FieldError
-			if errors.As(err, &fe) {
-				// records[i].x → x: the line number already says which record.
-				f := fe.Field
-				if i := strings.Index(f, "]."); i >= 0 {
-					f = f[i+2:]
-				}
-				problem(r.Line(), "%s: %s", f, fe.Reason)
-				continue
-			}
-			return nil, fmt.Errorf("encode line %d: %w", r.Line(), err)
-		}
-		scan.sizes = append(scan.sizes, len(line))
-		if req.Progress != nil && scan.count%progressEvery == 0 {
-			req.Progress(scan.count, 0)
-		}
-	}
-	for _, b := range r.Bad().Lines() {
-		problem(b.Line, "%s", b.Reason)
-	}
-	if err := r.Err(); err != nil {
-		if errors.Is(err, errTooBig) {
-			return nil, job.Fieldf(field, "the file is over the %d-byte (1 GiB) limit of one input file; split it over several submits", int64(MaxUploadBytes))
-		}
-		return nil, fmt.Errorf("read input %s: %w", uri, err)
-	}
-	if bad > 0 {
-		return nil, job.Fieldf(field, "%d of %d lines are invalid; nothing was submitted; fix the file and upload it again. First problems:\n%s",
-			bad, scan.count, strings.Join(problems, "\n"))
-	}
-	lim := prov.Limits()
-	switch {
-	case scan.count == 0:
-		return nil, job.Fieldf(field, "the file holds no records; a %s job needs at least %d", lim.Title, max(lim.MinRecords, 1))
-	case scan.count < lim.MinRecords:
-		return nil, job.Fieldf(field, "%d records is under %s's minimum of %d per job; add records, or call the model on demand for small sets", scan.count, lim.Title, lim.MinRecords)
-	}
-	return scan, nil
 }
 
 func decodeLine(line []byte) (job.Input, error) {

@@ -14,7 +14,7 @@ import (
 
 // writeFileParts is the second pass: the file streamed into one provider input
 // per part and the record-id list, generating ids for records without one.
-func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken map[string]bool) error {
+func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken idSet, md *batch.Media) error {
 	rc, err := s.Blobs.Open(ctx, uri, 0)
 	if err != nil {
 		return fmt.Errorf("reopen input %s: %w", uri, err)
@@ -49,20 +49,39 @@ func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, re
 					return
 				}
 				for in.ID == "" {
-					if id := fmt.Sprintf("r%05d", next); !taken[id] {
+					if id := fmt.Sprintf("r%05d", next); !taken.has(id) {
 						in.ID = id
 					}
 					next++
 				}
 				callerID := in.ID
-				in.ID = job.ProviderRecordID(i)
-				line, err := prov.EncodeRecord(i, req.Model, in, req.Params)
-				if err != nil {
-					pw.CloseWithError(err)
+				// Measured again (the renderer needs each part's format and
+				// size, and refuses a part that changed since the scan).
+				rec, ps := md.Check(ctx, i, in)
+				if len(ps) > 0 {
+					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (line %d): %w", uri, r.Line(), ps[0]))
 					return
 				}
+				in.ID = job.ProviderRecordID(i)
+				enc := func(in job.Input) ([]byte, error) { return prov.EncodeRecord(i, req.Model, in, req.Params) }
+				if rec != nil {
+					line, off, _, err := md.Encode(i, in, rec, enc)
+					if err == nil {
+						err = md.Write(ctx, w, i, rec, line, off)
+					}
+					if err != nil {
+						pw.CloseWithError(err)
+						return
+					}
+				} else {
+					line, err := enc(in)
+					if err != nil {
+						pw.CloseWithError(err)
+						return
+					}
+					w.Write(line)
+				}
 				i++
-				w.Write(line)
 				if err := w.WriteByte('\n'); err != nil {
 					return // the reader gave up (Put failed): stop reading
 				}

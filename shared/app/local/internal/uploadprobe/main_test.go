@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	var out strings.Builder
+	if err := run(2, 1100, "", &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"records=1906 ", "status=submitted", "submit_answer=", "peak_rss_mib=", "peak_heap_mib="} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q: %s", w, out.String())
+		}
+	}
+}
+
+// TestHeapDoesNotFollowTheFile submits a 5 MiB and a 20 MiB file end to end:
+// both answer validating and end submitted with every record, and the Go
+// heap's peak during validation grows far less than the file (what it keeps
+// is 24 bytes a record, not the records). Holding the file, or its lines, in
+// memory would grow the peak by at least the 15 MiB between the two.
+func TestHeapDoesNotFollowTheFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("uploads 25 MiB")
+	}
+	small, err := probe(5<<20, 1100, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := probe(20<<20, 1100, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Result{small, big} {
+		if r.Status != "submitted" || r.Records != r.Bytes/1100 {
+			t.Errorf("%d bytes: status %s, %d records", r.Bytes, r.Status, r.Records)
+		}
+	}
+	fileGrowth := big.Bytes - small.Bytes
+	heapGrowth := int64(big.PeakHeap) - int64(small.PeakHeap)
+	t.Logf("5 MiB: peak heap %.1f MiB; 20 MiB: %.1f MiB (records %d -> %d)",
+		float64(small.PeakHeap)/(1<<20), float64(big.PeakHeap)/(1<<20), small.Records, big.Records)
+	if heapGrowth > fileGrowth/3 {
+		t.Errorf("peak heap grew by %d bytes for %d more bytes of file: memory follows the file", heapGrowth, fileGrowth)
+	}
+}

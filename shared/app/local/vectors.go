@@ -1,0 +1,86 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3vectors"
+
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/index"
+	"github.com/mcpbatch/mcpbatch/shared/service/graph"
+	"github.com/mcpbatch/mcpbatch/shared/sim"
+	"github.com/mcpbatch/mcpbatch/shared/vectors"
+)
+
+// VectorBucket is the vector bucket of make dev (in the simulator).
+const VectorBucket = "mcpbatch-local-vectors"
+
+// Vectors is make dev's vector store: the S3 Vectors simulator behind the real
+// SDK client. The simulator keeps indexes in memory: they last as long as the
+// process.
+type Vectors struct {
+	Sim   *sim.S3VectorsSim
+	URL   string
+	Index index.Index
+	Sink  *vectors.Sink
+}
+
+// startVectors starts the S3 Vectors simulator and gives the graph its sink.
+func (l *Suite) startVectors(ctx context.Context, o Options, records vectors.Records, blobs vectors.Blobs, d *graph.Deps) error {
+	vs := &sim.S3VectorsSim{Log: o.Log, Region: sim.DefaultRegion, Account: sim.DefaultAccount}
+	url, err := vs.Listen("127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("start s3vectors simulator: %w", err)
+	}
+	client := s3vectors.NewFromConfig(aws.Config{
+		Region:      sim.DefaultRegion,
+		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
+	}, func(opts *s3vectors.Options) { opts.BaseEndpoint = aws.String(url) })
+	ix := index.NewS3Vectors(client, VectorBucket)
+	ix.CreateBucket = true // the simulator starts empty
+	l.Vectors = &Vectors{Sim: vs, URL: url, Index: ix, Sink: &vectors.Sink{Index: ix, Records: records, Blobs: blobs, Log: o.Log}}
+	d.Vectors = l.Vectors.Sink
+	return nil
+}
+
+// addVectors serves the index tools, embedding queries through the runtime
+// simulator as the Lambdas do through Bedrock.
+func (l *Suite) addVectors(d graph.Deps) {
+	if l.Vectors == nil {
+		return
+	}
+	l.MCP.Indexes = &vectors.Tools{Index: l.Vectors.Index, Embed: d.OnDemandModel, ModelID: l.Service.Core.OnDemandID}
+	l.MCP.Features.Vectors = true
+}
+
+func (l *Suite) closeVectors() error {
+	if l.Vectors == nil {
+		return nil
+	}
+	return l.Vectors.Sim.Close()
+}
+
+// EmbeddingModels are the embedding models make dev allows besides the
+// default models (in AWS an operator lists Cohere in MCPBATCH_BEDROCK_MODELS).
+var EmbeddingModels = []string{"amazon.titan-embed-text-v2:0", "cohere.embed-english-v3", "cohere.embed-multilingual-v3"}
+
+func localModels() []string {
+	out := append([]string(nil), config.DefaultBedrockModels...)
+	for _, m := range EmbeddingModels {
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// wireCorpus lets corpus pipelines delete the vectors of deleted documents.
+func (l *Suite) wireCorpus() {
+	if l.Vectors != nil && l.Reports != nil && l.Reports.Runner != nil {
+		l.Reports.Runner.Vectors = l.Vectors.Index
+	}
+}

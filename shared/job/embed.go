@@ -1,0 +1,33 @@
+package job
+
+// EmbedParams are the job-level settings of an embedding model.
+type EmbedParams struct {
+	// Dimensions of the vectors (Titan Text Embeddings V2: 256, 512 or 1024;
+	// 0: the model's largest).
+	Dimensions int `json:"dimensions,omitempty"`
+	// Normalize asks for unit vectors (Titan; nil: true).
+	Normalize *bool `json:"normalize,omitempty"`
+	// InputType is Cohere's input_type: search_document (default),
+	// search_query, classification or clustering.
+	InputType string `json:"inputType,omitempty"`
+	// Truncate says what to do with a text over the model's input limit:
+	// NONE (default: refuse it), START (drop its start) or END (drop its end).
+	Truncate string `json:"truncate,omitempty"`
+}
+
+// Embedding input types (Cohere Embed v3) and truncate modes.
+const (
+	InputSearchDocument = "search_document"
+	InputSearchQuery    = "search_query"
+	TruncateNone        = "NONE"
+	TruncateStart       = "START"
+	TruncateEnd         = "END"
+)
+
+// IndexTarget is the vector index an embedding job writes its vectors into,
+// fixed at submit.
+type IndexTarget struct {
+	Name      string `json:"name"`
+	Metric    string `json:"metric"`
+	Dimension int    `json:"dimension"`
+}

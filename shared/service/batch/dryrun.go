@@ -1,0 +1,99 @@
+package batch
+
+import (
+	"context"
+
+	"github.com/mcpbatch/mcpbatch/shared/content"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+)
+
+// DryRunResult is what a submit would do, without doing it.
+type DryRunResult struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Mode     string `json:"mode"`
+	Records  int    `json:"records"`
+	// Parts are the record counts of the provider jobs a batch would be split
+	// into (by count and by encoded bytes; images by s3:// counted at their
+	// base64 size); empty on demand.
+	Parts []int `json:"provider_jobs,omitempty"`
+	// EstimatedInputTokens: text at one token per 4 characters, images by the
+	// providers' pixel formula, documents per page or per byte (shared/content).
+	EstimatedInputTokens int64 `json:"estimated_input_tokens"`
+	// MaxOutputTokens is max_tokens × records: the most the job can produce.
+	MaxOutputTokens int64 `json:"max_output_tokens"`
+	// Cost prices the estimated input and the maximum output at the basis the
+	// mode runs at (batch or on-demand prices from the catalog).
+	Cost model.Cost `json:"estimated_cost"`
+	// Content counts the images and documents.
+	Content *content.Summary `json:"content,omitempty"`
+	// Problems are everything that would refuse the submit; none: it would go.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// DryRun validates a submit and estimates it: the parts it would create, its
+// tokens and cost, and every problem with its images and documents. It stores
+// nothing and submits nothing. Problems with the request itself (model, mode,
+// fields) are errors as for Submit.
+func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult, error) {
+	if err := s.validate(&req); err != nil {
+		return nil, err
+	}
+	prov := s.Provider(req.Provider)
+	md, err := s.checkMedia(ctx, &req, prov.Limits())
+	if err != nil {
+		return nil, err
+	}
+	out := &DryRunResult{Provider: req.Provider, Model: req.Model, Mode: req.Mode, Records: len(req.Records),
+		MaxOutputTokens: int64(req.Params.MaxTokens) * int64(len(req.Records))}
+	if md != nil {
+		out.Content = &md.summary
+		for _, p := range md.problems {
+			out.Problems = append(out.Problems, p.Error())
+		}
+	}
+	for i := range req.Records {
+		out.EstimatedInputTokens += s.recordTokens(&req.Records[i], md, i, req.Params.System)
+	}
+	if req.Mode == job.ModeBatch {
+		_, sizes, err := s.encodeAll(req, prov, md)
+		if err != nil {
+			out.Problems = append(out.Problems, err.Error())
+		} else if parts, err := service.Split(sizes, prov.Limits()); err != nil {
+			out.Problems = append(out.Problems, err.Error())
+		} else {
+			out.Parts = parts
+		}
+	}
+	if m, ok := s.LookupModel(req.Model); ok {
+		basis := model.BasisOnDemand
+		if req.Mode == job.ModeBatch {
+			basis = model.BasisBatch
+		}
+		out.Cost = m.Cost(model.Usage{Input: out.EstimatedInputTokens, Output: out.MaxOutputTokens}, basis)
+	}
+	return out, nil
+}
+
+// recordTokens estimates one record's input tokens.
+func (s *Service) recordTokens(r *job.Input, md *media, i int, system string) int64 {
+	sys := r.System
+	if sys == "" {
+		sys = system
+	}
+	n := content.TextTokens(sys)
+	switch {
+	case md != nil && md.recs[i] != nil:
+		return n + content.RecordTokens(md.recs[i])
+	case r.Prompt != "":
+		return n + content.TextTokens(r.Prompt)
+	case len(r.Messages) > 0:
+		if rec, err := content.Parse(i, r.ID, r.Messages); err == nil {
+			return n + content.RecordTokens(rec)
+		}
+		return n + content.TextTokens(string(r.Messages))
+	}
+	return n + content.TextTokens(string(r.ModelInput))
+}

@@ -1,0 +1,73 @@
+package batch
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+)
+
+// The embedding settings and texts are held to the catalog entry of the model.
+func TestCheckEmbedding(t *testing.T) {
+	bedrock := limitsProvider{namedProvider{name: "bedrock"}}
+	s := &Service{Core: &service.Core{}, OnDemand: noOnDemand{}}
+	const titan, cohere = "amazon.titan-embed-text-v2:0", "cohere.embed-english-v3"
+	text := func(ts ...string) []job.Input {
+		out := make([]job.Input, len(ts))
+		for i, t := range ts {
+			out[i] = job.Input{Text: t}
+		}
+		return out
+	}
+	no := false
+	tests := []struct {
+		name, model string
+		records     []job.Input
+		ep          *job.EmbedParams
+		index       *IndexRequest
+		wantField   string
+		wantDims    int
+		wantText    string // the first record's text after the check
+	}{
+		{name: "titan defaults to 1024", model: titan, records: text("a"), wantDims: 1024, wantText: "a"},
+		{name: "titan 256", model: titan, records: text("a"), ep: &job.EmbedParams{Dimensions: 256, Normalize: &no}, wantDims: 256, wantText: "a"},
+		{name: "titan 300", model: titan, records: text("a"), ep: &job.EmbedParams{Dimensions: 300}, wantField: "dimensions"},
+		{name: "cohere 1024 only", model: cohere, records: text("a"), ep: &job.EmbedParams{Dimensions: 256}, wantField: "dimensions"},
+		{name: "cohere normalize", model: cohere, records: text("a"), ep: &job.EmbedParams{Normalize: &no}, wantField: "normalize"},
+		{name: "cohere input_type", model: cohere, records: text("a"), ep: &job.EmbedParams{InputType: "images"}, wantField: "input_type"},
+		{name: "titan input_type", model: titan, records: text("a"), ep: &job.EmbedParams{InputType: "search_query"}, wantField: "input_type"},
+		{name: "bad truncate", model: cohere, records: text("a"), ep: &job.EmbedParams{Truncate: "LEFT"}, wantField: "truncate"},
+		{name: "empty text", model: titan, records: text("a", " \n"), wantField: "records[1].text"},
+		{name: "over the limit", model: cohere, records: text(strings.Repeat("x", 2049)), wantField: "records[0].text"},
+		{name: "over the limit, cut at the end", model: cohere, records: text(strings.Repeat("x", 2048) + "END"),
+			ep: &job.EmbedParams{Truncate: "END"}, wantDims: 1024, wantText: strings.Repeat("x", 2048)},
+		{name: "over the limit, cut at the start", model: cohere, records: text("START" + strings.Repeat("y", 2048)),
+			ep: &job.EmbedParams{Truncate: "START"}, wantDims: 1024, wantText: strings.Repeat("y", 2048)},
+		{name: "native body with an index", model: titan, records: []job.Input{{ModelInput: []byte(`{"inputText":"x"}`)}},
+			index: &IndexRequest{Name: "i"}, wantField: "records[0].model_input"},
+		{name: "text to a text model", model: "anthropic.claude-3-5-haiku-20241022-v1:0", records: text("a"), wantField: "records[0].text"},
+		{name: "index on a text model", model: "anthropic.claude-3-5-haiku-20241022-v1:0", records: []job.Input{{Prompt: "p"}},
+			index: &IndexRequest{Name: "i"}, wantField: "index"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &SubmitRequest{Model: tc.model, Records: tc.records, Params: job.Params{Embed: tc.ep}, Index: tc.index}
+			_, err := s.checkModel(req, bedrock)
+			if tc.wantField != "" {
+				var fe *job.FieldError
+				if !errors.As(err, &fe) || fe.Field != tc.wantField {
+					t.Fatalf("got %v, want a field error on %s", err, tc.wantField)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if req.Params.Embed.Dimensions != tc.wantDims || req.Records[0].Text != tc.wantText {
+				t.Errorf("dims %d text %.20q…, want %d %.20q…", req.Params.Embed.Dimensions, req.Records[0].Text, tc.wantDims, tc.wantText)
+			}
+		})
+	}
+}

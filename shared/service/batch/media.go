@@ -1,0 +1,301 @@
+package batch
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/content"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+)
+
+// Images and documents in records (shared/content): a submit checks every
+// record whose messages carry image or document blocks against the model's
+// input modalities, the bytes' real format and the documented limits of the
+// path the record takes (Claude's native body in a Bedrock batch, the Messages
+// API in an Anthropic batch, Converse on demand), and refuses the whole submit
+// on any problem. Batch input lines carry a placeholder where their messages
+// go; writing the line renders the messages there, reading s3:// parts
+// streaming, so no part is held whole in memory.
+//
+// Bedrock batch and documents: a Bedrock batch job's records are Claude's
+// native InvokeModel body, which takes no document blocks (Converse-type batch
+// jobs exist, but the provider here submits InvokeModel jobs only), so a batch
+// record with a document is refused with the documented limit; such records
+// run on demand (Converse, up to job.MaxOnDemandRecords) or on the Anthropic
+// provider.
+
+// BlobOpener is content.Opener over the service's object storage: S3 on AWS,
+// fsblob under make dev. Sizes are not asked for (0): the Checker measures the
+// bytes as it reads them.
+type BlobOpener struct{ Blobs service.Blobs }
+
+// Open implements content.Opener.
+func (o BlobOpener) Open(ctx context.Context, uri string) (io.ReadCloser, int64, error) {
+	rc, err := o.Blobs.Open(ctx, uri, 0)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, 0, content.ErrNotInUploadArea
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return rc, 0, nil
+}
+
+// UploadArea is the caller's upload prefix, where create_upload places
+// objects: the only place a record's s3:// source may point.
+func UploadArea(bucket, owner string) string {
+	return blob.Join(bucket, "uploads", service.OwnerTag(owner)) + "/"
+}
+
+// maxListedProblems bounds the problems one error lists.
+const maxListedProblems = 20
+
+// Media checks and renders the images and documents of one submit's records.
+type Media struct {
+	path     content.Path
+	model    string
+	title    string
+	checker  *content.Checker // nil when path is ""
+	renderer *content.Renderer
+	recs     map[int]*content.Record // checked records by index (inline submits)
+	offsets  map[int]int             // where the placeholder sits in the encoded line
+	summary  content.Summary
+	problems []*content.Problem
+}
+
+// media is the unexported name the submit uses.
+type media = Media
+
+// hasMedia is a cheap filter: only messages that name an image, a document
+// or a source can hold one (a text's own quotes are escaped).
+func hasMedia(msgs json.RawMessage) bool {
+	return bytes.Contains(msgs, []byte(`"source"`)) || bytes.Contains(msgs, []byte(`"image"`)) || bytes.Contains(msgs, []byte(`"document"`))
+}
+
+func recordHasMedia(r *content.Record) bool {
+	for _, m := range r.Messages {
+		for _, b := range m.Blocks {
+			if b.Kind == content.KindImage || b.Kind == content.KindDocument {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mediaPath is the content path a submit's records take; "" when the model
+// and mode carry no images or documents here.
+func mediaPath(req *SubmitRequest, lim service.BatchLimits, m *model.Model) content.Path {
+	if req.Mode == job.ModeOnDemand {
+		return content.PathBedrockConverse
+	}
+	if lim.MediaPath == "" || m == nil || m.Family != "claude" {
+		return ""
+	}
+	return content.Path(lim.MediaPath)
+}
+
+// NewMedia is the checker and renderer of a validated submit (req.Mode and
+// req.Provider settled): s3:// sources must lie in req.Owner's upload area.
+func (s *Service) NewMedia(req *SubmitRequest, lim service.BatchLimits) (*Media, error) {
+	m, _ := s.LookupModel(req.Model)
+	md := &Media{path: mediaPath(req, lim, m), model: req.Model, title: lim.Title, recs: map[int]*content.Record{}, offsets: map[int]int{}}
+	if md.path == "" {
+		return md, nil
+	}
+	var mods []string
+	if m != nil {
+		mods = m.InputModalities
+	}
+	store := &content.Store{Opener: BlobOpener{Blobs: s.Blobs}, Prefix: UploadArea(s.Bucket, req.Owner)}
+	ch, err := content.NewChecker(md.path, req.Model, mods, store)
+	if err != nil {
+		return nil, err
+	}
+	md.checker = ch
+	md.renderer = &content.Renderer{Path: md.path, Store: store}
+	return md, nil
+}
+
+// Check parses and checks record i: nil, nil when it has no image or
+// document blocks (it is encoded as it is); otherwise the record with its
+// blocks measured, and its problems. The summary counts it.
+func (md *Media) Check(ctx context.Context, i int, r job.Input) (*content.Record, []*content.Problem) {
+	if len(r.Messages) == 0 || !hasMedia(r.Messages) {
+		return nil, nil
+	}
+	rec, err := content.Parse(i, r.ID, r.Messages)
+	if err != nil {
+		var p *content.Problem
+		if !errors.As(err, &p) {
+			p = &content.Problem{RecordID: r.ID, Where: fmt.Sprintf("records[%d].messages", i), Message: err.Error()}
+		}
+		md.add(nil, []*content.Problem{p})
+		return nil, []*content.Problem{p}
+	}
+	if !recordHasMedia(rec) {
+		return nil, nil
+	}
+	var ps []*content.Problem
+	if md.checker == nil {
+		ps = []*content.Problem{{RecordID: r.ID, Where: fmt.Sprintf("records[%d].messages", i),
+			Message: fmt.Sprintf("model %s takes images and documents here only on demand (Converse, up to %d records: mode on_demand); %s jobs carry them for Claude models", md.model, job.MaxOnDemandRecords, md.title)}}
+	} else {
+		ps = md.checker.Check(ctx, rec)
+	}
+	if md.path == content.PathBedrockBatchClaude {
+		for _, p := range ps {
+			if strings.Contains(p.Message, "document blocks cannot be sent") {
+				p.Message += fmt.Sprintf(" (Bedrock batch jobs carry Claude's native body, which takes no documents: run up to %d such records with mode on_demand, or use the anthropic provider)", job.MaxOnDemandRecords)
+			}
+		}
+	}
+	md.add(rec, ps)
+	return rec, ps
+}
+
+// checkMedia checks every record of an inline submit. Problems are kept on
+// the result (a dry run reports them); submits refuse with err.
+func (s *Service) checkMedia(ctx context.Context, req *SubmitRequest, lim service.BatchLimits) (*media, error) {
+	var md *media
+	for i := range req.Records {
+		r := &req.Records[i]
+		if len(r.Messages) == 0 || !hasMedia(r.Messages) {
+			continue
+		}
+		if md == nil {
+			var err error
+			if md, err = s.NewMedia(req, lim); err != nil {
+				return nil, err
+			}
+		}
+		if rec, ps := md.Check(ctx, i, *r); rec != nil && len(ps) == 0 {
+			md.recs[i] = rec
+		}
+	}
+	return md, nil
+}
+
+func (md *Media) add(rec *content.Record, ps []*content.Problem) {
+	md.summary.Add(rec, ps)
+	md.problems = append(md.problems, ps...)
+}
+
+// Problems are the problems found so far.
+func (md *Media) Problems() []*content.Problem { return md.problems }
+
+// err is the submit's refusal: the first problems, each naming the record id,
+// the block and the limit.
+func (md *Media) err() error {
+	if md == nil || len(md.problems) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d problem(s) with images or documents; nothing was submitted", len(md.problems))
+	for i, p := range md.problems {
+		if i == maxListedProblems {
+			fmt.Fprintf(&b, "; and %d more", len(md.problems)-i)
+			break
+		}
+		b.WriteString("; ")
+		b.WriteString(p.Error())
+	}
+	return job.Fieldf("records", "%s", b.String())
+}
+
+// placeholder stands for record i's messages in its encoded line until the
+// line is written: a valid Claude messages array, so the encoder accepts it.
+func placeholder(i int) []byte {
+	return []byte(fmt.Sprintf(`[{"role":"user","content":"mcpbatch-media-placeholder-%08d"}]`, i))
+}
+
+// encode encodes record i with the placeholder for its messages when it has
+// checked images or documents (ok false: it has none).
+func (md *Media) encode(i int, in job.Input, enc func(job.Input) ([]byte, error)) ([]byte, int, bool, error) {
+	if md == nil {
+		return nil, 0, false, nil
+	}
+	rec, ok := md.recs[i]
+	if !ok {
+		return nil, 0, false, nil
+	}
+	line, off, size, err := md.Encode(i, in, rec, enc)
+	if err != nil {
+		return nil, 0, true, err
+	}
+	md.offsets[i] = off
+	return line, size, true, nil
+}
+
+// Encode encodes record i (whose checked record is rec) around a placeholder
+// for its messages: the line, where the placeholder sits, and a bound on the
+// line's rendered length (for the split).
+func (md *Media) Encode(i int, in job.Input, rec *content.Record, enc func(job.Input) ([]byte, error)) (line []byte, off, size int, err error) {
+	ph := placeholder(i)
+	in.Messages = ph
+	if line, err = enc(in); err != nil {
+		return nil, 0, 0, err
+	}
+	if off = bytes.Index(line, ph); off < 0 {
+		return nil, 0, 0, fmt.Errorf("records[%d]: the provider's encoder did not carry messages as given", i)
+	}
+	return line, off, len(line) - len(ph) + renderedBound(rec), nil
+}
+
+// renderedBound is an upper bound on the length of rec's rendered messages:
+// base64 parts are exact, text may grow by JSON escaping (at most 6×).
+func renderedBound(rec *content.Record) int {
+	n := 2
+	for _, m := range rec.Messages {
+		n += 40 + len(m.Role)
+		for i := range m.Blocks {
+			b := &m.Blocks[i]
+			n += 200 + len(b.CacheControl) + 6*len(b.Name)
+			switch b.Kind {
+			case content.KindText:
+				n += 6 * len(b.Text)
+			case content.KindOther:
+				n += len(b.Raw)
+			default:
+				if f := b.Info.Format; f == content.TXT || f == content.MD || f == content.CSV || f == content.HTML {
+					n += int(6 * b.Info.Bytes)
+				} else {
+					n += int((b.Info.Bytes + 2) / 3 * 4)
+				}
+			}
+		}
+	}
+	return n
+}
+
+// writeLine writes record i's line, rendering its messages in place of the
+// placeholder when it has one.
+func (md *Media) writeLine(ctx context.Context, w *bufio.Writer, i int, line []byte) error {
+	if md != nil {
+		if off, ok := md.offsets[i]; ok {
+			return md.Write(ctx, w, i, md.recs[i], line, off)
+		}
+	}
+	_, err := w.Write(line)
+	return err
+}
+
+// Write writes a line from Encode with rec's messages rendered in place of
+// the placeholder, s3:// parts read streaming.
+func (md *Media) Write(ctx context.Context, w *bufio.Writer, i int, rec *content.Record, line []byte, off int) error {
+	w.Write(line[:off])
+	if err := md.renderer.WriteMessages(ctx, w, rec.Messages); err != nil {
+		return fmt.Errorf("records[%d]: %w", i, err)
+	}
+	_, err := w.Write(line[off+len(placeholder(i)):])
+	return err
+}

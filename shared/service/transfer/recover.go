@@ -1,0 +1,60 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// ValidationStaleAfter is how long a job may stay validating before the
+// reconciler steps in: past the validate function's 15 minutes and Lambda's
+// two retries of an async event, with room to spare.
+const ValidationStaleAfter = time.Hour
+
+// Provider statuses of a job waiting for its input to be checked.
+const (
+	statusValidating = "InputValidating"
+	statusRetried    = "InputValidationRetried"
+)
+
+// RecoverValidation is the reconciler's backstop for a job stuck validating
+// (its event lost, or the validate function failing past its retries): the
+// first time, it asks for the validation again; the next time, the job fails
+// and says where to look. It reports whether j waits for validation, so the
+// reconciler has nothing else to do with it.
+func (s *Service) RecoverValidation(ctx context.Context, j *job.Job) (bool, error) {
+	if !inputValidating(j) {
+		return false, nil
+	}
+	if s.Now().Sub(j.UpdatedAt) < ValidationStaleAfter {
+		return true, nil
+	}
+	if j.ProviderStatus != statusRetried {
+		_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+			if !inputValidating(cur) || cur.ProviderStatus == statusRetried {
+				return store.ErrNoChange
+			}
+			cur.ProviderStatus = statusRetried // and UpdatedAt moves: the retry gets its hour
+			return nil
+		})
+		if errors.Is(err, store.ErrNoChange) || errors.Is(err, store.ErrNotFound) {
+			return true, nil
+		}
+		if err != nil {
+			return true, fmt.Errorf("mark validation retry of %s: %w", j.ID, err)
+		}
+		s.Logger().WarnContext(ctx, "job stuck validating; validation requested again", "job_id", j.ID)
+		if err := s.Bus.Publish(ctx, config.DetailInputValidation, ValidationRequest{JobID: j.ID}); err != nil {
+			return true, fmt.Errorf("request validation of %s again: %w", j.ID, err)
+		}
+		return true, nil
+	}
+	_, err := s.failValidation(ctx, j.ID, fmt.Sprintf("the input file was not validated within %s, twice; nothing was submitted; "+
+		"submit it again (operators: see the validate function's logs and dead-letter queue)", ValidationStaleAfter))
+	return true, err
+}

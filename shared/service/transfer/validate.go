@@ -1,0 +1,179 @@
+package transfer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// ValidationRequest is the detail of "Input Validation Requested".
+type ValidationRequest struct {
+	JobID string `json:"jobId"`
+}
+
+// fileRequest is what ValidateFile needs of the submit beyond the job item:
+// kept beside the job's inputs, as the job item has no place for parameters.
+type fileRequest struct {
+	Field  string     `json:"field"`
+	URI    string     `json:"uri"`
+	Params job.Params `json:"params"`
+}
+
+func requestURI(j *job.Job) string { return blob.Join(j.InputURI, "request.json") }
+
+func (s *Service) putRequest(ctx context.Context, j *job.Job, r fileRequest) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode file request of %s: %w", j.ID, err)
+	}
+	if _, err := s.Blobs.Put(ctx, requestURI(j), bytes.NewReader(b), "application/json"); err != nil {
+		return fmt.Errorf("store file request of %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+func (s *Service) getRequest(ctx context.Context, j *job.Job) (fileRequest, error) {
+	var r fileRequest
+	rc, err := s.Blobs.Open(ctx, requestURI(j), 0)
+	if err != nil {
+		return r, fmt.Errorf("open file request of %s: %w", j.ID, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, 1<<20))
+	if err == nil {
+		err = json.Unmarshal(b, &r)
+	}
+	if err != nil {
+		return r, fmt.Errorf("read file request of %s: %w", j.ID, err)
+	}
+	return r, nil
+}
+
+// ValidateFile checks a validating job's input file line by line, then writes
+// the provider inputs and starts the job. An invalid file fails the job with
+// the first problems and their line numbers; nothing reaches a provider. A
+// redelivered event for a job already past validation does nothing, and two
+// concurrent runs write the same inputs, only one of them moving the job on.
+// Errors it returns (storage, provider) are worth a retry.
+func (s *Service) ValidateFile(ctx context.Context, id string) error {
+	log := s.Logger().With("job_id", id)
+	j, err := s.Store.GetJob(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		log.InfoContext(ctx, "input validation for an unknown or expired job; ignored")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load job %s: %w", id, err)
+	}
+	if !inputValidating(j) {
+		log.InfoContext(ctx, "job is past input validation; nothing to do", "status", j.Status)
+		return nil
+	}
+	prov := s.Provider(j.Provider)
+	if prov == nil {
+		_, err := s.failValidation(ctx, id, fmt.Sprintf("provider %s is not configured in this deployment", j.Provider))
+		return err
+	}
+	fr, err := s.getRequest(ctx, j)
+	if err != nil {
+		return err
+	}
+	req := batch.SubmitRequest{Owner: j.Owner, Model: j.Model, Name: j.Name, Params: fr.Params, TTLDays: j.TTLDays}
+	md, err := s.Batch.NewMedia(&req, prov.Limits())
+	if err != nil {
+		return err
+	}
+	scan, err := s.scanFile(ctx, fr.Field, fr.URI, req, prov, md)
+	var fe *job.FieldError
+	if errors.As(err, &fe) {
+		_, err = s.failValidation(ctx, id, fe.Error())
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	lim := prov.Limits()
+	parts, err := service.Split(scan.sizes, lim)
+	if err != nil {
+		_, err = s.failValidation(ctx, id, job.Fieldf(fr.Field, "%v", err).Error())
+		return err
+	}
+	n := scan.count
+	maxLine := 0
+	for _, size := range scan.sizes {
+		maxLine = max(maxLine, size) // the ingest line cap grows with the biggest input line
+	}
+	scan.sizes = nil // the split is all the second pass needs
+	draft := *j
+	draft.RecordCount, draft.Shards, draft.Parts = n, job.ShardsFor(n), nil
+	for i, size := range parts {
+		draft.Parts = append(draft.Parts, job.Part{
+			Index: i, Name: job.PartName(s.JobPrefix, id, i, len(parts)), Status: job.StatusQueued,
+			RecordCount: size,
+			InputURI:    blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
+			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
+		})
+	}
+	if err := s.writeFileParts(ctx, fr.URI, &draft, req, prov, scan.taken, md); err != nil {
+		return err
+	}
+	j, err = s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
+		if !inputValidating(cur) {
+			return store.ErrNoChange // another run got there first (or the job was cancelled)
+		}
+		cur.RecordCount, cur.Shards, cur.Parts = draft.RecordCount, draft.Shards, draft.Parts
+		cur.MaxInputLineBytes = maxLine
+		// The one backward move: input validation comes before the provider's
+		// own (queued < validating), and the parts start queued.
+		cur.Status, cur.ProviderStatus = job.StatusQueued, ""
+		cur.UpdatedAt = s.Now()
+		return nil
+	})
+	if errors.Is(err, store.ErrNoChange) {
+		log.InfoContext(ctx, "job moved on during input validation; left as it is")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store validated job %s: %w", id, err)
+	}
+	log.InfoContext(ctx, "input file validated", "records", n, "parts", len(parts))
+	_, err = s.Batch.StartNew(ctx, prov, j)
+	return err
+}
+
+// inputValidating reports whether j waits for its input file to be checked:
+// validating with no parts yet (a provider's own validation has parts).
+func inputValidating(j *job.Job) bool {
+	return j.Status == job.StatusValidating && len(j.Parts) == 0
+}
+
+// failValidation ends a validating job as failed with why (the same text the
+// synchronous check gave as its error).
+func (s *Service) failValidation(ctx context.Context, id, why string) (*job.Job, error) {
+	now := s.Now()
+	j, err := s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
+		if !inputValidating(cur) {
+			return store.ErrNoChange
+		}
+		cur.Status, cur.ProviderStatus, cur.Error = job.StatusFailed, "InputInvalid", why
+		cur.CompletedAt, cur.UpdatedAt = now, now
+		return nil
+	})
+	if errors.Is(err, store.ErrNoChange) {
+		return j, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fail job %s after input validation: %w", id, err)
+	}
+	s.PublishCompleted(ctx, j)
+	return j, nil
+}
