@@ -108,3 +108,54 @@ func TestCancelAfterALostCreateStopsItsBatch(t *testing.T) {
 		t.Fatalf("Anthropic holds %d batches, want 1", n)
 	}
 }
+
+// Two creates of the same size with unknown outcomes at once would leave two
+// batches nothing tells apart, so a create waits while another part's create
+// of its size is unresolved: here job A's run died after Anthropic made its
+// batch (A holds the create slot of 9 requests); job B of 9 records stays
+// queued without a batch until A has found its own, then starts.
+func TestSameSizeCreateWaitsForAnUnresolvedOne(t *testing.T) {
+	s := newSuite(t)
+	s.l.Anthropic.ErrorEvery = 0
+	ctx := context.Background()
+	st := s.l.Service.Core.Store
+	a := call[mcpserver.JobHandle](t, s.client("alice"), "submit_batch", map[string]any{"model": claudeHaiku, "records": records(9)})
+	aj, err := st.GetJob(ctx, a.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := aj.Parts[0].Ref
+	lease := func(until time.Time) {
+		t.Helper()
+		if _, err := st.UpdateJob(ctx, a.JobID, func(j *job.Job) error {
+			p := &j.Parts[0]
+			p.Ref, p.Status, p.ProviderStatus = "", job.StatusQueued, ""
+			p.SubmitLease, p.SubmitLeaseUntil, p.SubmitTriedAt = "dead-run", until, time.Now().Add(-20*time.Minute)
+			j.Status, j.SubmittedAt, j.LastEventAt = job.StatusQueued, time.Time{}, time.Time{}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lease(time.Now().Add(time.Hour))
+	if ok, err := st.SwapSlot(ctx, "create#anthropic#9", "", a.JobID+"#0"); !ok || err != nil {
+		t.Fatalf("take A's slot: %v %v", ok, err)
+	}
+	b := call[mcpserver.JobHandle](t, s.client("bob"), "submit_batch", map[string]any{"model": claudeHaiku, "records": records(9)})
+	if n := len(s.l.Anthropic.Statuses()); n != 1 {
+		t.Fatalf("Anthropic holds %d batches while A's create is unresolved, want A's only", n)
+	}
+	lease(time.Now().Add(-time.Minute))
+	s.reconcile()
+	s.reconcile()
+	s.l.Anthropic.Step()
+	s.reconcile()
+	aj, _ = st.GetJob(ctx, a.JobID)
+	bj, _ := st.GetJob(ctx, b.JobID)
+	if aj.Parts[0].Ref != ref || bj.Parts[0].Ref == "" || bj.Parts[0].Ref == ref {
+		t.Fatalf("refs: A %q (its batch %s), B %q; want each its own", aj.Parts[0].Ref, ref, bj.Parts[0].Ref)
+	}
+	if aj.Status != job.StatusCompleted || bj.Status != job.StatusCompleted {
+		t.Fatalf("A %s, B %s; want both completed", aj.Status, bj.Status)
+	}
+}

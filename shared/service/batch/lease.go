@@ -196,6 +196,9 @@ func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job
 	} else {
 		since = s.Now()
 	}
+	if err := s.takeSlot(ctx, j, p); err != nil {
+		return "", err
+	}
 	ref, err := prov.Submit(ctx, in)
 	if err == nil || !errors.Is(err, service.ErrSubmitUnknown) {
 		return ref, err

@@ -160,6 +160,17 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			}
 			continue
 		}
+		if _, canFind := prov.(service.BatchFinder); canFind && p.Status == job.StatusQueued {
+			// Read first, so a part waiting for the slot writes nothing.
+			taken, err := s.slotTaken(ctx, j, p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if taken {
+				continue
+			}
+		}
 		idx := p.Index
 		claimed, cj, err := s.claimPart(ctx, id, idx, run)
 		if err != nil {
@@ -196,6 +207,10 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			s.Logger().WarnContext(ctx, "provider job of part unknown; part stays leased", "job_id", id, "part", idx, "error", err)
 			errs = append(errs, err)
 			continue
+		}
+		if _, canFind := prov.(service.BatchFinder); canFind && !errors.As(err, &unknown) && !(ambiguous && now.Before(claimed.SubmitTriedAt.Add(AmbiguousFor))) {
+			// The outcome is known (and written below): others may create.
+			defer s.giveSlot(ctx, j, *claimed)
 		}
 		if busy(err) {
 			// The provider cannot take it now: stay queued; the reconciler retries.

@@ -76,3 +76,48 @@ func (s *Store) RefOwner(ctx context.Context, provider, ref string) (string, int
 	}
 	return id.Value, n, nil
 }
+
+const attrSlotHolder = "holder"
+
+func slotPK(key string) string { return "SLOT#" + key }
+
+// Slot implements store.Store.
+func (s *Store) Slot(ctx context.Context, key string) (string, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            map[string]types.AttributeValue{attrPK: str(slotPK(key)), attrSK: str(skJob)},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return "", fmt.Errorf("dynamostore: slot %s: %w", key, err)
+	}
+	h, _ := out.Item[attrSlotHolder].(*types.AttributeValueMemberS)
+	if h == nil {
+		return "", nil
+	}
+	return h.Value, nil
+}
+
+// SwapSlot implements store.Store. A free slot is an absent item or an empty
+// holder; release writes the empty holder.
+func (s *Store) SwapSlot(ctx context.Context, key, old, next string) (bool, error) {
+	cond := "#h = :old"
+	if old == "" {
+		cond = "attribute_not_exists(PK) OR #h = :old"
+	}
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.table),
+		Item:                      map[string]types.AttributeValue{attrPK: str(slotPK(key)), attrSK: str(skJob), attrSlotHolder: str(next)},
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#h": attrSlotHolder},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":old": str(old)},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("dynamostore: swap slot %s: %w", key, err)
+	}
+	return true, nil
+}

@@ -64,6 +64,11 @@ CREATE TABLE IF NOT EXISTS refs (
 	expires_at INTEGER NOT NULL,
 	PRIMARY KEY (provider, ref)
 ) WITHOUT ROWID;
+-- single-holder slots (SLOT# items in DynamoDB); holder '' is free
+CREATE TABLE IF NOT EXISTS slots (
+	key    TEXT PRIMARY KEY,
+	holder TEXT NOT NULL
+) WITHOUT ROWID;
 `
 
 // Option configures a Store.
@@ -584,4 +589,41 @@ func nullInt(v int64) any {
 		return nil
 	}
 	return v
+}
+
+// Slot implements store.Store.
+func (s *Store) Slot(ctx context.Context, key string) (string, error) {
+	var h string
+	err := s.db.QueryRowContext(ctx, "SELECT holder FROM slots WHERE key = ?", key).Scan(&h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("localstore: slot %s: %w", key, err)
+	}
+	return h, nil
+}
+
+// SwapSlot implements store.Store.
+func (s *Store) SwapSlot(ctx context.Context, key, old, next string) (bool, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	res, err := s.db.ExecContext(ctx, `
+INSERT INTO slots (key, holder) SELECT ?, ? WHERE ? = ''
+ON CONFLICT (key) DO UPDATE SET holder = excluded.holder WHERE slots.holder = ?`, key, next, old, old)
+	if err != nil {
+		return false, fmt.Errorf("localstore: swap slot %s: %w", key, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return true, nil
+	}
+	if old == "" {
+		return false, nil
+	}
+	res, err = s.db.ExecContext(ctx, "UPDATE slots SET holder = ? WHERE key = ? AND holder = ?", next, key, old)
+	if err != nil {
+		return false, fmt.Errorf("localstore: swap slot %s: %w", key, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
 }

@@ -48,3 +48,32 @@ func testRefOwner(e *env) {
 		e.t.Errorf("RefOwner after RefTTL: %v, want ErrNotFound", err)
 	}
 }
+
+// testSlots: a slot has one holder; only a swap from the holder seen moves it.
+func testSlots(e *env) {
+	const key = "create#anthropic#19"
+	steps := []struct {
+		old, next string
+		ok        bool
+		holder    string
+	}{
+		{"", "a", true, "a"},
+		{"", "b", false, "a"},
+		{"x", "b", false, "a"},
+		{"a", "b", true, "b"},
+		{"b", "", true, ""},
+		{"", "c", true, "c"},
+	}
+	for i, st := range steps {
+		ok, err := e.s.SwapSlot(e.ctx, key, st.old, st.next)
+		if err != nil || ok != st.ok {
+			e.t.Fatalf("step %d: SwapSlot(%q -> %q) = %v, %v; want %v", i, st.old, st.next, ok, err, st.ok)
+		}
+		if h, err := e.s.Slot(e.ctx, key); err != nil || h != st.holder {
+			e.t.Fatalf("step %d: Slot = %q, %v; want %q", i, h, err, st.holder)
+		}
+	}
+	if h, err := e.s.Slot(e.ctx, "other"); err != nil || h != "" {
+		e.t.Fatalf("Slot of an unknown key = %q, %v; want free", h, err)
+	}
+}

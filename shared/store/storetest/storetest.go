@@ -96,6 +96,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"BadCursor", testBadCursor},
 		{"ReportFieldsRoundTrip", testReportFieldsRoundTrip},
 		{"RefOwner", testRefOwner},
+		{"Slots", testSlots},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
