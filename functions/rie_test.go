@@ -58,7 +58,12 @@ const maxBootstrapBytes = 16_000_000
 //     other functions do not link these SDKs.
 //   - nightly-report: prompt templates are text/template, whose reflective method
 //     calls keep the linker from dropping unused methods of every linked type.
-var bootstrapLimits = map[string]int64{"mcp": 24_000_000, "ingest": 22_000_000, "reconciler": 22_000_000, "validate": 22_000_000, "nightly-report": 32_000_000}
+//   - mcp, ingest, ondemand, nightly-report: the vector sinks (shared/app/vectorsapp:
+//     the S3 Vectors client, and pgx for the pgvector sink an operator may select
+//     by configuration) add about 3-4 MB; mcp, ondemand and nightly-report also check
+//     images and documents (image decoders, PDF/Office detection) for about 1 MB.
+var bootstrapLimits = map[string]int64{"mcp": 30_000_000, "ingest": 26_000_000, "reconciler": 22_000_000, "validate": 22_000_000,
+	"nightly-report": 37_000_000, "ondemand": 21_000_000}
 
 // timeouts are the function timeouts infra/functions.go gives each Lambda, in
 // seconds: the handlers plan with the deadline (ingest keeps 30 s back).

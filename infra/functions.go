@@ -181,6 +181,8 @@ func NewFunctions(scope constructs.Construct, id string, p *FunctionsProps) *Fun
 		config.EnvJobPrefix:      jsii.String(s.JobPrefix),
 		config.EnvBedrockModels:  jsii.String(strings.Join(s.BedrockModels, ",")),
 		config.EnvLogLevel:       jsii.String(s.LogLevel),
+		// The EMF metrics of this stack (dashboard and alarms: monitoring.go).
+		config.EnvMetricsNamespace: jsii.String(MetricsNamespace(s.StackName)),
 	}
 	if s.ModelsOverride != "" {
 		env[model.EnvModelsJSON] = jsii.String(s.ModelsOverride)

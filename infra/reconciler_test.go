@@ -12,9 +12,10 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/config"
 )
 
-// extraEnv counts the variables reconciler.go adds to the functions NewFunctions made.
-// (validate: the Anthropic key and the Bedrock quota, as mcp; +1: MCPBATCH_VECTOR_BUCKET from vectors.go).
-var extraEnv = map[string]int{FnMCP: 2 + 1, FnIngest: 1 + 1, FnValidate: 2}
+// extraEnv counts the variables other constructs add to the functions NewFunctions made
+// (mcp and validate: the Anthropic key and the Bedrock quota; +1: MCPBATCH_VECTOR_BUCKET from vectors.go;
+// mcp +1: the notification topic from notify.go).
+var extraEnv = map[string]int{FnMCP: 2 + 1 + 1, FnIngest: 1 + 1, FnValidate: 2}
 
 func anthropicSecret(t *testing.T, tpl obj) string {
 	id, _ := oneResource(t, tpl, "AWS::SecretsManager::Secret", "ReconcilerAnthropicApiKey")

@@ -159,6 +159,8 @@ func TestReportFunctionsLeastPrivilege(t *testing.T) {
 			"bedrock:TagResource":              {jobArns},
 			"iam:PassRole":                     {"<" + bedrockRole + ".Arn>"},
 			"sns:Publish":                      {"<" + topicID + ">"},
+			// Completion webhooks are signed with the stack's webhook secret (notify.go).
+			"secretsmanager:GetSecretValue": {"<" + webhookSecretID(t, tpl) + ">"},
 		})},
 		{"ReportsOnDemand", tableGrants(map[string][]string{
 			"events:PutEvents":        {"<" + busID + ".Arn>"},

@@ -32,6 +32,9 @@ type Stack struct {
 	// Tokens holds the hashed API keys in token auth mode (nil in iam mode).
 	Tokens  *TokenKeys
 	Reports *Reports
+	// Notifications is the webhook secret; Monitoring the dashboard and metric alarms.
+	Notifications *Notifications
+	Monitoring    *Monitoring
 	// Anthropic is the Anthropic API key secret (anthropic.go).
 	Anthropic *Anthropic
 	// Reconciler is the schedule and its alarms (reconciler.go).
@@ -101,6 +104,13 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function, st.Validate.Function},
 		Existing:    []awscloudwatch.Alarm{st.Reconciler.Alarm, st.Reconciler.DLQAlarm},
 		HasDLQAlarm: []*GoFunction{st.Reconciler.Function},
+	})
+	st.Notifications = NewNotifications(stack, "Notifications", st.Reports.NightlyReport, st.Functions.MCP, st.Reports.Topic.TopicArn())
+	st.Monitoring = NewMonitoring(stack, "Monitoring", &MonitoringProps{
+		Settings: s, Namespace: MetricsNamespace(s.StackName), Alarms: st.Alarms,
+		Functions: []*GoFunction{st.Functions.MCP, st.Functions.BedrockEvents, st.Functions.Ingest, st.SageMaker.Events,
+			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function, st.Validate.Function},
+		HasErrorAlarm: []*GoFunction{st.Reconciler.Function},
 	})
 	st.output("AlarmTopicArn", "SNS topic every alarm notifies (DLQs, failed jobs, reconciler errors): subscribe on-call", st.Alarms.Topic.TopicArn())
 	st.addOutputs()

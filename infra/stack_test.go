@@ -713,9 +713,11 @@ func TestFunctions(t *testing.T) {
 					config.EnvJobPrefix:     s.JobPrefix,
 					config.EnvBedrockModels: strings.Join(s.BedrockModels, ","),
 					config.EnvLogLevel:      s.LogLevel,
+					// Per stack, so two stacks' metrics never mix (monitoring.go).
+					config.EnvMetricsNamespace: MetricsNamespace(s.StackName),
 				}
 				for _, name := range []string{config.EnvTable, config.EnvBucket, config.EnvBus, config.EnvBedrockRoleARN,
-					config.EnvJobPrefix, config.EnvBedrockModels, config.EnvLogLevel} {
+					config.EnvJobPrefix, config.EnvBedrockModels, config.EnvLogLevel, config.EnvMetricsNamespace} {
 					v, ok := env[name]
 					if !ok {
 						t.Errorf("env %s missing", name)
@@ -729,7 +731,7 @@ func TestFunctions(t *testing.T) {
 				if s.ModelsOverride != "" {
 					overrides = 1 // MCPBATCH_MODELS_JSON
 				}
-				if want := 7 + overrides + sageMakerEnvCount(s, f.asset) + extraEnv[f.asset]; len(env) != want {
+				if want := 8 + overrides + sageMakerEnvCount(s, f.asset) + extraEnv[f.asset]; len(env) != want {
 					t.Errorf("env has %d variables, want %d: %v", len(env), want, env)
 				}
 				refs := map[string]string{

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/announceapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/auth"
 	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
@@ -28,11 +29,12 @@ func main() {
 	srv := &mcpserver.Server{
 		Svc: g, Presign: a.S3, Files: g.Transfer, Uploads: a.S3, Exports: g.Transfer, SageMaker: g.SageMaker,
 		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true, Reports: reports != nil},
-		Models:   g.Core.Catalog, Log: a.Log, Version: app.Version,
+		Models:   g.Core.Catalog, Retries: g.Retry, Log: a.Log, Version: app.Version,
 	}
 	if reports != nil {
 		srv.Reports = reports
 	}
+	srv.Notify = announceapp.Checker(a)
 	if t := vw.Tools(a); t != nil {
 		srv.Indexes, srv.Features.Vectors = t, true
 	}

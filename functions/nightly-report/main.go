@@ -1,6 +1,7 @@
 // Command nightly-report runs the report pipelines: on an EventBridge Scheduler
 // tick (or "Pipeline Run Requested") it submits the day's job; on "Job Completed"
-// for a pipeline job it renders the report to S3 and notifies the SNS topic.
+// for a pipeline job it renders the report to S3 and notifies the SNS topic, and
+// for a job that asked for it (notify) it sends the completion webhook / SNS message.
 package main
 
 import (
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/announceapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/awsreports"
 	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
@@ -28,6 +30,8 @@ func main() {
 	if vw.Index != nil {
 		r.Vectors = vw.Index // corpus pipelines delete the vectors of deleted documents
 	}
-	h := &handler.NightlyReport{Runner: r, Log: a.Log}
+	ann, err := announceapp.Deliverer(ctx, a)
+	app.Must("init notifications", err)
+	h := &handler.NightlyReport{Runner: r, Log: a.Log, Announce: ann}
 	lambda.Start(h.Handle)
 }

@@ -88,6 +88,9 @@ func startDev(t *testing.T, extra ...string) dev {
 		if !strings.Contains(logs.String(), "  auth: ") {
 			continue
 		}
+		if !strings.Contains(logs.String(), "web console: http://"+addr+"/console") {
+			t.Errorf("start-up banner does not print the console URL:\n%s", logs.String())
+		}
 		if !strings.Contains(logs.String(), "Bedrock batch: SIMULATED") {
 			t.Errorf("start-up banner does not say the Bedrock simulator is simulated:\n%s", logs.String())
 		}
@@ -257,6 +260,7 @@ func TestInspectorEndToEnd(t *testing.T) {
 
 	t.Run("every other tool, valid and bad input", func(t *testing.T) { otherTools(t, url, jobID, recs) })
 	t.Run("resources", func(t *testing.T) { checkResources(t, url, jobID) })
+	t.Run("retry_failed, webhooks, console", func(t *testing.T) { opsEndToEnd(t, url, jobID) })
 
 	t.Run("bad input is a tool error", func(t *testing.T) {
 		res := callTool(t, url, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "records": recs[:10], "mode": "batch"})

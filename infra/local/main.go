@@ -84,13 +84,16 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string, recon
 	srv := &http.Server{Handler: l.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return reqCtx }}
 	fmt.Fprintf(os.Stderr, "mcpbatch dev: MCP server at http://%s/mcp\n"+
+		"  web console: http://%s/console (enter the same key as for /mcp)\n"+
 		"  events replay: POST http://%s/local/events (same auth as /mcp; loopback Host only, no browsers)\n"+
 		"  Bedrock batch: SIMULATED (test double at %s; outputs are marked [simulated]; every %dth record fails)\n"+
 		"  Anthropic Message Batches: SIMULATED (test double at %s)\n"+
-		"  state: %s/\n%s", ln.Addr(), ln.Addr(), l.SimURL, failEvery, l.AnthropicURL, dir, banner)
+		"  state: %s/\n%s", ln.Addr(), ln.Addr(), ln.Addr(), l.SimURL, failEvery, l.AnthropicURL, dir, banner)
 	fmt.Fprintf(os.Stderr, "  Bedrock runtime (on-demand runs): SIMULATED (test double at %s)\n"+
-		"  report pipelines: %d (run_pipeline starts one; notifications go to %s/notifications.jsonl)\n",
-		l.Reports.RuntimeURL, len(l.Reports.Runner.Config.Pipelines), dir)
+		"  report pipelines: %d (run_pipeline starts one; notifications go to %s/notifications.jsonl)\n"+
+		"  completion webhooks (notify.webhook): delivered for real, loopback allowed; signing secret in %s/%s\n"+
+		"  metrics: EMF lines in %s/metrics.emf.jsonl\n",
+		l.Reports.RuntimeURL, len(l.Reports.Runner.Config.Pipelines), dir, dir, local.WebhookSecretFile, dir)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob/s3blob"
 	"github.com/mcpbatch/mcpbatch/shared/bus"
 	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/metrics"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
@@ -75,6 +76,8 @@ func FromEnv(ctx context.Context, opts ...Option) (*AWS, error) {
 		Bucket:    "s3://" + strings.TrimPrefix(env[config.EnvBucket], "s3://"),
 		JobPrefix: config.Get(config.EnvJobPrefix, config.DefaultJobPrefix),
 		Providers: []service.BatchProvider{&BedrockProvider{Client: bedrock.New(sdkbedrock.NewFromConfig(cfg), log), RoleARN: env[config.EnvBedrockRoleARN], ModelIDs: models()}},
+		// One EMF emitter per function: its stdout is the log stream CloudWatch extracts metrics from.
+		Metrics: &metrics.Emitter{W: os.Stdout, Namespace: config.Get(config.EnvMetricsNamespace, metrics.DefaultNamespace)},
 	}}
 	if err := Settings(&e.Deps); err != nil {
 		return nil, err

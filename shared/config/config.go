@@ -17,6 +17,10 @@ const (
 	EnvJobPrefix      = "MCPBATCH_JOB_PREFIX"
 	EnvBedrockModels  = "MCPBATCH_BEDROCK_MODELS"
 	EnvLogLevel       = "MCPBATCH_LOG_LEVEL"
+	// EnvMetricsNamespace is the CloudWatch namespace of the EMF metrics (default mcpbatch).
+	EnvMetricsNamespace = "MCPBATCH_METRICS_NAMESPACE"
+	// EnvWebhookSecretARN names the Secrets Manager secret webhooks are signed with.
+	EnvWebhookSecretARN = "MCPBATCH_WEBHOOK_SECRET_ARN"
 )
 
 // Event source and detail types on the project's own bus.

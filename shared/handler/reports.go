@@ -53,6 +53,13 @@ type PipelineRunner interface {
 type NightlyReport struct {
 	Runner PipelineRunner
 	Log    *slog.Logger
+	// Announce delivers the completion notifications jobs asked for (nil: none).
+	Announce Announcer
+}
+
+// Announcer consumes "Job Completed" for notifications (shared/service/announce).
+type Announcer interface {
+	OnJobCompleted(ctx context.Context, jobID string) error
 }
 
 // Handle dispatches one payload.
@@ -76,7 +83,11 @@ func (h *NightlyReport) Handle(ctx context.Context, raw json.RawMessage) error {
 			h.Log.ErrorContext(ctx, "malformed Job Completed event; ignored", "error", err)
 			return nil
 		}
-		return h.Runner.OnJobCompleted(ctx, d.JobID)
+		var annErr error
+		if h.Announce != nil {
+			annErr = h.Announce.OnJobCompleted(ctx, d.JobID)
+		}
+		return errors.Join(annErr, h.Runner.OnJobCompleted(ctx, d.JobID))
 	case probe.Source == config.EventSource && probe.DetailType == config.DetailPipelineTick:
 		var d pipeline.TickRequest
 		if err := json.Unmarshal(probe.Detail, &d); err != nil {

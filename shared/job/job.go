@@ -85,6 +85,17 @@ type Job struct {
 	Index *IndexTarget `json:"index,omitempty"`
 	// Cost is what the job's tokens cost at the catalog's prices (see cost.go).
 	Cost *Cost `json:"cost,omitempty"`
+
+	// Params are a batch job's generation settings, kept so retry_failed can
+	// rerun records the same way (on-demand jobs keep theirs in OnDemand).
+	Params *Params `json:"params,omitempty"`
+	// RetryOf and RetriedBy link a retry_failed child and its parent (see retry.go).
+	RetryOf   string   `json:"retryOf,omitempty"`
+	RetriedBy []string `json:"retriedBy,omitempty"`
+	// Notify is where the job's end is announced (see notify.go); NotifiedStatus
+	// is the terminal status already announced, so a redelivered event sends nothing twice.
+	Notify         *Notify `json:"notify,omitempty"`
+	NotifiedStatus Status  `json:"notifiedStatus,omitempty"`
 }
 
 // Part is one provider job under a user-visible job.

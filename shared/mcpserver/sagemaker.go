@@ -22,15 +22,16 @@ type SageMakerService interface {
 
 // InvokeAsyncIn is the input of invoke_endpoint_async.
 type InvokeAsyncIn struct {
-	EndpointName      string `json:"endpoint_name" jsonschema:"SageMaker async endpoint name from the allowed list"`
-	Body              any    `json:"body,omitempty" jsonschema:"the request payload: a JSON value (sent as JSON) or a string (sent as is); give body or input_uri"`
-	InputURI          string `json:"input_uri,omitempty" jsonschema:"s3://bucket/key of a payload already in S3 (up to 1024 characters); give body or input_uri"`
-	ContentType       string `json:"content_type" jsonschema:"MIME type of the payload, e.g. application/json"`
-	Accept            string `json:"accept,omitempty" jsonschema:"desired MIME type of the output"`
-	InferenceTimeoutS int    `json:"inference_timeout_s,omitempty" jsonschema:"seconds the model may work on it once dequeued, 1..3600 (endpoint default when absent)"`
-	RequestTTLS       int    `json:"request_ttl_s,omitempty" jsonschema:"seconds the request may wait in the queue, 60..21600 (default 21600)"`
-	CustomAttributes  string `json:"custom_attributes,omitempty" jsonschema:"passed to the model container as is, up to 1024 visible ASCII characters"`
-	TTLDays           int    `json:"ttl_days,omitempty" jsonschema:"days the job and its result are kept, 1..365, default 7"`
+	EndpointName      string    `json:"endpoint_name" jsonschema:"SageMaker async endpoint name from the allowed list"`
+	Notify            *NotifyIn `json:"notify,omitempty" jsonschema:"announce the invocation's end: a signed webhook POST and/or the stack's SNS topic"`
+	Body              any       `json:"body,omitempty" jsonschema:"the request payload: a JSON value (sent as JSON) or a string (sent as is); give body or input_uri"`
+	InputURI          string    `json:"input_uri,omitempty" jsonschema:"s3://bucket/key of a payload already in S3 (up to 1024 characters); give body or input_uri"`
+	ContentType       string    `json:"content_type" jsonschema:"MIME type of the payload, e.g. application/json"`
+	Accept            string    `json:"accept,omitempty" jsonschema:"desired MIME type of the output"`
+	InferenceTimeoutS int       `json:"inference_timeout_s,omitempty" jsonschema:"seconds the model may work on it once dequeued, 1..3600 (endpoint default when absent)"`
+	RequestTTLS       int       `json:"request_ttl_s,omitempty" jsonschema:"seconds the request may wait in the queue, 60..21600 (default 21600)"`
+	CustomAttributes  string    `json:"custom_attributes,omitempty" jsonschema:"passed to the model container as is, up to 1024 visible ASCII characters"`
+	TTLDays           int       `json:"ttl_days,omitempty" jsonschema:"days the job and its result are kept, 1..365, default 7"`
 }
 
 // AsyncHandle is what invoke_endpoint_async returns.
@@ -108,10 +109,14 @@ func (s *Server) invokeAsync(ctx context.Context, req *mcp.CallToolRequest, in I
 		if err != nil {
 			return AsyncHandle{}, "", "", err
 		}
+		n, err := s.checkNotify(ctx, in.Notify)
+		if err != nil {
+			return AsyncHandle{}, "", "", err
+		}
 		j, err := s.SageMaker.InvokeAsync(ctx, smsvc.AsyncRequest{
 			Owner: owner, Endpoint: in.EndpointName, Body: body, HasBody: has, InputURI: in.InputURI,
 			ContentType: in.ContentType, Accept: in.Accept, CustomAttributes: in.CustomAttributes,
-			InvocationTimeoutS: in.InferenceTimeoutS, RequestTTLS: in.RequestTTLS, TTLDays: in.TTLDays,
+			InvocationTimeoutS: in.InferenceTimeoutS, RequestTTLS: in.RequestTTLS, TTLDays: in.TTLDays, Notify: n,
 		})
 		if err != nil {
 			return AsyncHandle{}, "", "", err

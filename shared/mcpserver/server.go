@@ -49,6 +49,10 @@ type Server struct {
 	Reports Reports
 	// Models is the model catalog list_models shows.
 	Models ModelLister
+	// Retries serves retry_failed and get_job_results latest (nil: no retry_failed).
+	Retries Retrier
+	// Notify checks submit notify settings (nil: notify is refused).
+	Notify NotifyChecker
 	// Indexes serves the vector-index tools.
 	Indexes IndexService
 	// Features are the optional tool sets this deployment serves, decided by
@@ -91,6 +95,7 @@ func (s *Server) register(srv *mcp.Server) {
 	}{
 		{"submit_batch, get_job, get_job_results, cancel_job, list_jobs", true, s.addJobTools},
 		{"list_models", true, s.addModelTools},
+		{"retry_failed", s.Retries != nil, s.addRetryTool},
 		{"create_upload", f.Uploads, s.addUploadTool},
 		{"export_results", f.Exports, s.addExportTool},
 		{"invoke_endpoint_async, invoke_endpoint", f.SageMaker, s.addSageMakerTools},
@@ -258,6 +263,10 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 			sr.Records[i] = in
 		}
 		sr.Progress = progress(ctx, req)
+		var err error
+		if sr.Notify, err = s.checkNotify(ctx, in.Notify); err != nil {
+			return JobHandle{}, "", "", err
+		}
 		if in.DryRun {
 			return s.dryRun(ctx, sr)
 		}
@@ -310,7 +319,8 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in JobIDI
 
 func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in ResultsIn) (*mcp.CallToolResult, ResultsOut, error) {
 	return call(s, ctx, req, "get_job_results", in.JobID, func(owner string) (ResultsOut, string, string, error) {
-		p, err := s.Svc.ResultsPage(ctx, owner, service.ResultsQuery{JobID: in.JobID, Status: in.Status, Cursor: in.Cursor, Limit: in.Limit})
+		q := service.ResultsQuery{JobID: in.JobID, Status: in.Status, Cursor: in.Cursor, Limit: in.Limit}
+		p, err := s.resultsOf(ctx, owner, q, in.Latest)
 		if err != nil {
 			return ResultsOut{}, "", "", err
 		}
@@ -322,6 +332,9 @@ func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in Resul
 			ro := RecordOut{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason, ErrorCode: r.ErrorCode,
 				ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
 			ro.ContentType, ro.Note = r.ContentType, r.Note
+			if r.JobID != "" && r.JobID != j.ID {
+				ro.JobID = r.JobID
+			}
 			if embedding {
 				embeddingView(&ro, in.IncludeVectors)
 			}

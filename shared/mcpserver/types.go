@@ -29,16 +29,17 @@ type SubmitIn struct {
 	Model   string     `json:"model" jsonschema:"a model id from list_models (a Bedrock inference profile id or ARN of it works too)"`
 	Records []RecordIn `json:"records,omitempty" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id. Over 6 MB of request: use input_upload_id instead"`
 	// InputUploadID and InputURI name a JSONL file instead of inline records.
-	InputUploadID string   `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
-	InputURI      string   `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<key> of a JSONL file; instead of records"`
-	System        string   `json:"system,omitempty" jsonschema:"system prompt for every record"`
-	MaxTokens     int      `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..the model's max_output_tokens (list_models), default 1024"`
-	Temperature   *float64 `json:"temperature,omitempty" jsonschema:"0..1"`
-	Name          string   `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
-	TTLDays       int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
-	Mode          string   `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
-	DryRun        bool     `json:"dry_run,omitempty" jsonschema:"true: validate and estimate only (tokens, cost, provider jobs, problems with images and documents); nothing is stored or submitted"`
-	Provider      string   `json:"provider,omitempty" jsonschema:"bedrock (default) or anthropic (Anthropic Message Batches: 1..100,000 requests or 256 MB per batch, more is split); chosen by model when only one provider allows it"`
+	InputUploadID string    `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
+	InputURI      string    `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<key> of a JSONL file; instead of records"`
+	System        string    `json:"system,omitempty" jsonschema:"system prompt for every record"`
+	MaxTokens     int       `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..the model's max_output_tokens (list_models), default 1024"`
+	Temperature   *float64  `json:"temperature,omitempty" jsonschema:"0..1"`
+	Name          string    `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
+	TTLDays       int       `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
+	Mode          string    `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
+	DryRun        bool      `json:"dry_run,omitempty" jsonschema:"true: validate and estimate only (tokens, cost, provider jobs, problems with images and documents); nothing is stored or submitted"`
+	Notify        *NotifyIn `json:"notify,omitempty" jsonschema:"announce the job's end: a signed webhook POST and/or the stack's SNS topic"`
+	Provider      string    `json:"provider,omitempty" jsonschema:"bedrock (default) or anthropic (Anthropic Message Batches: 1..100,000 requests or 256 MB per batch, more is split); chosen by model when only one provider allows it"`
 	// Embedding models (task embedding in list_models).
 	Dimensions int      `json:"dimensions,omitempty" jsonschema:"embedding models: vector size the model offers (Titan Text Embeddings V2: 256, 512 or 1024; Cohere: 1024); default the largest"`
 	Normalize  *bool    `json:"normalize,omitempty" jsonschema:"Titan Text Embeddings: unit-length vectors, default true"`
@@ -93,6 +94,9 @@ type JobView struct {
 	// CostUSD is the total; Cost has its parts and the price basis.
 	CostUSD float64   `json:"cost_usd" jsonschema:"what the job's tokens so far cost in USD at list prices (see cost for the parts)"`
 	Cost    *CostView `json:"cost,omitempty"`
+	// RetryOf / RetriedBy link retry_failed jobs.
+	RetryOf   string   `json:"retry_of,omitempty" jsonschema:"the job this one retries the failed records of"`
+	RetriedBy []string `json:"retried_by,omitempty" jsonschema:"jobs retry_failed made from this one's failed records"`
 }
 
 // CostView is a job's cost by part, at the model catalog's list prices.
@@ -113,6 +117,7 @@ type ResultsIn struct {
 	Status string `json:"status,omitempty" jsonschema:"all (default), succeeded or failed"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"records per page, 1..500, default 100"`
+	Latest bool   `json:"latest,omitempty" jsonschema:"each record's latest outcome across its retry_failed retries (one merged set; job_id on a record names the retry it comes from)"`
 	// IncludeVectors adds embedding records' vectors.
 	IncludeVectors bool `json:"include_vectors,omitempty" jsonschema:"embedding jobs: include each record's vector (large); default false shows only its dimensions"`
 }
@@ -120,6 +125,7 @@ type ResultsIn struct {
 // RecordOut is one result.
 type RecordOut struct {
 	ID           string `json:"id"`
+	JobID        string `json:"job_id,omitempty" jsonschema:"with latest: the retry job the outcome comes from (absent: the job itself)"`
 	Status       string `json:"status"`
 	Output       string `json:"output,omitempty"`
 	OutputURL    string `json:"output_url,omitempty" jsonschema:"presigned link to an output too big to inline"`
@@ -188,7 +194,7 @@ func jobView(j *job.Job) JobView {
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt),
 		CompletedAt: ts(j.CompletedAt), ExpiresAt: ts(j.ExpiresAt), Error: j.Error, Terminal: j.Status.Terminal(),
 		Mode: j.Mode, CacheRead: j.CacheReadTokens, CacheWrite: j.CacheWriteTokens, SubmittedAt: ts(j.SubmittedAt),
-		Cost: costView(j.Cost),
+		Cost: costView(j.Cost), RetryOf: j.RetryOf, RetriedBy: j.RetriedBy,
 	}
 }
 

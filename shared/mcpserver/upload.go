@@ -127,9 +127,14 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		if in.Index != nil {
 			return JobHandle{}, "", "", job.Fieldf("index", "a file submit does not write into an index; pass the records inline (up to 6 MB per call) to fill an index")
 		}
+		n, err := s.checkNotify(ctx, in.Notify)
+		if err != nil {
+			return JobHandle{}, "", "", err
+		}
 		fr := transfer.FileSubmitRequest{
 			SubmitRequest: batch.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,
 				Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
+				Notify: n,
 			},
 			UploadID: in.InputUploadID, InputURI: in.InputURI,
 		}

@@ -101,6 +101,23 @@ type Emitter struct {
 // dims' keys (sorted). An invalid call writes nothing and returns an error
 // naming the field and the limit; a nil Emitter or nil W emits nothing.
 func (e *Emitter) Emit(dims map[string]string, metrics ...Metric) error {
+	return e.emit(dims, nil, metrics)
+}
+
+// EmitRollup is Emit with a second dimension set, rollup (a subset of dims'
+// keys), in the same line: CloudWatch then also aggregates the metrics over
+// the keys left out, which is what an alarm over every model needs, for the
+// cost of one line.
+func (e *Emitter) EmitRollup(dims map[string]string, rollup []string, metrics ...Metric) error {
+	for _, k := range rollup {
+		if _, ok := dims[k]; !ok {
+			return fmt.Errorf("metrics: roll-up dimension %q is not one of the line's dimensions", k)
+		}
+	}
+	return e.emit(dims, rollup, metrics)
+}
+
+func (e *Emitter) emit(dims map[string]string, rollup []string, metrics []Metric) error {
 	if e == nil || e.W == nil || len(metrics) == 0 {
 		return nil
 	}
@@ -138,6 +155,15 @@ func (e *Emitter) Emit(dims map[string]string, metrics ...Metric) error {
 			b = append(b, ',')
 		}
 		b = appendString(b, k)
+	}
+	if rollup != nil {
+		b = append(b, `],[`...)
+		for i, k := range rollup {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+		}
 	}
 	b = append(b, `]],"Metrics":[`...)
 	for i, m := range metrics {

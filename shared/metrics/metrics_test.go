@@ -246,3 +246,13 @@ func TestConcurrentEmitWholeLines(t *testing.T) {
 		}
 	}
 }
+
+// A roll-up set must name dimensions of the line.
+func TestEmitRollupUnknownDimension(t *testing.T) {
+	var buf strings.Builder
+	e := &Emitter{W: &buf, Now: fixed}
+	err := e.EmitRollup(map[string]string{DimProvider: "bedrock"}, []string{DimModel}, Metric{Name: Throttles, Unit: Count, Value: 1})
+	if err == nil || !strings.Contains(err.Error(), "Model") || buf.Len() != 0 {
+		t.Fatalf("err %v, wrote %q: want an error naming Model and nothing written", err, buf.String())
+	}
+}

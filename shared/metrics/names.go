@@ -29,6 +29,11 @@ const (
 	DimKind     = "Kind"
 )
 
+var (
+	rollupStatus   = []string{DimStatus}
+	rollupProvider = []string{DimProvider}
+)
+
 // JobOutcome is what a job's terminal transition reports.
 type JobOutcome struct {
 	Status, Provider, Model string
@@ -50,7 +55,8 @@ type JobOutcome struct {
 // provider and model; the record, token, cost and latency figures by provider
 // and model (two lines, one per dimension set).
 func (e *Emitter) JobFinished(o JobOutcome) error {
-	if err := e.Emit(map[string]string{DimStatus: o.Status, DimProvider: o.Provider, DimModel: o.Model},
+	// Also by Status alone (the roll-up the failed-job rate alarm divides).
+	if err := e.EmitRollup(map[string]string{DimStatus: o.Status, DimProvider: o.Provider, DimModel: o.Model}, rollupStatus,
 		Metric{Name: JobsFinished, Unit: Count, Value: 1}); err != nil {
 		return err
 	}
@@ -100,5 +106,6 @@ func (e *Emitter) Recovered(kind string, n int) error {
 
 // Throttled emits Throttles seen calling a provider for a model.
 func (e *Emitter) Throttled(provider, model string, n int) error {
-	return e.Emit(map[string]string{DimProvider: provider, DimModel: model}, Metric{Name: Throttles, Unit: Count, Value: float64(n)})
+	// Also by Provider alone (the throttles alarm's roll-up).
+	return e.EmitRollup(map[string]string{DimProvider: provider, DimModel: model}, rollupProvider, Metric{Name: Throttles, Unit: Count, Value: float64(n)})
 }

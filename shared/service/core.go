@@ -59,6 +59,8 @@ type Core struct {
 	// Region is the AWS region the suite runs in: it picks the inference
 	// profile of on-demand calls.
 	Region string
+	// Metrics receives the flows' measurements (nil: none; see metrics.go).
+	Metrics Metrics
 }
 
 // Now is the current time in UTC.

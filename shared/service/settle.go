@@ -30,6 +30,34 @@ type Completed struct {
 	InputTokens  int64      `json:"inputTokens"`
 	OutputTokens int64      `json:"outputTokens"`
 	CompletedAt  string     `json:"completedAt"`
+	// Added for integrations (events/project/job-completed.schema.json); all optional.
+	Name             string  `json:"name,omitempty"`
+	Mode             string  `json:"mode,omitempty"`
+	CreatedAt        string  `json:"createdAt,omitempty"`
+	CacheReadTokens  int64   `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64   `json:"cacheWriteTokens,omitempty"`
+	CostUSD          float64 `json:"costUsd"`
+	RetryOf          string  `json:"retryOf,omitempty"`
+	Error            string  `json:"error,omitempty"`
+}
+
+// CompletedOf is the "Job Completed" detail of a finished job; webhooks and
+// SNS notifications carry the same JSON.
+func CompletedOf(j *job.Job) Completed {
+	c := Completed{
+		JobID: j.ID, Provider: j.Provider, Model: j.Model, Status: j.Status, RecordCount: j.RecordCount,
+		Succeeded: j.Succeeded, Failed: j.Failed, BadLines: j.BadLines, InputTokens: j.InputTokens,
+		OutputTokens: j.OutputTokens, CompletedAt: j.CompletedAt.UTC().Format("2006-01-02T15:04:05Z"),
+		Name: j.Name, Mode: j.Mode, CacheReadTokens: j.CacheReadTokens, CacheWriteTokens: j.CacheWriteTokens,
+		RetryOf: j.RetryOf, Error: Truncate(j.Error, 1000),
+	}
+	if !j.CreatedAt.IsZero() {
+		c.CreatedAt = j.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	if j.Cost != nil {
+		c.CostUSD = j.Cost.TotalUSD
+	}
+	return c
 }
 
 // Settle recomputes the job status from its parts after a part changed.
@@ -110,11 +138,8 @@ func (c *Core) PublishCompleted(ctx context.Context, j *job.Job) {
 	}
 	c.Logger().Log(ctx, lvl, "job finished", "job_id", j.ID, "provider", j.Provider, "model", j.Model, "mode", j.Mode,
 		"status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed)
-	err := c.Bus.Publish(ctx, config.DetailJobCompleted, Completed{
-		JobID: j.ID, Provider: j.Provider, Model: j.Model, Status: j.Status, RecordCount: j.RecordCount,
-		Succeeded: j.Succeeded, Failed: j.Failed, BadLines: j.BadLines, InputTokens: j.InputTokens,
-		OutputTokens: j.OutputTokens, CompletedAt: j.CompletedAt.Format("2006-01-02T15:04:05Z"),
-	})
+	c.jobFinished(ctx, j)
+	err := c.Bus.Publish(ctx, config.DetailJobCompleted, CompletedOf(j))
 	if err != nil {
 		// Job Completed is a notification for downstream pipelines; the job item is the truth.
 		c.Logger().ErrorContext(ctx, "publish job completed", "job_id", j.ID, "error", err)

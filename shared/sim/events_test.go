@@ -25,6 +25,8 @@ func TestProjectEventSamples(t *testing.T) {
 		{"job-completed.json", config.DetailJobCompleted, []string{
 			"badLines", "completedAt", "failed", "inputTokens", "jobId", "model", "outputTokens",
 			"provider", "recordCount", "status", "succeeded",
+			// The optional integration fields (events/project/job-completed.schema.json).
+			"costUsd", "createdAt", "mode", "name",
 		}},
 	}
 	for _, tc := range tests {

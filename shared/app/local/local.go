@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -24,8 +25,10 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/metrics"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/announce"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
@@ -44,6 +47,8 @@ type Options struct {
 	Log   *slog.Logger
 	// Reports configures on-demand runs and report pipelines (reports.go).
 	Reports ReportsOptions
+	// WebhookBackoff overrides the wait between webhook attempts (tests; nil: notify's default).
+	WebhookBackoff func(n int) time.Duration
 }
 
 // Suite is the whole suite in one process: the MCP handler, the event router,
@@ -71,6 +76,10 @@ type Suite struct {
 	// Anthropic is the Message Batches simulator (see anthropic.go).
 	Anthropic    *sim.AnthropicSim
 	AnthropicURL string
+	// Announce delivers completion webhooks and notifications (announce.go).
+	Announce *announce.Service
+	// MetricsFile receives the EMF metric lines the Lambdas would print.
+	MetricsFile *os.File
 }
 
 // Bucket is the bucket URI local jobs live under (a folder of Dir).
@@ -134,6 +143,11 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	if err := app.Catalog(&d, sim.DefaultRegion); err != nil {
 		return nil, err
 	}
+	// The EMF lines the Lambdas print go to a file here (metrics.emf.jsonl).
+	if l.MetricsFile, err = os.OpenFile(filepath.Join(o.Dir, "metrics.emf.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
+		return nil, fmt.Errorf("open metrics file: %w", err)
+	}
+	d.Metrics = &metrics.Emitter{W: l.MetricsFile}
 	l.Service = graph.New(d)
 	g := l.Service
 	l.Router = &handler.Router{
@@ -146,7 +160,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	l.MCP = &mcpserver.Server{
 		Svc: g, Presign: blobs, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,
 		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true},
-		Models:   g.Core.Catalog, Log: o.Log, Version: app.Version,
+		Models:   g.Core.Catalog, Retries: g.Retry, Log: o.Log, Version: app.Version,
 	}
 	l.Blobs = blobs
 	l.addVectors(d)
@@ -154,14 +168,22 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		l.Sim.Close()
 		return nil, err
 	}
+	if err := l.addAnnounce(o); err != nil {
+		l.Sim.Close()
+		return nil, err
+	}
 	l.wireCorpus()
 	return l, nil
 }
 
-// Handler serves /mcp and /local/events.
+// Handler serves /mcp, /console and /local/events.
 func (l *Suite) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", l.MCP.Handler(l.owner))
+	h := l.MCP.Handler(l.owner)
+	mux.Handle("/mcp", h)
+	// The web console's static files; the page calls /mcp with the key it asks for.
+	mux.Handle("/console", h)
+	mux.Handle("/console/", h)
 	mux.Handle("POST /local/events", guardLocalEvents(l.owner, http.HandlerFunc(l.postEvent)))
 	mux.Handle("PUT /local/uploads", l.Uploads)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
@@ -196,5 +218,8 @@ func (l *Suite) Close() error {
 		err = errors.Join(err, l.Reports.Runtime.Close())
 	}
 	l.Bus.Wait()
+	if l.MetricsFile != nil {
+		err = errors.Join(err, l.MetricsFile.Close())
+	}
 	return errors.Join(err, l.store.Close())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +110,31 @@ func TestUploadSubmit(t *testing.T) {
 		t.Errorf("result ids (%d) lack expected ones: r00001 native-3 m2 r00002", len(ids))
 	}
 
+	t.Run("retry_failed reruns a file job's failed records as given", func(t *testing.T) {
+		var failed []string
+		for _, r := range got {
+			if r.Status == "failed" {
+				failed = append(failed, r.ID)
+			}
+		}
+		if len(failed) == 0 {
+			t.Fatal("setup: no failed records")
+		}
+		c := call[mcpserver.RetryOut](t, alice, "retry_failed", map[string]any{"job_id": h.JobID})
+		if c.RecordCount != len(failed) || c.RetryOf != h.JobID {
+			t.Fatalf("retry_failed = %+v, want %d records of %s", c, len(failed), h.JobID)
+		}
+		s.settle()
+		var retried []string
+		for _, r := range allResults(t, alice, c.JobID, "", 500) {
+			retried = append(retried, r.ID)
+		}
+		slices.Sort(failed)
+		slices.Sort(retried)
+		if !slices.Equal(failed, retried) {
+			t.Fatalf("retry ran ids %q, want the failed %q", retried, failed)
+		}
+	})
 	t.Run("input_uri of a file copied to inputs/", func(t *testing.T) {
 		uri := "s3://mcpbatch-local/inputs/team/batch.jsonl"
 		if _, err := s.l.Service.Blobs.Put(context.Background(), uri, strings.NewReader(file), "application/jsonl"); err != nil {

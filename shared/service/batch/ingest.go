@@ -44,6 +44,7 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 		return nil
 	}
 	prov := s.Provider(j.Provider)
+	began := s.Now()
 	var files []ingest.File
 	var missingOK = map[int]bool{}
 	for _, p := range j.Parts {
@@ -138,6 +139,7 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 		return fmt.Errorf("finalize job %s: %w", id, err)
 	}
 	log.InfoContext(ctx, "job ingested", "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed, "bad_lines", j.BadLines)
+	s.measureIngest(ctx, j, began, now)
 	s.CommitVectors(ctx, j)
 	s.PublishCompleted(ctx, j)
 	return nil

@@ -31,6 +31,10 @@ type SubmitRequest struct {
 	Pipeline *job.PipelineRun
 	// Provider names a registered provider; empty picks the first that allows Model.
 	Provider string
+	// RetryOf is the parent of a retry_failed job.
+	RetryOf string
+	// Notify is where the job's end is announced (checked by the caller, see notify.go).
+	Notify *job.Notify
 	// Index names the vector index an embedding job writes into (nil: none);
 	// Submit settles it into Target.
 	Index  *IndexRequest
@@ -111,6 +115,11 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	if err := s.WriteIDs(ctx, j, req.Records); err != nil {
 		return nil, err
 	}
+	// The caller's records and settings, for retry_failed.
+	if err := s.WriteInputs(ctx, j, req.Records); err != nil {
+		return nil, err
+	}
+	j.Params, j.RetryOf, j.Notify = &req.Params, req.RetryOf, req.Notify
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return nil, fmt.Errorf("%w: %s", service.ErrJobExists, id)

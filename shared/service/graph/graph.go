@@ -15,6 +15,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
+	"github.com/mcpbatch/mcpbatch/shared/service/retry"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 	"github.com/mcpbatch/mcpbatch/shared/store"
@@ -38,6 +39,8 @@ type Deps struct {
 	// allow (nil: the embedded catalog); Region picks on-demand profiles.
 	Catalog *model.Catalog
 	Region  string
+	// Metrics receives the flows' measurements (nil: none).
+	Metrics service.Metrics
 
 	// OnDemandModel is the runtime API of on-demand runs (nil: on-demand jobs
 	// are taken and queued, but this process does not run them).
@@ -74,6 +77,8 @@ type Graph struct {
 	SageMaker    *smsvc.Service
 	Transfer     *transfer.Service
 	Reconciler   *reconcile.Service
+	// Retry serves retry_failed and the merged results of retried jobs.
+	Retry *retry.Service
 }
 
 // contentUser is an on-demand model that reads image and document sources.
@@ -84,7 +89,7 @@ func New(d Deps) *Graph {
 	core := &service.Core{
 		Store: d.Store, Blobs: d.Blobs, Bus: d.Bus, Log: d.Log, Clock: d.Now,
 		Providers: service.NewRegistry(d.Providers...), Bucket: d.Bucket, JobPrefix: d.JobPrefix,
-		Catalog: d.Catalog, Region: d.Region,
+		Catalog: d.Catalog, Region: d.Region, Metrics: d.Metrics,
 	}
 	if cu, ok := d.OnDemandModel.(contentUser); ok && d.Blobs != nil {
 		// Submits hold each record's s3:// sources to its caller's upload area;
@@ -107,5 +112,6 @@ func New(d Deps) *Graph {
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix},
 		Transfer:   tr,
 		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit, Validations: tr},
+		Retry:      &retry.Service{Core: core, Batch: b},
 	}
 }

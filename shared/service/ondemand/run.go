@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/metrics"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -147,6 +148,9 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 		}
 		if err != nil {
 			return fmt.Errorf("checkpoint on-demand run of %s: %w", id, err)
+		}
+		if stats.Throttles > 0 {
+			s.Measured(ctx, metrics.Throttles, s.Measure().Throttled(j.Provider, j.Model, int(stats.Throttles)))
 		}
 		if j.Status == job.StatusCancelling {
 			return s.finishOnDemand(ctx, j)

@@ -111,11 +111,13 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 			errs = append(errs, err)
 		}
 		rep.InFlight += len(jobs)
+		s.measureInFlight(ctx, prov.Name(), jobs, now)
 		if prov.Limits().QuotaLimited {
 			s.startQueued(ctx, jobs, &rep, &errs)
 		}
 	}
 	rep.Errors = len(errs)
+	s.measureRecoveries(ctx, rep)
 	lvl := slog.LevelInfo
 	if rep.Errors > 0 {
 		lvl = slog.LevelWarn

@@ -156,6 +156,8 @@ type AsyncRequest struct {
 	InvocationTimeoutS int
 	RequestTTLS        int
 	TTLDays            int
+	// Notify is where the invocation's end is announced (checked by the caller).
+	Notify *job.Notify
 }
 
 // InvokeRequest is invoke_endpoint as a user sends it.
@@ -204,7 +206,7 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 	j := &job.Job{
 		ID: id, Owner: req.Owner, Provider: job.ProviderSageMaker, Model: req.Endpoint, Status: job.StatusQueued,
 		RecordCount: 1, Shards: 1, TTLDays: req.TTLDays, InputURI: inv.InputLocation,
-		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays), Notify: req.Notify,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	if err := m.keepRequest(ctx, inv); err != nil {

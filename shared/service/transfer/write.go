@@ -3,6 +3,7 @@ package transfer
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -30,6 +31,16 @@ func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, re
 		idsDone <- err
 	}()
 	ids := bufio.NewWriter(idsW)
+	// The caller's records as given (ids filled in), for retry_failed (service.InputsURI).
+	insR, insW := io.Pipe()
+	insDone := make(chan error, 1)
+	go func() {
+		_, err := s.Blobs.Put(ctx, service.InputsURI(j), insR, "application/jsonl")
+		insR.CloseWithError(err)
+		insDone <- err
+	}()
+	ins := bufio.NewWriterSize(insW, 256<<10)
+	insEnc := json.NewEncoder(ins)
 	next, i := 1, 0
 	var werr error
 	for _, p := range j.Parts {
@@ -55,6 +66,10 @@ func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, re
 					next++
 				}
 				callerID := in.ID
+				if err := insEnc.Encode(&in); err != nil {
+					pw.CloseWithError(err)
+					return
+				}
 				// Measured again (the renderer needs each part's format and
 				// size, and refuses a part that changed since the scan).
 				rec, ps := md.Check(ctx, i, in)
@@ -106,6 +121,17 @@ func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, re
 	idsW.CloseWithError(werr)
 	if err := <-idsDone; err != nil && werr == nil {
 		werr = fmt.Errorf("write record ids of %s: %w", j.ID, err)
+	}
+	ferr := werr
+	if ferr == nil {
+		ferr = ins.Flush()
+	}
+	insW.CloseWithError(ferr)
+	if err := <-insDone; err != nil && werr == nil {
+		werr = fmt.Errorf("write caller records of %s: %w", j.ID, err)
+	}
+	if werr == nil && ferr != nil {
+		werr = fmt.Errorf("write caller records of %s: %w", j.ID, ferr)
 	}
 	return werr
 }

@@ -40,7 +40,7 @@ func encodeJobExtra(j *job.Job, m map[string]types.AttributeValue) error {
 		}
 		m[name] = av
 	}
-	return nil
+	return encodeJobOps(j, m)
 }
 
 // decodeJobExtra reads what encodeJobExtra wrote.
@@ -63,5 +63,5 @@ func decodeJobExtra(m map[string]types.AttributeValue, j *job.Job) error {
 			return fmt.Errorf("decode job %s pipeline: %w", j.ID, err)
 		}
 	}
-	return nil
+	return decodeJobOps(m, j)
 }

@@ -97,6 +97,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ReportFieldsRoundTrip", testReportFieldsRoundTrip},
 		{"RefOwner", testRefOwner},
 		{"Slots", testSlots},
+		{"OpsFieldsRoundTrip", testOpsFieldsRoundTrip},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,80 @@
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/notify"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/announce"
+)
+
+// LocalTopic is the notification topic's name in make dev (SNS messages go to
+// notifications.jsonl under the data folder).
+const LocalTopic = "local:mcpbatch-notifications"
+
+// WebhookSecretFile is where make dev keeps the webhook signing secret (under
+// the data folder, mode 0600): receivers verify deliveries with it.
+const WebhookSecretFile = "webhook-secret"
+
+// WebhookSecret returns make dev's webhook signing secret, generating it on first use.
+func WebhookSecret(dir string) ([]byte, error) {
+	path := filepath.Join(dir, WebhookSecretFile)
+	b, err := os.ReadFile(path)
+	if err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+		return []byte(strings.TrimSpace(string(b))), nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read webhook secret: %w", err)
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return nil, err
+	}
+	secret := hex.EncodeToString(raw[:])
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("write webhook secret: %w", err)
+	}
+	return []byte(secret), nil
+}
+
+// addAnnounce delivers completion notifications for real: webhooks to any URL
+// (loopback allowed here, never in AWS), SNS messages to the notifications file.
+// It consumes "Job Completed" beside the report pipelines, as nightly-report does.
+func (l *Suite) addAnnounce(o Options) error {
+	secret, err := WebhookSecret(o.Dir)
+	if err != nil {
+		return err
+	}
+	l.Announce = &announce.Service{Jobs: l.store, Log: o.Log,
+		Webhooks: &notify.Webhook{Secret: secret, AllowPrivate: true, Backoff: o.WebhookBackoff},
+		Topic:    l.Reports.Notifier, TopicARN: LocalTopic}
+	l.MCP.Notify = l.Announce
+	if l.Router.Others == nil {
+		l.Router.Others = map[string]func(context.Context, events.CloudWatchEvent) error{}
+	}
+	key := config.EventSource + "|" + config.DetailJobCompleted
+	next := l.Router.Others[key]
+	l.Router.Others[key] = func(ctx context.Context, ev events.CloudWatchEvent) error {
+		var d service.Completed
+		var err error
+		if jerr := json.Unmarshal(ev.Detail, &d); jerr == nil && d.JobID != "" {
+			err = l.Announce.OnJobCompleted(ctx, d.JobID)
+		}
+		if next != nil {
+			err = errors.Join(err, next(ctx, ev))
+		}
+		return err
+	}
+	return nil
+}

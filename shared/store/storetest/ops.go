@@ -1,0 +1,38 @@
+package storetest
+
+import (
+	"reflect"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+)
+
+// testOpsFieldsRoundTrip: batch parameters, retry links, notification
+// settings and cost survive a write and an update.
+func testOpsFieldsRoundTrip(e *env) {
+	j := e.newJob("o", job.ProviderBedrock, job.StatusCompleted, e.clock.Now())
+	temp := 0.5
+	j.Params = &job.Params{System: "sys", MaxTokens: 300, Temperature: &temp}
+	j.RetryOf = job.NewID(e.clock.Now())
+	j.Notify = &job.Notify{Webhook: "https://hooks.example.com/mcpbatch?k=1", SNS: true}
+	j.Cost = &job.Cost{InputUSD: 0.5, OutputUSD: 1.25, TotalUSD: 1.75, Basis: "batch", PricesAsOf: "2026-11-01"}
+	if err := e.s.CreateJob(e.ctx, j); err != nil {
+		e.t.Fatal(err)
+	}
+	child := job.NewID(e.clock.Now())
+	if _, err := e.s.UpdateJob(e.ctx, j.ID, func(j *job.Job) error {
+		j.RetriedBy = append(j.RetriedBy, child)
+		j.NotifiedStatus = job.StatusCompleted
+		return nil
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	got, err := e.s.GetJob(e.ctx, j.ID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Params, j.Params) || got.RetryOf != j.RetryOf || !reflect.DeepEqual(got.RetriedBy, []string{child}) ||
+		!reflect.DeepEqual(got.Notify, j.Notify) || got.NotifiedStatus != job.StatusCompleted || !reflect.DeepEqual(got.Cost, j.Cost) {
+		e.t.Fatalf("round trip:\n got params %+v retryOf %q retriedBy %q notify %+v notified %q cost %+v\nwant %+v %q [%s] %+v completed %+v",
+			got.Params, got.RetryOf, got.RetriedBy, got.Notify, got.NotifiedStatus, got.Cost, j.Params, j.RetryOf, child, j.Notify, j.Cost)
+	}
+}
