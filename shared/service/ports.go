@@ -38,17 +38,18 @@ type BatchSubmit struct {
 // send, a process killed before the Ref was written) the service asks it for
 // the job that create may have made before creating another.
 type BatchFinder interface {
-	// FindSubmitted returns the ref of the provider job made for in since the
-	// given time, skipping refs in exclude; "" when there is none. A job it
-	// cannot tell apart from another is ErrSubmitAmbiguous.
-	FindSubmitted(ctx context.Context, in BatchSubmit, since time.Time, exclude []string) (string, error)
+	// FindSubmitted lists the refs of the provider jobs created since the given
+	// time (less the provider's clock skew) that match in's marker: every
+	// candidate, including other parts' jobs of the same shape. The service
+	// drops those a part already holds (store.RefOwner) and decides.
+	FindSubmitted(ctx context.Context, in BatchSubmit, since time.Time) ([]string, error)
 }
 
 // ErrSubmitUnknown marks a failed create that may still have made the job (a
 // server error after the send, a lost answer): a BatchFinder is asked.
 var ErrSubmitUnknown = errors.New("the provider may have made the job")
 
-// ErrSubmitAmbiguous: several provider jobs match a part's marker.
+// ErrSubmitAmbiguous: several provider jobs no part holds match a part's marker.
 var ErrSubmitAmbiguous = errors.New("several provider jobs match this part")
 
 // BatchState is a provider's view of one provider job.

@@ -81,6 +81,8 @@ type SageMakerSim struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	mux    *http.ServeMux
+	// accepted are the async inferences answered 202 (guarded by mu), for Inventory.
+	accepted []*heldAsync
 }
 
 // Defaults of a SageMakerSim.
@@ -272,6 +274,7 @@ func (s *SageMakerSim) invokeAsync(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]string{"InferenceId": id})
 
 	req := asyncReq{endpoint: name, id: id, input: input, body: body, contentType: ct, accept: accept, out: out, fail: fail, received: time.Now().UTC()}
+	req.held = s.track(id, name)
 	s.async.Add(1)
 	go func() {
 		defer s.async.Done()
@@ -291,6 +294,7 @@ type asyncReq struct {
 	endpoint, id, input, contentType, accept, out, fail string
 	body                                                []byte
 	received                                            time.Time
+	held                                                *heldAsync
 }
 
 // runAsync "runs" one async inference: writes its output or failure object and notifies.
@@ -324,11 +328,13 @@ func (s *SageMakerSim) runAsync(ctx context.Context, q asyncReq) {
 	if !s.OmitResponseBody && len(out) <= maxResponseBodyInNotification {
 		n["responseBody"] = map[string]string{"content": base64.StdEncoding.EncodeToString(out), "message": "", "encoding": "BASE64"}
 	}
+	s.settle(q.held, smAsyncCompleted)
 	s.emit(ctx, s.SuccessTopicARN, n)
 }
 
 func (s *SageMakerSim) notifyFailure(ctx context.Context, q asyncReq, reason string) {
 	_, _ = s.Blobs.Put(ctx, q.fail, bytes.NewReader([]byte(reason)), "text/plain")
+	s.settle(q.held, smAsyncFailed)
 	n := s.notification(q, "Failed")
 	n["failureReason"] = reason
 	s.emit(ctx, s.ErrorTopicARN, n)

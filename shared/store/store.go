@@ -72,4 +72,24 @@ type Store interface {
 	PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error
 	// ListRecords pages through a job's results, shard by shard, by record id.
 	ListRecords(ctx context.Context, jobID string, shards int, q RecordQuery) (recs []job.Record, next string, err error)
+	// RefOwner names the job and part a provider Ref was attached to. CreateJob
+	// and UpdateJob record every part Ref they store (the first holder wins and
+	// the entry outlives the job by RefTTL), so a service looking for the
+	// provider job of a lost create can tell its own from other jobs'.
+	// ErrNotFound when no job ever held it.
+	RefOwner(ctx context.Context, provider, ref string) (jobID string, part int, err error)
+	// Slot returns the holder of a named slot ("" when free).
+	Slot(ctx context.Context, key string) (holder string, err error)
+	// SwapSlot sets a slot's holder to next if it is old now ("" is free),
+	// atomically; it reports whether it did.
+	SwapSlot(ctx context.Context, key, old, next string) (bool, error)
 }
+
+// Slots are named single-holder locks (SwapSlot's compare-and-swap): the
+// service holds one per provider and part size while a create whose outcome
+// may be unknown is pending, so two such creates never overlap.
+
+// RefTTL is how long a Ref's owner entry is kept: far longer than any window
+// in which a lost create is looked for (creates are looked for within a
+// submit lease or two of the first try).
+const RefTTL = 30 * 24 * time.Hour

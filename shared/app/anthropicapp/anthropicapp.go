@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -87,20 +86,20 @@ var (
 // findPageSize is the list page FindSubmitted reads (the API allows 1..1000).
 const findPageSize = 100
 
-// FindSubmitted looks for the batch a create with an unknown outcome may have
+// FindSubmitted lists the batches a create with an unknown outcome may have
 // made. Message Batches carry no name or metadata, and their requests are not
 // readable until they end, so the marker is what a listing shows: a batch
 // created since the first try (less a minute of clock skew) holding exactly
-// in.Records requests, not already a Ref of the job. Two such batches are
-// ErrSubmitAmbiguous (the service fails the part rather than guess).
-func (a *AnthropicProvider) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time, exclude []string) (string, error) {
+// in.Records requests. Other jobs' batches of the same size match too; the
+// service tells them apart by the Refs its store has recorded.
+func (a *AnthropicProvider) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) ([]string, error) {
 	since = since.Add(-time.Minute)
 	var found []string
 	after := ""
 	for {
 		page, next, err := a.Client.List(ctx, after, findPageSize)
 		if err != nil {
-			return "", fmt.Errorf("find the batch of %s: %w", in.Name, err)
+			return nil, fmt.Errorf("find the batch of %s: %w", in.Name, err)
 		}
 		old := false
 		for _, b := range page {
@@ -108,7 +107,7 @@ func (a *AnthropicProvider) FindSubmitted(ctx context.Context, in service.BatchS
 				old = true // newest first: the rest are older still
 				break
 			}
-			if b.Counts.Total() == int64(in.Records) && !slices.Contains(exclude, b.ID) {
+			if b.Counts.Total() == int64(in.Records) {
 				found = append(found, b.ID)
 			}
 		}
@@ -117,14 +116,7 @@ func (a *AnthropicProvider) FindSubmitted(ctx context.Context, in service.BatchS
 		}
 		after = next
 	}
-	switch len(found) {
-	case 0:
-		return "", nil
-	case 1:
-		return found[0], nil
-	}
-	return "", fmt.Errorf("%w: %s: batches %s each hold %d requests and were created since %s",
-		service.ErrSubmitAmbiguous, in.Name, strings.Join(found, ", "), in.Records, since.Format(time.RFC3339))
+	return found, nil
 }
 
 // Submit creates one Message Batch from the part's request lines.

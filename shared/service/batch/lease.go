@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -37,7 +38,7 @@ func (s *Service) claimPart(ctx context.Context, id string, idx int, run string)
 		}
 		p := &j.Parts[idx]
 		now := s.Now()
-		if p.Status != job.StatusQueued || p.Ref != "" || (p.SubmitLease != "" && now.Before(p.SubmitLeaseUntil)) {
+		if !startable(*p) || (p.SubmitLease != "" && now.Before(p.SubmitLeaseUntil)) {
 			return store.ErrNoChange
 		}
 		cp := *p
@@ -55,6 +56,37 @@ func (s *Service) claimPart(ctx context.Context, id string, idx int, run string)
 		return nil, nil, fmt.Errorf("claim job %s part %d: %w", id, idx, err)
 	}
 	return before, j, nil
+}
+
+// startable: a queued part without a Ref, or one cancelled while its create
+// was on the wire (cancelling without a Ref), whose provider job is looked for
+// so that it is stopped and accounted for, never left running unseen.
+func startable(p job.Part) bool {
+	return p.Ref == "" && (p.Status == job.StatusQueued || p.Status == job.StatusCancelling)
+}
+
+// StartPending reports whether a job has parts StartParts would take up.
+func StartPending(j *job.Job) bool {
+	for _, p := range j.Parts {
+		if startable(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookFor finds the provider job an earlier create of a part cancelled while
+// that create was on the wire made; it never creates one. "" when it made none.
+func (s *Service) lookFor(ctx context.Context, prov service.BatchProvider, j *job.Job, p job.Part, in service.BatchSubmit) (string, error) {
+	finder, canFind := prov.(service.BatchFinder)
+	if !canFind || p.SubmitTriedAt.IsZero() {
+		return "", nil
+	}
+	ref, err := s.find(ctx, finder, j, p, in, p.SubmitTriedAt)
+	if err != nil && !errors.Is(err, service.ErrSubmitAmbiguous) {
+		return "", &unknownOutcome{create: errors.New("an earlier create of this cancelled part ended unseen"), find: err}
+	}
+	return ref, err
 }
 
 // releasePart drops run's lease on a part whose create made nothing.
@@ -83,27 +115,74 @@ func (e *unknownOutcome) Error() string {
 
 func (e *unknownOutcome) Unwrap() []error { return []error{e.create, e.find} }
 
+// AmbiguousFor is how long after a part's first create the service keeps
+// looking for the one provider job no part holds among several that match it.
+// Another part's create that has not written its Ref yet is such a job for a
+// moment; two lost creates of the same shape are such jobs for good, and past
+// this the part fails and those jobs are stopped (none can be told apart, and
+// none may be left running unbilled-for-nothing).
+const AmbiguousFor = 4 * SubmitLease
+
+// ambiguousFind: several provider jobs no part holds match a part's marker.
+type ambiguousFind struct {
+	name string
+	refs []string
+}
+
+func (e *ambiguousFind) Error() string {
+	return fmt.Sprintf("%s: provider jobs %s match it and no part holds them", e.name, strings.Join(e.refs, ", "))
+}
+
+func (e *ambiguousFind) Unwrap() error { return service.ErrSubmitAmbiguous }
+
+// find looks for the provider job a create of part p with an unknown outcome
+// made. The finder lists every provider job of the part's shape created since
+// its first try; the store's Ref owners (recorded whenever a part takes a Ref)
+// drop those other parts hold, so a batch of another job of the same size is
+// never taken. One the store names as this very part's (its Ref write was
+// lost after the owner entry) is taken at once; one that no part holds is
+// taken when it is the only one; several are an *ambiguousFind.
+func (s *Service) find(ctx context.Context, finder service.BatchFinder, j *job.Job, p job.Part, in service.BatchSubmit, since time.Time) (string, error) {
+	cands, err := finder.FindSubmitted(ctx, in, since)
+	if err != nil {
+		return "", err
+	}
+	var free []string
+	for _, ref := range cands {
+		id, part, err := s.Store.RefOwner(ctx, j.Provider, ref)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			free = append(free, ref)
+		case err != nil:
+			return "", err
+		case id == j.ID && part == p.Index:
+			return ref, nil
+		}
+	}
+	switch len(free) {
+	case 0:
+		return "", nil
+	case 1:
+		return free[0], nil
+	}
+	return "", &ambiguousFind{name: in.Name, refs: free}
+}
+
 // create makes the provider job of a claimed part. A provider whose create
 // takes an idempotency key (Bedrock's clientRequestToken = part name) returns
 // the same job on a retry. For one without (service.BatchFinder), a part
 // tried before is looked for first, and a create that failed with
 // service.ErrSubmitUnknown (a server error or a lost answer after the send)
-// is looked for after. The marker is weak for such providers (see their
-// FindSubmitted), so a definite refusal is never looked for.
+// is looked for after. The marker is weak for such providers (see find), so a
+// definite refusal is never looked for.
 func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job.Job, p job.Part, in service.BatchSubmit) (string, error) {
 	finder, canFind := prov.(service.BatchFinder)
 	if !canFind {
 		return prov.Submit(ctx, in)
 	}
-	var exclude []string
-	for _, o := range j.Parts {
-		if o.Ref != "" {
-			exclude = append(exclude, o.Ref)
-		}
-	}
 	since := p.SubmitTriedAt
 	if !since.IsZero() {
-		ref, err := finder.FindSubmitted(ctx, in, since, exclude)
+		ref, err := s.find(ctx, finder, j, p, in, since)
 		if err != nil {
 			if errors.Is(err, service.ErrSubmitAmbiguous) {
 				return "", err
@@ -117,11 +196,14 @@ func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job
 	} else {
 		since = s.Now()
 	}
+	if err := s.takeSlot(ctx, j, p); err != nil {
+		return "", err
+	}
 	ref, err := prov.Submit(ctx, in)
 	if err == nil || !errors.Is(err, service.ErrSubmitUnknown) {
 		return ref, err
 	}
-	found, ferr := finder.FindSubmitted(ctx, in, since, exclude)
+	found, ferr := s.find(ctx, finder, j, p, in, since)
 	switch {
 	case errors.Is(ferr, service.ErrSubmitAmbiguous):
 		return "", ferr

@@ -69,12 +69,27 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 			return nil, fmt.Errorf("stop provider job %s: %w", p.Name, err)
 		}
 	}
+	_, canFind := prov.(service.BatchFinder)
 	now := s.Now()
 	j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		changed := false
 		for i := range j.Parts {
 			p := &j.Parts[i]
 			switch {
+			case j.Mode == job.ModeOnDemand && p.Status == job.StatusInProgress:
+				// A run is under way (or died and will be resumed): it sees
+				// cancelling at its next checkpoint, keeps that chunk's counts
+				// and ends the job cancelled; nothing it stored goes uncounted.
+				p.Status = job.StatusCancelling
+				p.CancelRequested = true
+				changed = true
+			case p.Ref == "" && p.SubmitLease != "" && canFind && job.CanMove(p.Status, job.StatusCancelling):
+				// A create is on the wire, or died with its outcome unknown:
+				// the provider job it made, once found, is stopped and
+				// ingested like any cancelled part's (see StartParts).
+				p.Status = job.StatusCancelling
+				p.CancelRequested = true
+				changed = true
 			case p.Ref == "" && !p.Status.Terminal():
 				// Never reached the provider: nothing to stop, nothing to ingest.
 				p.Status = job.StatusCancelled

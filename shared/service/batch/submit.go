@@ -154,19 +154,31 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		return nil, 0, fmt.Errorf("reload job %s: %w", id, err)
 	}
 	prov := s.Provider(j.Provider)
+	before := j.Status
 	run := newRunID()
 	started := 0
 	var errs []error
 	for _, p := range j.Parts {
-		if p.Status != job.StatusQueued || p.Ref != "" {
+		if !startable(p) {
 			continue
 		}
-		if room >= 0 && started >= room {
+		if room >= 0 && started >= room && p.Status == job.StatusQueued {
 			j, err = s.markWaiting(ctx, id, p.Index)
 			if err != nil {
 				return nil, started, err
 			}
 			continue
+		}
+		if _, canFind := prov.(service.BatchFinder); canFind && p.Status == job.StatusQueued {
+			// Read first, so a part waiting for the slot writes nothing.
+			taken, err := s.slotTaken(ctx, j, p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if taken {
+				continue
+			}
 		}
 		idx := p.Index
 		claimed, cj, err := s.claimPart(ctx, id, idx, run)
@@ -182,15 +194,32 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": service.OwnerTag(j.Owner)},
 			Records: p.RecordCount,
 		}
-		ref, err := s.create(ctx, prov, j, *claimed, in)
+		var ref string
+		if claimed.Status == job.StatusCancelling {
+			ref, err = s.lookFor(ctx, prov, j, *claimed, in)
+		} else {
+			ref, err = s.create(ctx, prov, j, *claimed, in)
+		}
 		now := s.Now()
 		var unknown *unknownOutcome
+		var amb *ambiguousFind
+		ambiguous := errors.As(err, &amb)
+		if ambiguous && now.Before(claimed.SubmitTriedAt.Add(AmbiguousFor)) {
+			// Another part's create may not have written its Ref yet: keep the
+			// lease and look again once it runs out.
+			s.Logger().WarnContext(ctx, "several provider jobs may be the part's; part stays leased", "job_id", id, "part", idx, "error", err)
+			continue
+		}
 		if errors.As(err, &unknown) {
 			// The create may have made a job we cannot see yet: keep the lease;
 			// after it runs out the next run looks for the job before creating.
 			s.Logger().WarnContext(ctx, "provider job of part unknown; part stays leased", "job_id", id, "part", idx, "error", err)
 			errs = append(errs, err)
 			continue
+		}
+		if _, canFind := prov.(service.BatchFinder); canFind && !errors.As(err, &unknown) && !(ambiguous && now.Before(claimed.SubmitTriedAt.Add(AmbiguousFor))) {
+			// The outcome is known (and written below): others may create.
+			defer s.giveSlot(ctx, j, *claimed)
 		}
 		if busy(err) {
 			// The provider cannot take it now: stay queued; the reconciler retries.
@@ -208,8 +237,14 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			started++
 		}
 		var stop string
+		var stops []string
 		j, err = s.updatePart(ctx, id, idx, func(part *job.Part) {
-			stop = ""
+			stop, stops = "", nil
+			if ambiguous && part.Ref == "" && (part.Status == job.StatusQueued || part.Status.Terminal()) {
+				// The part fails (or was cancelled) with provider jobs no
+				// part holds, one of them likely its own: stop them all.
+				stops = amb.refs
+			}
 			part.SubmitLease, part.SubmitLeaseUntil = "", time.Time{}
 			switch {
 			case err != nil && part.Status == job.StatusQueued:
@@ -217,12 +252,18 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 				part.ProviderStatus = "SubmitFailed"
 				part.Message = prov.Limits().Title + " refused the job: " + err.Error()
 				if errors.Is(err, service.ErrSubmitAmbiguous) {
-					part.Message = prov.Limits().Title + ": cannot tell which provider job is this part's; none was stopped: " + err.Error()
+					part.Message = prov.Limits().Title + ": cannot tell which provider job is this part's; all were stopped: " + err.Error()
 				}
+			case err != nil && part.Status == job.StatusCancelling && part.Ref == "":
+				part.Status = job.StatusCancelled // no provider job of it can be adopted
 			case err != nil:
+			case ref == "":
+				if part.Status == job.StatusCancelling && part.Ref == "" {
+					part.Status = job.StatusCancelled // its create made nothing
+				}
 			case part.Ref != "" && part.Ref != ref:
 				stop = ref // a second job for the part: the first one stays
-			case part.Status.Terminal():
+			case part.Status.Terminal() || part.Status == job.StatusCancelling:
 				// Cancelled while the create was on the wire.
 				part.Ref = ref
 				stop = ref
@@ -237,6 +278,12 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		if err != nil {
 			return nil, started, err
 		}
+		for _, ref := range stops {
+			s.Logger().WarnContext(ctx, "stopping a provider job no part holds that may be this part's", "job_id", id, "part", idx, "ref", ref)
+			if serr := prov.Stop(ctx, ref); serr != nil {
+				errs = append(errs, fmt.Errorf("stop provider job %s of job %s part %d: %w", ref, id, idx, serr))
+			}
+		}
 		if stop != "" {
 			s.Logger().WarnContext(ctx, "stopping a provider job that arrived for a part cancelled or already started", "job_id", id, "part", idx, "ref", stop)
 			if serr := prov.Stop(ctx, stop); serr != nil {
@@ -250,7 +297,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			}
 		}
 	}
-	if j.Status == job.StatusFailed {
+	if j.Status == job.StatusFailed || (j.Status == job.StatusCancelled && before != job.StatusCancelled) {
 		s.PublishCompleted(ctx, j)
 	}
 	if len(errs) > 0 {

@@ -319,3 +319,76 @@ func TestOnDemandCancel(t *testing.T) {
 		t.Fatalf("after cancel: %s, %d calls made, %d completions", end.Status, ca.calls.Load(), bus.count(config.DetailJobCompleted))
 	}
 }
+
+// Cancelling an on-demand job whose run is under way, or died after storing a
+// chunk it never checkpointed, ends it cancelled with counts equal to the
+// results it stored: none uncounted, none counted twice.
+func TestOnDemandCancelCountsStoredResults(t *testing.T) {
+	cases := []struct {
+		name string
+		// run cancels the job its own way and returns how many results it stored.
+		run func(t *testing.T, svc *graph.Graph, od *ondemand.Service, j *job.Job) int
+	}{
+		{"during a run", func(t *testing.T, svc *graph.Graph, od *ondemand.Service, j *job.Job) int {
+			od.Model = &cancelAt{inner: od.Model, svc: svc, id: &j.ID, n: 5}
+			if err := svc.OnDemandRuns.RunOnDemand(context.Background(), j.ID); err != nil {
+				t.Fatal(err)
+			}
+			return 10 // the chunk in flight at the cancel
+		}},
+		{"after a run died past its results", func(t *testing.T, svc *graph.Graph, od *ondemand.Service, j *job.Job) int {
+			ctx := context.Background()
+			// What a run killed between PutRecords and its checkpoint leaves.
+			if _, err := svc.Store.UpdateJob(ctx, j.ID, func(x *job.Job) error {
+				x.Parts[0].Status, x.Status = job.StatusInProgress, job.StatusInProgress
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			recs := []job.Record{
+				{JobID: j.ID, ID: job.ProviderRecordID(0), Status: job.RecordSucceeded, Output: "a"},
+				{JobID: j.ID, ID: job.ProviderRecordID(1), Status: job.RecordSucceeded, Output: "b"},
+				{JobID: j.ID, ID: job.ProviderRecordID(2), Status: job.RecordFailed, ErrorCode: "X"},
+			}
+			if err := svc.Store.PutRecords(ctx, j.ID, j.Shards, recs); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Cancel(ctx, "o", j.ID); err != nil {
+				t.Fatal(err)
+			}
+			// The reconciler resumes the dead run, which finds the job cancelling.
+			if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
+				t.Fatal(err)
+			}
+			return len(recs)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			od := &ondemand.Service{Concurrency: 2, Chunk: 10}
+			svc, bus := onDemandSuite(t, &sim.RuntimeSim{}, od)
+			j, err := svc.Submit(context.Background(), batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.run(t, svc, od, j)
+			end, err := svc.Store.GetJob(context.Background(), j.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored := allRecords(t, svc, end)
+			var ok, failed int
+			for _, r := range stored {
+				if r.Status == job.RecordSucceeded {
+					ok++
+				} else {
+					failed++
+				}
+			}
+			if end.Status != job.StatusCancelled || len(stored) != want || end.Succeeded != ok || end.Failed != failed || bus.count(config.DetailJobCompleted) != 1 {
+				t.Fatalf("after cancel: %s, counts %d+%d, stored %d+%d (want %d stored), %d completions",
+					end.Status, end.Succeeded, end.Failed, ok, failed, want, bus.count(config.DetailJobCompleted))
+			}
+		})
+	}
+}

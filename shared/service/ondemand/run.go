@@ -141,8 +141,10 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			return nil
 		}
 		if errors.Is(err, errJobEnded) {
+			// This chunk's results are stored but the job ended first (another
+			// run finished it): count what is stored so no result goes uncounted.
 			log.InfoContext(ctx, "on-demand job ended (cancelled) while running; this run stops")
-			return nil
+			return s.recountEnded(ctx, id)
 		}
 		if err != nil {
 			return fmt.Errorf("checkpoint on-demand run of %s: %w", id, err)
@@ -255,6 +257,14 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		}
 	}
 	now := s.Now()
+	var stored *storedCounts
+	if j.Status == job.StatusCancelling {
+		c, err := s.countStored(ctx, j)
+		if err != nil {
+			return err
+		}
+		stored = &c
+	}
 	j, err := s.Store.UpdateJob(ctx, j.ID, func(j *job.Job) error {
 		if j.Status.Terminal() {
 			return store.ErrNoChange
@@ -268,6 +278,11 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		switch {
 		case j.Status == job.StatusCancelling:
 			final = job.StatusCancelled
+			// A run killed after storing a chunk and before its checkpoint
+			// is never redone once cancelled: count what is stored.
+			if stored != nil {
+				j.Succeeded, j.Failed = stored.Succeeded, stored.Failed
+			}
 		case j.Failed > 0 || j.Succeeded < j.RecordCount:
 			final = job.StatusPartiallyCompleted
 		}
@@ -291,5 +306,61 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		}
 	}
 	s.PublishCompleted(ctx, j)
+	return nil
+}
+
+// storedCounts are a job's stored results by outcome.
+type storedCounts struct{ Succeeded, Failed int }
+
+// countStored counts a job's stored results. A cancelled on-demand job's
+// counts are these: a chunk stored by a run that died (or was refused) before
+// its checkpoint is not redone once the job is cancelled, yet its results stay
+// readable, and every stored result is counted exactly once.
+func (s *Service) countStored(ctx context.Context, j *job.Job) (storedCounts, error) {
+	var c storedCounts
+	q := store.RecordQuery{Limit: job.MaxPageSize}
+	for {
+		recs, next, err := s.Store.ListRecords(ctx, j.ID, j.Shards, q)
+		if err != nil {
+			return c, fmt.Errorf("count stored results of %s: %w", j.ID, err)
+		}
+		for _, r := range recs {
+			if r.Status == job.RecordSucceeded {
+				c.Succeeded++
+			} else {
+				c.Failed++
+			}
+		}
+		if next == "" {
+			return c, nil
+		}
+		q.Cursor = next
+	}
+}
+
+// recountEnded sets a cancelled on-demand job's counts to its stored results
+// after a run stored a chunk whose checkpoint the ended job refused.
+func (s *Service) recountEnded(ctx context.Context, id string) error {
+	j, err := s.Store.GetJob(ctx, id)
+	if err != nil {
+		return fmt.Errorf("recount on-demand job %s: %w", id, err)
+	}
+	if j.Status != job.StatusCancelled {
+		return nil
+	}
+	c, err := s.countStored(ctx, j)
+	if err != nil {
+		return err
+	}
+	_, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		if j.Status != job.StatusCancelled || (j.Succeeded == c.Succeeded && j.Failed == c.Failed) {
+			return store.ErrNoChange
+		}
+		j.Succeeded, j.Failed = c.Succeeded, c.Failed
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) {
+		return fmt.Errorf("recount on-demand job %s: %w", id, err)
+	}
 	return nil
 }

@@ -28,8 +28,8 @@ func (d deniedGet) Get(ctx context.Context, ref string) (service.BatchState, err
 }
 
 // FindSubmitted keeps the wrapped provider a BatchFinder.
-func (d deniedGet) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time, ex []string) (string, error) {
-	return d.BatchProvider.(service.BatchFinder).FindSubmitted(ctx, in, since, ex)
+func (d deniedGet) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) ([]string, error) {
+	return d.BatchProvider.(service.BatchFinder).FindSubmitted(ctx, in, since)
 }
 
 // FetchResults keeps it a ResultFetcher.

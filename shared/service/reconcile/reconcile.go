@@ -195,7 +195,10 @@ func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, 
 	}
 	var errs []error
 	lim := prov.Limits()
-	if !lim.QuotaLimited && hasQueued(j) {
+	if batch.StartPending(j) && (!lim.QuotaLimited || !hasQueued(j)) {
+		// Quota-limited queued parts start in startQueued; a part cancelled
+		// while its create was on the wire only has its provider job looked
+		// for, which takes no quota.
 		nj, n, err := s.Batch.StartParts(ctx, j.ID, -1)
 		rep.Calls += n
 		rep.Submitted += n

@@ -191,7 +191,10 @@ func RefuseCancel(j *job.Job) error {
 // SageMaker job last updated before the given time, an output object at its
 // OutputLocation completes it and a failure object at its FailureLocation fails it
 // with the object's text as the reason, through the same idempotent path as a
-// notification. It returns how many jobs it settled. A job it cannot probe or
+// notification. A job still queued (the answer of InvokeEndpointAsync was
+// never written, so there is nothing to probe) has its kept request sent
+// again, or is failed once no answer can come (see replay). It returns how
+// many jobs it settled or re-sent. A job it cannot probe or
 // settle (S3 answering 403 for a missing object when ListBucket is not
 // granted) is logged and counted, and the run goes on; the error joins them.
 func (m *Service) ReconcileSageMaker(ctx context.Context, updatedBefore time.Time, limit int) (int, error) {
@@ -202,6 +205,18 @@ func (m *Service) ReconcileSageMaker(ctx context.Context, updatedBefore time.Tim
 	settled := 0
 	var errs []error
 	for _, j := range jobs {
+		if j.Status == job.StatusQueued && j.OutputURI == "" && j.FailureURI == "" {
+			// The invocation's answer was never written: nothing to probe.
+			moved, err := m.replay(ctx, j)
+			if moved {
+				settled++
+			}
+			if err != nil {
+				m.Logger().ErrorContext(ctx, "replay SageMaker invocation", "job_id", j.ID, "error", err)
+				errs = append(errs, err)
+			}
+			continue
+		}
 		ev, found, err := m.probe(ctx, j)
 		if err == nil && found {
 			if err = m.OnSageMakerEvent(ctx, ev); err == nil {

@@ -209,11 +209,29 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays), Notify: req.Notify,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
+	if err := m.keepRequest(ctx, inv); err != nil {
+		return nil, err
+	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
 	acc, invErr := m.Runtime.InvokeAsync(ctx, inv)
-	now = s.Now()
+	j, err := m.recordInvocation(ctx, id, acc, invErr)
+	if err != nil {
+		return nil, err
+	}
+	if invErr != nil {
+		return nil, fmt.Errorf("invoke endpoint %s async (job %s kept as failed): %w", req.Endpoint, id, invErr)
+	}
+	return j, nil
+}
+
+// recordInvocation writes InvokeEndpointAsync's answer on job id: the output
+// and failure locations it was given, or, when it was refused (invErr), the
+// failed job with its one failed result.
+func (m *Service) recordInvocation(ctx context.Context, id string, acc AsyncAccepted, invErr error) (*job.Job, error) {
+	s := m
+	now := s.Now()
 	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		if invErr != nil {
 			if !job.CanMove(j.Status, job.StatusFailed) {
@@ -241,7 +259,6 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 			s.Logger().ErrorContext(ctx, "store refusal of job", "job_id", id, "error", err)
 		}
 		s.PublishCompleted(ctx, j)
-		return nil, fmt.Errorf("invoke endpoint %s async (job %s kept as failed): %w", req.Endpoint, id, invErr)
 	}
 	return j, nil
 }

@@ -135,7 +135,7 @@ func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
 	if err != nil {
 		return fmt.Errorf("dynamostore: create job %s: %w", j.ID, err)
 	}
-	return nil
+	return s.putRefs(ctx, nil, j)
 }
 
 // GetJob implements store.Store. It reads consistently: callers act on the
@@ -190,6 +190,9 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) erro
 		}
 		newItem, err := encodeJob(work)
 		if err != nil {
+			return nil, err
+		}
+		if err := s.putRefs(ctx, cur, work); err != nil {
 			return nil, err
 		}
 		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{

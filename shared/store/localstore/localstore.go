@@ -55,6 +55,20 @@ CREATE TABLE IF NOT EXISTS records (
 	doc        TEXT NOT NULL,
 	PRIMARY KEY (job_id, shard, record_id)
 ) WITHOUT ROWID;
+-- which job part holds a provider Ref (REF# items in DynamoDB)
+CREATE TABLE IF NOT EXISTS refs (
+	provider   TEXT NOT NULL,
+	ref        TEXT NOT NULL,
+	job_id     TEXT NOT NULL,
+	part       INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL,
+	PRIMARY KEY (provider, ref)
+) WITHOUT ROWID;
+-- single-holder slots (SLOT# items in DynamoDB); holder '' is free
+CREATE TABLE IF NOT EXISTS slots (
+	key    TEXT PRIMARY KEY,
+	holder TEXT NOT NULL
+) WITHOUT ROWID;
 `
 
 // Option configures a Store.
@@ -164,6 +178,7 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 	for _, q := range []string{
 		"DELETE FROM records WHERE expires_at IS NOT NULL AND expires_at <= ?",
 		"DELETE FROM jobs WHERE expires_at IS NOT NULL AND expires_at <= ?",
+		"DELETE FROM refs WHERE expires_at <= ?",
 	} {
 		res, err := s.db.ExecContext(ctx, q, now)
 		if err != nil {
@@ -211,7 +226,45 @@ WHERE jobs.expires_at IS NOT NULL AND jobs.expires_at <= ?`,
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("create job %s: %w", j.ID, store.ErrExists)
 	}
+	return putRefs(ctx, s.db, j, now)
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// putRefs records the owner of every part Ref of j; an entry already there
+// (the first holder) is kept.
+func putRefs(ctx context.Context, db execer, j *job.Job, now time.Time) error {
+	for _, p := range j.Parts {
+		if p.Ref == "" {
+			continue
+		}
+		_, err := db.ExecContext(ctx, `
+INSERT INTO refs (provider, ref, job_id, part, expires_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (provider, ref) DO UPDATE SET job_id = excluded.job_id, part = excluded.part, expires_at = excluded.expires_at
+WHERE refs.expires_at <= ?`,
+			j.Provider, p.Ref, j.ID, p.Index, now.Add(store.RefTTL).Unix(), now.Unix())
+		if err != nil {
+			return fmt.Errorf("localstore: record ref %s of job %s: %w", p.Ref, j.ID, err)
+		}
+	}
 	return nil
+}
+
+// RefOwner implements store.Store.
+func (s *Store) RefOwner(ctx context.Context, provider, ref string) (string, int, error) {
+	var id string
+	var part int
+	err := s.db.QueryRowContext(ctx, "SELECT job_id, part FROM refs WHERE provider = ? AND ref = ? AND expires_at > ?",
+		provider, ref, s.now().Unix()).Scan(&id, &part)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, fmt.Errorf("ref %s of %s: %w", ref, provider, store.ErrNotFound)
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("localstore: ref %s of %s: %w", ref, provider, err)
+	}
+	return id, part, nil
 }
 
 // GetJob implements store.Store.
@@ -268,6 +321,9 @@ WHERE id = ? AND version = ?`,
 	// with an immediate transaction): report it rather than lose its write.
 	if n, _ := res.RowsAffected(); n != 1 {
 		return nil, fmt.Errorf("update job %s: %w", id, store.ErrConflict)
+	}
+	if err := putRefs(ctx, tx, work, now); err != nil {
+		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("localstore: update job %s: commit: %w", id, err)
@@ -533,4 +589,41 @@ func nullInt(v int64) any {
 		return nil
 	}
 	return v
+}
+
+// Slot implements store.Store.
+func (s *Store) Slot(ctx context.Context, key string) (string, error) {
+	var h string
+	err := s.db.QueryRowContext(ctx, "SELECT holder FROM slots WHERE key = ?", key).Scan(&h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("localstore: slot %s: %w", key, err)
+	}
+	return h, nil
+}
+
+// SwapSlot implements store.Store.
+func (s *Store) SwapSlot(ctx context.Context, key, old, next string) (bool, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	res, err := s.db.ExecContext(ctx, `
+INSERT INTO slots (key, holder) SELECT ?, ? WHERE ? = ''
+ON CONFLICT (key) DO UPDATE SET holder = excluded.holder WHERE slots.holder = ?`, key, next, old, old)
+	if err != nil {
+		return false, fmt.Errorf("localstore: swap slot %s: %w", key, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return true, nil
+	}
+	if old == "" {
+		return false, nil
+	}
+	res, err = s.db.ExecContext(ctx, "UPDATE slots SET holder = ? WHERE key = ? AND holder = ?", next, key, old)
+	if err != nil {
+		return false, fmt.Errorf("localstore: swap slot %s: %w", key, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
 }

@@ -95,6 +95,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"OutputTooLarge", testOutputTooLarge},
 		{"BadCursor", testBadCursor},
 		{"ReportFieldsRoundTrip", testReportFieldsRoundTrip},
+		{"RefOwner", testRefOwner},
+		{"Slots", testSlots},
 		{"OpsFieldsRoundTrip", testOpsFieldsRoundTrip},
 	}
 	for _, tc := range cases {

@@ -1,0 +1,161 @@
+package local_test
+
+import (
+	"time"
+
+	"context"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+)
+
+// Anthropic kept the batch of a create that answered 529 while another job's
+// batch of the same size was made moments before: the marker (size, created
+// since the first try) matches both, and the store's record of which part
+// holds which batch leaves only the part's own. Each job ends with its own
+// results, none failed, no batch left without a job.
+func TestAnthropicFindSkipsAnotherJobsBatchOfTheSameSize(t *testing.T) {
+	s := newSuite(t)
+	s.l.Anthropic.ErrorEvery = 0
+	var n atomic.Int32
+	cs := s.client("alice")
+	other := call[mcpserver.JobHandle](t, s.client("bob"), "submit_batch", map[string]any{"model": claudeHaiku, "records": records(9)})
+	s.l.Anthropic.AcceptThenFail = func() int {
+		if n.Add(1) == 1 {
+			return 529
+		}
+		return 0
+	}
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": claudeHaiku, "records": records(9)})
+	ctx := context.Background()
+	mine, err := s.l.Service.Core.Store.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := s.l.Service.Core.Store.GetJob(ctx, other.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := mine.Parts[0]; p.Ref == "" || p.Ref == theirs.Parts[0].Ref {
+		t.Fatalf("part after an accepted-then-failed create: status %s ref %q (other job's %q) message %q; want its own batch",
+			p.Status, p.Ref, theirs.Parts[0].Ref, p.Message)
+	}
+	if n := len(s.l.Anthropic.Statuses()); n != 2 {
+		t.Fatalf("Anthropic holds %d batches for two jobs, want 2 (calls %v)", n, s.l.Anthropic.Calls())
+	}
+	s.l.Anthropic.Step()
+	s.reconcile()
+	for _, id := range []string{h.JobID, other.JobID} {
+		owner := "alice"
+		if id == other.JobID {
+			owner = "bob"
+		}
+		if j := call[mcpserver.JobView](t, s.client(owner), "get_job", map[string]any{"job_id": id}); j.Status != "completed" || j.Succeeded != 9 {
+			t.Fatalf("job %s = %+v, want completed with 9", id, j)
+		}
+	}
+}
+
+// cancel_job on a part whose submitting run died after Anthropic made its
+// batch (lease held, Ref never written): the part waits as cancelling, the
+// reconciler finds the batch once the lease runs out, stops it and ingests
+// what it did; no batch is left without a job.
+func TestCancelAfterALostCreateStopsItsBatch(t *testing.T) {
+	s := newSuite(t)
+	s.l.Anthropic.ErrorEvery = 0
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": claudeHaiku, "records": records(9)})
+	ctx := context.Background()
+	st := s.l.Service.Core.Store
+	before, err := st.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := before.Parts[0].Ref
+	setLease := func(until time.Time) {
+		t.Helper()
+		if _, err := st.UpdateJob(ctx, h.JobID, func(j *job.Job) error {
+			p := &j.Parts[0]
+			if p.Status == job.StatusSubmitted {
+				p.Ref, p.Status, p.ProviderStatus = "", job.StatusQueued, ""
+				j.Status, j.SubmittedAt, j.LastEventAt = job.StatusQueued, time.Time{}, time.Time{}
+			}
+			p.SubmitLease, p.SubmitLeaseUntil, p.SubmitTriedAt = "dead-run", until, time.Now().Add(-20*time.Minute)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setLease(time.Now().Add(time.Hour)) // the dead run's lease is still live
+	call[mcpserver.CancelOut](t, cs, "cancel_job", map[string]any{"job_id": h.JobID})
+	setLease(time.Now().Add(-time.Minute)) // ... and runs out
+	s.reconcile()
+	s.l.Anthropic.Step()
+	s.reconcile()
+	after, err := st.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Status != job.StatusCancelled || after.Parts[0].Ref != ref {
+		t.Fatalf("job %s, part ref %q; want cancelled holding the batch %s", after.Status, after.Parts[0].Ref, ref)
+	}
+	if status := s.l.Anthropic.Statuses()[ref]; status != "ended" && status != "canceling" {
+		t.Fatalf("batch %s is %s after the cancel", ref, status)
+	}
+	if n := len(s.l.Anthropic.Statuses()); n != 1 {
+		t.Fatalf("Anthropic holds %d batches, want 1", n)
+	}
+}
+
+// Two creates of the same size with unknown outcomes at once would leave two
+// batches nothing tells apart, so a create waits while another part's create
+// of its size is unresolved: here job A's run died after Anthropic made its
+// batch (A holds the create slot of 9 requests); job B of 9 records stays
+// queued without a batch until A has found its own, then starts.
+func TestSameSizeCreateWaitsForAnUnresolvedOne(t *testing.T) {
+	s := newSuite(t)
+	s.l.Anthropic.ErrorEvery = 0
+	ctx := context.Background()
+	st := s.l.Service.Core.Store
+	a := call[mcpserver.JobHandle](t, s.client("alice"), "submit_batch", map[string]any{"model": claudeHaiku, "records": records(9)})
+	aj, err := st.GetJob(ctx, a.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := aj.Parts[0].Ref
+	lease := func(until time.Time) {
+		t.Helper()
+		if _, err := st.UpdateJob(ctx, a.JobID, func(j *job.Job) error {
+			p := &j.Parts[0]
+			p.Ref, p.Status, p.ProviderStatus = "", job.StatusQueued, ""
+			p.SubmitLease, p.SubmitLeaseUntil, p.SubmitTriedAt = "dead-run", until, time.Now().Add(-20*time.Minute)
+			j.Status, j.SubmittedAt, j.LastEventAt = job.StatusQueued, time.Time{}, time.Time{}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lease(time.Now().Add(time.Hour))
+	if ok, err := st.SwapSlot(ctx, "create#anthropic#9", "", a.JobID+"#0"); !ok || err != nil {
+		t.Fatalf("take A's slot: %v %v", ok, err)
+	}
+	b := call[mcpserver.JobHandle](t, s.client("bob"), "submit_batch", map[string]any{"model": claudeHaiku, "records": records(9)})
+	if n := len(s.l.Anthropic.Statuses()); n != 1 {
+		t.Fatalf("Anthropic holds %d batches while A's create is unresolved, want A's only", n)
+	}
+	lease(time.Now().Add(-time.Minute))
+	s.reconcile()
+	s.reconcile()
+	s.l.Anthropic.Step()
+	s.reconcile()
+	aj, _ = st.GetJob(ctx, a.JobID)
+	bj, _ := st.GetJob(ctx, b.JobID)
+	if aj.Parts[0].Ref != ref || bj.Parts[0].Ref == "" || bj.Parts[0].Ref == ref {
+		t.Fatalf("refs: A %q (its batch %s), B %q; want each its own", aj.Parts[0].Ref, ref, bj.Parts[0].Ref)
+	}
+	if aj.Status != job.StatusCompleted || bj.Status != job.StatusCompleted {
+		t.Fatalf("A %s, B %s; want both completed", aj.Status, bj.Status)
+	}
+}

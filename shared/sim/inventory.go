@@ -1,0 +1,88 @@
+package sim
+
+// Inventories: what each simulator still holds, for soak tests that check no
+// provider job was left behind (created and never tracked, or never stopped).
+// They only read the simulator's state.
+
+// HeldJob is one provider job a simulator holds, in the API's own words.
+type HeldJob struct {
+	// Ref is what the API returned at create: the job ARN (Bedrock), the batch
+	// id (Anthropic) or the InferenceId (SageMaker async).
+	Ref string
+	// Name is the job name (Bedrock) or the endpoint (SageMaker); "" for Anthropic.
+	Name   string
+	Status string
+	// Ended: the provider will not work on it any more.
+	Ended bool
+	// StopRequested: a stop or cancel reached the provider before it ended.
+	StopRequested bool
+}
+
+// Inventory lists every job the simulator has accepted, in creation order.
+func (s *BedrockSim) Inventory() []HeldJob {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]HeldJob, 0, len(s.order))
+	for _, j := range s.order {
+		out = append(out, HeldJob{Ref: j.arn, Name: j.name, Status: j.status, Ended: ended(j.status),
+			StopRequested: j.stoppedFrom != "" || j.status == bedrockStopping})
+	}
+	return out
+}
+
+// Inventory lists every batch the simulator has accepted, in creation order.
+func (s *AnthropicSim) Inventory() []HeldJob {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]HeldJob, 0, len(s.order))
+	for _, b := range s.order {
+		out = append(out, HeldJob{Ref: b.id, Status: b.status, Ended: b.status == anthropicEnded, StopRequested: !b.cancelledAt.IsZero()})
+	}
+	return out
+}
+
+// Async statuses of the SageMaker inventory: SageMaker has no status API for an
+// async inference, these are the simulator's own words.
+const (
+	smAsyncQueued    = "Queued"
+	smAsyncCompleted = "Completed"
+	smAsyncFailed    = "Failed"
+)
+
+// Inventory lists every async inference the simulator has accepted, in order.
+func (s *SageMakerSim) Inventory() []HeldJob {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]HeldJob, 0, len(s.accepted))
+	for _, a := range s.accepted {
+		out = append(out, HeldJob{Ref: a.id, Name: a.endpoint, Status: a.status, Ended: a.status != smAsyncQueued})
+	}
+	return out
+}
+
+// heldAsync is one accepted async inference; guarded by SageMakerSim.mu.
+type heldAsync struct {
+	id, endpoint, status string
+}
+
+// track records an accepted async inference and returns its entry.
+func (s *SageMakerSim) track(id, endpoint string) *heldAsync {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := &heldAsync{id: id, endpoint: endpoint, status: smAsyncQueued}
+	s.accepted = append(s.accepted, a)
+	return a
+}
+
+// settle records how an async inference ended.
+func (s *SageMakerSim) settle(a *heldAsync, status string) {
+	if a == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a.status = status
+}
