@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
+	"github.com/mcpbatch/mcpbatch/shared/internal/browsertest"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline/corpus"
@@ -69,7 +70,7 @@ func js(s string) string {
 // real jobs from the Bedrock simulator (every 10th record fails), and drives
 // the console in headless Chromium.
 func TestConsoleInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	dir := t.TempDir()
 	key, auth, err := local.DevToken(dir)
 	if err != nil {

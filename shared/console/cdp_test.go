@@ -38,22 +38,6 @@ type cdpReply struct {
 	} `json:"error"`
 }
 
-// chromium finds Debian's chromium (installed by .ci/tools.sh). Without it the
-// test skips, except under make test (MCPBATCH_E2E=1), where it must be there.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("MCPBATCH_E2E") == "1" {
-		t.Fatal("chromium not found on PATH; run make tools (apt-get install chromium)")
-	}
-	t.Skip("chromium not installed; make test installs it")
-	return ""
-}
-
 func startBrowser(t *testing.T, bin string) *browser {
 	t.Helper()
 	dir := t.TempDir()

@@ -6,13 +6,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 )
 
 // BenchmarkValidatePDF5MB: one record holding a 5 MB PDF as base64, from its
@@ -109,7 +109,7 @@ func BenchmarkRender1000S3Images(b *testing.B) {
 		b.Fatalf("wrote %d bytes", out.n)
 	}
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
-	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+	b.ReportMetric(procstat.PeakRSSMB(), "peak-RSS-MB")
 }
 
 type countWriter struct{ n int64 }
@@ -122,18 +122,4 @@ type countingOpener struct{ data []byte }
 
 func (o *countingOpener) Open(_ context.Context, uri string) (io.ReadCloser, int64, error) {
 	return io.NopCloser(bytes.NewReader(o.data)), int64(len(o.data)), nil
-}
-
-func peakRSSMB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
 }

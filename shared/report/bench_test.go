@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
@@ -48,22 +48,7 @@ func BenchmarkRender50k(b *testing.B) {
 			b.Fatalf("summary: %d records, %d failed", s.Records, s.Failed)
 		}
 	}
-	if hwm, ok := peakRSSMB(); ok {
+	if hwm := procstat.PeakRSSMB(); hwm > 0 {
 		b.ReportMetric(hwm, "peakRSS_MB")
 	}
-}
-
-// peakRSSMB reads the process's high-water mark of resident memory (Linux).
-func peakRSSMB() (float64, bool) {
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			return kb / 1024, err == nil
-		}
-	}
-	return 0, false
 }

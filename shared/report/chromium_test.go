@@ -10,23 +10,9 @@ import (
 	"regexp"
 	"testing"
 	"time"
-)
 
-// chromium finds Debian's chromium (installed by .ci/tools.sh). Without it the
-// test skips, except under make test (MCPBATCH_E2E=1), where it must be there.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("MCPBATCH_E2E") == "1" {
-		t.Fatal("chromium not found on PATH; run make tools (apt-get install chromium)")
-	}
-	t.Skip("chromium not installed; make test installs it")
-	return ""
-}
+	"github.com/mcpbatch/mcpbatch/shared/internal/browsertest"
+)
 
 var consoleLine = regexp.MustCompile(`(?m)^.*:CONSOLE[^\]]*\].*$`)
 
@@ -73,7 +59,7 @@ func inked(img image.Image) float64 {
 }
 
 func TestReportInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	dir := t.TempDir()
 	m, recs := sample(KindJSON)
 	_, files := render(t, m, recs)

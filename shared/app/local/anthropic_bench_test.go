@@ -1,7 +1,6 @@
 package local_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -27,23 +28,6 @@ func benchSuite(b *testing.B) *local.Suite {
 	}
 	b.Cleanup(func() { l.Close() })
 	return l
-}
-
-// peakRSS reads the process's resident-set high-water mark (VmHWM) in MB.
-func peakRSS(b *testing.B) float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		b.Skip("no /proc/self/status")
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return float64(kb) / 1024
-		}
-	}
-	return 0
 }
 
 // resetPeakRSS restarts VmHWM from the current RSS (Linux: "5" to clear_refs),
@@ -88,7 +72,7 @@ func BenchmarkAnthropicIngest100k(b *testing.B) {
 		l.Bus.Wait()
 		secs += time.Since(t0).Seconds()
 		b.StopTimer()
-		if p := peakRSS(b); p > peak {
+		if p := procstat.PeakRSSMB(); p > peak {
 			peak = p
 		}
 		got, err := l.Service.Get(context.Background(), "bench", j.ID)

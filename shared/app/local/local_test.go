@@ -33,14 +33,22 @@ type suite struct {
 
 // newSuite runs the local suite with a manually stepped simulator that fails
 // every 10th record; the owner is whatever the X-Test-Owner header says.
-func newSuite(t *testing.T) *suite {
+func newSuite(t *testing.T) *suite { return newSuiteFailing(t, 10) }
+
+// newCleanSuite is the local suite with a simulator that fails no record.
+func newCleanSuite(t *testing.T) *suite { return newSuiteFailing(t, 0) }
+
+// newSuiteFailing is the local suite whose Bedrock simulator fails every
+// failEvery-th record (0: none), served over HTTP with the upload links
+// pointing at it.
+func newSuiteFailing(t *testing.T, failEvery int) *suite {
 	t.Helper()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
 	l, err := local.New(context.Background(), local.Options{
-		Dir: t.TempDir(), FailEvery: 10, Log: log,
+		Dir: t.TempDir(), FailEvery: failEvery, Log: log,
 		Owner: func(r *http.Request) (string, error) {
 			if o := r.Header.Get("X-Test-Owner"); o != "" {
 				return o, nil
@@ -52,6 +60,7 @@ func newSuite(t *testing.T) *suite {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(l.Handler())
+	l.Uploads.SetBaseURL(srv.URL)
 	t.Cleanup(func() { srv.Close(); l.Close() })
 	return &suite{t: t, l: l, srv: srv}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
+	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
@@ -78,5 +79,5 @@ func BenchmarkSubmit1000S3Images(b *testing.B) {
 	close(stop)
 	b.ReportMetric(float64(len(img))/(1<<20), "image-MB")
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
-	b.ReportMetric(peakRSS(b), "peak-RSS-MB")
+	b.ReportMetric(procstat.PeakRSSMB(), "peak-RSS-MB")
 }

@@ -10,46 +10,17 @@ import (
 	"image/color"
 	"image/png"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
 const sonnet45 = "anthropic.claude-sonnet-4-5-20250929-v1:0"
-
-// newCleanSuite is the local suite with a simulator that fails no record.
-func newCleanSuite(t *testing.T) *suite {
-	t.Helper()
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	}
-	l, err := local.New(context.Background(), local.Options{
-		Dir: t.TempDir(), Log: log,
-		Owner: func(r *http.Request) (string, error) {
-			if o := r.Header.Get("X-Test-Owner"); o != "" {
-				return o, nil
-			}
-			return "", fmt.Errorf("no owner")
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(l.Handler())
-	l.Uploads.SetBaseURL(srv.URL)
-	t.Cleanup(func() { srv.Close(); l.Close() })
-	return &suite{t: t, l: l, srv: srv}
-}
 
 // pngOf is a w×h PNG; noise makes it incompressible (for size limits).
 func pngOf(t *testing.T, w, h int, noise bool) []byte {

@@ -10,16 +10,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/ingest/internal/ingesttest"
@@ -55,7 +54,7 @@ func run(mb, lineBytes int, latency time.Duration, out io.Writer) error {
 	if res.Succeeded+res.Failed != spec.Records {
 		return fmt.Errorf("ingested %d records, want %d", res.Succeeded+res.Failed, spec.Records)
 	}
-	hwm, err := peakRSS()
+	hwm, err := procstat.PeakRSS()
 	if err != nil {
 		return err
 	}
@@ -64,26 +63,6 @@ func run(mb, lineBytes int, latency time.Duration, out io.Writer) error {
 		spec.Size()>>20, spec.Records, lineBytes, took.Round(time.Millisecond),
 		float64(spec.Size())/(1<<20)/took.Seconds(), float64(hwm)/(1<<20))
 	return nil
-}
-
-// peakRSS reads VmHWM, the resident set's high-water mark, from /proc/self/status.
-func peakRSS() (int64, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, fmt.Errorf("peak rss: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("peak rss: %q: %w", rest, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, fmt.Errorf("peak rss: no VmHWM in /proc/self/status")
 }
 
 // genBlobs serves the generated output; Put discards (no output here is big).

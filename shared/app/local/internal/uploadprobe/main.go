@@ -14,10 +14,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,6 +29,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -144,7 +144,8 @@ func probe(size int64, lineBytes int, dir string) (*Result, error) {
 	}
 	full, _ := l.Service.Store.GetJob(ctx, h.JobID)
 	res.Status, res.Parts = j.Status, len(full.Parts)
-	res.PeakRSS, err = peakRSS()
+	peak, err := procstat.PeakRSS()
+	res.PeakRSS = uint64(peak)
 	return res, err
 }
 
@@ -233,24 +234,4 @@ func (g *generator) Read(p []byte) (int, error) {
 	n := copy(p, g.buf)
 	g.buf = g.buf[n:]
 	return n, nil
-}
-
-// peakRSS reads VmHWM, the resident set's high-water mark, from /proc/self/status.
-func peakRSS() (uint64, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, fmt.Errorf("peak rss: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("peak rss: %q: %w", rest, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, errors.New("peak rss: no VmHWM in /proc/self/status")
 }
