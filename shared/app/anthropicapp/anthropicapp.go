@@ -86,14 +86,22 @@ var (
 // findPageSize is the list page FindSubmitted reads (the API allows 1..1000).
 const findPageSize = 100
 
+// findSkew is how much earlier than our first try a batch FindSubmitted
+// considers may have been created (clock skew between us and Anthropic, and a
+// first try recorded after the call went out).
+const findSkew = 2 * time.Hour
+
 // FindSubmitted lists the batches a create with an unknown outcome may have
 // made. Message Batches carry no name or metadata, and their requests are not
 // readable until they end, so the marker is what a listing shows: a batch
-// created since the first try (less a minute of clock skew) holding exactly
-// in.Records requests. Other jobs' batches of the same size match too; the
-// service tells them apart by the Refs its store has recorded.
+// created since the first try holding exactly in.Records requests. Other
+// jobs' batches of the same size match too; the service tells them apart by
+// the Refs its store has recorded, and serialises same-size creates whose
+// outcome is unknown, so the window only bounds how far back the listing
+// pages. It is wide (findSkew) because it compares our clock with
+// Anthropic's: a window cut by skew would miss the batch and create another.
 func (a *AnthropicProvider) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) ([]string, error) {
-	since = since.Add(-time.Minute)
+	since = since.Add(-findSkew)
 	var found []string
 	after := ""
 	for {
