@@ -56,27 +56,21 @@ func startDev(t *testing.T, extra ...string) dev {
 	if err := build.Run(); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	var logs syncBuffer
 	state := filepath.Join(dir, "state")
-	cmd := exec.Command(bin, append([]string{"-addr", addr, "-dir", state, "-sim-step", "3s", "-sim-fail-every", "10"}, extra...)...)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("make dev output:\n%s", logs.String())
+	// The port is picked by listening on :0 and closing; another test process
+	// may bind it first, so a start that loses it is tried on another port.
+	var addr string
+	var logs *syncBuffer
+	for attempt := 1; ; attempt++ {
+		var exited bool
+		addr, logs, exited = launchDev(t, bin, state, extra)
+		if !exited {
+			break
 		}
-	})
+		if attempt == 5 || !strings.Contains(logs.String(), "address already in use") {
+			t.Fatalf("make dev exited at start:\n%s", logs.String())
+		}
+	}
 	// Ready once /healthz answers and the banner's last line ("auth: ...") has come
 	// through the output pipe, which lags the server a little.
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -109,6 +103,44 @@ func startDev(t *testing.T, extra ...string) dev {
 	}
 	t.Fatalf("make dev did not answer:\n%s", logs.String())
 	return dev{}
+}
+
+// launchDev starts the dev binary on a free loopback port; exited reports that
+// it stopped before it was listening (e.g. the port was taken meanwhile).
+func launchDev(t *testing.T, bin, state string, extra []string) (addr string, logs *syncBuffer, exited bool) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = l.Addr().String()
+	l.Close()
+	logs = &syncBuffer{}
+	cmd := exec.Command(bin, append([]string{"-addr", addr, "-dir", state, "-sim-step", "3s", "-sim-fail-every", "10"}, extra...)...)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	// The banner's auth line comes after the listener is bound: until then
+	// the port may turn out taken and the process exit.
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(logs.String(), "  auth: ") && time.Now().Before(deadline); {
+		select {
+		case <-done:
+			return addr, logs, true
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		<-done
+		if t.Failed() {
+			t.Logf("make dev output:\n%s", logs.String())
+		}
+	})
+	return addr, logs, false
 }
 
 // syncBuffer is the dev process's output: os/exec writes it from its own

@@ -20,36 +20,61 @@ import (
 type Server struct {
 	Endpoint string
 	cmd      *exec.Cmd
+	done     chan struct{} // closed when the process has exited
 }
 
 // Start launches moto_server on 127.0.0.1 at a free port and waits until it answers.
+// The port is picked by listening on :0 and closing; another process may bind
+// it first, and then this moto_server exits: it is tried again on another port
+// (and an answer is only trusted while this process runs, so a test never
+// talks to another package's moto).
 func Start() (*Server, error) {
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
 		return nil, fmt.Errorf("moto_server not on PATH (pip install 'moto[server]'; make test installs it when absent): %w", err)
 	}
+	for attempt := 1; ; attempt++ {
+		s, exited, err := start(bin)
+		if err == nil || !exited || attempt == 5 {
+			return s, err
+		}
+	}
+}
+
+func start(bin string) (s *Server, exited bool, err error) {
 	port, err := freePort()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
 	cmd.Stdout, cmd.Stderr = nil, nil
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start moto_server: %w", err)
+		return nil, false, fmt.Errorf("start moto_server: %w", err)
 	}
-	s := &Server{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	s = &Server{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, done: done}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+		select {
+		case <-done:
+			return nil, true, fmt.Errorf("moto_server on port %d exited at start (port taken?)", port)
+		default:
+		}
 		resp, err := http.Get(s.Endpoint + "/moto-api/")
 		if err == nil {
 			resp.Body.Close()
-			return s, nil
+			select {
+			case <-done:
+				return nil, true, fmt.Errorf("moto_server on port %d exited at start (port taken?)", port)
+			default:
+				return s, false, nil
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.Stop()
-	return nil, fmt.Errorf("moto_server on %s did not answer within 60s", s.Endpoint)
+	return nil, false, fmt.Errorf("moto_server on %s did not answer within 60s", s.Endpoint)
 }
 
 // Stop ends moto_server and its children.
@@ -58,7 +83,7 @@ func (s *Server) Stop() {
 		return
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	_ = s.cmd.Wait()
+	<-s.done
 }
 
 // Config is an aws.Config with static test credentials for moto; set BaseEndpoint on each client.
