@@ -57,7 +57,7 @@ func TestValidateUnderRIE(t *testing.T) {
 		}
 		fmt.Fprintf(&b, `{"id":%q,"prompt":"p%d"}`+"\n", id, i)
 	}
-	key := "inputs/dup.jsonl"
+	key := "inputs/" + service.OwnerTag("alice") + "/dup.jsonl"
 	if _, err := st.s3.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(st.bucket), Key: aws.String(key), Body: strings.NewReader(b.String())}); err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,7 @@ func Settings(d *graph.Deps) error {
 	if d.Quota, err = config.Quotas(os.Getenv(config.EnvBedrockQuotas)); err != nil {
 		return err
 	}
+	d.InputAllow = config.List(os.Getenv(config.EnvInputAllow))
 	d.StaleAfter, err = config.Minutes(config.EnvStaleMinutes)
 	return err
 }

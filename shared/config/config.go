@@ -33,6 +33,10 @@ const (
 	BedrockDetailType  = "Batch Inference Job State Change"
 )
 
+// EnvInputAllow lists s3:// prefixes an operator opens to every caller's
+// input_uri, besides each caller's own folders (comma separated).
+const EnvInputAllow = "MCPBATCH_INPUT_ALLOW"
+
 // DefaultJobPrefix prefixes every Bedrock jobName this stack creates, so the
 // default-bus rule matches only our jobs.
 const DefaultJobPrefix = "mcpbatch"

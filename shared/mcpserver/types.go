@@ -30,7 +30,7 @@ type SubmitIn struct {
 	Records []RecordIn `json:"records,omitempty" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id. Over 6 MB of request: use input_upload_id instead"`
 	// InputUploadID and InputURI name a JSONL file instead of inline records.
 	InputUploadID string    `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
-	InputURI      string    `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<key> of a JSONL file; instead of records"`
+	InputURI      string    `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<your owner tag>/<key> of a JSONL file (a refusal names your folders); instead of records"`
 	System        string    `json:"system,omitempty" jsonschema:"system prompt for every record"`
 	MaxTokens     int       `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..the model's max_output_tokens (list_models), default 1024"`
 	Temperature   *float64  `json:"temperature,omitempty" jsonschema:"0..1"`

@@ -59,6 +59,9 @@ type Core struct {
 	// Region is the AWS region the suite runs in: it picks the inference
 	// profile of on-demand calls.
 	Region string
+	// InputAllow are s3:// prefixes an operator opens to every caller's
+	// input_uri, besides each caller's own folders (see inputs.go).
+	InputAllow []string
 	// Metrics receives the flows' measurements (nil: none; see metrics.go).
 	Metrics Metrics
 }

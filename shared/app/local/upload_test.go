@@ -136,15 +136,17 @@ func TestUploadSubmit(t *testing.T) {
 		}
 	})
 	t.Run("input_uri of a file copied to inputs/", func(t *testing.T) {
-		uri := "s3://mcpbatch-local/inputs/team/batch.jsonl"
+		uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/batch.jsonl"
 		if _, err := s.l.Service.Blobs.Put(context.Background(), uri, strings.NewReader(file), "application/jsonl"); err != nil {
 			t.Fatal(err)
 		}
-		for _, cs := range []*mcp.ClientSession{alice, bob} {
-			h := submitFile(t, cs, map[string]any{"model": haiku, "input_uri": uri})
-			if j := validated(t, s, cs, h.JobID); j.RecordCount != 150 || j.Status != "submitted" {
-				t.Errorf("after validation: %+v", j)
-			}
+		h := submitFile(t, alice, map[string]any{"model": haiku, "input_uri": uri})
+		if j := validated(t, s, alice, h.JobID); j.RecordCount != 150 || j.Status != "submitted" {
+			t.Errorf("after validation: %+v", j)
+		}
+		// alice's inputs folder is hers alone.
+		if msg := toolErr(t, bob, "submit_batch", map[string]any{"model": haiku, "input_uri": uri}); !strings.Contains(msg, "your own input folders") {
+			t.Errorf("bob used alice's input: %q", msg)
 		}
 	})
 	t.Run("input_uri of the caller's own upload", func(t *testing.T) {
@@ -263,10 +265,11 @@ func TestUploadValidation(t *testing.T) {
 	}{
 		{"never uploaded", map[string]any{"input_upload_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, "no file was uploaded"},
 		{"not an upload id", map[string]any{"input_upload_id": "../../etc/passwd"}, "not an upload id"},
-		{"other bucket", map[string]any{"input_uri": "s3://someone-else/x.jsonl"}, "this stack's bucket"},
-		{"suite data", map[string]any{"input_uri": "s3://mcpbatch-local/results/x.jsonl"}, "inputs/"},
-		{"not under inputs/", map[string]any{"input_uri": "s3://mcpbatch-local/other/x.jsonl"}, "inputs/"},
-		{"nothing at the uri", map[string]any{"input_uri": "s3://mcpbatch-local/inputs/missing.jsonl"}, "no object at"},
+		{"other bucket", map[string]any{"input_uri": "s3://someone-else/x.jsonl"}, "your own input folders"},
+		{"suite data", map[string]any{"input_uri": "s3://mcpbatch-local/results/x.jsonl"}, "your own input folders"},
+		{"not under inputs/", map[string]any{"input_uri": "s3://mcpbatch-local/other/x.jsonl"}, "your own input folders"},
+		{"the shared inputs/ folder", map[string]any{"input_uri": "s3://mcpbatch-local/inputs/x.jsonl"}, "your own input folders"},
+		{"nothing at the uri", map[string]any{"input_uri": "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/missing.jsonl"}, "no object at"},
 		{"both", map[string]any{"input_uri": "s3://mcpbatch-local/a.jsonl", "input_upload_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, "not both"},
 		{"bad content type", nil, "content_type"},
 	} {
@@ -326,7 +329,7 @@ func TestUploadCancelWhileValidating(t *testing.T) {
 	s := newSuite(t)
 	cs := s.client("alice")
 	ctx := context.Background()
-	uri := "s3://mcpbatch-local/inputs/cancel.jsonl"
+	uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/cancel.jsonl"
 	body := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"c%d","prompt":"p"}`, i) })
 	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(body), "application/jsonl"); err != nil {
 		t.Fatal(err)
@@ -359,7 +362,7 @@ func TestUploadStuckValidating(t *testing.T) {
 	s := newSuite(t)
 	cs := s.client("alice")
 	ctx := context.Background()
-	uri := "s3://mcpbatch-local/inputs/stuck.jsonl"
+	uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/stuck.jsonl"
 	body := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"s%d","prompt":"p"}`, i) })
 	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(body), "application/jsonl"); err != nil {
 		t.Fatal(err)

@@ -39,6 +39,8 @@ type Deps struct {
 	// allow (nil: the embedded catalog); Region picks on-demand profiles.
 	Catalog *model.Catalog
 	Region  string
+	// InputAllow are s3:// prefixes open to every caller's input_uri.
+	InputAllow []string
 	// Metrics receives the flows' measurements (nil: none).
 	Metrics service.Metrics
 
@@ -89,7 +91,7 @@ func New(d Deps) *Graph {
 	core := &service.Core{
 		Store: d.Store, Blobs: d.Blobs, Bus: d.Bus, Log: d.Log, Clock: d.Now,
 		Providers: service.NewRegistry(d.Providers...), Bucket: d.Bucket, JobPrefix: d.JobPrefix,
-		Catalog: d.Catalog, Region: d.Region, Metrics: d.Metrics,
+		Catalog: d.Catalog, Region: d.Region, InputAllow: d.InputAllow, Metrics: d.Metrics,
 	}
 	if cu, ok := d.OnDemandModel.(contentUser); ok && d.Blobs != nil {
 		// Submits hold each record's s3:// sources to its caller's upload area;

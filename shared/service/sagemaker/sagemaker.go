@@ -336,8 +336,9 @@ func (m *Service) validateAsync(req *AsyncRequest) error {
 		if len(req.InputURI) > job.SageMakerMaxInputLocation {
 			return job.Fieldf("input_uri", "%d characters is over SageMaker's limit of %d", len(req.InputURI), job.SageMakerMaxInputLocation)
 		}
-		if b, k, err := blob.ParseURI(req.InputURI); err != nil || b == "" || k == "" {
-			return job.Fieldf("input_uri", "%q: want s3://bucket/key", service.Truncate(req.InputURI, 80))
+		// The endpoint reads it with its own role: only the caller's own files.
+		if err := m.CheckCallerInput("input_uri", req.Owner, req.InputURI); err != nil {
+			return err
 		}
 	}
 	if req.ContentType == "" {

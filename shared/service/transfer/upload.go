@@ -72,9 +72,8 @@ func (s *Service) uploadURI(owner, id string) string {
 	return blob.Join(s.Bucket, "uploads", service.OwnerTag(owner), id+".jsonl")
 }
 
-// InputsPrefix is where operators copy input files for input_uri (for example
-// with `aws s3 cp`); the mcp function may read it and nothing else of the bucket
-// outside the caller's own uploads.
+// InputsPrefix is where callers copy input files for input_uri (for example
+// with `aws s3 cp`), each under its own owner tag (service.CallerInputPrefixes).
 const InputsPrefix = "inputs/"
 
 // FileSubmitRequest is a submit whose records are in a JSONL file: one
@@ -182,14 +181,8 @@ func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err er
 		}
 		return "input_upload_id", s.uploadURI(req.Owner, req.UploadID), nil
 	case req.InputURI != "":
-		bucket, _, _ := blob.ParseURI(s.Bucket)
-		b, key, err := blob.ParseURI(req.InputURI)
-		if err != nil || b != bucket || key == "" || strings.HasSuffix(key, "/") {
-			return "", "", job.Fieldf("input_uri", "must be an object in this stack's bucket, s3://%s/<key> (got %q); or upload with create_upload and pass input_upload_id", bucket, service.Truncate(req.InputURI, 120))
-		}
-		if !strings.HasPrefix(key, InputsPrefix) && !strings.HasPrefix(key, "uploads/"+service.OwnerTag(req.Owner)+"/") {
-			return "", "", job.Fieldf("input_uri", "must be s3://%s/%s<key> (files copied in for input_uri) or one of your own uploads (got %q); "+
-				"or upload with create_upload and pass input_upload_id", bucket, InputsPrefix, service.Truncate(req.InputURI, 120))
+		if err := s.CheckCallerInput("input_uri", req.Owner, req.InputURI); err != nil {
+			return "", "", err
 		}
 		return "input_uri", req.InputURI, nil
 	}
