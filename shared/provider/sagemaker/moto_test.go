@@ -106,7 +106,7 @@ func TestFlowsAgainstMoto(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			motoQueue(t, "async-endpoint-results", []map[string]any{tc.result})
 			j, err := m.InvokeAsync(ctx, smsvc.AsyncRequest{
-				Owner: "alice", Endpoint: "moto-ep", InputURI: fmt.Sprintf("s3://mcpbatch-sm/in/%d.json", i), ContentType: "application/json",
+				Owner: "alice", Endpoint: "moto-ep", InputURI: fmt.Sprintf("s3://mcpbatch-sm/inputs/%s/%d.json", service.OwnerTag("alice"), i), ContentType: "application/json",
 			})
 			if err != nil {
 				t.Fatal(err)
