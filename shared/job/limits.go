@@ -80,8 +80,12 @@ func CheckCallerRecordID(id string) string {
 	return ""
 }
 
-// ExpiresAt is the TTL instant for a job created at now that lives ttlDays.
+// ExpiresAt is the TTL instant for a job created at now that lives ttlDays
+// (a job stored without one keeps the default rather than expiring at once).
 func ExpiresAt(now time.Time, ttlDays int) time.Time {
+	if ttlDays <= 0 {
+		ttlDays = DefaultTTLDays
+	}
 	return now.Add(time.Duration(ttlDays) * 24 * time.Hour).Truncate(time.Second)
 }
 
