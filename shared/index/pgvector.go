@@ -102,17 +102,7 @@ func scanInfo(row pgx.Row) (Info, error) {
 	var metric string
 	err := row.Scan(&i.Owner, &i.Name, &i.Model, &i.Dimension, &metric, &i.NonFilterable, &i.FilterableKeys, &i.CompletedJobs, &i.CreatedAt, &i.UpdatedAt)
 	i.Metric = Metric(metric)
-	i.CreatedAt, i.UpdatedAt = i.CreatedAt.UTC(), i.UpdatedAt.UTC()
-	if len(i.NonFilterable) == 0 {
-		i.NonFilterable = nil
-	}
-	if len(i.FilterableKeys) == 0 {
-		i.FilterableKeys = nil
-	}
-	if len(i.CompletedJobs) == 0 {
-		i.CompletedJobs = nil
-	}
-	return i, err
+	return normalise(i), err
 }
 
 func (p *PGVector) load(ctx context.Context, ref Ref) (Info, string, error) {
