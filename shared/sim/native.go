@@ -354,31 +354,12 @@ func invokeNova(inv invocation, raw json.RawMessage) (answer, error) {
 // invokeLlama answers Meta's native body:
 // https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-meta.html
 func invokeLlama(inv invocation, raw json.RawMessage) (answer, error) {
-	var req struct {
-		Prompt    *string `json:"prompt"`
-		MaxGenLen *int    `json:"max_gen_len"`
+	c, err := completePrompt(inv, raw, "max_gen_len")
+	if err != nil {
+		return answer{}, err
 	}
-	if err := json.Unmarshal(raw, &req); err != nil {
-		return answer{}, malformedInput("%v", err)
-	}
-	if req.Prompt == nil {
-		return answer{}, malformedInput("#: required key [prompt] not found")
-	}
-	limit := 512 // documented default
-	if req.MaxGenLen != nil {
-		if lim, ok := inv.outputLimit(nil); ok && *req.MaxGenLen > lim {
-			return answer{}, tooManyTokens(true, "max_gen_len", *req.MaxGenLen, lim)
-		}
-		limit = *req.MaxGenLen
-	}
-	in := max(1, tokens(*req.Prompt))
-	text, out, capped := cut(inv.replyText("", *req.Prompt), limit)
-	stop := "stop"
-	if capped {
-		stop = "length"
-	}
-	return answer{in: in, out: out, body: map[string]any{
-		"generation": text, "prompt_token_count": in, "generation_token_count": out, "stop_reason": stop,
+	return answer{in: c.in, out: c.out, body: map[string]any{
+		"generation": c.text, "prompt_token_count": c.in, "generation_token_count": c.out, "stop_reason": c.stop,
 	}}, nil
 }
 
@@ -386,32 +367,55 @@ func invokeLlama(inv invocation, raw json.RawMessage) (answer, error) {
 // counts in the body (only in the X-Amzn-Bedrock-*-Token-Count headers):
 // https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-mistral-text-completion.html
 func invokeMistral(inv invocation, raw json.RawMessage) (answer, error) {
+	c, err := completePrompt(inv, raw, "max_tokens")
+	if err != nil {
+		return answer{}, err
+	}
+	return answer{in: c.in, out: c.out, body: map[string]any{
+		"outputs": []any{map[string]any{"text": c.text, "stop_reason": c.stop}},
+	}}, nil
+}
+
+// completion is the simulated answer to a prompt-completion body.
+type completion struct {
+	text    string
+	in, out int64
+	stop    string // "stop", or "length" when cut at the cap
+}
+
+// completePrompt reads a prompt-completion body (Llama, Mistral) whose output
+// cap is named maxField (documented default 512), refusing a cap over the
+// model's maximum, and answers it.
+func completePrompt(inv invocation, raw json.RawMessage, maxField string) (completion, error) {
 	var req struct {
 		Prompt    *string `json:"prompt"`
+		MaxGenLen *int    `json:"max_gen_len"`
 		MaxTokens *int    `json:"max_tokens"`
 	}
 	if err := json.Unmarshal(raw, &req); err != nil {
-		return answer{}, malformedInput("%v", err)
+		return completion{}, malformedInput("%v", err)
 	}
 	if req.Prompt == nil {
-		return answer{}, malformedInput("#: required key [prompt] not found")
+		return completion{}, malformedInput("#: required key [prompt] not found")
+	}
+	capField := req.MaxGenLen
+	if maxField == "max_tokens" {
+		capField = req.MaxTokens
 	}
 	limit := 512
-	if req.MaxTokens != nil {
-		if lim, ok := inv.outputLimit(nil); ok && *req.MaxTokens > lim {
-			return answer{}, tooManyTokens(true, "max_tokens", *req.MaxTokens, lim)
+	if capField != nil {
+		if lim, ok := inv.outputLimit(nil); ok && *capField > lim {
+			return completion{}, tooManyTokens(true, maxField, *capField, lim)
 		}
-		limit = *req.MaxTokens
+		limit = *capField
 	}
-	in := max(1, tokens(*req.Prompt))
-	text, out, capped := cut(inv.replyText("", *req.Prompt), limit)
-	stop := "stop"
+	c := completion{in: max(1, tokens(*req.Prompt)), stop: "stop"}
+	var capped bool
+	c.text, c.out, capped = cut(inv.replyText("", *req.Prompt), limit)
 	if capped {
-		stop = "length"
+		c.stop = "length"
 	}
-	return answer{in: in, out: out, body: map[string]any{
-		"outputs": []any{map[string]any{"text": text, "stop_reason": stop}},
-	}}, nil
+	return c, nil
 }
 
 func invokeTitanEmbed(inv invocation, raw json.RawMessage) (answer, error) {
