@@ -46,6 +46,9 @@ type Job struct {
 	Shards int `json:"shards"`
 
 	Error string `json:"error,omitempty"`
+	// Warnings are what the user should know about how the job runs (a
+	// legacy model, a folded system prompt, unpriced tokens); shown by get_job.
+	Warnings []string `json:"warnings,omitempty"`
 	// Checkpoint lets an interrupted ingest resume without double counting.
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 	// OutputReadyPublished records that "Job Output Ready" went out, so a

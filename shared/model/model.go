@@ -77,9 +77,25 @@ type Model struct {
 	// RegionalPremium is the extra fraction geographic profiles and in-Region
 	// endpoints bill over the listed (global-profile) prices, e.g. 0.1.
 	RegionalPremium float64 `json:"regional_premium,omitempty"`
-	PricesAsOf      string  `json:"prices_as_of,omitempty"`
-	PricesSource    string  `json:"prices_source,omitempty"`
-	Notes           string  `json:"notes,omitempty"`
+	// Lifecycle is where the model stands (nil: active, no dates known).
+	Lifecycle *Lifecycle `json:"lifecycle,omitempty"`
+	// Sampling lists the sampling parameters the model accepts
+	// ("temperature", "top_p", "top_k"); nil means all three.
+	Sampling []string `json:"sampling,omitempty"`
+	// NoSystemPrompt: the model refuses a system prompt (Converse); the
+	// system text is folded into the first user turn with a warning.
+	NoSystemPrompt bool `json:"no_system_prompt,omitempty"`
+	// Documents are the model's document-block rules (nil: none beyond the defaults).
+	Documents *DocumentRules `json:"documents,omitempty"`
+	// ServiceTiers maps a Bedrock on-demand tier ("flex", "priority") the
+	// model offers to its prices.
+	ServiceTiers map[string]TierPrices `json:"service_tiers,omitempty"`
+	// FactsAsOf and FactsSource date and source the row's non-price facts.
+	FactsAsOf    string `json:"facts_as_of,omitempty"`
+	FactsSource  string `json:"facts_source,omitempty"`
+	PricesAsOf   string `json:"prices_as_of,omitempty"`
+	PricesSource string `json:"prices_source,omitempty"`
+	Notes        string `json:"notes,omitempty"`
 }
 
 // Supports reports whether the model can run in mode.
