@@ -90,6 +90,8 @@ type SubmitInput struct {
 	// TimeoutHours is 24..168; 0 means DefaultTimeoutHours.
 	TimeoutHours int
 	Tags         map[string]string
+	// InvocationType is InvocationConverse or InvocationInvokeModel ("": InvokeModel).
+	InvocationType string
 }
 
 func (in SubmitInput) validate() (timeout int32, err error) {
@@ -106,6 +108,8 @@ func (in SubmitInput) validate() (timeout int32, err error) {
 		return 0, job.Fieldf("inputUri", "want s3://bucket/key, got %q", in.InputURI)
 	case !strings.HasPrefix(in.OutputURI, "s3://"):
 		return 0, job.Fieldf("outputUri", "want s3://bucket/prefix, got %q", in.OutputURI)
+	case in.InvocationType != "" && in.InvocationType != InvocationConverse && in.InvocationType != InvocationInvokeModel:
+		return 0, job.Fieldf("modelInvocationType", "want %s or %s, got %q", InvocationConverse, InvocationInvokeModel, in.InvocationType)
 	}
 	h := in.TimeoutHours
 	if h == 0 {
@@ -139,6 +143,7 @@ func (c *Client) Submit(ctx context.Context, in SubmitInput) (string, error) {
 			Value: types.ModelInvocationJobS3OutputDataConfig{S3Uri: aws.String(in.OutputURI)},
 		},
 		TimeoutDurationInHours: aws.Int32(timeout),
+		ModelInvocationType:    types.ModelInvocationType(in.InvocationType),
 	}
 	if len(in.Tags) > 0 {
 		keys := make([]string, 0, len(in.Tags))
@@ -158,7 +163,7 @@ func (c *Client) Submit(ctx context.Context, in SubmitInput) (string, error) {
 	if arn == "" {
 		return "", fmt.Errorf("bedrock: create job %s: response has no jobArn", in.JobName)
 	}
-	c.Log.InfoContext(ctx, "bedrock job submitted", "jobName", in.JobName, "jobArn", arn, "model", in.ModelID)
+	c.Log.InfoContext(ctx, "bedrock job submitted", "jobName", in.JobName, "jobArn", arn, "model", in.ModelID, "invocationType", in.InvocationType)
 	return arn, nil
 }
 

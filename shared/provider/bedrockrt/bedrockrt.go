@@ -67,27 +67,25 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 	if len(in.ModelInput) > 0 {
 		return m.invoke(ctx, model, in)
 	}
-	msgs, err := m.mediaMessages(ctx, model, in)
-	if err == nil && msgs == nil {
-		msgs, err = messages(in)
+	rules := m.rules(model)
+	r, err := bedrock.NewRequest(-1, in, p, rules)
+	var msgs []types.Message
+	if err == nil {
+		msgs, err = m.converseMessages(ctx, model, in.ID, r, rules)
 	}
 	if err != nil {
 		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 	}
 	req := &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs,
-		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(p.MaxTokens))}}
-	if p.Temperature != nil {
-		req.InferenceConfig.Temperature = aws.Float32(float32(*p.Temperature))
+		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(r.MaxTokens))}}
+	if r.Temperature != nil {
+		req.InferenceConfig.Temperature = aws.Float32(float32(*r.Temperature))
 	}
-	sys := p.System
-	if in.System != "" {
-		sys = in.System
-	}
-	if sys != "" {
-		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: sys}}
+	if r.System != "" {
+		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: r.System}}
 		// Only the job-level system prompt is stable across records; a per-record
 		// override would write a cache entry nobody reads.
-		if in.System == "" && m.cacheable(model) {
+		if in.System == "" && rules != nil && rules.Caching != nil {
 			req.System = append(req.System, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}})
 		}
 	}
@@ -170,56 +168,18 @@ func classify(err error) error {
 
 // SupportsPromptCache reports whether Bedrock accepts a cachePoint for the
 // model, as the embedded model catalog says (its caching rules).
-func SupportsPromptCache(id string) bool { return (&Model{}).cacheable(id) }
+func SupportsPromptCache(id string) bool {
+	r := (&Model{}).rules(id)
+	return r != nil && r.Caching != nil
+}
 
-// cacheable reads the model's caching rules from the catalog (the embedded
-// one when Catalog is nil).
-func (m *Model) cacheable(id string) bool {
+// rules is the model's catalog row (the embedded catalog when Catalog is
+// nil), or nil when the catalog does not know it.
+func (m *Model) rules(id string) *model.Model {
 	cat := m.Catalog
 	if cat == nil {
 		cat = model.Default()
 	}
-	e, ok := cat.Lookup(id)
-	return ok && e.Caching != nil
-}
-
-type inMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-// messages converts a prompt or an Anthropic-style conversation to Converse
-// messages; only text content is supported on demand.
-func messages(in job.Input) ([]types.Message, error) {
-	if in.Prompt != "" {
-		return []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: in.Prompt}}}}, nil
-	}
-	var raw []inMessage
-	if err := json.Unmarshal(in.Messages, &raw); err != nil {
-		return nil, fmt.Errorf("messages: not an array of {role, content}: %v", err)
-	}
-	out := make([]types.Message, 0, len(raw))
-	for i, m := range raw {
-		var blocks []types.ContentBlock
-		var s string
-		if json.Unmarshal(m.Content, &s) == nil {
-			blocks = append(blocks, &types.ContentBlockMemberText{Value: s})
-		} else {
-			var parts []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			}
-			if err := json.Unmarshal(m.Content, &parts); err != nil {
-				return nil, fmt.Errorf("messages[%d].content: want a string or content blocks", i)
-			}
-			for j, p := range parts {
-				if p.Type != "text" {
-					return nil, fmt.Errorf("messages[%d].content[%d]: on-demand runs take text blocks only (got %q); use mode batch", i, j, p.Type)
-				}
-				blocks = append(blocks, &types.ContentBlockMemberText{Value: p.Text})
-			}
-		}
-		out = append(out, types.Message{Role: types.ConversationRole(m.Role), Content: blocks})
-	}
-	return out, nil
+	e, _ := cat.Lookup(id)
+	return e
 }

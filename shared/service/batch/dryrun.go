@@ -58,7 +58,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		out.EstimatedInputTokens += s.recordTokens(&req.Records[i], md, i, req.Params.System)
 	}
 	if req.Mode == job.ModeBatch {
-		_, sizes, err := s.encodeAll(req, prov, md)
+		_, sizes, _, err := s.encodeAll(req, prov, md)
 		if err != nil {
 			out.Problems = append(out.Problems, err.Error())
 		} else if parts, err := service.Split(sizes, prov.Limits()); err != nil {

@@ -1,0 +1,245 @@
+package bedrock
+
+// Converse is the one request shape of every Bedrock text and vision model,
+// on demand (bedrock-runtime Converse) and in batch (a job created with
+// modelInvocationType Converse, each line {"recordId", "modelInput": <Converse
+// request body>}, https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-data.html,
+// checked 2026-12-01). Request is built once here, with the model's quirks
+// from the catalog applied, and rendered as JSON for a batch line or as SDK
+// types by the runtime adapter (bedrockrt). Native InvokeModel bodies remain
+// for embeddings and for model_input bodies a caller writes in a model's own
+// format.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/mcpbatch/mcpbatch/shared/content"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
+)
+
+// The two modelInvocationType values of CreateModelInvocationJob. A part
+// stored without one predates Converse jobs and is InvokeModel.
+const (
+	InvocationInvokeModel = "InvokeModel"
+	InvocationConverse    = "Converse"
+)
+
+// nativeKeys are top-level members only a native InvokeModel body has
+// (Claude, Llama/Mistral completion, Titan, Cohere, Nova's schemaVersion and
+// Nova Multimodal Embeddings' taskType); a Converse request has none.
+var nativeKeys = map[string]bool{
+	"anthropic_version": true, "prompt": true, "inputText": true, "texts": true, "inputs": true,
+	"images": true, "schemaVersion": true, "taskType": true, "max_gen_len": true, "max_tokens": true,
+}
+
+// IsNativeBody reports whether a model_input object is a native InvokeModel
+// body rather than a Converse request.
+func IsNativeBody(b []byte) bool {
+	native := false
+	_, _ = eachMember(b, skipWS(b, 0), func(key []byte, i int) (int, error) {
+		native = native || nativeKeys[string(key)]
+		return skipValue(b, i)
+	})
+	return native
+}
+
+// InvocationFor is the batch invocation type record in needs: InvokeModel for
+// embeddings and native model_input bodies, Converse for everything else.
+func InvocationFor(in job.Input) string {
+	if in.Text != "" || len(in.ModelInput) > 0 && IsNativeBody(in.ModelInput) {
+		return InvocationInvokeModel
+	}
+	return InvocationConverse
+}
+
+// Request is a Converse request before rendering.
+type Request struct {
+	System      string
+	Messages    []content.Message
+	MaxTokens   int
+	Temperature *float64
+	// Folded: the model takes no system prompt, so the system text was put
+	// first in the first user turn.
+	Folded bool
+	// TextAdded: a message held a document and no text; a text block was added.
+	TextAdded bool
+}
+
+// Quirk warnings, stored on the job (job.Warnings) when a record was changed
+// to fit its model.
+func FoldedWarning(modelID string) string {
+	return fmt.Sprintf("model %s takes no system prompt: the system prompt was sent as the first text of the first user turn", modelID)
+}
+
+// NewRequest builds the Converse request of a prompt or messages record for
+// a model whose catalog row is rules (nil: no quirks known). index names the
+// record in errors (records[index].messages...); -1 for none.
+func NewRequest(index int, in job.Input, p job.Params, rules *model.Model) (*Request, error) {
+	f := fieldNamer(index)
+	r := &Request{System: p.System, MaxTokens: p.MaxTokens, Temperature: p.Temperature}
+	if in.System != "" {
+		r.System = in.System
+	}
+	if r.MaxTokens == 0 {
+		r.MaxTokens = job.DefaultMaxTokens
+	}
+	if r.MaxTokens < 0 {
+		return nil, job.Fieldf("maxTokens", "must be positive, got %d", r.MaxTokens)
+	}
+	if t := r.Temperature; t != nil && (*t < 0 || *t > 1) {
+		return nil, job.Fieldf("temperature", "must be 0..1 for Converse (inferenceConfig.temperature), got %g", *t)
+	}
+	switch {
+	case in.Prompt != "":
+		r.Messages = []content.Message{{Role: "user", Blocks: []content.Block{{Kind: content.KindText, Text: in.Prompt}}}}
+	case len(in.Messages) > 0:
+		rec, err := content.Parse(max(index, 0), in.ID, in.Messages)
+		if err != nil {
+			return nil, asField(err, f("messages"))
+		}
+		if err := checkTurns(f, rec.Messages); err != nil {
+			return nil, err
+		}
+		r.Messages = rec.Messages
+	default:
+		return nil, job.Fieldf(f("prompt"), "one of prompt, messages or model_input is required")
+	}
+	if rules != nil && rules.NoSystemPrompt && r.System != "" {
+		first := &r.Messages[0]
+		first.Blocks = append([]content.Block{{Kind: content.KindText, Text: r.System}}, first.Blocks...)
+		r.System, r.Folded = "", true
+	}
+	r.TextAdded = content.EnsureDocumentText(r.Messages)
+	return r, nil
+}
+
+// checkTurns applies Converse's conversation rules: roles user or assistant,
+// alternating, starting with user, each turn non-empty, only text, image and
+// document blocks (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Message.html,
+// checked 2026-12-01; tool blocks need a toolConfig, which batch jobs refuse).
+func checkTurns(f func(string) string, msgs []content.Message) error {
+	if len(msgs) == 0 {
+		return job.Fieldf(f("messages"), "must not be empty")
+	}
+	for m, msg := range msgs {
+		name := fmt.Sprintf("messages[%d]", m)
+		switch {
+		case msg.Role != "user" && msg.Role != "assistant":
+			return job.Fieldf(f(name+".role"), `must be "user" or "assistant", got %q`, msg.Role)
+		case m == 0 && msg.Role != "user":
+			return job.Fieldf(f(name+".role"), `the first message must be from "user"`)
+		case m > 0 && msg.Role == msgs[m-1].Role:
+			return job.Fieldf(f(name+".role"), `roles must alternate between "user" and "assistant" (Converse); messages[%d] is also %q`, m-1, msg.Role)
+		case len(msg.Blocks) == 0:
+			return job.Fieldf(f(name+".content"), "must be a non-empty string or array of content blocks")
+		}
+		for b, blk := range msg.Blocks {
+			switch {
+			case blk.Kind == content.KindOther:
+				return job.Fieldf(f(fmt.Sprintf("%s.content[%d]", name, b)), "Converse takes text, image and document blocks only")
+			case blk.Kind == content.KindText && blk.Text == "":
+				return job.Fieldf(f(fmt.Sprintf("%s.content[%d].text", name, b)), "must not be empty (Converse refuses a blank text block)")
+			}
+		}
+	}
+	return nil
+}
+
+// asField turns a content.Problem into a field error naming the same place.
+func asField(err error, field string) error {
+	if p, ok := err.(*content.Problem); ok {
+		return job.Fieldf(p.Where, "%s", p.Message)
+	}
+	return job.Fieldf(field, "%v", err)
+}
+
+func fieldNamer(i int) func(string) string {
+	return func(name string) string {
+		if i < 0 {
+			return name
+		}
+		return "records[" + strconv.Itoa(i) + "]." + name
+	}
+}
+
+// AppendJSON appends r as a Converse request body. The messages must carry
+// text only, or blocks already checked (content.Checker); a batch record's
+// images and documents are rendered later in place of a placeholder.
+func (r *Request) AppendJSON(dst []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	buf.WriteString(`{"messages":`)
+	w := bufio.NewWriterSize(buf, 512)
+	if err := (&content.Renderer{Path: content.PathBedrockConverse}).WriteMessages(context.Background(), w, r.Messages); err != nil {
+		return nil, err
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	if r.System != "" {
+		buf.WriteString(`,"system":[{"text":`)
+		buf.Write(claude.String(r.System))
+		buf.WriteString(`}]`)
+	}
+	buf.WriteString(`,"inferenceConfig":{"maxTokens":`)
+	buf.WriteString(strconv.Itoa(r.MaxTokens))
+	if r.Temperature != nil {
+		buf.WriteString(`,"temperature":`)
+		buf.WriteString(strconv.FormatFloat(*r.Temperature, 'g', -1, 64))
+	}
+	buf.WriteString(`}}`)
+	return buf.Bytes(), nil
+}
+
+// checkConverseBody checks a caller's own Converse request (model_input of a
+// Converse job): an object with messages, and no toolConfig, which Converse
+// batch jobs refuse ("Records that include toolConfig fail with a 400 error",
+// https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference.html,
+// checked 2026-12-01).
+func checkConverseBody(f func(string) string, b []byte) error {
+	var hasMessages bool
+	_, err := eachMember(b, skipWS(b, 0), func(key []byte, i int) (int, error) {
+		switch string(key) {
+		case "toolConfig":
+			return i, job.Fieldf(f("model_input.toolConfig"), "Bedrock batch jobs of the Converse type refuse toolConfig (tool use); run tools on demand, or give the model's native InvokeModel body")
+		case "messages":
+			hasMessages = true
+		}
+		return skipValue(b, i)
+	})
+	if err != nil {
+		if fe, ok := err.(*job.FieldError); ok {
+			return fe
+		}
+		return job.Fieldf(f("model_input"), "not valid JSON: %v", err)
+	}
+	if !hasMessages {
+		return job.Fieldf(f("model_input"), "a Converse request body needs messages (or give the model's native InvokeModel body, e.g. with anthropic_version for Claude)")
+	}
+	return nil
+}
+
+// JobWarnings are the warnings a job's records earn from the model's rules
+// (rules nil: none): a system prompt folded into the first user turn. recs nil
+// means records not at hand (file inputs): the job-level settings decide.
+func JobWarnings(modelID string, rules *model.Model, recs []job.Input, p job.Params) []string {
+	if rules == nil || !rules.NoSystemPrompt {
+		return nil
+	}
+	folds := recs == nil && p.System != ""
+	for _, r := range recs {
+		if (r.Prompt != "" || len(r.Messages) > 0) && (r.System != "" || p.System != "") {
+			folds = true
+			break
+		}
+	}
+	if folds {
+		return []string{FoldedWarning(modelID)}
+	}
+	return nil
+}
