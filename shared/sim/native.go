@@ -514,8 +514,11 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 	if inv.fam.embedding() {
 		return answer{}, "", errConverseUnsupported
 	}
-	if len(req.Messages) == 0 {
-		return answer{}, "", errors.New("messages: at least one message is required")
+	if err := checkConverseTurns(req); err != nil {
+		return answer{}, "", err
+	}
+	if err := converseSystemAllowed(inv, req); err != nil {
+		return answer{}, "", err
 	}
 	limit := 0
 	if mt := req.InferenceConfig.MaxTokens; mt != nil {
