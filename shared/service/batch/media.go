@@ -69,6 +69,9 @@ type Media struct {
 	// textBlocks: documents needing a text block beside them get one.
 	textBlocks bool
 	warnings   []string
+	// bad holds the records with problems: a dry run reports them and does
+	// not encode them (their blocks were never measured).
+	bad map[int]bool
 }
 
 // media is the unexported name the submit uses.
@@ -143,6 +146,7 @@ func (md *Media) Check(ctx context.Context, i int, r job.Input) (*content.Record
 			p = &content.Problem{RecordID: r.ID, Where: fmt.Sprintf("records[%d].messages", i), Message: err.Error()}
 		}
 		md.add(nil, []*content.Problem{p})
+		md.markBad(i)
 		return nil, []*content.Problem{p}
 	}
 	if !recordHasMedia(rec) {
@@ -159,7 +163,17 @@ func (md *Media) Check(ctx context.Context, i int, r job.Input) (*content.Record
 		md.warnings = append(md.warnings, content.TextAddedWarning)
 	}
 	md.add(rec, ps)
+	if len(ps) > 0 {
+		md.markBad(i)
+	}
 	return rec, ps
+}
+
+func (md *Media) markBad(i int) {
+	if md.bad == nil {
+		md.bad = map[int]bool{}
+	}
+	md.bad[i] = true
 }
 
 // documentRules is the model's document rules from the catalog (nil: none).

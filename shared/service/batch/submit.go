@@ -352,6 +352,9 @@ func (s *Service) encodeAll(req SubmitRequest, prov service.BatchProvider, md *m
 	inv := NewInvocationCheck(prov)
 	for i := range req.Records {
 		in := req.Records[i]
+		if md != nil && md.bad[i] {
+			continue // a dry run: its problems are reported already
+		}
 		if err := inv.Add(i, in); err != nil {
 			return nil, nil, "", err
 		}
