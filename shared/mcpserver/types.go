@@ -97,6 +97,8 @@ type JobView struct {
 	// RetryOf / RetriedBy link retry_failed jobs.
 	RetryOf   string   `json:"retry_of,omitempty" jsonschema:"the job this one retries the failed records of"`
 	RetriedBy []string `json:"retried_by,omitempty" jsonschema:"jobs retry_failed made from this one's failed records"`
+	// Warnings are the job's (how records were changed to fit the model, ...).
+	Warnings []string `json:"warnings,omitempty" jsonschema:"what to know about how the job runs: records changed to fit the model, legacy models, unpriced tokens"`
 }
 
 // CostView is a job's cost by part, at the model catalog's list prices.
@@ -194,7 +196,7 @@ func jobView(j *job.Job) JobView {
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt),
 		CompletedAt: ts(j.CompletedAt), ExpiresAt: ts(j.ExpiresAt), Error: j.Error, Terminal: j.Status.Terminal(),
 		Mode: j.Mode, CacheRead: j.CacheReadTokens, CacheWrite: j.CacheWriteTokens, SubmittedAt: ts(j.SubmittedAt),
-		Cost: costView(j.Cost), RetryOf: j.RetryOf, RetriedBy: j.RetriedBy,
+		Cost: costView(j.Cost), RetryOf: j.RetryOf, RetriedBy: j.RetriedBy, Warnings: j.Warnings,
 	}
 }
 
