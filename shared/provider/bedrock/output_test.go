@@ -195,6 +195,24 @@ func BenchmarkParseOutputLine(b *testing.B) {
 	}
 }
 
+// benchConverseLine is benchLine's record in a Converse-type job.
+func benchConverseLine() []byte {
+	prompt := strings.Repeat("Summarise the following customer review in one sentence. ", 20)
+	answer := strings.Repeat("The customer liked the product but found delivery slow. ", 10)
+	return fmt.Appendf(nil, `{"recordId":"r000123","modelInput":{"messages":[{"role":"user","content":[{"text":%q}]}],"system":[{"text":"You are terse."}],"inferenceConfig":{"maxTokens":512}},"modelOutput":{"output":{"message":{"role":"assistant","content":[{"text":%q}]}},"stopReason":"end_turn","usage":{"inputTokens":312,"outputTokens":141,"totalTokens":453},"metrics":{"latencyMs":1200}}}`, prompt, answer)
+}
+
+func BenchmarkParseConverseLine(b *testing.B) {
+	line := benchConverseLine()
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := bedrock.ParseConverseLine(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkParseOutputLineError(b *testing.B) {
 	line := fmt.Appendf(nil, `{"recordId":"r000124","modelInput":{"anthropic_version":"bedrock-2023-05-31","max_tokens":512,"messages":[{"role":"user","content":%q}]},"error":{"errorCode":400,"errorMessage":"Malformed input request"}}`,
 		strings.Repeat("Summarise the following customer review in one sentence. ", 32))
