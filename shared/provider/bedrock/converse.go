@@ -11,16 +11,15 @@ package bedrock
 // format.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/mcpbatch/mcpbatch/shared/content"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
-	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // The two modelInvocationType values of CreateModelInvocationJob. A part
@@ -168,32 +167,118 @@ func fieldNamer(i int) func(string) string {
 	}
 }
 
-// AppendJSON appends r as a Converse request body. The messages must carry
-// text only, or blocks already checked (content.Checker); a batch record's
-// images and documents are rendered later in place of a placeholder.
+// AppendJSON appends r as a Converse request body. Batch records carry text
+// only here (their images and documents are rendered later in place of a
+// placeholder, see the batch service's media path): text is written
+// directly; anything else goes through content's Converse renderer, which
+// needs the blocks checked.
 func (r *Request) AppendJSON(dst []byte) ([]byte, error) {
-	buf := bytes.NewBuffer(dst)
-	buf.WriteString(`{"messages":`)
-	w := bufio.NewWriterSize(buf, 512)
-	if err := (&content.Renderer{Path: content.PathBedrockConverse}).WriteMessages(context.Background(), w, r.Messages); err != nil {
-		return nil, err
-	}
-	if err := w.Flush(); err != nil {
-		return nil, err
+	dst = append(dst, `{"messages":`...)
+	if textOnly(r.Messages) {
+		dst = append(dst, '[')
+		for m, msg := range r.Messages {
+			if m > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"role":`...)
+			dst = appendJSONString(dst, msg.Role)
+			dst = append(dst, `,"content":[`...)
+			for b, blk := range msg.Blocks {
+				if b > 0 {
+					dst = append(dst, ',')
+				}
+				dst = append(dst, `{"text":`...)
+				dst = appendJSONString(dst, blk.Text)
+				dst = append(dst, '}')
+			}
+			dst = append(dst, "]}"...)
+		}
+		dst = append(dst, ']')
+	} else {
+		buf := bytes.NewBuffer(dst)
+		if err := (&content.Renderer{Path: content.PathBedrockConverse}).WriteMessages(context.Background(), buf, r.Messages); err != nil {
+			return nil, err
+		}
+		dst = buf.Bytes()
 	}
 	if r.System != "" {
-		buf.WriteString(`,"system":[{"text":`)
-		buf.Write(claude.String(r.System))
-		buf.WriteString(`}]`)
+		dst = append(dst, `,"system":[{"text":`...)
+		dst = appendJSONString(dst, r.System)
+		dst = append(dst, "}]"...)
 	}
-	buf.WriteString(`,"inferenceConfig":{"maxTokens":`)
-	buf.WriteString(strconv.Itoa(r.MaxTokens))
+	dst = append(dst, `,"inferenceConfig":{"maxTokens":`...)
+	dst = strconv.AppendInt(dst, int64(r.MaxTokens), 10)
 	if r.Temperature != nil {
-		buf.WriteString(`,"temperature":`)
-		buf.WriteString(strconv.FormatFloat(*r.Temperature, 'g', -1, 64))
+		dst = append(dst, `,"temperature":`...)
+		dst = strconv.AppendFloat(dst, *r.Temperature, 'g', -1, 64)
 	}
-	buf.WriteString(`}}`)
-	return buf.Bytes(), nil
+	return append(dst, "}}"...), nil
+}
+
+func textOnly(msgs []content.Message) bool {
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			if b.Kind != content.KindText {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// appendJSONString appends s as a JSON string the way encoding/json writes
+// it without HTML escaping: quotes, backslashes and control characters
+// escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(append(dst, s[start:]...), '"')
 }
 
 // checkConverseBody checks a caller's own Converse request (model_input of a

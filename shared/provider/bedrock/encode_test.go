@@ -209,3 +209,16 @@ func TestIsClaude(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkEncodeRecordPrompt encodes a prompt record of a Claude job with a
+// job-level system prompt, the common submit line.
+func BenchmarkEncodeRecordPrompt(b *testing.B) {
+	in := job.Input{ID: "r00123", Prompt: "Classify support ticket 123 into billing, bug or question: \"my invoice <#42> is wrong & late\"."}
+	p := job.Params{MaxTokens: 200, System: "You are a support triage assistant. Answer with one word."}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := bedrock.EncodeRecordAt(123, haiku, in, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -51,14 +51,7 @@ func OutputParser(invocationType string) func(line []byte) (job.Record, error) {
 // cacheWriteInputTokens}} (https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-results.html,
 // https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html,
 // checked 2026-12-01). Bad lines are as for ParseOutputLine.
-func ParseConverseLine(line []byte) (job.Record, error) {
-	return parseLine(line, func(output []byte, rec *job.Record) error {
-		if err := parseConverse(output, rec); err != nil {
-			return badLine("record %s: converse modelOutput: %v", rec.ID, err)
-		}
-		return nil
-	})
-}
+func ParseConverseLine(line []byte) (job.Record, error) { return parseLine(line, true) }
 
 // ParseOutputLine parses one line of an InvokeModel job's output into a
 // record result (JobID and ExpiresAt are the caller's): modelOutput is the
@@ -68,9 +61,11 @@ func ParseConverseLine(line []byte) (job.Record, error) {
 // {recordId, modelInput, modelOutput} or {recordId, modelInput, error:
 // {errorCode (string or number), errorMessage}}; modelInput is checked for
 // syntax and skipped.
-func ParseOutputLine(line []byte) (job.Record, error) { return parseLine(line, parseNative) }
+func ParseOutputLine(line []byte) (job.Record, error) { return parseLine(line, false) }
 
-func parseLine(line []byte, parseOutput func(output []byte, rec *job.Record) error) (job.Record, error) {
+// parseLine reads a line of either job type (the output parsers are called
+// directly, not through a func value, so the record stays on the stack).
+func parseLine(line []byte, converse bool) (job.Record, error) {
 	var (
 		rec        job.Record
 		output     []byte // the modelOutput value, nil when absent or null
@@ -147,7 +142,13 @@ func parseLine(line []byte, parseOutput func(output []byte, rec *job.Record) err
 		return job.Record{}, badLine("record %s has neither modelOutput nor error", rec.ID)
 	}
 	rec.Status = job.RecordSucceeded
-	if err := parseOutput(output, &rec); err != nil {
+	if converse {
+		if err := parseConverse(output, &rec); err != nil {
+			return job.Record{}, badLine("record %s: converse modelOutput: %v", rec.ID, err)
+		}
+		return rec, nil
+	}
+	if err := parseNative(output, &rec); err != nil {
 		return job.Record{}, err
 	}
 	return rec, nil
