@@ -183,3 +183,45 @@ func (m *Model) rules(id string) *model.Model {
 	e, _ := cat.Lookup(id)
 	return e
 }
+
+var _ ondemand.ManyEmbedder = (*Model)(nil)
+
+// EmbedMany embeds several texts in one InvokeModel call (Cohere Embed takes
+// up to 96; the runner sizes the groups from the catalog). Each record gets
+// its own vector as {"embeddings":[...]}; the call's input tokens (from the
+// response headers, Cohere puts none in the body) are shared out by text
+// length, so they add up to what was billed.
+func (m *Model) EmbedMany(ctx context.Context, model string, ins []job.Input, p job.Params) ([]ondemand.OnDemandResult, error) {
+	texts := make([]string, len(ins))
+	total := 0
+	for i, in := range ins {
+		texts[i] = in.Text
+		total += len(in.Text)
+	}
+	body, err := bedrock.EmbeddingBody(model, texts, p.Embed)
+	if err != nil {
+		return nil, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
+	}
+	out, err := m.Client.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{
+		ModelId: aws.String(model), Body: body, ContentType: aws.String("application/json"), Accept: aws.String("application/json"),
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	vecs, err := bedrock.SplitVectors(out.Body)
+	if err != nil || len(vecs) != len(ins) {
+		return nil, &ondemand.CallError{Code: "ModelOutputUnreadable", Message: fmt.Sprintf("want %d vectors: %v", len(ins), err)}
+	}
+	in, _ := headerTokens(out.ResultMetadata)
+	res := make([]ondemand.OnDemandResult, len(ins))
+	left := in
+	for i := range ins {
+		share := in * int64(len(texts[i])) / int64(max(total, 1))
+		if i == len(ins)-1 {
+			share = left
+		}
+		left -= share
+		res[i] = ondemand.OnDemandResult{Output: string(vecs[i]), InputTokens: share}
+	}
+	return res, nil
+}
