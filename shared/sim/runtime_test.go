@@ -429,7 +429,7 @@ func TestRuntimeEmbeddingTokensAndDimensions(t *testing.T) {
 	}{
 		{name: "Titan over 8,192 tokens", model: "amazon.titan-embed-text-v2:0", body: `{"inputText":"` + long(8192*4+4) + `"}`,
 			want: "Too many input tokens. Max input tokens: 8192, request input token count: 8193"},
-		{name: "Cohere v3 over 512 tokens, truncate NONE", model: "cohere.embed-english-v3", body: `{"texts":["` + long(2048+1)[:2048] + `x"],"input_type":"search_document"}`,
+		{name: "Cohere v3 over 512 tokens, truncate NONE", model: "cohere.embed-english-v3", body: `{"texts":["` + long(2048 + 1)[:2048] + `x"],"input_type":"search_document"}`,
 			want: "expected maxLength: 2048"},
 		{name: "Cohere v3 over 512 tokens of multibyte text, NONE fails", model: "cohere.embed-english-v3", body: `{"texts":["` + strings.Repeat("é", 1100) + `"],"input_type":"search_document"}`,
 			want: "more than the model's maximum of 512; with truncate NONE a longer input fails"},
