@@ -149,9 +149,9 @@ type BatchLimits struct {
 	// FileInputs: jobs may come from an uploaded JSONL file.
 	FileInputs bool
 	// MediaPath is the shared/content path (wire shape and documented limits)
-	// a Claude-family record's images and documents take in this provider's
-	// batch bodies ("bedrock-batch-claude", "anthropic"); empty: batch jobs of
-	// this provider carry text only.
+	// a record's images and documents take in this provider's batch bodies
+	// ("bedrock-converse", "anthropic"); empty: batch jobs of this provider
+	// carry text only.
 	MediaPath string
 }
 
