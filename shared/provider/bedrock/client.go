@@ -2,6 +2,13 @@
 // friends) to mcpbatch: it submits, reads, stops and lists provider jobs through the
 // official SDK, encodes user records into Bedrock's input JSONL, and parses Bedrock's
 // output lines, manifest and EventBridge events.
+//
+// Text and vision records become Converse requests (converse.go: one builder,
+// shared with the runtime adapter bedrockrt, applying the model's quirks from
+// the catalog) in jobs of modelInvocationType Converse; embeddings and native
+// model_input bodies go in InvokeModel jobs. A part stores its invocation type
+// and its output is read by it (OutputParser); parts stored before have none
+// and are read as InvokeModel output (native.go).
 package bedrock
 
 import (

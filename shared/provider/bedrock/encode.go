@@ -5,27 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 
-	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
-
-// AnthropicVersion is the Messages API version Bedrock's Claude models take.
-const AnthropicVersion = "bedrock-2023-05-31"
-
-// IsClaude reports whether a model id (base id, cross-region inference profile id,
-// or either's ARN) names an Anthropic Claude model, whose modelInput is an
-// Anthropic Messages body.
-func IsClaude(model string) bool {
-	if i := strings.LastIndexByte(model, '/'); i >= 0 {
-		model = model[i+1:] // foundation-model/... or inference-profile/... ARN
-	}
-	base, _ := config.BaseModel(model)
-	return strings.HasPrefix(base, "anthropic.")
-}
 
 // inputLine is one line of Bedrock's input JSONL.
 type inputLine struct {

@@ -190,26 +190,6 @@ func TestEncodeRecordFieldWithoutIndex(t *testing.T) {
 	}
 }
 
-func TestIsClaude(t *testing.T) {
-	tests := map[string]bool{
-		haiku:   true,
-		profile: true,
-		"global.anthropic.claude-sonnet-4-5-20250929-v1:0":                                                     true,
-		"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0":                 true,
-		"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0": true,
-		nova:                             false,
-		"meta.llama3-1-8b-instruct-v1:0": false,
-		"us.amazon.nova-pro-v1:0":        false,
-	}
-	for model, want := range tests {
-		t.Run(model, func(t *testing.T) {
-			if got := bedrock.IsClaude(model); got != want {
-				t.Errorf("IsClaude = %v, want %v", got, want)
-			}
-		})
-	}
-}
-
 // BenchmarkEncodeRecordPrompt encodes a prompt record of a Claude job with a
 // job-level system prompt, the common submit line.
 func BenchmarkEncodeRecordPrompt(b *testing.B) {
