@@ -70,8 +70,8 @@ type Request struct {
 	TextAdded bool
 }
 
-// Quirk warnings, stored on the job (job.Warnings) when a record was changed
-// to fit its model.
+// FoldedWarning is the job warning (job.Warnings) when a system prompt was
+// folded into the first user turn for a model that takes none.
 func FoldedWarning(modelID string) string {
 	return fmt.Sprintf("model %s takes no system prompt: the system prompt was sent as the first text of the first user turn", modelID)
 }
