@@ -64,8 +64,16 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 		}
 		in.ModelInput = body
 	}
-	if len(in.ModelInput) > 0 {
+	if len(in.ModelInput) > 0 && bedrock.IsNativeBody(in.ModelInput) {
 		return m.invoke(ctx, model, in)
+	}
+	if len(in.ModelInput) > 0 {
+		// A caller's own Converse request, as a Converse batch job takes it.
+		req, err := converseBody(model, in.ModelInput)
+		if err != nil {
+			return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
+		}
+		return m.converse(ctx, req)
 	}
 	rules := m.rules(model)
 	r, err := bedrock.NewRequest(-1, in, p, rules)
@@ -89,6 +97,11 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 			req.System = append(req.System, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}})
 		}
 	}
+	return m.converse(ctx, req)
+}
+
+// converse sends a Converse request and reads its answer.
+func (m *Model) converse(ctx context.Context, req *bedrockruntime.ConverseInput) (ondemand.OnDemandResult, error) {
 	out, err := m.Client.Converse(ctx, req)
 	if err != nil {
 		return ondemand.OnDemandResult{}, classify(err)
