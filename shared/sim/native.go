@@ -581,6 +581,20 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 	if capped {
 		stop = "max_tokens"
 	}
+	content := []any{map[string]any{"text": text}}
+	if doc := citedDocument(inv, req); doc != "" && !capped {
+		// Claude answers about a document read with citations on with a
+		// citationsContent block beside its text (shape as recorded in
+		// vercel/ai packages/amazon-bedrock/src/__fixtures__/bedrock-citations-content.json).
+		cited := fmt.Sprintf(" [simulated] as %s says on page 1.", doc)
+		out += tokens(cited)
+		content = append(content, map[string]any{"citationsContent": map[string]any{
+			"citations": []any{map[string]any{"title": doc,
+				"location":      map[string]any{"documentPage": map[string]any{"documentIndex": 0, "start": 1, "end": 2}},
+				"sourceContent": []any{map[string]any{"text": "[simulated] page 1"}}}},
+			"content": []any{map[string]any{"text": cited}},
+		}})
+	}
 	in, read, write := inv.cached(in, cachedPrefix.String())
 	usage := map[string]any{"inputTokens": in, "outputTokens": out, "totalTokens": in + out + read + write}
 	if read > 0 {
@@ -590,7 +604,7 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 		usage["cacheWriteInputTokens"] = write
 	}
 	return answer{in: in, out: out, cacheRead: read, cacheWrite: write, body: map[string]any{
-		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"text": text}}}},
+		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
 		"stopReason": stop,
 		"usage":      usage,
 		"metrics":    map[string]any{"latencyMs": latencyMs},
@@ -721,4 +735,20 @@ func invokeNovaEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 	return answer{in: max(1, tokens(text)), body: map[string]any{
 		"embeddings": []any{map[string]any{"embeddingType": "TEXT", "embedding": embed(text, dims, true)}},
 	}}, nil
+}
+
+// citedDocument is the name of the first document a Claude request sends
+// with citations on ("" when none).
+func citedDocument(inv invocation, req converseRequest) string {
+	if !strings.HasPrefix(inv.base, "anthropic.") {
+		return ""
+	}
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if d := b.Document; d != nil && d.Citations != nil && d.Citations.Enabled {
+				return d.Name
+			}
+		}
+	}
+	return ""
 }

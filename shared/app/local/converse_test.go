@@ -72,6 +72,10 @@ func TestConverseEndToEnd(t *testing.T) {
 				if !strings.HasPrefix(r.Output, "[simulated]") || !strings.Contains(r.Output, tc.wantSeen) || strings.Contains(r.Output, "extracted text") {
 					t.Errorf("record %s output %q, want a simulated answer showing %q read visually", r.ID, r.Output, tc.wantSeen)
 				}
+				// Citations on: the answer's citationsContent text is part of the output.
+				if tc.wantSeen != "" && !strings.Contains(r.Output, "as Invoice March says on page 1.") {
+					t.Errorf("record %s output %q lacks the cited text", r.ID, r.Output)
+				}
 			}
 		})
 	}

@@ -173,9 +173,10 @@ func parseNative(output []byte, rec *job.Record) error {
 	return nil
 }
 
-// parseConverse reads a Converse response with the scanner: the text blocks
-// of output.message.content (reasoning and other blocks are skipped),
-// stopReason and usage.
+// parseConverse reads a Converse response with the scanner: the text of
+// output.message.content, in order — text blocks and the text inside
+// citationsContent blocks (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CitationsContentBlock.html;
+// reasoning and other blocks are skipped) — stopReason and usage.
 func parseConverse(b []byte, rec *job.Record) error {
 	var text []byte
 	blocks, sawOutput := 0, false
@@ -194,22 +195,34 @@ func parseConverse(b []byte, rec *job.Record) error {
 					if byteAt(b, k) != '[' {
 						return k, syntaxErr(b, k, "an array for output.message.content")
 					}
-					return eachElement(b, k, func(e int) (int, error) {
+					// A text block, or a citationsContent block (Claude reading a
+					// document with citations on) whose content holds text blocks.
+					var textBlock func(e int, where string) (int, error)
+					textBlock = func(e int, where string) (int, error) {
 						return eachMember(b, e, func(key []byte, t int) (next int, err error) {
-							if string(key) != "text" {
-								return skipValue(b, t)
+							switch string(key) {
+							case "text":
+								var s string
+								s, next, err = readString(b, t, where+".text")
+								if blocks == 0 {
+									text = append(text[:0], s...)
+								} else {
+									text = append(text, s...)
+								}
+								blocks++
+								return next, err
+							case "citationsContent":
+								return eachMember(b, t, func(key []byte, c int) (int, error) {
+									if string(key) != "content" || byteAt(b, c) != '[' {
+										return skipValue(b, c)
+									}
+									return eachElement(b, c, func(e int) (int, error) { return textBlock(e, "citationsContent.content") })
+								})
 							}
-							var s string
-							s, next, err = readString(b, t, "content.text")
-							if blocks == 0 {
-								text = append(text[:0], s...)
-							} else {
-								text = append(text, s...)
-							}
-							blocks++
-							return next, err
+							return skipValue(b, t)
 						})
-					})
+					}
+					return eachElement(b, k, func(e int) (int, error) { return textBlock(e, "content") })
 				})
 			})
 		case "stopReason":

@@ -110,8 +110,16 @@ func (m *Model) converse(ctx context.Context, req *bedrockruntime.ConverseInput)
 	if msg, ok := out.Output.(*types.ConverseOutputMemberMessage); ok {
 		var b strings.Builder
 		for _, c := range msg.Value.Content {
-			if t, ok := c.(*types.ContentBlockMemberText); ok {
+			switch t := c.(type) {
+			case *types.ContentBlockMemberText:
 				b.WriteString(t.Value)
+			case *types.ContentBlockMemberCitationsContent:
+				// Claude's answer about a document read with citations on.
+				for _, g := range t.Value.Content {
+					if gt, ok := g.(*types.CitationGeneratedContentMemberText); ok {
+						b.WriteString(gt.Value)
+					}
+				}
 			}
 		}
 		res.Output = b.String()
