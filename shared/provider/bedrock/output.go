@@ -178,8 +178,8 @@ func parseNative(output []byte, rec *job.Record) error {
 // citationsContent blocks (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CitationsContentBlock.html;
 // reasoning and other blocks are skipped) — stopReason and usage.
 func parseConverse(b []byte, rec *job.Record) error {
-	var text []byte
-	blocks, sawOutput := 0, false
+	ct := converseText{b: b}
+	sawOutput := false
 	_, err := eachMember(b, 0, func(key []byte, i int) (next int, err error) {
 		switch string(key) {
 		case "output":
@@ -195,34 +195,7 @@ func parseConverse(b []byte, rec *job.Record) error {
 					if byteAt(b, k) != '[' {
 						return k, syntaxErr(b, k, "an array for output.message.content")
 					}
-					// A text block, or a citationsContent block (Claude reading a
-					// document with citations on) whose content holds text blocks.
-					var textBlock func(e int, where string) (int, error)
-					textBlock = func(e int, where string) (int, error) {
-						return eachMember(b, e, func(key []byte, t int) (next int, err error) {
-							switch string(key) {
-							case "text":
-								var s string
-								s, next, err = readString(b, t, where+".text")
-								if blocks == 0 {
-									text = append(text[:0], s...)
-								} else {
-									text = append(text, s...)
-								}
-								blocks++
-								return next, err
-							case "citationsContent":
-								return eachMember(b, t, func(key []byte, c int) (int, error) {
-									if string(key) != "content" || byteAt(b, c) != '[' {
-										return skipValue(b, c)
-									}
-									return eachElement(b, c, func(e int) (int, error) { return textBlock(e, "citationsContent.content") })
-								})
-							}
-							return skipValue(b, t)
-						})
-					}
-					return eachElement(b, k, func(e int) (int, error) { return textBlock(e, "content") })
+					return eachElement(b, k, func(e int) (int, error) { return ct.block(e) })
 				})
 			})
 		case "stopReason":
@@ -256,8 +229,44 @@ func parseConverse(b []byte, rec *job.Record) error {
 	if !sawOutput {
 		return fmt.Errorf("no output member: not a Converse response")
 	}
-	rec.Output = string(text)
+	rec.Output = string(ct.text)
 	return nil
+}
+
+// converseText gathers the text of a Converse answer's content blocks: text
+// blocks, and the text blocks inside a citationsContent block (Claude reading
+// a document with citations on).
+type converseText struct {
+	b      []byte
+	text   []byte
+	blocks int
+}
+
+// block reads the content block at b[e].
+func (c *converseText) block(e int) (int, error) {
+	b := c.b
+	return eachMember(b, e, func(key []byte, t int) (next int, err error) {
+		switch string(key) {
+		case "text":
+			var s string
+			s, next, err = readString(b, t, "content.text")
+			if c.blocks == 0 {
+				c.text = append(c.text[:0], s...)
+			} else {
+				c.text = append(c.text, s...)
+			}
+			c.blocks++
+			return next, err
+		case "citationsContent":
+			return eachMember(b, t, func(key []byte, k int) (int, error) {
+				if string(key) != "content" || byteAt(b, k) != '[' {
+					return skipValue(b, k)
+				}
+				return eachElement(b, k, func(e int) (int, error) { return c.block(e) })
+			})
+		}
+		return skipValue(b, t)
+	})
 }
 
 // parseClaude reads a Claude Messages response: the text blocks, stop_reason and
