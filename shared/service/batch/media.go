@@ -72,6 +72,11 @@ type Media struct {
 	// bad holds the records with problems: a dry run reports them and does
 	// not encode them (their blocks were never measured).
 	bad map[int]bool
+	// noSystem: the model takes no system prompt; system (the job's) or the
+	// record's own goes first in the first user turn, as the encoder does
+	// for the placeholder it is rendered over.
+	noSystem bool
+	system   string
 }
 
 // media is the unexported name the submit uses.
@@ -123,6 +128,7 @@ func (s *Service) NewMedia(req *SubmitRequest, lim service.BatchLimits) (*Media,
 	if err != nil {
 		return nil, err
 	}
+	md.noSystem, md.system = m != nil && m.NoSystemPrompt && md.path == content.PathBedrockConverse, req.Params.System
 	if d := documentRules(m); d != nil && md.path == content.PathBedrockConverse {
 		ch.PDF = content.PDFRules{MaxBytes: d.MaxPDFBytes, ExemptFromCap: d.PDFExemptFromCap, Citations: d.CitationsForPDF, Source: m.FactsSource}
 		md.textBlocks = d.RequiresText
@@ -277,6 +283,7 @@ func (md *Media) encode(i int, in job.Input, enc func(job.Input) ([]byte, error)
 // Converse encoder does, but keeps it the whole "messages" value), and a
 // bound on the line's rendered length (for the split).
 func (md *Media) Encode(i int, in job.Input, rec *content.Record, enc func(job.Input) ([]byte, error)) (line []byte, off, size int, err error) {
+	md.foldSystem(in, rec)
 	ph := placeholder(i)
 	in.Messages = ph
 	if line, err = enc(in); err != nil {
@@ -296,6 +303,23 @@ func (md *Media) Encode(i int, in job.Input, rec *content.Record, enc func(job.I
 		return nil, 0, 0, fmt.Errorf("records[%d]: the provider's encoder wrote broken JSON around the messages", i)
 	}
 	return line, off, len(line) - (end - off) + renderedBound(rec), nil
+}
+
+// foldSystem puts the system prompt first in the first user turn of a
+// record for a model that takes none (once: a record may be encoded twice).
+func (md *Media) foldSystem(in job.Input, rec *content.Record) {
+	sys := md.system
+	if in.System != "" {
+		sys = in.System
+	}
+	if !md.noSystem || sys == "" || len(rec.Messages) == 0 {
+		return
+	}
+	first := &rec.Messages[0]
+	if len(first.Blocks) > 0 && first.Blocks[0].Kind == content.KindText && first.Blocks[0].Text == sys {
+		return
+	}
+	first.Blocks = append([]content.Block{{Kind: content.KindText, Text: sys}}, first.Blocks...)
 }
 
 // valueEnd is the index just past the JSON array or object starting at b[i]
