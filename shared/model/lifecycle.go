@@ -7,8 +7,27 @@ import (
 	"time"
 )
 
-// ErrEndOfLife marks a refusal of a model past its end of life.
+// ErrEndOfLife marks a refusal of a model past its end of life
+// (errors.Is matches an *EndOfLifeError).
 var ErrEndOfLife = errors.New("model past its end of life")
+
+// EndOfLifeError says which model reached its end of life, when, and what
+// to use instead.
+type EndOfLifeError struct{ msg string }
+
+func (e *EndOfLifeError) Error() string        { return e.msg }
+func (e *EndOfLifeError) Is(target error) bool { return target == ErrEndOfLife }
+
+// providerName is how messages name where a model runs.
+func providerName(p string) string {
+	switch p {
+	case ProviderBedrock:
+		return "Amazon Bedrock"
+	case ProviderAnthropic:
+		return "the Anthropic API"
+	}
+	return p
+}
 
 // lifecycleOK are the statuses a catalog row may carry.
 var lifecycleOK = []string{LifecycleActive, LifecycleLegacy, LifecycleEndOfLife}
@@ -31,7 +50,7 @@ func (m *Model) Usable(day time.Time) (warning string, err error) {
 		if l.EndOfLife != "" {
 			when = "reached its end of life on " + l.EndOfLife
 		}
-		return "", fmt.Errorf("%w: model %s (%s) %s at %s%s", ErrEndOfLife, m.ID, m.Name, when, m.Provider, m.successorText())
+		return "", &EndOfLifeError{fmt.Sprintf("model %s (%s) %s on %s%s", m.ID, m.Name, when, providerName(m.Provider), m.successorText())}
 	}
 	w := fmt.Sprintf("model %s (%s) is legacy", m.ID, m.Name)
 	if l.LegacySince != "" {

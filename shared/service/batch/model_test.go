@@ -40,10 +40,10 @@ func TestCheckModelAgainstTheCatalog(t *testing.T) {
 		wantField         string // "" for success
 		wantText          []string
 	}{
-		{"default max_tokens", "anthropic.claude-3-5-haiku-20241022-v1:0", "", 0, prompt(100), "batch", 1024, "", nil},
-		{"at the model's maximum", "anthropic.claude-3-5-haiku-20241022-v1:0", "", 8192, prompt(100), "batch", 8192, "", nil},
-		{"over the model's maximum", "anthropic.claude-3-5-haiku-20241022-v1:0", "", 8193, prompt(100), "", 0, "max_tokens",
-			[]string{"1..8192", "anthropic.claude-3-5-haiku-20241022-v1:0"}},
+		{"default max_tokens", "anthropic.claude-haiku-4-5-20251001-v1:0", "", 0, prompt(100), "batch", 1024, "", nil},
+		{"at the model's maximum", "anthropic.claude-haiku-4-5-20251001-v1:0", "", 64000, prompt(100), "batch", 64000, "", nil},
+		{"over the model's maximum", "anthropic.claude-haiku-4-5-20251001-v1:0", "", 64001, prompt(100), "", 0, "max_tokens",
+			[]string{"1..64000", "anthropic.claude-haiku-4-5-20251001-v1:0"}},
 		{"4.5 allows 64000", "anthropic.claude-haiku-4-5-20251001-v1:0", "", 64000, prompt(100), "batch", 64000, "", nil},
 		{"auto under the minimum runs on demand", "amazon.nova-lite-v1:0", "", 0, prompt(20), "on_demand", 1024, "", nil},
 		{"a model that runs on demand only: auto", "mistral.mistral-7b-instruct-v0:2", "", 0, prompt(300), "on_demand", 1024, "", nil},
