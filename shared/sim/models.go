@@ -91,6 +91,19 @@ var bedrockModels = map[string]bedrockModel{
 	// "Max output tokens: 64K" (Bedrock model card, Claude Haiku 4.5).
 	"anthropic.claude-haiku-4-5-20251001-v1:0": {fam: famClaude, maxOut: 64000, profiles: true},
 	"anthropic.claude-opus-4-5-20251101-v1:0":  {fam: famClaude, maxOut: 64000, profiles: true},
+	// Claude 4.6 and later: ids without a date suffix, served on demand
+	// through profiles only; max output from the Anthropic models overview
+	// and the Bedrock model cards (Haiku 5.5: 128K), 64K where not found.
+	"anthropic.claude-opus-4-6-v1": {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-sonnet-4-6":  {fam: famClaude, maxOut: 64000, profiles: true},
+	"anthropic.claude-opus-4-7":    {fam: famClaude, maxOut: 64000, profiles: true},
+	"anthropic.claude-opus-4-8":    {fam: famClaude, maxOut: 64000, profiles: true},
+	"anthropic.claude-opus-5":      {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-opus-5-5":    {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-sonnet-5":    {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-sonnet-5-5":  {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-haiku-5-5":   {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-fable-5":     {fam: famClaude, maxOut: 64000, profiles: true},
 
 	// Nova understanding models: maxTokens "greater than 0, equal or less than 5k"
 	// (https://docs.aws.amazon.com/nova/latest/userguide/complete-request-schema.html);
@@ -194,6 +207,24 @@ var anthropicModels = map[string]anthropicModel{
 	"claude-haiku-4-5":           {maxOut: 64000, cacheMin: 4096},
 	"claude-opus-4-5-20251101":   {maxOut: 64000, cacheMin: 4096},
 	"claude-opus-4-5":            {maxOut: 64000, cacheMin: 4096},
+	// Current models (checked 2026-12-01): max output 128K for Opus 4.6
+	// and the generation-5 models (https://platform.claude.com/docs/en/about-claude/models/overview,
+	// https://platform.claude.com/docs/en/models/haiku-5-5/overview), 64K for
+	// Sonnet 4.6; 64K where the page was not found (Opus 4.7, 4.8, Fable 5:
+	// the stricter reading). Minimum cacheable length 4096 as for Opus 4.6,
+	// the stricter reading where not documented.
+	"claude-opus-4-6":   {maxOut: 128000, cacheMin: 4096},
+	"claude-sonnet-4-6": {maxOut: 64000, cacheMin: 4096},
+	"claude-opus-4-7":   {maxOut: 64000, cacheMin: 4096},
+	"claude-opus-4-8":   {maxOut: 64000, cacheMin: 4096},
+	"claude-opus-5":     {maxOut: 128000, cacheMin: 4096},
+	"claude-opus-5-5":   {maxOut: 128000, cacheMin: 4096},
+	"claude-sonnet-5":   {maxOut: 128000, cacheMin: 4096},
+	"claude-sonnet-5-5": {maxOut: 128000, cacheMin: 4096},
+	"claude-haiku-5-5":  {maxOut: 128000, cacheMin: 4096},
+	"claude-fable-5":    {maxOut: 64000, cacheMin: 4096},
+	"claude-fable-5-1":  {maxOut: 128000, cacheMin: 4096},
+	"claude-fable-5-2":  {maxOut: 128000, cacheMin: 4096},
 }
 
 // KnownBedrockModels and KnownAnthropicModels list the ids the simulators hold
