@@ -49,9 +49,10 @@ func TestEmbeddedCatalogParsesAndValidates(t *testing.T) {
 		}
 	}
 	// The ids the product defaults to must stay in the catalog.
-	for _, id := range []string{haiku35, sonnet35v2, haiku45, sonnet45,
-		"us." + haiku35, "us." + sonnet35v2, "us." + haiku45, "us." + sonnet45,
-		"claude-haiku-4-5", "claude-sonnet-4-5"} {
+	for _, id := range []string{haiku45, sonnet45, "anthropic.claude-sonnet-4-6",
+		"us." + haiku45, "us." + sonnet45, "global." + haiku45, "global.anthropic.claude-sonnet-4-6",
+		"amazon.nova-lite-v1:0", "amazon.nova-2-lite-v1:0", "meta.llama3-3-70b-instruct-v1:0", titanV2,
+		"claude-haiku-4-5", "claude-sonnet-4-6"} {
 		if _, ok := Default().Lookup(id); !ok {
 			t.Errorf("product default %q missing from the catalog", id)
 		}
