@@ -212,6 +212,11 @@ func TestLifecycleValidation(t *testing.T) {
 	if _, err := Parse([]byte(fmt.Sprintf(base, `{"status":"end_of_life","end_of_life":"2026-06-15","successor":"b"}`, ``))); err != nil {
 		t.Errorf("valid lifecycle refused: %v", err)
 	}
+	// An operator override that retires a model others name as successor is
+	// refused: a refusal would send users in a circle.
+	if _, err := Default().Merge([]byte(`{"models":[{"id":"` + haiku45 + `","lifecycle":{"status":"end_of_life"}}]}`)); err == nil || !strings.Contains(err.Error(), "itself at end of life") {
+		t.Errorf("Merge retiring a successor: %v, want a refusal", err)
+	}
 	// An empty sampling list (none accepted) survives an operator merge.
 	c, err := Parse([]byte(fmt.Sprintf(base, `{"status":"active"}`, `,"sampling":[]`)))
 	if err != nil {
