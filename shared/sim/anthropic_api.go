@@ -276,7 +276,8 @@ func (s *AnthropicSim) readRequests(dec *json.Decoder, version anthropicVersion)
 			seen[wr.CustomID] = i
 			model = wr.Params.Model
 			in, prefix := requestTokens(wr.Params.System, wr.Params.Messages)
-			q := simReq{id: wr.CustomID, model: wr.Params.Model, maxTokens: *wr.Params.MaxTokens, inTokens: in}
+			q := simReq{id: wr.CustomID, model: wr.Params.Model, maxTokens: *wr.Params.MaxTokens, inTokens: in,
+				sampling: nonDefaultSampling(&wr)}
 			if seen, err := claudeMedia(messageContents(wr.Params.Messages), anthropicModal(wr.Params.Model), false); err != nil {
 				q.mediaErr = "SIMULATED: " + err.Error()
 			} else {

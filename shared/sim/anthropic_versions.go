@@ -66,3 +66,23 @@ func (v anthropicVersion) versionRefusal(i int, wr *wireRequest) string {
 	}
 	return ""
 }
+
+// nonDefaultSampling names the first sampling parameter a request sets to
+// other than its default (temperature 1; top_p and top_k have none), or "".
+func nonDefaultSampling(wr *wireRequest) string {
+	if t := wr.Params.Temperature; len(t) > 0 && string(t) != "null" {
+		var v float64
+		if json.Unmarshal(t, &v) != nil || v != 1 {
+			return "temperature"
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    json.RawMessage
+	}{{"top_p", wr.Params.TopP}, {"top_k", wr.Params.TopK}} {
+		if len(f.v) > 0 && string(f.v) != "null" {
+			return f.name
+		}
+	}
+	return ""
+}

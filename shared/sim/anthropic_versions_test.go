@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -67,5 +68,50 @@ func TestAnthropicVersionRules(t *testing.T) {
 				t.Errorf("batches went from %d to %d on a refusal; want none created", before, n)
 			}
 		})
+	}
+}
+
+// TestAnthropicModelSampling: under 2023-06-01, which allows sampling, a
+// model that takes only the defaults (Opus 4.7 and later) errors the request
+// that sets temperature 0.2, and runs the one at the default 1.0 and the one
+// sent to Haiku 4.5.
+func TestAnthropicModelSampling(t *testing.T) {
+	s := &sim.AnthropicSim{}
+	url, err := s.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c := anthropic.NewClient(option.WithAPIKey("k"), option.WithBaseURL(url), option.WithMaxRetries(0),
+		option.WithHeader("anthropic-version", "2023-06-01"))
+	req := func(id, model string) anthropic.MessageBatchNewParamsRequest {
+		return anthropic.MessageBatchNewParamsRequest{CustomID: id, Params: anthropic.MessageBatchNewParamsRequestParams{
+			Model: anthropic.Model(model), MaxTokens: 10, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("q"))}}}
+	}
+	ctx := context.Background()
+	b, err := c.Messages.Batches.New(ctx, anthropic.MessageBatchNewParams{Requests: []anthropic.MessageBatchNewParamsRequest{
+		req("opus5-low", "claude-opus-5"), req("opus5-default", "claude-opus-5"), req("haiku45-low", "claude-haiku-4-5")}},
+		option.WithJSONSet("requests.0.params.temperature", 0.2), option.WithJSONSet("requests.1.params.temperature", 1.0),
+		option.WithJSONSet("requests.2.params.temperature", 0.2))
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if err := s.Settle(); err != nil {
+		t.Fatal(err)
+	}
+	stream := c.Messages.Batches.ResultsStreaming(ctx, b.ID, anthropic.MessageBatchResultsParams{})
+	got := map[string]string{}
+	for stream.Next() {
+		r := stream.Current()
+		got[r.CustomID] = r.Result.Type
+		if r.CustomID == "opus5-low" && !strings.Contains(r.Result.Error.Error.Message, "temperature") {
+			t.Errorf("opus5-low error %q does not name temperature", r.Result.Error.Error.Message)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"opus5-low": "errored", "opus5-default": "succeeded", "haiku45-low": "succeeded"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("results %v, want %v", got, want)
 	}
 }

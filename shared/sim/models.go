@@ -177,6 +177,9 @@ type anthropicModel struct {
 	// cacheMin is the minimum cacheable prompt length in tokens; a shorter
 	// prefix is processed without caching.
 	cacheMin int
+	// fixedSampling: the model refuses temperature, top_p and top_k at
+	// non-default values, whatever the API version (Opus 4.7 and later).
+	fixedSampling bool
 }
 
 // anthropicModels: max output from
@@ -212,19 +215,23 @@ var anthropicModels = map[string]anthropicModel{
 	// https://platform.claude.com/docs/en/models/haiku-5-5/overview), 64K for
 	// Sonnet 4.6; 64K where the page was not found (Opus 4.7, 4.8, Fable 5:
 	// the stricter reading). Minimum cacheable length 4096 as for Opus 4.6,
-	// the stricter reading where not documented.
+	// the stricter reading where not documented. Opus 4.7 and later refuse
+	// non-default temperature, top_p and top_k
+	// ("What's new in Claude Opus 4.7", as reported in
+	// https://www.totalum.app/blog/claude-4-deprecation-migration-2026);
+	// the generation-5 models are held to the same rule (stricter reading).
 	"claude-opus-4-6":   {maxOut: 128000, cacheMin: 4096},
 	"claude-sonnet-4-6": {maxOut: 64000, cacheMin: 4096},
-	"claude-opus-4-7":   {maxOut: 64000, cacheMin: 4096},
-	"claude-opus-4-8":   {maxOut: 64000, cacheMin: 4096},
-	"claude-opus-5":     {maxOut: 128000, cacheMin: 4096},
-	"claude-opus-5-5":   {maxOut: 128000, cacheMin: 4096},
-	"claude-sonnet-5":   {maxOut: 128000, cacheMin: 4096},
-	"claude-sonnet-5-5": {maxOut: 128000, cacheMin: 4096},
-	"claude-haiku-5-5":  {maxOut: 128000, cacheMin: 4096},
-	"claude-fable-5":    {maxOut: 64000, cacheMin: 4096},
-	"claude-fable-5-1":  {maxOut: 128000, cacheMin: 4096},
-	"claude-fable-5-2":  {maxOut: 128000, cacheMin: 4096},
+	"claude-opus-4-7":   {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
+	"claude-opus-4-8":   {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
+	"claude-opus-5":     {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-opus-5-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-sonnet-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-sonnet-5-5": {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-haiku-5-5":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-fable-5":    {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
+	"claude-fable-5-1":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-fable-5-2":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
 }
 
 // KnownBedrockModels and KnownAnthropicModels list the ids the simulators hold
