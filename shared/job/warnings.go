@@ -2,11 +2,12 @@ package job
 
 import "slices"
 
-// AddWarnings appends warnings to the job's, each once, in order.
-func (j *Job) AddWarnings(ws ...string) {
-	for _, w := range ws {
-		if w != "" && !slices.Contains(j.Warnings, w) {
-			j.Warnings = append(j.Warnings, w)
+// AddWarning appends w to the job's warnings unless it is already there, so
+// a retried step never shows the same warning twice.
+func (j *Job) AddWarning(w ...string) {
+	for _, x := range w {
+		if x != "" && !slices.Contains(j.Warnings, x) {
+			j.Warnings = append(j.Warnings, x)
 		}
 	}
 }

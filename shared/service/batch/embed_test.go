@@ -63,8 +63,8 @@ func TestCheckEmbedding(t *testing.T) {
 		{name: "nova embeddings 512 refused", model: "amazon.nova-2-multimodal-embeddings-v1:0", records: text("a"), ep: &job.EmbedParams{Dimensions: 512}, wantField: "dimensions"},
 		{name: "native body with an index", model: titan, records: []job.Input{{ModelInput: []byte(`{"inputText":"x"}`)}},
 			index: &IndexRequest{Name: "i"}, wantField: "records[0].model_input"},
-		{name: "text to a text model", model: "anthropic.claude-3-5-haiku-20241022-v1:0", records: text("a"), wantField: "records[0].text"},
-		{name: "index on a text model", model: "anthropic.claude-3-5-haiku-20241022-v1:0", records: []job.Input{{Prompt: "p"}},
+		{name: "text to a text model", model: "anthropic.claude-haiku-4-5-20251001-v1:0", records: text("a"), wantField: "records[0].text"},
+		{name: "index on a text model", model: "anthropic.claude-haiku-4-5-20251001-v1:0", records: []job.Input{{Prompt: "p"}},
 			index: &IndexRequest{Name: "i"}, wantField: "index"},
 	}
 	for _, tc := range tests {

@@ -39,8 +39,8 @@ type SubmitRequest struct {
 	// Submit settles it into Target.
 	Index  *IndexRequest
 	Target *job.IndexTarget
-	// Warnings are settled by Submit: how the records were changed to fit
-	// the model's rules (job.Job.Warnings).
+	// Warnings go onto the job: what validation found the user should know
+	// (a legacy model) and how records were changed to fit the model's rules.
 	Warnings []string
 }
 
@@ -102,6 +102,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.MaxInputLineBytes = longest
+	j.AddWarning(req.Warnings...)
 	start := 0
 	for i, size := range parts {
 		p := job.Part{
@@ -125,7 +126,6 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		return nil, err
 	}
 	j.Params, j.RetryOf, j.Notify = &req.Params, req.RetryOf, req.Notify
-	j.AddWarnings(req.Warnings...)
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return nil, fmt.Errorf("%w: %s", service.ErrJobExists, id)

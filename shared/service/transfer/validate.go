@@ -134,9 +134,9 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 		cur.RecordCount, cur.Shards, cur.Parts = draft.RecordCount, draft.Shards, draft.Parts
 		cur.MaxInputLineBytes = maxLine
 		if w, ok := prov.(service.JobWarner); ok {
-			cur.AddWarnings(w.JobWarnings(req.Model, nil, req.Params)...)
+			cur.AddWarning(w.JobWarnings(req.Model, nil, req.Params)...)
 		}
-		cur.AddWarnings(md.Warnings()...)
+		cur.AddWarning(md.Warnings()...)
 		// The one backward move: input validation comes before the provider's
 		// own (queued < validating), and the parts start queued.
 		cur.Status, cur.ProviderStatus = job.StatusQueued, ""
