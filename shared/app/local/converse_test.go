@@ -54,7 +54,17 @@ func TestConverseEndToEnd(t *testing.T) {
 			if tc.system != "" {
 				args["system"] = tc.system
 			}
+			// A dry run shows the warnings the job will carry; the submit result too.
+			args["dry_run"] = true
+			d := call[mcpserver.JobHandle](t, cs, "submit_batch", args)
+			if tc.wantWarning != "" && (d.DryRun == nil || !slices.Contains(d.DryRun.Warnings, tc.wantWarning)) {
+				t.Errorf("dry run %+v lacks the warning %q", d.DryRun, tc.wantWarning)
+			}
+			delete(args, "dry_run")
 			h := call[mcpserver.JobHandle](t, cs, "submit_batch", args)
+			if tc.wantWarning != "" && !slices.Contains(h.Warnings, tc.wantWarning) {
+				t.Errorf("submit result warnings %q lack %q", h.Warnings, tc.wantWarning)
+			}
 			j := s.finish(cs, h.JobID)
 			if j.Status != "completed" || j.Succeeded != len(tc.records) || j.BadLines != 0 {
 				t.Fatalf("job %+v", j)
