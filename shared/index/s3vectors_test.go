@@ -2,6 +2,8 @@ package index_test
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"io"
 	"log/slog"
 	"testing"
@@ -51,5 +53,55 @@ func TestS3VectorsMissingBucket(t *testing.T) {
 	_, err := ix.Open(context.Background(), index.Ref{Owner: "o", Name: "n"}, index.Spec{Dimension: 2, Metric: index.Cosine, Model: "m"})
 	if err == nil {
 		t.Fatal("opened an index in a bucket that does not exist")
+	}
+}
+
+// catalogCalls counts the calls that read the catalog index as a whole.
+type catalogCalls struct {
+	index.S3VectorsAPI
+	lists atomic.Int64
+}
+
+func (c *catalogCalls) ListVectors(ctx context.Context, in *s3vectors.ListVectorsInput, opts ...func(*s3vectors.Options)) (*s3vectors.ListVectorsOutput, error) {
+	if aws.ToString(in.IndexName) == index.CatalogIndex {
+		c.lists.Add(1)
+	}
+	return c.S3VectorsAPI.ListVectors(ctx, in, opts...)
+}
+
+// TestS3VectorsListReadsOnlyTheOwner: list_indexes reads the caller's own
+// entries, not every owner's catalog records.
+func TestS3VectorsListReadsOnlyTheOwner(t *testing.T) {
+	api := &catalogCalls{S3VectorsAPI: newSimClient(t)}
+	ix := index.NewS3Vectors(api, "mcpbatch-test-vectors")
+	ix.CreateBucket = true
+	ctx := context.Background()
+	sp := index.Spec{Dimension: 2, Metric: index.Cosine, Model: "m"}
+	for i := range 5 {
+		if _, err := ix.Open(ctx, index.Ref{Owner: fmt.Sprint("other-", i), Name: "x"}, sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"b", "a"} {
+		if _, err := ix.Open(ctx, index.Ref{Owner: "me", Name: n}, sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api.lists.Store(0)
+	l, err := ix.List(ctx, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l) != 2 || l[0].Name != "a" || l[1].Name != "b" || l[0].Owner != "me" {
+		t.Fatalf("list %+v", l)
+	}
+	if n := api.lists.Load(); n != 0 {
+		t.Fatalf("list_indexes listed the whole catalog (%d ListVectors calls)", n)
+	}
+	if err := ix.DeleteIndex(ctx, index.Ref{Owner: "me", Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := ix.List(ctx, "me"); err != nil || len(l) != 1 || l[0].Name != "b" {
+		t.Fatalf("after delete: %+v, %v", l, err)
 	}
 }
