@@ -3,9 +3,9 @@ package index_test
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
