@@ -1,6 +1,7 @@
 package content
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -52,6 +53,10 @@ type Checker struct {
 	Modalities []string
 	// Store resolves s3:// sources; nil refuses them.
 	Store *Store
+	// Keep keeps each s3:// part's bytes on its block (Block.Bytes) so it is
+	// read once for the check and the request: on-demand runs, whose caller
+	// bounds the bytes held at a time.
+	Keep bool
 }
 
 // NewChecker is a Checker with the documented limits of path.
@@ -86,8 +91,15 @@ func (c *Checker) CheckRecord(ctx context.Context, index int, id string, message
 	return rec, c.Check(ctx, rec)
 }
 
-// Check checks every block of rec and returns all its problems, in order.
+// Check checks every block of rec and returns its problems, in order. What
+// can be judged without reading a part is judged first: the number of
+// images, documents and (by their sizes, from a head of each s3:// object)
+// the request's bytes; a record over one of those is refused before any
+// part is read, and once a part fails no further s3:// part is read.
 func (c *Checker) Check(ctx context.Context, rec *Record) []*Problem {
+	if ps := c.precheck(ctx, rec); len(ps) > 0 {
+		return ps
+	}
 	var ps []*Problem
 	l := c.Limits
 	var images, docs, pages int
@@ -109,6 +121,9 @@ func (c *Checker) Check(ctx context.Context, rec *Record) []*Problem {
 				}
 				reqBytes += int64(len(blk.Raw))
 				continue
+			}
+			if len(ps) > 0 && blk.Source == SourceS3 {
+				continue // the record is refused already: read no more
 			}
 			if p := c.checkBinary(ctx, rec, where, msg.Role, blk); p != nil {
 				ps = append(ps, p)
@@ -150,6 +165,64 @@ func (c *Checker) Check(ctx context.Context, rec *Record) []*Problem {
 	return ps
 }
 
+// precheck counts a record's images and documents and sums the sizes its
+// s3:// objects have by a head (base64 parts by their length), and names
+// any per-request limit crossed, without reading a part.
+func (c *Checker) precheck(ctx context.Context, rec *Record) []*Problem {
+	l := c.Limits
+	var images, docs int
+	var reqBytes int64
+	for m := range rec.Messages {
+		for b := range rec.Messages[m].Blocks {
+			blk := &rec.Messages[m].Blocks[b]
+			switch blk.Kind {
+			case KindText:
+				reqBytes += int64(len(blk.Text))
+				continue
+			case KindOther:
+				reqBytes += int64(len(blk.Raw))
+				continue
+			case KindImage:
+				images++
+			case KindDocument:
+				docs++
+			}
+			switch blk.Source {
+			case SourceBase64:
+				reqBytes += base64Len(decodedLen(blk.Data))
+			case SourceS3:
+				if h := c.head(ctx, blk); h.ok {
+					reqBytes += base64Len(h.size)
+				}
+			}
+		}
+	}
+	var ps []*Problem
+	last := fmt.Sprintf("records[%d].messages", rec.Index)
+	if l.MaxImages > 0 && images > l.MaxImages {
+		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: at most %d images per request%s", c.Path, l.MaxImages, l.source("images")), "has %d images", images))
+	}
+	if l.MaxDocuments > 0 && docs > l.MaxDocuments {
+		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: at most %d documents per request%s", c.Path, l.MaxDocuments, l.source("document")), "has %d documents", docs))
+	}
+	if l.MaxRequestBytes > 0 && reqBytes > l.MaxRequestBytes {
+		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: request body at most %d bytes%s", c.Path, l.MaxRequestBytes, l.source("request")), "its content alone encodes to about %d bytes", reqBytes))
+	}
+	return ps
+}
+
+// head asks the store once for an s3:// block's size and version.
+func (c *Checker) head(ctx context.Context, blk *Block) *head {
+	if blk.head == nil {
+		h := &head{}
+		if c.Store != nil {
+			h.size, h.version, h.ok, h.err = c.Store.Head(ctx, blk.URI)
+		}
+		blk.head = h
+	}
+	return blk.head
+}
+
 func (c *Checker) reads(kind Kind) bool { return slices.Contains(c.Modalities, string(kind)) }
 
 func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role string, blk *Block) *Problem {
@@ -182,12 +255,39 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 		r = newB64Reader(blk.Data)
 		size = decodedLen(blk.Data)
 	case SourceS3:
-		rc, n, err := c.Store.Open(ctx, blk.URI)
+		h := c.head(ctx, blk)
+		var rc io.ReadCloser
+		var err error
+		switch {
+		case h.err != nil:
+			return rec.errf(where+".source.uri", "", "%v", h.err)
+		case h.ok:
+			if max := c.maxBytes(blk.Kind); max > 0 && c.measured(blk.Kind, h.size) > max {
+				return c.sizeProblem(rec, where, blk.Kind, h.size)
+			}
+			rc, err = c.Store.OpenPinned(ctx, blk.URI, h.size, h.version)
+			size = h.size
+		default:
+			rc, size, err = c.Store.Open(ctx, blk.URI)
+		}
 		if err != nil {
 			return rec.errf(where+".source.uri", "", "%v", err)
 		}
 		defer rc.Close()
-		r, size = rc, n
+		r = rc
+		if c.Keep {
+			buf := bytes.NewBuffer(make([]byte, 0, max(size, 0)+bytes.MinRead))
+			lim := c.maxBytes(blk.Kind)
+			if lim <= 0 {
+				lim = inspectLimit
+			}
+			r = io.TeeReader(io.LimitReader(rc, max(lim, size)+1), buf)
+			defer func() {
+				if blk.Info.Format != "" {
+					blk.Bytes = buf.Bytes()
+				}
+			}()
+		}
 	}
 	// Refuse by declared size before reading a byte of an oversized object.
 	if max := c.maxBytes(blk.Kind); max > 0 && size > 0 && c.measured(blk.Kind, size) > max {
@@ -204,6 +304,9 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 			return rec.errf(where+".source.data", "", "is not valid base64 (at byte %d)", int64(ce))
 		}
 		return rec.errf(where, "", "%s %v", kind, err)
+	}
+	if h := blk.head; h != nil && h.ok {
+		info.Version = h.version
 	}
 	blk.Info = info
 	if !slices.Contains(allowed, info.Format) {

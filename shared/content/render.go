@@ -161,10 +161,15 @@ func (r *Renderer) copyBase64(ctx context.Context, w io.Writer, b *Block) error 
 // still the one that was validated (same length, same format).
 func (r *Renderer) copyPart(ctx context.Context, w io.Writer, b *Block) error {
 	var src io.Reader
-	if b.Source == SourceBase64 {
+	switch {
+	case b.Source == SourceBase64:
 		src = newB64Reader(b.Data)
-	} else {
-		rc, _, err := r.Store.Open(ctx, b.URI)
+	case b.Bytes != nil:
+		src = bytes.NewReader(b.Bytes)
+	default:
+		// The version checked, and no more than its size: a replacement
+		// (the upload link used again) is refused, not copied.
+		rc, err := r.Store.OpenPinned(ctx, b.URI, b.Info.Bytes, b.Info.Version)
 		if err != nil {
 			return err
 		}
@@ -280,22 +285,26 @@ func (r *Renderer) ConverseMessages(ctx context.Context, msgs []Message) ([]brty
 			if b.Info.Format == "" {
 				return nil, fmt.Errorf("messages[%d].content[%d]: block was not checked before rendering", m, i)
 			}
-			var buf bytes.Buffer
-			buf.Grow(int(b.Info.Bytes))
-			if err := r.copyPart(ctx, &buf, b); err != nil {
-				return nil, fmt.Errorf("messages[%d].content[%d]: %w", m, i, err)
+			data := b.Bytes
+			if data == nil {
+				var buf bytes.Buffer
+				buf.Grow(int(b.Info.Bytes))
+				if err := r.copyPart(ctx, &buf, b); err != nil {
+					return nil, fmt.Errorf("messages[%d].content[%d]: %w", m, i, err)
+				}
+				data = buf.Bytes()
 			}
 			if b.Kind == KindImage {
 				bm.Content = append(bm.Content, &brtypes.ContentBlockMemberImage{Value: brtypes.ImageBlock{
 					Format: brtypes.ImageFormat(b.Info.Format),
-					Source: &brtypes.ImageSourceMemberBytes{Value: buf.Bytes()},
+					Source: &brtypes.ImageSourceMemberBytes{Value: data},
 				}})
 			} else {
 				name := DocumentName(b, m, i)
 				bm.Content = append(bm.Content, &brtypes.ContentBlockMemberDocument{Value: brtypes.DocumentBlock{
 					Format: brtypes.DocumentFormat(b.Info.Format),
 					Name:   &name,
-					Source: &brtypes.DocumentSourceMemberBytes{Value: buf.Bytes()},
+					Source: &brtypes.DocumentSourceMemberBytes{Value: data},
 				}})
 			}
 		}
