@@ -211,6 +211,29 @@ func (c *Checker) precheck(ctx context.Context, rec *Record) []*Problem {
 	return ps
 }
 
+// Weigh is an upper bound on the bytes Check keeps of rec's s3:// parts
+// (Keep): their sizes by a head, or the path's per-part limit when the store
+// cannot tell. A caller bounding the bytes held at a time weighs first.
+func (c *Checker) Weigh(ctx context.Context, rec *Record) int64 {
+	var n int64
+	for m := range rec.Messages {
+		for b := range rec.Messages[m].Blocks {
+			blk := &rec.Messages[m].Blocks[b]
+			if blk.Source != SourceS3 || (blk.Kind != KindImage && blk.Kind != KindDocument) {
+				continue
+			}
+			if h := c.head(ctx, blk); h.ok {
+				n += h.size
+			} else if lim := c.maxBytes(blk.Kind); lim > 0 {
+				n += lim
+			} else {
+				n += inspectLimit
+			}
+		}
+	}
+	return n
+}
+
 // head asks the store once for an s3:// block's size and version.
 func (c *Checker) head(ctx context.Context, blk *Block) *head {
 	if blk.head == nil {

@@ -267,9 +267,26 @@ func (e *jsonEscaper) Write(p []byte) (int, error) {
 func (e *jsonEscaper) WriteString(s string) { e.Write([]byte(s)) }
 
 // ConverseMessages builds the SDK's Converse messages for an on-demand call.
-// Parts are read into memory here: a Converse request is one record, and the
-// SDK serialises from []byte.
+// Parts are read into memory here (a part a Checker kept is used as it is):
+// a Converse request is one record, and the SDK serialises from []byte.
 func (r *Renderer) ConverseMessages(ctx context.Context, msgs []Message) ([]brtypes.Message, error) {
+	return r.ConverseMessagesWith(ctx, msgs, func(b *Block) ([]byte, error) {
+		if b.Bytes != nil {
+			return b.Bytes, nil
+		}
+		var buf bytes.Buffer
+		buf.Grow(int(b.Info.Bytes))
+		if err := r.copyPart(ctx, &buf, b); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	})
+}
+
+// ConverseMessagesWith is ConverseMessages with each image's or document's
+// bytes given by data: a caller streaming the request body passes stand-ins
+// it replaces on the wire.
+func (r *Renderer) ConverseMessagesWith(ctx context.Context, msgs []Message, data func(*Block) ([]byte, error)) ([]brtypes.Message, error) {
 	out := make([]brtypes.Message, 0, len(msgs))
 	for m, msg := range msgs {
 		bm := brtypes.Message{Role: brtypes.ConversationRole(msg.Role)}
@@ -285,14 +302,9 @@ func (r *Renderer) ConverseMessages(ctx context.Context, msgs []Message) ([]brty
 			if b.Info.Format == "" {
 				return nil, fmt.Errorf("messages[%d].content[%d]: block was not checked before rendering", m, i)
 			}
-			data := b.Bytes
-			if data == nil {
-				var buf bytes.Buffer
-				buf.Grow(int(b.Info.Bytes))
-				if err := r.copyPart(ctx, &buf, b); err != nil {
-					return nil, fmt.Errorf("messages[%d].content[%d]: %w", m, i, err)
-				}
-				data = buf.Bytes()
+			data, err := data(b)
+			if err != nil {
+				return nil, fmt.Errorf("messages[%d].content[%d]: %w", m, i, err)
 			}
 			if b.Kind == KindImage {
 				bm.Content = append(bm.Content, &brtypes.ContentBlockMemberImage{Value: brtypes.ImageBlock{

@@ -42,6 +42,11 @@ type Model struct {
 	Content *content.Store
 	// Catalog says which models take a prompt-cache checkpoint (nil: the embedded catalog).
 	Catalog *model.Catalog
+	// MediaBytesInFlight bounds the image and document bytes held by the
+	// records running at once (default DefaultMediaBytesInFlight).
+	MediaBytesInFlight int64
+
+	media mediaBudget
 }
 
 // UseContent sets the store image and document sources are read from.
@@ -67,11 +72,15 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 	if len(in.ModelInput) > 0 {
 		return m.invoke(ctx, model, in)
 	}
-	msgs, err := m.mediaMessages(ctx, model, in)
+	msgs, parts, release, err := m.mediaMessages(ctx, model, in)
+	defer release()
 	if err == nil && msgs == nil {
 		msgs, err = messages(in)
 	}
 	if err != nil {
+		if ctx.Err() != nil { // stopped while waiting for the media budget
+			return ondemand.OnDemandResult{}, ctx.Err()
+		}
 		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 	}
 	req := &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs,
@@ -91,7 +100,11 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 			req.System = append(req.System, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}})
 		}
 	}
-	out, err := m.Client.Converse(ctx, req)
+	var opts []func(*bedrockruntime.Options)
+	if parts != nil {
+		opts = append(opts, parts.option())
+	}
+	out, err := m.Client.Converse(ctx, req, opts...)
 	if err != nil {
 		return ondemand.OnDemandResult{}, classify(err)
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/mcpbatch/mcpbatch/shared/content"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -16,15 +18,43 @@ import (
 // held to Converse's limits before rendering.
 var allModalities = []string{"text", "image", "document"}
 
+// DefaultMediaBytesInFlight bounds the bytes of s3:// parts the records
+// running at once hold (each part is read once, checked and sent from
+// memory). A record needing more than the bound runs alone. With Converse's
+// 20 images of 3.75 MB per request, one full record fits; the 512 MB
+// on-demand function keeps the rest for the runtime and the answers.
+const DefaultMediaBytesInFlight = 96 << 20
+
+// mediaBudget is the byte semaphore shared by the records of one Model.
+type mediaBudget struct {
+	once sync.Once
+	sem  *semaphore.Weighted
+	size int64
+}
+
+func (m *Model) budget() (*semaphore.Weighted, int64) {
+	m.media.once.Do(func() {
+		m.media.size = m.MediaBytesInFlight
+		if m.media.size <= 0 {
+			m.media.size = DefaultMediaBytesInFlight
+		}
+		m.media.sem = semaphore.NewWeighted(m.media.size)
+	})
+	return m.media.sem, m.media.size
+}
+
 // mediaMessages renders a record's image and document blocks as Converse
 // image/document blocks (nil, nil: the record has none; messages handles it).
-func (m *Model) mediaMessages(ctx context.Context, model string, in job.Input) ([]types.Message, error) {
+// The parts go into the request body as it is sent (parts.option); release
+// gives their bytes back to the budget once the call returned.
+func (m *Model) mediaMessages(ctx context.Context, model string, in job.Input) (msgs []types.Message, ps *parts, release func(), err error) {
+	release = func() {}
 	if len(in.Messages) == 0 || !bytes.Contains(in.Messages, []byte(`"source"`)) {
-		return nil, nil
+		return nil, nil, release, nil
 	}
 	rec, err := content.Parse(0, in.ID, in.Messages)
 	if err != nil {
-		return nil, err
+		return nil, nil, release, err
 	}
 	media := false
 	for _, msg := range rec.Messages {
@@ -33,15 +63,37 @@ func (m *Model) mediaMessages(ctx context.Context, model string, in job.Input) (
 		}
 	}
 	if !media {
-		return nil, nil
+		return nil, nil, release, nil
 	}
 	ch, err := content.NewChecker(content.PathBedrockConverse, model, allModalities, m.Content)
 	if err != nil {
-		return nil, err
+		return nil, nil, release, err
 	}
+	ch.Keep = true
+	sem, size := m.budget()
+	weight := min(ch.Weigh(ctx, rec), size)
+	if err := sem.Acquire(ctx, weight); err != nil {
+		return nil, nil, release, err
+	}
+	release = func() { sem.Release(weight) }
 	if err := ch.Validate(ctx, rec); err != nil {
-		return nil, fmt.Errorf("images and documents: %w", err)
+		release()
+		return nil, nil, func() {}, fmt.Errorf("images and documents: %w", err)
 	}
+	ps = newParts()
 	r := &content.Renderer{Path: content.PathBedrockConverse, Store: m.Content}
-	return r.ConverseMessages(ctx, rec.Messages)
+	msgs, err = r.ConverseMessagesWith(ctx, rec.Messages, func(b *content.Block) ([]byte, error) {
+		p := &part{raw: b.Bytes}
+		if b.Source == content.SourceBase64 {
+			p.raw, p.b64 = nil, b.Data
+		} else if b.Bytes == nil {
+			return nil, fmt.Errorf("%s was not kept by the check", b.URI)
+		}
+		return ps.placeholder(p), nil
+	})
+	if err != nil {
+		release()
+		return nil, nil, func() {}, err
+	}
+	return msgs, ps, release, nil
 }
