@@ -169,7 +169,27 @@ func parseRecord(d document.Interface) (s3Record, error) {
 	return r, nil
 }
 
+// recordSize is the metadata size of r's catalog entry as S3 Vectors
+// counts it: the JSON document holding the record as a string.
+func recordSize(r s3Record) int {
+	b, _ := json.Marshal(r)
+	doc, _ := json.Marshal(map[string]string{recordKey: string(b)})
+	return len(doc)
+}
+
+// jobIDRoom is what one more completed job adds to a record, at most.
+const jobIDRoom = 64
+
+// fitsCatalog reports whether r, with room for its completed-jobs list to
+// fill up, stays under the metadata limit of its catalog entry.
+func fitsCatalog(r s3Record) bool {
+	return recordSize(r)+(MaxCompletedJobs-len(r.CompletedJobs))*jobIDRoom <= MaxMetadataBytes
+}
+
 func (s *S3Vectors) save(ctx context.Context, phys string, r s3Record) error {
+	for recordSize(r) > MaxMetadataBytes && len(r.CompletedJobs) > 0 {
+		r.CompletedJobs = r.CompletedJobs[1:] // the oldest go first
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -461,6 +481,14 @@ func (s *S3Vectors) Put(ctx context.Context, ref Ref, vecs []Vector) error {
 	filterable, err := CheckVectors(r.info(), vecs)
 	if err != nil {
 		return err
+	}
+	grown := r
+	grown.FilterableKeys = MergeKeys(r.FilterableKeys, filterable)
+	if len(grown.FilterableKeys) > len(r.FilterableKeys) && !fitsCatalog(grown) {
+		// The index's record names every filterable key (filters are
+		// checked against them) and lives in one catalog vector.
+		return invalid("metadata: these vectors would bring index %q to %d distinct filterable metadata keys, more than its catalog entry can record (S3 Vectors allows %d bytes of metadata per vector); reuse the keys the index has (%d), or write such values under a key the index does not filter on",
+			ref.Name, len(grown.FilterableKeys), MaxMetadataBytes, len(r.FilterableKeys))
 	}
 	var added int64
 	var putErr error

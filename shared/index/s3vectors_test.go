@@ -2,9 +2,11 @@ package index_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -103,5 +105,39 @@ func TestS3VectorsListReadsOnlyTheOwner(t *testing.T) {
 	}
 	if l, err := ix.List(ctx, "me"); err != nil || len(l) != 1 || l[0].Name != "b" {
 		t.Fatalf("after delete: %+v, %v", l, err)
+	}
+}
+
+// TestS3VectorsCatalogEntryBounded: an index whose vectors bring ever new
+// filterable keys would grow its catalog record past S3 Vectors' 40 KB
+// metadata limit, after which no write could record itself. The write that
+// would cross the bound is refused as invalid (nothing written), and the
+// index stays readable.
+func TestS3VectorsCatalogEntryBounded(t *testing.T) {
+	ix := index.NewS3Vectors(newSimClient(t), "mcpbatch-test-vectors")
+	ix.CreateBucket = true
+	ctx := context.Background()
+	ref := index.Ref{Owner: "o", Name: "wide"}
+	if _, err := ix.Open(ctx, ref, index.Spec{Dimension: 2, Metric: index.Cosine, Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	var i int
+	for i = 0; i < 200 && err == nil; i++ {
+		md := map[string]any{}
+		for k := range 10 {
+			md[fmt.Sprintf("%s-%04d-%02d", strings.Repeat("k", 60), i, k)] = 1.0
+		}
+		err = ix.Put(ctx, ref, []index.Vector{{Key: fmt.Sprint("v", i), Data: []float32{1, 0}, Metadata: md}})
+	}
+	if !errors.Is(err, index.ErrInvalid) || !strings.Contains(err.Error(), "filterable") {
+		t.Fatalf("after %d writes: %v; want an invalid-input error about the filterable keys", i, err)
+	}
+	info, derr := ix.Describe(ctx, ref)
+	if derr != nil {
+		t.Fatalf("index unreadable after the refusal: %v", derr)
+	}
+	if info.Vectors != int64(i-1) {
+		t.Fatalf("index counts %d vectors, %d were written", info.Vectors, i-1)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -250,9 +251,11 @@ func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.
 
 // finishOnDemand settles the final status from the checkpoint counts and announces it.
 func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
+	var refused *batch.VectorsRefusedError
 	if j.Index != nil && s.Vectors != nil && !j.Status.Terminal() {
-		// Before the job is final, so a failed write is retried with the run.
-		if err := s.Vectors.WriteJob(ctx, j); err != nil {
+		// Before the job is final, so a transiently failed write is retried
+		// with the run; one that can never succeed ends the job with its reason.
+		if err := s.Vectors.WriteJob(ctx, j); err != nil && !errors.As(err, &refused) {
 			return fmt.Errorf("write vectors of %s: %w", j.ID, err)
 		}
 	}
@@ -288,6 +291,9 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		}
 		j.Parts[0].Status, j.Parts[0].ProviderStatus = final, "OnDemandDone"
 		j.Status, j.ProviderStatus = final, "OnDemandDone"
+		if refused != nil {
+			batch.VectorsRefused(j, refused)
+		}
 		j.CompletedAt = now
 		j.Retain()
 		return nil

@@ -271,10 +271,16 @@ func childRequest(parent *job.Job, req Request, id string, recs []job.Input) (ba
 	if req.Notify != nil {
 		notify = req.Notify
 	}
-	return batch.SubmitRequest{
+	sr := batch.SubmitRequest{
 		Owner: parent.Owner, Model: model, Provider: provider, Name: name, Records: recs, Params: p,
 		TTLDays: parent.TTLDays, Mode: req.Mode, ID: id, RetryOf: parent.ID, Notify: notify,
-	}, nil
+	}
+	if parent.Index != nil {
+		// The retried vectors go where the parent's went (the submit checks
+		// the index still matches the model and dimensions).
+		sr.Index = &batch.IndexRequest{Name: parent.Index.Name, Metric: parent.Index.Metric}
+	}
+	return sr, nil
 }
 
 // link records the child on the parent (once).
