@@ -274,8 +274,8 @@ func TestRetryCapPerJob(t *testing.T) {
 	failed := allResults(t, l, "alice", parent.ID, "failed", false, 500)
 	var err error
 	made := 0
-	for i := 0; i < 40 && err == nil; i++ {
-		_, _, err = l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: []string{failed[0].ID}, MaxTokens: 100 + i})
+	for i := 0; i < len(failed) && err == nil; i++ {
+		_, _, err = l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: []string{failed[i].ID}})
 		if err == nil {
 			made++
 		}
@@ -289,7 +289,7 @@ func TestRetryCapPerJob(t *testing.T) {
 		t.Fatalf("retried_by has %d ids, %d retries were made", len(p.RetriedBy), made)
 	}
 	// Asking again for a selection already made still answers its job.
-	if c, existed, err := l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: []string{failed[0].ID}, MaxTokens: 100}); err != nil || !existed {
+	if c, existed, err := l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: []string{failed[0].ID}}); err != nil || !existed {
 		t.Fatalf("repeat of the first selection: %v, existed %v (%v)", c, existed, err)
 	}
 }
@@ -325,8 +325,12 @@ func TestRetryRetryableAfterMergedRetry(t *testing.T) {
 	if c.RecordCount != len(throttled)-1 {
 		t.Fatalf("retryable retry has %d records, want the %d still failed (one already succeeded in %s)", c.RecordCount, len(throttled)-1, first.ID)
 	}
-	_, _, err = l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: throttled[:1]})
-	if err == nil || !strings.Contains(err.Error(), "succeeded") {
+	// The same selection again answers its job; a new one naming the record is refused.
+	if again, existed, err := l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: throttled[:1]}); err != nil || !existed || again.ID != first.ID {
+		t.Fatalf("same selection again: %v existed %v (%v), want %s", again, existed, err, first.ID)
+	}
+	_, _, err = l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: throttled[:2]})
+	if err == nil || !strings.Contains(err.Error(), "record_ids[0]") || !strings.Contains(err.Error(), "already succeeded") {
 		t.Fatalf("retrying a record that already succeeded in a retry: %v", err)
 	}
 }
