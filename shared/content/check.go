@@ -102,7 +102,7 @@ func (c *Checker) Check(ctx context.Context, rec *Record) []*Problem {
 	}
 	var ps []*Problem
 	l := c.Limits
-	var images, docs, pages int
+	var images, pages int
 	var reqBytes int64
 	type pos struct{ m, b int }
 	var imagePos []pos
@@ -135,15 +135,12 @@ func (c *Checker) Check(ctx context.Context, rec *Record) []*Problem {
 				images++
 				imagePos = append(imagePos, pos{m, b})
 			case KindDocument:
-				docs++
 				pages += blk.Info.Pages
 			}
 		}
 	}
+	// The image and document counts were judged by precheck.
 	last := fmt.Sprintf("records[%d].messages", rec.Index)
-	if l.MaxImages > 0 && images > l.MaxImages {
-		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: at most %d images per request%s", c.Path, l.MaxImages, l.source("images")), "has %d images", images))
-	}
 	if l.ManyImages > 0 && images > l.ManyImages {
 		for _, p := range imagePos {
 			in := rec.Messages[p.m].Blocks[p.b].Info
@@ -152,9 +149,6 @@ func (c *Checker) Check(ctx context.Context, rec *Record) []*Problem {
 					"image is %dx%d px in a request of %d images", in.Width, in.Height, images))
 			}
 		}
-	}
-	if l.MaxDocuments > 0 && docs > l.MaxDocuments {
-		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: at most %d documents per request%s", c.Path, l.MaxDocuments, l.source("document")), "has %d documents", docs))
 	}
 	if l.MaxPDFPages > 0 && pages > l.MaxPDFPages {
 		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: at most %d PDF pages per request%s", c.Path, l.MaxPDFPages, l.source("pages")), "its PDFs have %d pages", pages))
