@@ -482,7 +482,7 @@ const (
 	kRetry     = "retry_failed"
 	// soakEmbedModel and soakVisionModel run on demand; the second reads images.
 	soakEmbedModel  = "cohere.embed-english-v3"
-	soakVisionModel = "anthropic.claude-3-haiku-20240307-v1:0"
+	soakVisionModel = "anthropic.claude-3-5-sonnet-20241022-v2:0"
 )
 
 func soakPlan(c *chaos) []soakItem {

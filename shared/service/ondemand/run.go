@@ -142,9 +142,10 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			return nil
 		}
 		if errors.Is(err, errJobEnded) {
-			// This chunk's results are stored but the job ended first (another
-			// run finished it): count what is stored so no result goes uncounted.
-			log.InfoContext(ctx, "on-demand job ended (cancelled) while running; this run stops")
+			// This chunk's results are stored but the job ended first (cancelled,
+			// or failed by the reconciler): count what is stored so no result
+			// goes uncounted.
+			log.InfoContext(ctx, "on-demand job ended while running; this run stops")
 			return s.recountEnded(ctx, id)
 		}
 		if err != nil {
@@ -344,14 +345,21 @@ func (s *Service) countStored(ctx context.Context, j *job.Job) (storedCounts, er
 	}
 }
 
-// recountEnded sets a cancelled on-demand job's counts to its stored results
-// after a run stored a chunk whose checkpoint the ended job refused.
+// endedByOthers are the ends a run does not set itself: cancel_job, the
+// reconciler giving up on a run that made no progress, expiry.
+func endedByOthers(st job.Status) bool {
+	return st == job.StatusCancelled || st == job.StatusFailed || st == job.StatusExpired
+}
+
+// recountEnded sets the counts of an on-demand job ended by others to its
+// stored results after a run stored a chunk whose checkpoint the ended job
+// refused (a slow run outlived the reconciler's patience, or a cancel).
 func (s *Service) recountEnded(ctx context.Context, id string) error {
 	j, err := s.Store.GetJob(ctx, id)
 	if err != nil {
 		return fmt.Errorf("recount on-demand job %s: %w", id, err)
 	}
-	if j.Status != job.StatusCancelled {
+	if !endedByOthers(j.Status) {
 		return nil
 	}
 	c, err := s.countStored(ctx, j)
@@ -359,7 +367,7 @@ func (s *Service) recountEnded(ctx context.Context, id string) error {
 		return err
 	}
 	_, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
-		if j.Status != job.StatusCancelled || (j.Succeeded == c.Succeeded && j.Failed == c.Failed) {
+		if !endedByOthers(j.Status) || (j.Succeeded == c.Succeeded && j.Failed == c.Failed) {
 			return store.ErrNoChange
 		}
 		j.Succeeded, j.Failed = c.Succeeded, c.Failed
