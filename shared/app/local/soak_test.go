@@ -1048,12 +1048,9 @@ func mediaFaults(ctx context.Context, l *local.Suite, c *chaos, it soakItem, wg 
 			_ = l.Vectors.Index.DeleteIndex(ctx, index.Ref{Owner: soakOwner, Name: soakIndex(it.k)})
 		})
 	case it.kind == kMedia && c.roll("swap-media", key) < c.rate("swap_media"):
-		wg.Add(1)
-		time.AfterFunc(after, func() {
-			defer wg.Done()
-			c.count(fSwapMedia)
-			_, _ = l.Blobs.Put(ctx, soakImage(l, it.k, 0), bytes.NewReader(soakPNG(9)), "image/png")
-		})
+		// At once: the run has most likely not read it yet.
+		c.count(fSwapMedia)
+		_, _ = l.Blobs.Put(ctx, soakImage(l, it.k, 0), bytes.NewReader(soakPNG(9)), "image/png")
 	}
 }
 
