@@ -157,16 +157,21 @@ func (s *S3Vectors) load(ctx context.Context, ref Ref) (s3Record, string, error)
 }
 
 func parseRecord(d document.Interface) (s3Record, error) {
-	m, err := decodeDoc(d)
-	if err != nil {
-		return s3Record{}, fmt.Errorf("s3vectors: catalog record: %w", err)
-	}
-	raw, _ := m[recordKey].(string)
 	var r s3Record
-	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+	if err := catalogJSON(d, &r); err != nil {
 		return s3Record{}, fmt.Errorf("s3vectors: catalog record: %w", err)
 	}
 	return r, nil
+}
+
+// catalogJSON decodes the JSON record of a catalog entry's metadata into v.
+func catalogJSON(d document.Interface, v any) error {
+	m, err := decodeDoc(d)
+	if err != nil {
+		return err
+	}
+	raw, _ := m[recordKey].(string)
+	return json.Unmarshal([]byte(raw), v)
 }
 
 // recordSize is the metadata size of r's catalog entry as S3 Vectors
@@ -190,22 +195,27 @@ func (s *S3Vectors) save(ctx context.Context, phys string, r s3Record) error {
 	for recordSize(r) > MaxMetadataBytes && len(r.CompletedJobs) > 0 {
 		r.CompletedJobs = r.CompletedJobs[1:] // the oldest go first
 	}
-	b, err := json.Marshal(r)
+	if err := s.putCatalog(ctx, phys, r); err != nil {
+		return fmt.Errorf("s3vectors: write catalog record of %q: %w", r.Name, err)
+	}
+	return nil
+}
+
+// putCatalog writes v as the JSON record of the catalog entry key.
+func (s *S3Vectors) putCatalog(ctx context.Context, key string, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	_, err = s.api.PutVectors(ctx, &s3vectors.PutVectorsInput{
 		VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex),
 		Vectors: []types.PutInputVector{{
-			Key:      &phys,
+			Key:      &key,
 			Data:     &types.VectorDataMemberFloat32{Value: []float32{1}},
 			Metadata: document.NewLazyDocument(map[string]any{recordKey: string(b)}),
 		}},
 	})
-	if err != nil {
-		return fmt.Errorf("s3vectors: write catalog record of %q: %w", r.Name, err)
-	}
-	return nil
+	return err
 }
 
 // update re-reads the record just before writing it back, so concurrent
@@ -343,13 +353,8 @@ func (s *S3Vectors) ownerNames(ctx context.Context, owner string) ([]string, err
 		return nil, fmt.Errorf("s3vectors: read the index list of %s: %w", owner, err)
 	}
 	if len(out.Vectors) > 0 {
-		m, err := decodeDoc(out.Vectors[0].Metadata)
-		if err != nil {
-			return nil, fmt.Errorf("s3vectors: index list of %s: %w", owner, err)
-		}
-		raw, _ := m[recordKey].(string)
 		var e ownerEntry
-		if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		if err := catalogJSON(out.Vectors[0].Metadata, &e); err != nil {
 			return nil, fmt.Errorf("s3vectors: index list of %s: %w", owner, err)
 		}
 		if e.Owner == owner {
@@ -393,30 +398,13 @@ func (s *S3Vectors) scanOwner(ctx context.Context, owner string) ([]string, erro
 }
 
 func (s *S3Vectors) saveOwner(ctx context.Context, owner string, names []string) error {
-	b, err := json.Marshal(ownerEntry{Owner: owner, Names: nonNilNames(names)})
-	if err != nil {
-		return err
+	if names == nil {
+		names = []string{}
 	}
-	key := ownerKey(owner)
-	_, err = s.api.PutVectors(ctx, &s3vectors.PutVectorsInput{
-		VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex),
-		Vectors: []types.PutInputVector{{
-			Key:      &key,
-			Data:     &types.VectorDataMemberFloat32{Value: []float32{1}},
-			Metadata: document.NewLazyDocument(map[string]any{recordKey: string(b)}),
-		}},
-	})
-	if err != nil {
+	if err := s.putCatalog(ctx, ownerKey(owner), ownerEntry{Owner: owner, Names: names}); err != nil {
 		return fmt.Errorf("s3vectors: write the index list of %s: %w", owner, err)
 	}
 	return nil
-}
-
-func nonNilNames(n []string) []string {
-	if n == nil {
-		return []string{}
-	}
-	return n
 }
 
 // listName adds (in) or removes ref's name in its owner's entry.
