@@ -482,7 +482,7 @@ const (
 	kRetry     = "retry_failed"
 	// soakEmbedModel and soakVisionModel run on demand; the second reads images.
 	soakEmbedModel  = "cohere.embed-english-v3"
-	soakVisionModel = "anthropic.claude-3-5-sonnet-20241022-v2:0"
+	soakVisionModel = "anthropic.claude-sonnet-4-5-20250929-v1:0"
 )
 
 func soakPlan(c *chaos) []soakItem {
@@ -710,10 +710,9 @@ func TestChaosSoak(t *testing.T) {
 	// A job that has not moved for soakStall is stuck: waiting longer only
 	// makes a failing soak slower.
 	var jobs []*job.Job
-	jumps := 0
-	waitEnd := func(want int) {
+	waitEnd := func(want int) { // each wait may jump the clocks soakJumps times
 		deadline := time.Now().Add(soakBound)
-		lastMove, last := time.Now(), ""
+		lastMove, last, jumps := time.Now(), "", 0
 		for {
 			jobs = listSoakJobs(t, ctx, l)
 			if len(jobs) >= want && allTerminal(jobs) || time.Now().After(deadline) {
