@@ -38,7 +38,7 @@ import (
 )
 
 // visionModel reads images (catalog input_modalities) and runs on demand.
-const visionModel = "anthropic.claude-3-haiku-20240307-v1:0"
+const visionModel = "anthropic.claude-haiku-4-5-20251001-v1:0"
 
 // converseSink stands in for bedrock-runtime's Converse endpoint in the
 // memory benchmark (a test double, not the simulator: the simulator decodes
