@@ -93,12 +93,13 @@ func (s *Service) Retry(ctx context.Context, req Request) (child *job.Job, exist
 		return c, c != nil, err
 	}
 	// A new retry takes what is still failed in the merged view: a record
-	// an earlier retry turned into a success is not run again.
-	succeededIn, err := s.mergeRetried(ctx, parent, failed)
-	if err != nil {
-		return nil, false, err
-	}
-	if len(succeededIn) > 0 {
+	// an earlier retry turned into a success is not run again, one that
+	// failed again is judged by its newest error.
+	if len(parent.RetriedBy) > 0 {
+		succeededIn, err := s.mergeRetried(ctx, parent, failed)
+		if err != nil {
+			return nil, false, err
+		}
 		if ids, err = selectIDs(parent, failed, succeededIn, which, req.RecordIDs); err != nil {
 			return nil, false, err
 		}
@@ -246,9 +247,6 @@ func selectIDs(parent *job.Job, failed, succeededIn map[string]string, which str
 // retry), one that failed again takes the newest error code.
 func (s *Service) mergeRetried(ctx context.Context, parent *job.Job, failed map[string]string) (map[string]string, error) {
 	succeededIn := map[string]string{}
-	if len(parent.RetriedBy) == 0 {
-		return succeededIn, nil
-	}
 	chain, err := s.retryChain(ctx, parent)
 	if err != nil {
 		return nil, err
