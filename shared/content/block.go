@@ -58,6 +58,18 @@ type Block struct {
 
 	// Filled by a Checker: what the bytes are.
 	Info Info
+	// Bytes is an s3:// part as read by a Checker with Keep set: read once,
+	// checked, and rendered from here.
+	Bytes []byte
+
+	head *head // the s3:// object's size and version, once asked
+}
+
+type head struct {
+	size    int64
+	version string
+	ok      bool
+	err     error
 }
 
 // Message is one turn.

@@ -178,6 +178,13 @@ func (p *PGVector) Open(ctx context.Context, ref Ref, spec Spec) (Info, error) {
 		return Info{}, fmt.Errorf("pgvector: create %q: %w", ref.Name, err)
 	}
 	defer tx.Rollback(ctx)
+	var held int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+pgCatalog+` WHERE owner = $1`, ref.Owner).Scan(&held); err != nil {
+		return Info{}, fmt.Errorf("pgvector: create %q: count the owner's indexes: %w", ref.Name, err)
+	}
+	if held >= MaxIndexesPerOwner {
+		return Info{}, quotaError(ref, held)
+	}
 	now := time.Now().UTC()
 	tag, err := tx.Exec(ctx, `INSERT INTO `+pgCatalog+` (physical, `+pgRecordCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,'{}','{}',$8,$8) ON CONFLICT (physical) DO NOTHING`,
 		phys, ref.Owner, ref.Name, spec.Model, spec.Dimension, string(spec.Metric), nonNil(spec.NonFilterable), now)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -25,7 +26,9 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
-const runDate = "2026-11-27"
+// runDate is a few days back, inside every shipped pipeline's schedule window
+// (run_pipeline takes no date outside it).
+var runDate = time.Now().UTC().AddDate(0, 0, -3).Format(time.DateOnly)
 
 type reportSuite struct {
 	t      *testing.T

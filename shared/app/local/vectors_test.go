@@ -267,3 +267,45 @@ func TestEmbedNewModels(t *testing.T) {
 		})
 	}
 }
+
+// TestEmbedIndexDeletedDuringJob: an index deleted while its embedding job
+// ran can never take the job's vectors; the job ends (not left ingesting)
+// with the reason, its results kept.
+func TestEmbedIndexDeletedDuringJob(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": titan, "records": docs(120), "index": map[string]any{"name": "gone"}})
+	call[map[string]any](t, cs, "delete_index", map[string]any{"index": "gone"})
+	s.settle()
+	s.settle()
+	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+	if !j.Terminal || j.Status == "completed" || !strings.Contains(j.Error, `index "gone"`) || j.Succeeded != 120 {
+		t.Fatalf("job = %+v; want it ended, not completed, naming the index", j)
+	}
+	if res := call[mcpserver.ResultsOut](t, cs, "get_job_results", map[string]any{"job_id": h.JobID, "limit": 1}); len(res.Records) != 1 {
+		t.Fatalf("results of the job are gone: %+v", res)
+	}
+}
+
+// TestEmbedRetryWritesIndex: retry_failed of an embedding job writes the
+// retried records' vectors into the job's index.
+func TestEmbedRetryWritesIndex(t *testing.T) {
+	s := newSuite(t) // every 10th record fails
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": titan, "records": docs(120), "index": map[string]any{"name": "again"}})
+	s.settle()
+	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+	if j.Failed == 0 {
+		t.Fatalf("job = %+v, want failed records", j)
+	}
+	r := call[mcpserver.RetryOut](t, cs, "retry_failed", map[string]any{"job_id": h.JobID})
+	s.settle()
+	c := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": r.JobID})
+	if !c.Terminal || c.Succeeded == 0 {
+		t.Fatalf("retry = %+v", c)
+	}
+	ls := call[mcpserver.ListIndexesOut](t, cs, "list_indexes", map[string]any{})
+	if len(ls.Indexes) != 1 || ls.Indexes[0].Vectors != int64(j.Succeeded+c.Succeeded) {
+		t.Fatalf("list_indexes = %+v, want %d+%d vectors", ls, j.Succeeded, c.Succeeded)
+	}
+}

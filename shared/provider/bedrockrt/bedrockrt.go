@@ -42,6 +42,11 @@ type Model struct {
 	Content *content.Store
 	// Catalog says which models take a prompt-cache checkpoint (nil: the embedded catalog).
 	Catalog *model.Catalog
+	// MediaBytesInFlight bounds the image and document bytes held by the
+	// records running at once (default DefaultMediaBytesInFlight).
+	MediaBytesInFlight int64
+
+	media mediaBudget
 }
 
 // UseContent sets the store image and document sources are read from.
@@ -73,15 +78,21 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 		if err != nil {
 			return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 		}
-		return m.converse(ctx, req)
+		return m.converse(ctx, req, nil)
 	}
 	rules := m.rules(model)
 	r, err := bedrock.NewRequest(-1, in, p, rules)
 	var msgs []types.Message
+	var ps *parts
+	release := func() {}
 	if err == nil {
-		msgs, err = m.converseMessages(ctx, model, in.ID, r, rules)
+		msgs, ps, release, err = m.converseMessages(ctx, model, in.ID, r, rules)
 	}
+	defer release()
 	if err != nil {
+		if ctx.Err() != nil { // stopped while waiting for the media budget
+			return ondemand.OnDemandResult{}, ctx.Err()
+		}
 		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 	}
 	req := &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs,
@@ -97,12 +108,17 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 			req.System = append(req.System, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}})
 		}
 	}
-	return m.converse(ctx, req)
+	return m.converse(ctx, req, ps)
 }
 
-// converse sends a Converse request and reads its answer.
-func (m *Model) converse(ctx context.Context, req *bedrockruntime.ConverseInput) (ondemand.OnDemandResult, error) {
-	out, err := m.Client.Converse(ctx, req)
+// converse sends a Converse request and reads its answer; parts, when set,
+// are the media streamed into the body as it is sent.
+func (m *Model) converse(ctx context.Context, req *bedrockruntime.ConverseInput, ps *parts) (ondemand.OnDemandResult, error) {
+	var opts []func(*bedrockruntime.Options)
+	if ps != nil {
+		opts = append(opts, ps.option())
+	}
+	out, err := m.Client.Converse(ctx, req, opts...)
 	if err != nil {
 		return ondemand.OnDemandResult{}, classify(err)
 	}

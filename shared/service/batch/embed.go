@@ -37,6 +37,36 @@ type VectorSink interface {
 	CommitJob(ctx context.Context, j *job.Job) error
 }
 
+// VectorsRefusedError is a write into an index that can never succeed (the
+// index was deleted while the job ran, or the index refuses the vectors):
+// the job ends with the reason instead of retrying forever.
+type VectorsRefusedError struct {
+	Index  string
+	Reason string
+}
+
+func (e *VectorsRefusedError) Error() string {
+	return fmt.Sprintf("vectors not written into index %q: %s", e.Index, e.Reason)
+}
+
+// VectorsRefused records a refused write on the job being finalised: its
+// reason in the job's error, and a job whose records all succeeded ends
+// partially_completed, never committed to the index as a complete set.
+func VectorsRefused(j *job.Job, e *VectorsRefusedError) {
+	msg := e.Error() + "; the results are kept (get_job_results); submit again into an existing index"
+	if !strings.Contains(j.Error, msg) {
+		j.Error = strings.TrimPrefix(j.Error+"; "+msg, "; ")
+	}
+	if j.Status == job.StatusCompleted {
+		j.Status = job.StatusPartiallyCompleted
+		for i := range j.Parts {
+			if j.Parts[i].Status == job.StatusCompleted {
+				j.Parts[i].Status = job.StatusPartiallyCompleted
+			}
+		}
+	}
+}
+
 var cohereInputTypes = []string{"search_document", "search_query", "classification", "clustering"}
 
 // checkEmbedding holds an embedding submit to its model's rules: the records'

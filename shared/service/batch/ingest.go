@@ -91,10 +91,12 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 			return err
 		}
 	}
+	var refused *VectorsRefusedError
 	if j.Index != nil && s.Vectors != nil {
-		// Before the job is final: an error here leaves it ingesting, and the
-		// retried ingest writes the same keys again.
-		if err := s.Vectors.WriteJob(ctx, j); err != nil {
+		// Before the job is final: a transient error here leaves it
+		// ingesting, and the retried ingest writes the same keys again; a
+		// write that can never succeed ends the job with its reason.
+		if err := s.Vectors.WriteJob(ctx, j); err != nil && !errors.As(err, &refused) {
 			return fmt.Errorf("write vectors of %s: %w", id, err)
 		}
 	}
@@ -127,6 +129,9 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 			}
 		}
 		j.Status = final
+		if refused != nil {
+			VectorsRefused(j, refused)
+		}
 		j.Checkpoint = nil
 		j.CompletedAt = now
 		j.Retain()

@@ -107,13 +107,14 @@ func New(d Deps) *Graph {
 	if inputPrefix == "" {
 		inputPrefix = blob.Join(d.Bucket, "sagemaker", "input")
 	}
-	tr := &transfer.Service{Core: core, Batch: b}
+	rt := &retry.Service{Core: core, Batch: b}
+	tr := &transfer.Service{Core: core, Batch: b, Merged: rt}
 	return &Graph{
 		Service: b, Core: core, OnDemandRuns: od,
 		SageMaker: &smsvc.Service{Core: core, Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix},
 		Transfer:   tr,
 		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit, Validations: tr},
-		Retry:      &retry.Service{Core: core, Batch: b},
+		Retry:      rt,
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -144,9 +145,10 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			return nil
 		}
 		if errors.Is(err, errJobEnded) {
-			// This chunk's results are stored but the job ended first (another
-			// run finished it): count what is stored so no result goes uncounted.
-			log.InfoContext(ctx, "on-demand job ended (cancelled) while running; this run stops")
+			// This chunk's results are stored but the job ended first (cancelled,
+			// or failed by the reconciler): count what is stored so no result
+			// goes uncounted.
+			log.InfoContext(ctx, "on-demand job ended while running; this run stops")
 			return s.recountEnded(ctx, id)
 		}
 		if err != nil {
@@ -346,9 +348,11 @@ func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.
 
 // finishOnDemand settles the final status from the checkpoint counts and announces it.
 func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
+	var refused *batch.VectorsRefusedError
 	if j.Index != nil && s.Vectors != nil && !j.Status.Terminal() {
-		// Before the job is final, so a failed write is retried with the run.
-		if err := s.Vectors.WriteJob(ctx, j); err != nil {
+		// Before the job is final, so a transiently failed write is retried
+		// with the run; one that can never succeed ends the job with its reason.
+		if err := s.Vectors.WriteJob(ctx, j); err != nil && !errors.As(err, &refused) {
 			return fmt.Errorf("write vectors of %s: %w", j.ID, err)
 		}
 	}
@@ -384,6 +388,9 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		}
 		j.Parts[0].Status, j.Parts[0].ProviderStatus = final, "OnDemandDone"
 		j.Status, j.ProviderStatus = final, "OnDemandDone"
+		if refused != nil {
+			batch.VectorsRefused(j, refused)
+		}
 		j.CompletedAt = now
 		j.Retain()
 		return nil
@@ -434,14 +441,21 @@ func (s *Service) countStored(ctx context.Context, j *job.Job) (storedCounts, er
 	}
 }
 
-// recountEnded sets a cancelled on-demand job's counts to its stored results
-// after a run stored a chunk whose checkpoint the ended job refused.
+// endedByOthers are the ends a run does not set itself: cancel_job, the
+// reconciler giving up on a run that made no progress, expiry.
+func endedByOthers(st job.Status) bool {
+	return st == job.StatusCancelled || st == job.StatusFailed || st == job.StatusExpired
+}
+
+// recountEnded sets the counts of an on-demand job ended by others to its
+// stored results after a run stored a chunk whose checkpoint the ended job
+// refused (a slow run outlived the reconciler's patience, or a cancel).
 func (s *Service) recountEnded(ctx context.Context, id string) error {
 	j, err := s.Store.GetJob(ctx, id)
 	if err != nil {
 		return fmt.Errorf("recount on-demand job %s: %w", id, err)
 	}
-	if j.Status != job.StatusCancelled {
+	if !endedByOthers(j.Status) {
 		return nil
 	}
 	c, err := s.countStored(ctx, j)
@@ -449,7 +463,7 @@ func (s *Service) recountEnded(ctx context.Context, id string) error {
 		return err
 	}
 	_, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
-		if j.Status != job.StatusCancelled || (j.Succeeded == c.Succeeded && j.Failed == c.Failed) {
+		if !endedByOthers(j.Status) || (j.Succeeded == c.Succeeded && j.Failed == c.Failed) {
 			return store.ErrNoChange
 		}
 		j.Succeeded, j.Failed = c.Succeeded, c.Failed
