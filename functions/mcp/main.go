@@ -19,7 +19,7 @@ import (
 func main() {
 	ctx := context.Background()
 	vw := &vectorsapp.Wiring{}
-	a, err := app.FromEnv(ctx, anthropicapp.Provider, sagemakerapp.Runtime, vw.Option)
+	a, err := app.FromEnv(ctx, anthropicapp.Provider, sagemakerapp.Runtime, sagemakerapp.Control, vw.Option)
 	app.Must("init", err)
 	owner, err := auth.OwnerFromEnv(a.Config)
 	app.Must("init auth", err)

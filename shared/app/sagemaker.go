@@ -16,6 +16,7 @@ import (
 // the batch quota and the reconciler's staleness. make dev reads the same.
 func Settings(d *graph.Deps) error {
 	d.SageMakerEndpoints = config.List(os.Getenv(config.EnvSageMakerEndpoints))
+	d.SageMakerOperators = config.List(os.Getenv(config.EnvSageMakerOperators))
 	d.SageMakerInputPrefix = blob.Join(d.Bucket, config.SageMakerInputPrefix)
 	var err error
 	if d.SageMakerMaxResponseBytes, err = positiveInt(config.EnvSageMakerMaxResponseBytes, config.DefaultSageMakerMaxResponseBytes); err != nil {

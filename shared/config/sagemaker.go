@@ -7,6 +7,9 @@ const (
 	EnvSageMakerEndpoints = "MCPBATCH_SAGEMAKER_ENDPOINTS"
 	// EnvSageMakerMaxResponseBytes caps a real-time response (CDK context sagemakerMaxResponseBytes).
 	EnvSageMakerMaxResponseBytes = "MCPBATCH_SAGEMAKER_MAX_RESPONSE_BYTES"
+	// EnvSageMakerOperators is the comma list of owners (IAM principal ARNs, or API
+	// key names in token mode) who may shift endpoint traffic (CDK context sagemakerOperators).
+	EnvSageMakerOperators = "MCPBATCH_SAGEMAKER_OPERATORS"
 	// EnvSageMakerDeadlineSeconds bounds one invoke_endpoint call, retries included.
 	EnvSageMakerDeadlineSeconds = "MCPBATCH_SAGEMAKER_DEADLINE_SECONDS"
 )
