@@ -26,6 +26,7 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -504,4 +505,17 @@ func cborError(w http.ResponseWriter, code, msg string) {
 	w.Header().Set("Smithy-Protocol", "rpc-v2-cbor")
 	w.WriteHeader(http.StatusBadRequest)
 	_, _ = w.Write(cbor.Encode(cbor.Map{"__type": cbor.String(code), "message": cbor.String(msg)}))
+}
+
+// DeleteEndpoint removes an endpoint, as `aws sagemaker delete-endpoint` does:
+// later calls to it are answered "not found".
+func (s *SageMakerSim) DeleteEndpoint(name string) {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.endpoints, name)
+	s.Endpoints = slices.DeleteFunc(slices.Clone(s.Endpoints), func(e string) bool { return e == name })
+	if s.Endpoints == nil {
+		s.Endpoints = []string{}
+	}
 }
