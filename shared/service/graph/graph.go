@@ -65,6 +65,8 @@ type Deps struct {
 	// the cold-start note); SageMakerOperators may shift traffic.
 	SageMakerControl   smsvc.EndpointControl
 	SageMakerOperators []string
+	// SageMakerInvocationTimeouts are deployed async endpoints' default InvocationTimeoutSeconds.
+	SageMakerInvocationTimeouts map[string]int
 
 	// Batch and reconciler settings (zero: the packages' defaults).
 	TimeoutHours   int
@@ -116,7 +118,7 @@ func New(d Deps) *Graph {
 		Service: b, Core: core, OnDemandRuns: od,
 		SageMaker: &smsvc.Service{Core: core, Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix,
-			Control: d.SageMakerControl, Operators: d.SageMakerOperators},
+			Control: d.SageMakerControl, Operators: d.SageMakerOperators, InvocationTimeouts: d.SageMakerInvocationTimeouts},
 		Transfer:   tr,
 		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit, Validations: tr},
 		Retry:      &retry.Service{Core: core, Batch: b},

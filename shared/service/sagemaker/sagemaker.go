@@ -40,6 +40,8 @@ type Service struct {
 	Control EndpointControl
 	// Operators are the owners who may shift traffic (deploy-time configuration).
 	Operators []string
+	// InvocationTimeouts are deployed endpoints' InvocationTimeoutSeconds for calls that give none.
+	InvocationTimeouts map[string]int
 }
 
 // SageMaker's words for an async invocation's state. The notification's
@@ -191,6 +193,9 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 	s := m
 	now := s.Now()
 	id := job.NewID(now)
+	if req.InvocationTimeoutS == 0 {
+		req.InvocationTimeoutS = m.InvocationTimeouts[req.Endpoint]
+	}
 	inv := AsyncInvocation{
 		Endpoint: req.Endpoint, InferenceID: id, ContentType: req.ContentType, Accept: req.Accept,
 		CustomAttributes: req.CustomAttributes, InvocationTimeoutS: req.InvocationTimeoutS, RequestTTLS: req.RequestTTLS,
