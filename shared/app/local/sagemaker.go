@@ -15,6 +15,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
+	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker/smcontrol"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
@@ -78,7 +79,7 @@ func (l *Suite) startSageMaker(o Options, blobs blob.Store, d *graph.Deps) error
 		BaseEndpoint: aws.String(url),
 	}
 	d.SageMakerRuntime = sagemaker.New(sagemakerruntime.NewFromConfig(cfg), o.Log)
-	d.SageMakerControl = &sagemaker.Control{
+	d.SageMakerControl = &smcontrol.Control{
 		SageMaker: sdksm.NewFromConfig(cfg), Scaling: applicationautoscaling.NewFromConfig(cfg), Metrics: cloudwatch.NewFromConfig(cfg),
 	}
 	d.SageMakerEndpoints = endpoints

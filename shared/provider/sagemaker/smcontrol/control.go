@@ -1,4 +1,9 @@
-package sagemaker
+// Package smcontrol adapts the SageMaker control plane, Application Auto
+// Scaling and CloudWatch to the service's EndpointControl port
+// (describe_endpoint, shift_traffic, the async cold-start note). It lives apart
+// from provider/sagemaker so functions that only invoke endpoints (the
+// reconciler) do not link these SDKs.
+package smcontrol
 
 import (
 	"context"
@@ -14,6 +19,7 @@ import (
 	sm "github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/sagemaker/types"
 
+	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 )
 
@@ -177,7 +183,10 @@ func (c *Control) UpdateWeights(ctx context.Context, name string, weights []smsv
 // controlError turns SageMaker's refusal (ValidationException: unknown
 // endpoint, update in progress) into an EndpointError the tools word.
 func controlError(name string, err error) error {
-	ee := endpointError(name, err, 1)
+	var ee *smsvc.EndpointError
+	if !errors.As(sagemaker.EndpointError(name, err), &ee) {
+		return err
+	}
 	if ee.Code == "ValidationException" {
 		ee.Kind = smsvc.KindValidation
 	}

@@ -1,7 +1,9 @@
-package sagemaker
+package smcontrol
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"math"
 	"net/http/httptest"
 	"reflect"
@@ -17,13 +19,16 @@ import (
 	sdk "github.com/aws/aws-sdk-go-v2/service/sagemakerruntime"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
+var quiet = slog.New(slog.NewJSONHandler(io.Discard, nil))
+
 // simEndpoints starts a simulator with endpoints declared and returns the
 // runtime adapter and the control adapter, both over the real SDK clients.
-func simEndpoints(t testing.TB, seed uint64, eps ...sim.SageMakerEndpoint) (*Client, *Control, *sim.SageMakerSim) {
+func simEndpoints(t testing.TB, seed uint64, eps ...sim.SageMakerEndpoint) (*sagemaker.Client, *Control, *sim.SageMakerSim) {
 	t.Helper()
 	blobs, err := fsblob.New(t.TempDir())
 	if err != nil {
@@ -34,14 +39,14 @@ func simEndpoints(t testing.TB, seed uint64, eps ...sim.SageMakerEndpoint) (*Cli
 	t.Cleanup(func() { srv.Close(); s.Close() })
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""), BaseEndpoint: aws.String(srv.URL)}
 	ctl := &Control{SageMaker: sdksm.NewFromConfig(cfg), Scaling: applicationautoscaling.NewFromConfig(cfg), Metrics: cloudwatch.NewFromConfig(cfg)}
-	return New(sdk.NewFromConfig(cfg), quiet), ctl, s
+	return sagemaker.New(sdk.NewFromConfig(cfg), quiet), ctl, s
 }
 
 var canary = sim.SageMakerEndpoint{Name: "canary-ep", MinCapacity: 1, MaxCapacity: 4, Variants: []sim.SageMakerVariant{
 	{Name: "primary", Weight: 90, Instances: 2}, {Name: "canary", Weight: 10, Instances: 1}}}
 
 // route makes n real-time calls without TargetVariant and returns the variant sequence.
-func route(t *testing.T, c *Client, n int) []string {
+func route(t *testing.T, c *sagemaker.Client, n int) []string {
 	t.Helper()
 	seq := make([]string, 0, n)
 	for i := 0; i < n; i++ {
