@@ -32,6 +32,12 @@ require (
 )
 
 require (
+	github.com/aws/aws-sdk-go-v2/service/applicationautoscaling v1.51.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/cloudwatch v1.75.7 // indirect
+	github.com/aws/aws-sdk-go-v2/service/sagemaker v1.288.1 // indirect
+)
+
+require (
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27 // indirect
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9 // indirect
