@@ -258,8 +258,15 @@ func roleStatements(t *testing.T, tpl obj, roleID string) []statement {
 			out = append(out, toStatements(p.(obj)["PolicyDocument"])...)
 		}
 	}
-	for _, pol := range resources(tpl, "AWS::IAM::Policy") {
-		for _, r := range props(pol)["Roles"].([]interface{}) {
+	// CDK moves statements past IAM's inline size limit into OverflowPolicy
+	// managed policies attached to the role: they grant as much.
+	pols := resources(tpl, "AWS::IAM::Policy")
+	for id, pol := range resources(tpl, "AWS::IAM::ManagedPolicy") {
+		pols[id] = pol
+	}
+	for _, pol := range pols {
+		roles, _ := props(pol)["Roles"].([]interface{})
+		for _, r := range roles {
 			if flatten(r) == "<"+roleID+">" {
 				out = append(out, toStatements(props(pol)["PolicyDocument"])...)
 			}
