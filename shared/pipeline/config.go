@@ -14,11 +14,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"text/template"
 	"time"
 	_ "time/tzdata" // Lambda's minimal image has no zoneinfo; schedules name IANA zones
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline/prompt"
 	"github.com/mcpbatch/mcpbatch/shared/report"
 )
 
@@ -54,7 +54,7 @@ type Pipeline struct {
 	Kind   string        `json:"kind,omitempty"`
 	Corpus *CorpusConfig `json:"corpus,omitempty"`
 
-	tmpl *template.Template
+	tmpl *prompt.Template
 	loc  *time.Location
 }
 
@@ -169,7 +169,7 @@ func (p *Pipeline) validate(at string) error {
 		return job.Fieldf(f("kind"), "must be report or corpus (got %q)", p.Kind)
 	}
 	if strings.TrimSpace(p.Prompt) == "" {
-		return job.Fieldf(f("prompt"), "required: a Go text/template over the document")
+		return job.Fieldf(f("prompt"), "required: a Go text/template over the document (the subset package pipeline/prompt runs)")
 	}
 	switch p.Output.Kind {
 	case report.KindText:
@@ -213,9 +213,7 @@ func (p *Pipeline) validate(at string) error {
 }
 
 // CheckTemplates compiles every prompt template; synth calls it so a broken
-// template fails the deploy. It is apart from Parse so binaries that only read
-// the configuration (the mcp function) do not link text/template, whose
-// reflection keeps the linker from dropping unused methods.
+// template fails the deploy.
 func (c *Config) CheckTemplates() error {
 	for i := range c.Pipelines {
 		if _, err := c.Pipelines[i].template(); err != nil {
@@ -225,11 +223,11 @@ func (c *Config) CheckTemplates() error {
 	return nil
 }
 
-func (p *Pipeline) template() (*template.Template, error) {
+func (p *Pipeline) template() (*prompt.Template, error) {
 	if p.tmpl != nil {
 		return p.tmpl, nil
 	}
-	t, err := template.New(p.Name).Option("missingkey=error").Parse(p.Prompt)
+	t, err := prompt.Parse(p.Name, p.Prompt)
 	if err != nil {
 		return nil, fmt.Errorf("not a Go text/template: %v", err)
 	}
