@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/store/internal/storeutil"
@@ -74,5 +75,32 @@ func BenchmarkEncodeRecord(b *testing.B) {
 		if _, err := encodeRecord("job1", 20, &r); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestItemSize follows the documented rules: names and values by length,
+// numbers by about half their significant digits plus one, maps and lists 3
+// bytes plus 1 per element.
+func TestItemSize(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		item map[string]types.AttributeValue
+		want int
+	}{
+		{"string", map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "JOB#1"}}, 2 + 5},
+		{"number", map[string]types.AttributeValue{"n": &types.AttributeValueMemberN{Value: "12345"}}, 1 + 4},
+		{"binary", map[string]types.AttributeValue{"b": &types.AttributeValueMemberB{Value: make([]byte, 100)}}, 1 + 100},
+		{"bool", map[string]types.AttributeValue{"ok": &types.AttributeValueMemberBOOL{Value: true}}, 2 + 1},
+		{"list", map[string]types.AttributeValue{"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "ab"}}}}, 1 + 3 + 1 + 2},
+		{"map", map[string]types.AttributeValue{"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberS{Value: "v"}}}}, 1 + 3 + 1 + 1 + 1},
+	} {
+		if got := ItemSize(c.item); got != c.want {
+			t.Errorf("%s: ItemSize = %d, want %d", c.name, got, c.want)
+		}
+	}
+	r := job.Record{ID: "r1", Status: job.RecordSucceeded, Output: "hello"}
+	n, err := RecordItemSize("j1", 20, &r)
+	if err != nil || n < len("hello")+len("output") || n > 200 {
+		t.Errorf("RecordItemSize = %d, %v", n, err)
 	}
 }
