@@ -45,7 +45,9 @@ type Pipeline struct {
 	Output    Output `json:"output"`
 	MaxTokens int    `json:"max_tokens,omitempty"`
 	TTLDays   int    `json:"ttl_days,omitempty"`
-	Title     string `json:"title"`
+	// BudgetUSD refuses a run whose estimated cost is over it (0: none).
+	BudgetUSD float64 `json:"budget_usd,omitempty"`
+	Title     string  `json:"title"`
 	// Recipients: the SNS topic the summary goes to (empty: the stack's report topic).
 	Recipients Recipients `json:"recipients"`
 	// MaxDocumentBytes skips bigger documents (default 256 KiB).
@@ -193,6 +195,9 @@ func (p *Pipeline) validate(at string) error {
 	}
 	if p.TTLDays != 0 && (p.TTLDays < job.MinTTLDays || p.TTLDays > job.MaxTTLDays) {
 		return job.Fieldf(f("ttl_days"), "must be %d..%d (got %d)", job.MinTTLDays, job.MaxTTLDays, p.TTLDays)
+	}
+	if p.BudgetUSD < 0 {
+		return job.Fieldf(f("budget_usd"), "must be a positive amount in USD (0 or absent: no budget), got %v", p.BudgetUSD)
 	}
 	if p.MaxTokens != 0 && (p.MaxTokens < 1 || p.MaxTokens > 64000) {
 		return job.Fieldf(f("max_tokens"), "must be 1..64000 (got %d)", p.MaxTokens)

@@ -52,6 +52,8 @@ type Request struct {
 	Mode      string
 	// Notify replaces the parent's notification settings (nil: the parent's).
 	Notify *job.Notify
+	// BudgetUSD caps the retry's cost (0: none; the parent's budget is not carried over).
+	BudgetUSD float64
 }
 
 // maxRecordIDs bounds an explicit list: no job holds more failed records than
@@ -273,7 +275,7 @@ func childRequest(parent *job.Job, req Request, id string, recs []job.Input) (ba
 	}
 	return batch.SubmitRequest{
 		Owner: parent.Owner, Model: model, Provider: provider, Name: name, Records: recs, Params: p,
-		TTLDays: parent.TTLDays, Mode: req.Mode, ID: id, RetryOf: parent.ID, Notify: notify,
+		TTLDays: parent.TTLDays, Mode: req.Mode, ID: id, RetryOf: parent.ID, Notify: notify, BudgetUSD: req.BudgetUSD,
 	}, nil
 }
 

@@ -104,3 +104,16 @@ func TestItemSize(t *testing.T) {
 		t.Errorf("RecordItemSize = %d, %v", n, err)
 	}
 }
+
+// TestJobBudgetRoundTrip: budget_usd survives the job item.
+func TestJobBudgetRoundTrip(t *testing.T) {
+	j := &job.Job{ID: "j1", Owner: "o", Provider: "bedrock", Status: job.StatusQueued, BudgetUSD: 12.5, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	item, err := encodeJob(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeJob(item)
+	if err != nil || back.BudgetUSD != 12.5 {
+		t.Fatalf("decoded budget %v, %v; want 12.5", back.BudgetUSD, err)
+	}
+}
