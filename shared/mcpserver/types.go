@@ -98,6 +98,7 @@ type JobView struct {
 	// BudgetUSD / RemainingUSD: the job's budget_usd and what of it cost_usd leaves.
 	BudgetUSD    float64  `json:"budget_usd,omitempty" jsonschema:"the budget the job was submitted with"`
 	RemainingUSD *float64 `json:"remaining_usd,omitempty" jsonschema:"budget_usd minus cost_usd (spent so far), never below 0"`
+	Warnings     []string `json:"warnings,omitempty" jsonschema:"what to know about how the job ran (a budget reached, ...)"`
 	// RetryOf / RetriedBy link retry_failed jobs.
 	RetryOf   string   `json:"retry_of,omitempty" jsonschema:"the job this one retries the failed records of"`
 	RetriedBy []string `json:"retried_by,omitempty" jsonschema:"jobs retry_failed made from this one's failed records"`
@@ -202,7 +203,7 @@ func jobView(j *job.Job) JobView {
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt),
 		CompletedAt: ts(j.CompletedAt), ExpiresAt: ts(j.ExpiresAt), Error: j.Error, Terminal: j.Status.Terminal(),
 		Mode: j.Mode, CacheRead: j.CacheReadTokens, CacheWrite: j.CacheWriteTokens, SubmittedAt: ts(j.SubmittedAt),
-		Cost: costView(j.Cost), RetryOf: j.RetryOf, RetriedBy: j.RetriedBy,
+		Cost: costView(j.Cost), RetryOf: j.RetryOf, RetriedBy: j.RetriedBy, Warnings: j.Warnings,
 	}
 }
 
