@@ -42,6 +42,9 @@ type SubmitRequest struct {
 	// BudgetUSD caps the job's cost (0: none): Submit refuses a batch whose
 	// estimate is over it.
 	BudgetUSD float64
+	// Warnings are what validation found the user should know (a legacy
+	// model); they go onto the job.
+	Warnings []string
 }
 
 const maxNameLen = 128
@@ -104,6 +107,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.MaxInputLineBytes = longest
+	j.AddWarning(req.Warnings...)
 	start := 0
 	for i, size := range parts {
 		p := job.Part{

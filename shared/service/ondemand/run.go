@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -136,7 +135,7 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			j.CacheReadTokens, j.CacheWriteTokens = o.CacheReadTokens, o.CacheWriteTokens
 			s.PriceJob(j)
 			if overBudget(j) && o.Line < j.RecordCount {
-				warn(j, fmt.Sprintf("budget_usd $%.4f reached after %d of %d records (spent $%.4f): the other %d were not run; retry them with a new submit",
+				j.AddWarning(fmt.Sprintf("budget_usd $%.4f reached after %d of %d records (spent $%.4f): the other %d were not run; retry them with a new submit",
 					j.BudgetUSD, o.Line, j.RecordCount, j.Cost.TotalUSD, j.RecordCount-o.Line))
 			}
 			return nil
@@ -169,12 +168,6 @@ func overBudget(j *job.Job) bool {
 	return j.BudgetUSD > 0 && j.Cost != nil && j.Cost.TotalUSD >= j.BudgetUSD
 }
 
-// warn adds a warning to the job once.
-func warn(j *job.Job, w string) {
-	if !slices.Contains(j.Warnings, w) {
-		j.Warnings = append(j.Warnings, w)
-	}
-}
 
 type chunkStats struct {
 	job.OnDemand
