@@ -168,7 +168,6 @@ func overBudget(j *job.Job) bool {
 	return j.BudgetUSD > 0 && j.Cost != nil && j.Cost.TotalUSD >= j.BudgetUSD
 }
 
-
 type chunkStats struct {
 	job.OnDemand
 }
