@@ -127,6 +127,10 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		if in.Index != nil {
 			return JobHandle{}, "", "", job.Fieldf("index", "a file submit does not write into an index; pass the records inline (up to 6 MB per call) to fill an index")
 		}
+		if in.BudgetUSD != 0 {
+			// A file's records are read after the call returns, so no estimate exists to refuse it with.
+			return JobHandle{}, "", "", job.Fieldf("budget_usd", "is not held for file submits (input_upload_id, input_uri); pass the records inline (up to 6 MB per call) or submit without budget_usd")
+		}
 		n, err := s.checkNotify(ctx, in.Notify)
 		if err != nil {
 			return JobHandle{}, "", "", err
