@@ -9,7 +9,15 @@ import (
 	"testing"
 )
 
-func TestWriteTooBig(t *testing.T) {
+// bigBody wraps filler of over 6 MB between head and tail, inside a string
+// that holds the characters a naive scanner trips on.
+func bigBody(head, tail string) string {
+	filler := strings.Repeat(`x\\\"}{,id:[`, MaxRequestBytes/10+1)
+	return head + filler + tail
+}
+
+func TestOversizedRequestReply(t *testing.T) {
+	const params = `"params":{"name":"submit_batch","arguments":{"records":[{"id":"r1","nested":{"id":99},"prompt":"`
 	tests := []struct {
 		name        string
 		body        string
@@ -17,16 +25,24 @@ func TestWriteTooBig(t *testing.T) {
 		wantToolErr bool
 		wantID      string
 	}{
-		{"tools/call cut mid-arguments", `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"submit_batch","arguments":{"records":[{"prompt":"xxxx`, 200, true, "42"},
-		{"string id", `{"id":"abc","jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"records":[`, 200, true, `"abc"`},
-		{"not a tool call", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"yyyy`, 413, false, "1"},
-		{"method after params is unreadable", `{"jsonrpc":"2.0","id":3,"params":{"arguments":{"records":[`, 413, false, "3"},
-		{"garbage", `xxxxxxxx`, 413, false, "null"},
+		{"id first", bigBody(`{"jsonrpc":"2.0","id":42,"method":"tools/call",`+params, `"}]}}}`), 200, true, "42"},
+		// Both official SDKs serialise {jsonrpc, method, params, id}.
+		{"id last, as the official SDKs write it", bigBody(`{"jsonrpc":"2.0","method":"tools/call",`+params, `"}]}},"id":7}`), 200, true, "7"},
+		{"string id last, spaced", bigBody(`{ "method" : "tools/call" , `+params, `"}]}} ,  "id" : "abc-1" }`), 200, true, `"abc-1"`},
+		{"method last", bigBody(`{"id":3,`+params, `"}]}},"method":"tools/call"}`), 200, true, "3"},
+		{"not a tool call", bigBody(`{"jsonrpc":"2.0","method":"initialize","params":{"x":"`, `"},"id":1}`), 200, false, "1"},
+		{"cut before the id", bigBody(`{"jsonrpc":"2.0","method":"tools/call",`+params, ``), 413, false, "null"},
+		{"null id", bigBody(`{"method":"tools/call",`+params, `"}]}},"id":null}`), 413, false, "null"},
+		{"garbage", bigBody(`xxxxxxxx`, `"id":5}`), 413, false, "null"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			_, tooBig, head, err := readBody(strings.NewReader(tc.body), -1)
+			if err != nil || !tooBig {
+				t.Fatalf("readBody: tooBig %v err %v", tooBig, err)
+			}
 			w := httptest.NewRecorder()
-			writeTooBig(w, []byte(tc.body))
+			writeTooBig(w, head, "2025-11-25")
 			if w.Code != tc.wantStatus {
 				t.Fatalf("status %d, want %d", w.Code, tc.wantStatus)
 			}
@@ -61,7 +77,7 @@ func TestWriteTooBig(t *testing.T) {
 				}
 				msg = reply.Error.Message
 			}
-			for _, want := range []string{"6 MB", "records", "split"} {
+			for _, want := range []string{"6 MB", "create_upload", "input_upload_id", "split"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("message %q lacks %q", msg, want)
 				}
@@ -70,14 +86,26 @@ func TestWriteTooBig(t *testing.T) {
 	}
 }
 
-func TestReadLimited(t *testing.T) {
-	for _, tc := range []struct {
-		n      int
-		tooBig bool
-	}{{0, false}, {10, false}, {11, true}, {1000, true}} {
-		body, tooBig, err := readLimited(strings.NewReader(strings.Repeat("a", tc.n)), 10)
-		if err != nil || tooBig != tc.tooBig || (!tooBig && len(body) != tc.n) {
-			t.Errorf("n=%d: len %d tooBig %v err %v", tc.n, len(body), tooBig, err)
+// The scanner is fed in arbitrary pieces by io.Copy: every split point of a
+// small body must give the same answer.
+func TestHeadScannerChunked(t *testing.T) {
+	body := `{"jsonrpc":"2.0","method":"tools/call","params":{"a":"q\\\"id\":1","b":[1,{"id":2}],"c":true},"id":"the-id"}`
+	for cut := 0; cut <= len(body); cut++ {
+		var sc headScanner
+		_, _ = sc.Write([]byte(body[:cut]))
+		_, _ = sc.Write([]byte(body[cut:]))
+		h := sc.head()
+		if string(h.ID) != `"the-id"` || h.Method != "tools/call" {
+			t.Fatalf("cut %d: id %s method %q", cut, h.ID, h.Method)
+		}
+	}
+}
+
+func TestReadBodyUnderLimit(t *testing.T) {
+	for _, n := range []int{0, 10, MaxRequestBytes} {
+		body, tooBig, _, err := readBody(strings.NewReader(strings.Repeat("a", n)), int64(n))
+		if err != nil || tooBig || len(body) != n {
+			t.Errorf("n=%d: len %d tooBig %v err %v", n, len(body), tooBig, err)
 		}
 	}
 }

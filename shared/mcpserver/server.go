@@ -78,7 +78,7 @@ func (s *Server) MCP() *mcp.Server {
 			"(Bedrock batch inference or Anthropic Message Batches, about half the on-demand price; results typically within minutes to hours, " +
 			"at most the Bedrock job timeout (72 h by default) or 24 h for Anthropic). list_models shows the models, their limits and prices. " +
 			"Poll get_job until terminal is true, then read results with get_job_results page by page, or all at once with export_results. " +
-			"Batches over 6 MB go through create_upload. Your recent jobs are resources (mcpbatch://jobs/{job_id}).",
+			"Inputs above 5 MB go through create_upload (the request limit is 6 MB). Your recent jobs are resources (mcpbatch://jobs/{job_id}).",
 	})
 	s.register(srv)
 	return srv
@@ -120,7 +120,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"Fewer than 100 prompts run on demand instead (mode auto: full price, bounded concurrency, same job tools); mode batch or on_demand forces one way. " +
 			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids any text up to 256 characters, unique; " +
 			"max_tokens up to the model's max_output_tokens (list_models); " +
-			"request body up to 6 MB: for bigger batches call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
+			"inputs above 5 MB (the request limit is 6 MB): call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
 			"messages may hold image and document blocks (Anthropic shape; source base64, or s3 with an s3_uri from create_upload), checked against the model's input modalities and the documented limits before anything is submitted; " +
 			"dry_run: true returns the estimate (tokens, cost, provider jobs, problems) and submits nothing. " +
 			"Next: poll get_job; when terminal, read get_job_results (or export_results for the whole set).",

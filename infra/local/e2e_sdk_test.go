@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The official TypeScript SDK (@modelcontextprotocol/client, v2, the 2026-07-28
+// line) against make dev, through testdata/sdkclient.mjs.
+
+// sdkModules is the node_modules folder holding the official TypeScript SDK
+// packages that .ci/tools.sh installs under .tools/mcpsdk.
+func sdkModules(t *testing.T) (node, modules string) {
+	t.Helper()
+	node, _ = inspector(t)
+	tools := os.Getenv("MCPBATCH_TOOLS")
+	if tools == "" {
+		tools = filepath.Join("..", "..", ".tools")
+	}
+	modules, _ = filepath.Abs(filepath.Join(tools, "mcpsdk", "node_modules"))
+	if _, err := os.Stat(filepath.Join(modules, "@modelcontextprotocol", "client", "package.json")); err != nil {
+		if os.Getenv("MCPBATCH_E2E") == "1" {
+			t.Fatalf("%s missing: run bash .ci/tools.sh", modules)
+		}
+		t.Skipf("%s missing (bash .ci/tools.sh installs it)", modules)
+	}
+	return node, modules
+}
+
+// sdkRun runs one scenario of sdkclient.mjs and returns its steps by name.
+func sdkRun(t *testing.T, d dev, scenario string) map[string]map[string]any {
+	t.Helper()
+	node, modules := sdkModules(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdkclient.mjs"), modules, d.url, d.token, scenario).CombinedOutput()
+	if err != nil {
+		t.Fatalf("sdkclient %s: %v\n%s", scenario, err, out)
+	}
+	steps := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var step map[string]any
+		if err := json.Unmarshal([]byte(line), &step); err != nil {
+			t.Fatalf("sdkclient %s printed %q: %v", scenario, line, err)
+		}
+		steps[step["step"].(string)] = step
+	}
+	return steps
+}
+
+// A 7 MB tools/call from the official SDK, which writes "id" after "params",
+// comes back as a tool error naming create_upload, and the session goes on.
+// Both eras: 2026-07-28 (server/discover, stateless) and 2025-11-25 (initialize).
+func TestSDKBigRequestIsAToolError(t *testing.T) {
+	sdkModules(t)
+	d := startDev(t)
+	for _, tc := range []struct{ scenario, version string }{
+		{"bigrequest-modern", "2026-07-28"},
+		{"bigrequest-legacy", "2025-11-25"},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			steps := sdkRun(t, d, tc.scenario)
+			if v := steps["connect"]["protocolVersion"]; v != tc.version {
+				t.Errorf("negotiated %v, want %s", v, tc.version)
+			}
+			big := steps["big"]
+			if big["error"] != nil || big["isError"] != true {
+				t.Fatalf("7 MB call: want a tool error, got %v", big)
+			}
+			if text, _ := big["text"].(string); !strings.Contains(text, "create_upload") || !strings.Contains(text, "6 MB") {
+				t.Errorf("tool error %q does not point at create_upload and the limit", text)
+			}
+			if after := steps["after"]; after == nil || after["isError"] != false {
+				t.Errorf("the session did not go on after the big request: %v", after)
+			}
+		})
+	}
+}
