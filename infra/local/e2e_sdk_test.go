@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,40 @@ func TestSDKBigRequestIsAToolError(t *testing.T) {
 				t.Errorf("the session did not go on after the big request: %v", after)
 			}
 		})
+	}
+}
+
+// Protocol 2026-07-28 end to end with the official SDK: server/discover offers
+// 2026-07-28 beside the 2025 revisions, subscriptions/listen is acknowledged
+// with nothing honoured and ends at once (see mcpserver.Capabilities), a
+// hand-made stateless tools/call with no initialize before it is served, a
+// Mcp-Name header that disagrees with the body is refused, and a 2025-11-25
+// client (initialize) is still served.
+func TestSDKProtocol20260728(t *testing.T) {
+	sdkModules(t)
+	d := startDev(t)
+	steps := sdkRun(t, d, "discover")
+	if v := steps["connect"]["protocolVersion"]; v != "2026-07-28" {
+		t.Errorf("negotiated %v, want 2026-07-28", v)
+	}
+	versions, _ := steps["discover"]["supportedVersions"].([]any)
+	if len(versions) == 0 || versions[0] != "2026-07-28" || !slices.Contains(versions, any("2025-11-25")) {
+		t.Errorf("server/discover versions %v: want 2026-07-28 first and 2025-11-25 still offered", versions)
+	}
+	if l := steps["listen"]; l["closed"] != "graceful" || len(l["honored"].(map[string]any)) != 0 {
+		t.Errorf("subscriptions/listen: %v, want nothing honoured and a graceful end", l)
+	}
+	if s := steps["stateless"]; s["status"] != float64(200) || !strings.Contains(s["body"].(string), `"resultType":"complete"`) {
+		t.Errorf("stateless tools/call without initialize: %v", s)
+	}
+	if s := steps["wrongname"]; s["status"] != float64(400) || !strings.Contains(s["body"].(string), "Mcp-Name") {
+		t.Errorf("a Mcp-Name header that disagrees with the body: %v, want 400 naming Mcp-Name", s)
+	}
+	legacy := sdkRun(t, d, "legacy")
+	if v := legacy["connect"]["protocolVersion"]; v != "2025-11-25" {
+		t.Errorf("a 2025-11-25 client negotiated %v", v)
+	}
+	if a := legacy["after"]; a["isError"] != false {
+		t.Errorf("a 2025-11-25 client's tools/call: %v", a)
 	}
 }

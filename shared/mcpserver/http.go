@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/console"
+	"github.com/mcpbatch/mcpbatch/shared/mcptasks"
 )
 
 // Handler serves MCP over stateless Streamable HTTP. owner authenticates each
@@ -17,11 +18,13 @@ import (
 func (s *Server) Handler(owner OwnerFunc) http.Handler {
 	web := console.New()
 	srv := s.MCP()
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	var mcpHandler http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
 		MaxRequestBodyBytes: MaxRequestBytes + 1,
 		Logger:              s.log(),
 	})
+	// Tasks (io.modelcontextprotocol/tasks) until the SDK serves them itself.
+	mcpHandler = (&mcptasks.Layer{Jobs: tasks{s}, Owner: ownerFromContext, Tools: taskTools, Log: s.log()}).Wrap(mcpHandler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if console.Serves(r.URL.Path) {
 			web.ServeHTTP(w, r)

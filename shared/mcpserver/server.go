@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/mcptasks"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
@@ -79,9 +80,27 @@ func (s *Server) MCP() *mcp.Server {
 			"at most the Bedrock job timeout (72 h by default) or 24 h for Anthropic). list_models shows the models, their limits and prices. " +
 			"Poll get_job until terminal is true, then read results with get_job_results page by page, or all at once with export_results. " +
 			"Inputs above 5 MB go through create_upload (the request limit is 6 MB). Your recent jobs are resources (mcpbatch://jobs/{job_id}).",
+		Capabilities: Capabilities(),
 	})
 	s.register(srv)
 	return srv
+}
+
+// Capabilities are what server/discover and initialize advertise. The tool and
+// resource lists are fixed per deployment, so no list-changed notifications
+// and no resource subscriptions: a 2026-07-28 subscriptions/listen is then
+// acknowledged with an empty filter and ends at once, instead of holding a
+// stateless Lambda invocation open until its timeout for events that never
+// come. Job status reaches a client through tasks/get (task-capable clients),
+// get_job, or the submit's notify setting (webhook, SNS).
+func Capabilities() *mcp.ServerCapabilities {
+	return &mcp.ServerCapabilities{
+		Logging:   &mcp.LoggingCapabilities{},
+		Tools:     &mcp.ToolCapabilities{},
+		Resources: &mcp.ResourceCapabilities{},
+		// Served by the mcptasks layer in front of the SDK (see Handler).
+		Extensions: map[string]any{mcptasks.ExtensionID: map[string]any{}},
+	}
 }
 
 // register adds every tool and resource of the server: this is the one list.
@@ -308,13 +327,17 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in JobIDI
 		if err != nil {
 			return JobView{}, "", "", err
 		}
-		v := viewOf(j)
-		summary := fmt.Sprintf("Job %s is %s: %d records, %d succeeded, %d failed.", j.ID, j.Status, j.RecordCount, j.Succeeded, j.Failed)
-		if !j.Status.Terminal() {
-			summary += " Not finished yet; poll again in a minute or so."
-		}
-		return v, summary, "", nil
+		return viewOf(j), jobSummary(j), "", nil
 	})
+}
+
+// jobSummary is get_job's text answer.
+func jobSummary(j *job.Job) string {
+	summary := fmt.Sprintf("Job %s is %s: %d records, %d succeeded, %d failed.", j.ID, j.Status, j.RecordCount, j.Succeeded, j.Failed)
+	if !j.Status.Terminal() {
+		summary += " Not finished yet; poll again in a minute or so."
+	}
+	return summary
 }
 
 func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in ResultsIn) (*mcp.CallToolResult, ResultsOut, error) {

@@ -37,6 +37,34 @@ if (scenario.startsWith('bigrequest')) {
   out('big', { isError: res?.isError ?? null, text: res?.content?.[0]?.text ?? null, error: error ?? null });
 }
 
+if (scenario === 'discover') {
+  const d = await client.discover();
+  out('discover', { supportedVersions: d.supportedVersions, tools: !!d.capabilities?.tools,
+    extensions: Object.keys(d.capabilities?.extensions ?? {}) });
+  // subscriptions/listen: the server honours none of the filter (the tool list
+  // is fixed per deployment; job status comes from tasks/get, get_job or
+  // notify), so the stream ends at once instead of holding a Lambda open.
+  const t0 = Date.now();
+  const sub = await client.listen({ toolsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['mcpbatch://jobs/x'] });
+  const closed = await Promise.race([sub.closed, new Promise(r => setTimeout(() => r('still open'), 10000))]);
+  out('listen', { honored: sub.honoredFilter, closed, ms: Date.now() - t0 });
+  // A stateless 2026-07-28 call by hand, with no initialize before it: the
+  // per-request _meta envelope and the Mcp-Method / Mcp-Name headers.
+  const call = async (name, headerName) => {
+    const r = await fetch(url, { method: 'POST', headers: {
+      Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': headerName,
+    }, body: JSON.stringify({ jsonrpc: '2.0', method: 'tools/call', params: { name, arguments: {}, _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'raw-fetch', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    } }, id: 5 }) });
+    return { status: r.status, body: (await r.text()).slice(0, 400) };
+  };
+  out('stateless', await call('list_jobs', 'list_jobs'));
+  out('wrongname', await call('list_jobs', 'get_job'));
+}
+
 // The session goes on: a normal call after whatever came before.
 const after = await client.callTool({ name: 'list_jobs', arguments: {} });
 out('after', { isError: after.isError ?? false, text: after.content?.[0]?.text ?? '' });
