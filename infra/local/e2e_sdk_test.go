@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,12 +56,20 @@ func sdkRun(t *testing.T, d dev, scenario string) map[string]map[string]any {
 	return steps
 }
 
+// TestTypeScriptSDK runs the official TypeScript SDK's scenarios against one
+// make dev.
+func TestTypeScriptSDK(t *testing.T) {
+	sdkModules(t)
+	d := startDev(t)
+	t.Run("big request", func(t *testing.T) { testSDKBigRequest(t, d) })
+	t.Run("protocol 2026-07-28", func(t *testing.T) { testSDKProtocol20260728(t, d) })
+	t.Run("tasks", func(t *testing.T) { testSDKTasks(t, d) })
+}
+
 // A 7 MB tools/call from the official SDK, which writes "id" after "params",
 // comes back as a tool error naming create_upload, and the session goes on.
 // Both eras: 2026-07-28 (server/discover, stateless) and 2025-11-25 (initialize).
-func TestSDKBigRequestIsAToolError(t *testing.T) {
-	sdkModules(t)
-	d := startDev(t)
+func testSDKBigRequest(t *testing.T, d dev) {
 	for _, tc := range []struct{ scenario, version string }{
 		{"bigrequest-modern", "2026-07-28"},
 		{"bigrequest-legacy", "2025-11-25"},
@@ -90,9 +99,7 @@ func TestSDKBigRequestIsAToolError(t *testing.T) {
 // hand-made stateless tools/call with no initialize before it is served, a
 // Mcp-Name header that disagrees with the body is refused, and a 2025-11-25
 // client (initialize) is still served.
-func TestSDKProtocol20260728(t *testing.T) {
-	sdkModules(t)
-	d := startDev(t)
+func testSDKProtocol20260728(t *testing.T, d dev) {
 	steps := sdkRun(t, d, "discover")
 	if v := steps["connect"]["protocolVersion"]; v != "2026-07-28" {
 		t.Errorf("negotiated %v, want 2026-07-28", v)
@@ -116,5 +123,31 @@ func TestSDKProtocol20260728(t *testing.T) {
 	}
 	if a := legacy["after"]; a["isError"] != false {
 		t.Errorf("a 2025-11-25 client's tools/call: %v", a)
+	}
+}
+
+// The tasks extension through its official client (@modelcontextprotocol/ext-tasks):
+// submit_batch answers with a task, tasks/get follows it (status message with
+// counts and cost) and yields get_job's result once terminal, a cancel ends the
+// task cancelled, and an unknown task id is "not found". (Another owner's task
+// id is checked in shared/app/local's TestTasks: make dev has one key.)
+func testSDKTasks(t *testing.T, d dev) {
+	steps := sdkRun(t, d, "tasks")
+	if ext, _ := steps["connect"]["extensions"].([]any); !slices.Contains(ext, any("io.modelcontextprotocol/tasks")) {
+		t.Errorf("server/discover does not advertise the tasks extension: %v", steps["connect"])
+	}
+	c := steps["created"]
+	if c["status"] != "working" || !strings.Contains(fmt.Sprint(c["statusMessage"]), "/100 records done") {
+		t.Errorf("created task: %v", c)
+	}
+	s := steps["settled"]
+	if s["kind"] != "completed" || s["jobId"] != c["taskId"] || s["status"] != "partially_completed" {
+		t.Errorf("settled task: %v, want completed with get_job's result for job %v", s, c["taskId"])
+	}
+	if x := steps["cancelled"]; x["outcome"] != "cancelled" {
+		t.Errorf("cancelled task: %v", x)
+	}
+	if u, _ := steps["unknown"]["error"].(map[string]any); u == nil || u["code"] != float64(-32602) {
+		t.Errorf("unknown task id: %v", steps["unknown"])
 	}
 }

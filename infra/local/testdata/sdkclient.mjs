@@ -2,7 +2,7 @@
 // v2, the 2026-07-28 line) the way an application would, and prints one JSON line
 // per step for the Go test to check. Usage:
 //   node sdkclient.mjs <sdk node_modules dir> <mcp url> <bearer key> <scenario>
-// scenarios: bigrequest-modern, bigrequest-legacy, discover, legacy
+// scenarios: bigrequest-modern, bigrequest-legacy, discover, legacy, tasks
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 
@@ -63,6 +63,53 @@ if (scenario === 'discover') {
   };
   out('stateless', await call('list_jobs', 'list_jobs'));
   out('wrongname', await call('list_jobs', 'get_job'));
+}
+
+if (scenario === 'tasks') {
+  // The official tasks-extension client (@modelcontextprotocol/ext-tasks). On a
+  // 2026-07-28 server it needs the host's raw dispatch; this one is plain
+  // Streamable HTTP with the standard headers, Mcp-Name from the ext-tasks
+  // context (the task id) or params.name.
+  const ext = await import(pathToFileURL(path.join(modules, '@modelcontextprotocol/ext-tasks/dist/client/index.js')).href);
+  let nextId = 1000;
+  const rawDispatch = async (request, options = {}) => {
+    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': request.method, ...(options.context?.headers ?? {}) };
+    if (!Object.keys(headers).some(h => h.toLowerCase() === 'mcp-name') && request.params?.name) headers['Mcp-Name'] = request.params.name;
+    const r = await fetch(url, { method: 'POST', headers, signal: options.signal,
+      body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, ...request }) });
+    let text = await r.text();
+    if ((r.headers.get('content-type') ?? '').startsWith('text/event-stream'))
+      text = text.split('\n').filter(l => l.startsWith('data:')).map(l => l.slice(5)).pop() ?? '';
+    const msg = JSON.parse(text);
+    return msg.error ? { kind: 'error', error: msg.error } : { kind: 'result', result: msg.result };
+  };
+  const session = ext.createTaskSessionFromClient(client, { endpointId: 'make-dev', rawDispatch,
+    v2RequestFraming: { protocolVersion: '2026-07-28', clientInfo: { name: 'mcpbatch-e2e', version: '1.0.0' }, clientCapabilities: {} } });
+  const model = 'anthropic.claude-3-5-haiku-20241022-v1:0';
+  const recs = n => Array.from({ length: n }, (_, i) => ({ id: `q${i}`, prompt: `Summarise fact #${i}` }));
+
+  // Create, follow with tasks/get, result inline once terminal.
+  const exec = await session.callTool('submit_batch', { model, records: recs(100) });
+  const ref = exec.serializeReference?.();
+  const taskId = ref?.taskId ?? exec.handle?.taskId;
+  const first = await rawDispatch({ method: 'tasks/get', params: { taskId } }, { context: { headers: { 'Mcp-Name': taskId } } });
+  out('created', { taskId, status: first.result?.status, statusMessage: first.result?.statusMessage });
+  const { outcome } = await exec.settle();
+  const result = ext.resultFromTaskOutcome(outcome);
+  out('settled', { kind: outcome.kind ?? outcome.status ?? null, status: result?.structuredContent?.status, jobId: result?.structuredContent?.job_id, text: result?.content?.[0]?.text });
+
+  // Cancel through the session.
+  const exec2 = await session.callTool('submit_batch', { model, records: recs(100) });
+  const id2 = exec2.serializeReference?.()?.taskId ?? exec2.handle?.taskId;
+  await session.cancelTask(id2);
+  const cancelled = await exec2.settle().then(r => r.outcome, e => ({ error: String(e) }));
+  out('cancelled', { taskId: id2, outcome: cancelled.kind ?? cancelled.status ?? cancelled.error ?? null });
+
+  // An unknown task id.
+  const unknown = await rawDispatch({ method: 'tasks/get', params: { taskId: 'no-such-task' } }, { context: { headers: { 'Mcp-Name': 'no-such-task' } } });
+  out('unknown', { error: unknown.error ?? null });
+  await session.close();
 }
 
 // The session goes on: a normal call after whatever came before.
