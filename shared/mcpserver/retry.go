@@ -48,6 +48,7 @@ func (s *Server) addRetryTool(srv *mcp.Server) {
 			"mode auto runs fewer than 100 records on demand. Calling again with the same selection returns the same retry job. " +
 			"Next: poll get_job on the new job_id; get_job_results on the original job with latest: true shows every record's latest outcome.",
 		Annotations: &mcp.ToolAnnotations{Title: "Retry failed records", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &yes},
+		Meta:        appToolMeta(appJobURI),
 	}, s.retryFailed)
 }
 

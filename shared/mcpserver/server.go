@@ -121,6 +121,7 @@ func (s *Server) register(srv *mcp.Server) {
 		{"list_reports, get_report, run_pipeline", f.Reports, s.addReportTools},
 		{"search_index, list_indexes, delete_index", f.Vectors, s.addVectorTools},
 		{"resources mcpbatch://jobs/{job_id}, mcpbatch://jobs/{job_id}/results", true, s.addResources},
+		{"MCP App resources ui://mcpbatch/job, ui://mcpbatch/jobs", true, s.addAppResources},
 	} {
 		if t.on {
 			t.add(srv)
@@ -144,6 +145,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"dry_run: true returns the estimate (tokens, cost, provider jobs, problems) and submits nothing. " +
 			"Next: poll get_job; when terminal, read get_job_results (or export_results for the whole set).",
 		Annotations: &mcp.ToolAnnotations{Title: "Submit batch", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: false, OpenWorldHint: &yes},
+		Meta:        appToolMeta(appJobURI),
 	}, s.submit)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "get_job",
@@ -152,6 +154,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"completed, partially_completed (some records failed: see failed), failed, cancelled or expired. " +
 			"Bedrock jobs usually take minutes to hours; poll every minute or so, not in a tight loop.",
 		Annotations: &mcp.ToolAnnotations{Title: "Get job", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+		Meta:        appToolMeta(appJobURI),
 	}, s.getJob)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "get_job_results",
@@ -174,6 +177,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 		Title:       "List your batch jobs",
 		Description: "Your jobs, newest first, optionally only those in one status; page with next_cursor.",
 		Annotations: &mcp.ToolAnnotations{Title: "List jobs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+		Meta:        appToolMeta(appJobsURI),
 	}, s.list)
 }
 

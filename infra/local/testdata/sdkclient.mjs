@@ -29,7 +29,10 @@ if (scenario.startsWith('bigrequest')) {
   // About 7 MB of records: over the 6 MB Function URL limit.
   const prompt = 'Summarise the following passage in one line. '.repeat(40);
   const records = [];
-  for (let i = 0; JSON.stringify(records).length < 7 * 1024 * 1024; i++) records.push({ id: `r${i}`, prompt });
+  for (let i = 0, size = 0; size < 7 * 1024 * 1024; i++) {
+    records.push({ id: `r${i}`, prompt });
+    size += JSON.stringify(records[i]).length + 1;
+  }
   let res, error;
   try {
     res = await client.callTool({ name: 'submit_batch', arguments: { model: 'anthropic.claude-3-haiku-20240307-v1:0', records } });
