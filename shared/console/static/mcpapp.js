@@ -6,7 +6,7 @@ const { App, PostMessageTransport } = globalThis.McpApps;
 const V = globalThis.McpbatchView;
 const root = document.getElementById('app');
 const app = new App({ name: 'mcpbatch-job-view', version: '1.0.0' }, {});
-let current = null, timer = null, seq = 0;
+let current = null, timer = null, seq = 0, input = {};
 
 function status(text) { document.getElementById('status').textContent = text; }
 function show(node) { root.replaceChildren(node); }
@@ -64,6 +64,9 @@ async function follow(jobId) {
   }
 }
 
+// The tool's arguments arrive first: a handle lacks the job's name and size.
+app.ontoolinput = (params) => { input = (params && params.arguments) || {}; };
+
 app.ontoolresult = (params) => {
   const sc = params && params.structuredContent;
   if (!sc) return;
@@ -76,8 +79,9 @@ app.ontoolresult = (params) => {
   if (!id) return;
   // A handle (submit_batch, retry_failed, …) has no counts yet: draw it now
   // as a job with nothing done, then follow.
-  render({ record_count: sc.record_count || sc.records || 0, succeeded: 0, failed: 0, status: sc.status || sc.job_status || 'submitted',
-    model: sc.model || '', provider: sc.provider || '', ...sc }, null);
+  const n = sc.record_count || sc.records || (Array.isArray(input.records) ? input.records.length : 0);
+  render({ succeeded: 0, failed: 0, model: input.model || '', provider: '', name: input.name, ...sc,
+    record_count: n, status: sc.status || sc.job_status || 'submitted' }, null);
   follow(id);
 };
 
