@@ -217,4 +217,3 @@ func jsRecords(n int) string {
 	}
 	return sb.String() + "]"
 }
-
