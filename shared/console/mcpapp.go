@@ -55,7 +55,7 @@ func buildAppPage() string {
 	}
 	script := bundle[:m[0]] + ";globalThis.McpApps={" + strings.Join(fields, ",") + "};\n" +
 		read("jobview.js") + "\n" + read("mcpapp.js")
-	css := read("mcpapp.css")
+	css := read("jobview.css") + read("mcpapp.css")
 	if strings.Contains(strings.ToLower(script), "</script") {
 		panic("console: the App script holds </script")
 	}

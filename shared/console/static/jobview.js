@@ -28,6 +28,14 @@
       el('span', { class: 'ok', style: `width:${ok.toFixed(2)}%` }), el('span', { class: 'bad', style: `width:${bad.toFixed(2)}%` }));
   }
 
+  // failureTable is a bar per error code, longest first.
+  function failureTable(failures) {
+    const rows = Object.entries(failures).sort((a, b) => b[1] - a[1]);
+    const max = rows[0][1];
+    return el('table', { class: 'failures' }, el('tbody', {}, rows.map(([code, n]) => el('tr', {}, el('th', { scope: 'row' }, code),
+      el('td', { class: 'bar' }, el('span', { style: `width:${(100 * n / max).toFixed(1)}%` })), el('td', { class: 'n' }, num(n))))));
+  }
+
   function stat(label, value) { return el('div', { class: 'stat' }, el('dt', {}, label), el('dd', {}, value)); }
 
   // jobCard renders one job. failures: {code: count} or null; actions:
@@ -43,13 +51,7 @@
         stat('cost', usd(j.cost_usd)), stat('updated', (j.updated_at || '').replace('T', ' ').replace(/\..*|Z$/, ''))));
     if (j.error) card.append(el('p', { class: 'error' }, j.error));
     for (const w of j.warnings || []) card.append(el('p', { class: 'warning' }, w));
-    if (failures && Object.keys(failures).length) {
-      const rows = Object.entries(failures).sort((a, b) => b[1] - a[1]);
-      const max = rows[0][1];
-      card.append(el('h3', {}, 'Failures by error code'), el('table', { class: 'failures' },
-        el('tbody', {}, rows.map(([code, n]) => el('tr', {}, el('th', { scope: 'row' }, code),
-          el('td', { class: 'bar' }, el('span', { style: `width:${(100 * n / max).toFixed(1)}%` })), el('td', { class: 'n' }, num(n)))))));
-    }
+    if (failures && Object.keys(failures).length) card.append(el('h3', {}, 'Failures by error code'), failureTable(failures));
     const bar = el('div', { class: 'actions' });
     if (actions.retry && j.terminal && j.failed > 0)
       bar.append(el('button', { type: 'button', class: 'retry', onclick: () => actions.retry(j) }, `Retry ${num(j.failed)} failed`));
@@ -77,5 +79,73 @@
     return out;
   }
 
-  g.McpbatchView = { el, jobCard, jobList, countFailures, progress };
+  // ---- charts: per day by model, and failures by error code ------------
+
+  const SVG = 'http://www.w3.org/2000/svg';
+  function svg(tag, attrs, ...kids) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    for (const k of kids) e.append(k instanceof Node ? k : String(k));
+    return e;
+  }
+  const PALETTE = ['#2456c7', '#1a7f37', '#c2410c', '#7c3aed', '#0e7490', '#b91c1c', '#a16207', '#4b5563'];
+  const short = v => v >= 1e6 ? (v / 1e6).toFixed(1) + 'M' : v >= 1e3 ? (v / 1e3).toFixed(1) + 'k' : (Math.round(v * 100) / 100).toString();
+
+  // stackedBars draws one value per day, stacked by model, as a scalable SVG
+  // (width follows its container: no fixed pixel width to overflow).
+  function stackedBars(title, days, models, value, fmt) {
+    const W = 600, H = 150, pad = 28, bw = Math.min(36, Math.max(4, (W - pad) / Math.max(days.length, 1) - 6));
+    let max = 0;
+    for (const d of days) max = Math.max(max, models.reduce((a, m) => a + (value(d, m) || 0), 0));
+    const g = svg('svg', { viewBox: `0 0 ${W} ${H + 18}`, width: '100%', role: 'img', 'aria-label': title, class: 'chart' });
+    g.append(svg('title', {}, title));
+    days.forEach((d, i) => {
+      let y = H;
+      const x = pad + i * (bw + 6);
+      models.forEach((m, k) => {
+        const v = value(d, m) || 0;
+        if (!v || !max) return;
+        const h = Math.max(1, (H - 10) * v / max);
+        y -= h;
+        g.append(svg('rect', { x, y, width: bw, height: h, fill: PALETTE[k % PALETTE.length] }, svg('title', {}, `${d} · ${m}: ${fmt(v)}`)));
+      });
+      if (days.length <= 16 || i % Math.ceil(days.length / 8) === 0) g.append(svg('text', { x: x + bw / 2, y: H + 14, 'text-anchor': 'middle', class: 'tick' }, d.slice(5)));
+    });
+    g.append(svg('text', { x: 0, y: 10, class: 'tick' }, fmt(max)), svg('line', { x1: pad - 4, x2: W, y1: H, y2: H, class: 'axis' }));
+    return el('figure', { class: 'chartbox' }, el('figcaption', {}, title), g);
+  }
+
+  function legend(models) {
+    return el('ul', { class: 'legend' }, models.map((m, k) => el('li', {},
+      svg('svg', { width: 10, height: 10, 'aria-hidden': 'true' }, svg('rect', { width: 10, height: 10, fill: PALETTE[k % PALETTE.length] })), ' ', m)));
+  }
+
+  // usageCharts: jobs, records, tokens and cost per day (by creation day, UTC)
+  // stacked by model, and failures by error code when given.
+  function usageCharts(jobs, failures) {
+    const byDay = new Map(), models = [];
+    for (const j of jobs) {
+      const d = (j.created_at || '').slice(0, 10);
+      if (!d) continue;
+      if (!models.includes(j.model)) models.push(j.model);
+      const row = byDay.get(d) || new Map();
+      const c = row.get(j.model) || { jobs: 0, records: 0, tokens: 0, cost: 0 };
+      c.jobs++; c.records += j.record_count || 0; c.tokens += (j.input_tokens || 0) + (j.output_tokens || 0); c.cost += j.cost_usd || 0;
+      row.set(j.model, c); byDay.set(d, row);
+    }
+    const days = [...byDay.keys()].sort();
+    const pick = k => (d, m) => { const c = byDay.get(d).get(m); return c ? c[k] : 0; };
+    const box = el('section', { class: 'usage' });
+    if (!days.length) return box;
+    box.append(legend(models), el('div', { class: 'charts' },
+      stackedBars('Jobs per day', days, models, pick('jobs'), short),
+      stackedBars('Records per day', days, models, pick('records'), short),
+      stackedBars('Tokens per day', days, models, pick('tokens'), short),
+      stackedBars('Cost per day (USD)', days, models, pick('cost'), v => '$' + (v < 1 ? v.toFixed(4) : v.toFixed(2)))));
+    if (failures && Object.keys(failures).length)
+      box.append(el('figure', { class: 'chartbox' }, el('figcaption', {}, 'Failures by error code'), failureTable(failures)));
+    return box;
+  }
+
+  g.McpbatchView = { el, jobCard, jobList, countFailures, progress, usageCharts };
 })(globalThis);
