@@ -76,6 +76,15 @@ type Layer struct {
 	// Tools start jobs and may answer with a task.
 	Tools map[string]bool
 	Log   *slog.Logger
+	// Now is the clock for ttlMs (nil: time.Now).
+	Now func() time.Time
+}
+
+func (l *Layer) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
 }
 
 // Wrap puts the layer in front of the SDK's handler.
@@ -160,7 +169,7 @@ func (l *Layer) serveTaskMethod(w http.ResponseWriter, r *http.Request, req requ
 			l.writeLookupError(w, r, req, err)
 			return
 		}
-		res := taskObject(req.Params.TaskID, st, time.Now())
+		res := taskObject(req.Params.TaskID, st, l.now())
 		res["resultType"] = "complete"
 		switch st.Status {
 		case "completed":
@@ -225,7 +234,7 @@ func (l *Layer) callAsTask(w http.ResponseWriter, r *http.Request, next http.Han
 		copyRecorded(w, rec)
 		return
 	}
-	out := taskObject(res.Structured.JobID, st, time.Now())
+	out := taskObject(res.Structured.JobID, st, l.now())
 	out["resultType"] = "task"
 	writeResult(w, req.ID, out)
 }
