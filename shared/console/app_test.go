@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,7 @@ func appHost(t testing.TB) (b *browser, settle func()) {
 		http.ServeFile(w, r, filepath.Join("testdata", "apphost.html"))
 	})
 	srv := httptest.NewServer(mux)
+	l.Uploads.SetBaseURL(srv.URL) // signed download links, as make dev gives
 	t.Cleanup(func() { srv.Close(); l.Close() })
 	settle = func() {
 		t.Helper()
@@ -160,8 +162,9 @@ func TestMCPAppInChromium(t *testing.T) {
 		b.waitFor("the opened link", `host.links.length === 1`)
 		var links []string
 		b.eval(`host.links`, &links)
-		// make dev's presigner links to the file itself (file://); S3 gives https.
-		if !strings.Contains(links[0], "exports/"+jobID+"/") || !strings.HasSuffix(links[0], ".jsonl") {
+		// make dev's signed GET link (/local/objects); S3 gives a presigned https one.
+		u, err := url.Parse(links[0])
+		if err != nil || u.Path != "/local/objects" || !strings.Contains(u.Query().Get("uri"), "/exports/"+jobID+"/") || !strings.HasSuffix(u.Query().Get("uri"), ".jsonl") {
 			t.Errorf("export link %q, want the job's JSONL export", links[0])
 		}
 	})

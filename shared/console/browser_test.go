@@ -99,6 +99,7 @@ func TestConsoleInChromium(t *testing.T) {
 	mux.Handle("/console", h)
 	mux.Handle("/console/", h)
 	srv := httptest.NewServer(mux)
+	l.Uploads.SetBaseURL(srv.URL) // signed download links, as make dev gives
 	t.Cleanup(func() { srv.Close(); l.Close() })
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
@@ -271,6 +272,18 @@ func TestConsoleInChromium(t *testing.T) {
 		b.eval(`document.querySelector(".links p").innerText`, &exported)
 		if !strings.Contains(exported, "150 records") {
 			t.Errorf("export line %q, want 150 records", exported)
+		}
+		// The link is clickable and downloads the file.
+		var href string
+		b.eval(`(document.querySelector(".links p a[href]") || {href: ""}).href`, &href)
+		resp, err := http.Get(href)
+		if err != nil {
+			t.Fatalf("export link %q: %v", href, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || strings.Count(string(body), "\n") != 150 {
+			t.Errorf("export link %q: %d, %d lines; want the 150-record JSONL", href, resp.StatusCode, strings.Count(string(body), "\n"))
 		}
 		noProblems("job page")
 	})
