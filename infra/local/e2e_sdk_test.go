@@ -95,7 +95,7 @@ func testSDKBigRequest(t *testing.T, d dev) {
 
 // Protocol 2026-07-28 end to end with the official SDK: server/discover offers
 // 2026-07-28 beside the 2025 revisions, subscriptions/listen is acknowledged
-// with nothing honoured and ends at once (see mcpserver.Capabilities), a
+// with nothing honoured and ends at once (see capabilities in shared/mcpserver), a
 // hand-made stateless tools/call with no initialize before it is served, a
 // Mcp-Name header that disagrees with the body is refused, and a 2025-11-25
 // client (initialize) is still served.

@@ -80,20 +80,20 @@ func (s *Server) MCP() *mcp.Server {
 			"at most the Bedrock job timeout (72 h by default) or 24 h for Anthropic). list_models shows the models, their limits and prices. " +
 			"Poll get_job until terminal is true, then read results with get_job_results page by page, or all at once with export_results. " +
 			"Inputs above 5 MB go through create_upload (the request limit is 6 MB). Your recent jobs are resources (mcpbatch://jobs/{job_id}).",
-		Capabilities: Capabilities(),
+		Capabilities: capabilities(),
 	})
 	s.register(srv)
 	return srv
 }
 
-// Capabilities are what server/discover and initialize advertise. The tool and
+// capabilities are what server/discover and initialize advertise. The tool and
 // resource lists are fixed per deployment, so no list-changed notifications
 // and no resource subscriptions: a 2026-07-28 subscriptions/listen is then
 // acknowledged with an empty filter and ends at once, instead of holding a
 // stateless Lambda invocation open until its timeout for events that never
 // come. Job status reaches a client through tasks/get (task-capable clients),
 // get_job, or the submit's notify setting (webhook, SNS).
-func Capabilities() *mcp.ServerCapabilities {
+func capabilities() *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{
 		Logging:   &mcp.LoggingCapabilities{},
 		Tools:     &mcp.ToolCapabilities{},
