@@ -16,6 +16,8 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/internal/browsertest"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline/corpus"
 )
 
 // sdkNodeModules is where .ci/tools.sh installs the official TypeScript MCP
@@ -36,6 +38,9 @@ func sdkNodeModules(t testing.TB) string {
 	return dir
 }
 
+// appPipeline is the report pipeline appHost configures.
+var appPipeline string
+
 // appHost runs make dev's suite in process (token auth, every 10th record
 // failing) and opens the ext-apps test host in Chromium, connected with the key.
 func appHost(t testing.TB) (b *browser, settle func()) {
@@ -47,8 +52,20 @@ func appHost(t testing.TB) (b *browser, settle func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The shipped pipelines file over a small generated corpus, for run_pipeline.
+	src := filepath.Join(dir, "corpus")
+	if _, err := corpus.Generate(src, corpus.Spec{Text: 20}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pipeline.Load(filepath.Join("..", "..", "infra", "pipelines", "pipelines.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Pipelines[0].Source.LocalDir = src
+	appPipeline = cfg.Pipelines[0].Name
 	l, err := local.New(context.Background(), local.Options{Dir: dir, FailEvery: 10, Owner: auth.Owner,
-		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+		Log:     slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Reports: local.ReportsOptions{Pipelines: cfg, Concurrency: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,6 +218,27 @@ func TestMCPAppInChromium(t *testing.T) {
 		}
 		if logs := strings.Join(b.takeLogs(), "\n"); !strings.Contains(logs, "Content Security Policy") {
 			t.Errorf("no CSP violation reported for the injected script:\n%s", logs)
+		}
+	})
+
+	t.Run("a pipeline run is followed through get_report", func(t *testing.T) {
+		b.t = t
+		b.eval(`host.runTool("run_pipeline", {pipeline: `+js(appPipeline)+`, date: "2026-11-27"})`, nil)
+		b.waitFor("the run", `host.view() && host.view().text.includes(`+js(appPipeline+" 2026-11-27")+`)`)
+		for range 3 { // steps → ingest → Job Completed → report
+			settle()
+		}
+		b.waitFor("the finished run", `host.view().terminal && host.view().status.includes("Report ready")`)
+		var calls []string
+		b.eval(`host.calls`, &calls)
+		if !slices.Contains(calls, "get_report") {
+			t.Errorf("calls %v, want get_report", calls)
+		}
+		if v := read(); !strings.Contains(v.Text, "20 / 20 records") {
+			t.Errorf("finished run: %s", v.Text)
+		}
+		if logs := b.takeLogs(); len(logs) > 0 {
+			t.Fatalf("problems:\n%s", strings.Join(logs, "\n"))
 		}
 	})
 

@@ -67,6 +67,28 @@ async function follow(jobId) {
 // The tool's arguments arrive first: a handle lacks the job's name and size.
 app.ontoolinput = (params) => { input = (params && params.arguments) || {}; };
 
+// followReport follows a report pipeline's run (run_pipeline): its job
+// belongs to the pipeline, so get_report, which any caller may read, gives
+// its counts.
+async function followReport(pipeline, date) {
+  const mine = ++seq;
+  for (;;) {
+    const r = await app.callServerTool({ name: 'get_report', arguments: { pipeline, date } });
+    if (mine !== seq) return;
+    const v = structured(r);
+    if (r.isError || !v || !v.run) { status(text(r) || 'get_report failed'); return; }
+    const run = v.run, sm = v.summary || {};
+    const terminal = ['completed', 'partially_completed', 'failed', 'cancelled', 'expired'].includes(run.job_status);
+    render({ job_id: run.job_id, name: `${run.pipeline} ${run.date}`, status: run.job_status, model: sm.model || '', provider: '',
+      mode: run.mode, record_count: run.records, succeeded: run.succeeded, failed: run.failed, terminal,
+      input_tokens: sm.input_tokens, output_tokens: sm.output_tokens, cost_usd: sm.cost_usd_estimate }, null);
+    if (terminal && (run.report_ready || run.job_status !== 'completed')) { status(run.report_ready ? 'Report ready.' : `Run ${run.job_status}.`); return; }
+    status('Following the pipeline run…');
+    await new Promise(res => { timer = setTimeout(res, 5000); });
+    if (mine !== seq) return;
+  }
+}
+
 app.ontoolresult = (params) => {
   const sc = params && params.structuredContent;
   if (!sc) return;
@@ -82,7 +104,7 @@ app.ontoolresult = (params) => {
   const n = sc.record_count || sc.records || (Array.isArray(input.records) ? input.records.length : 0);
   render({ succeeded: 0, failed: 0, model: input.model || '', provider: '', name: input.name, ...sc,
     record_count: n, status: sc.status || sc.job_status || 'submitted' }, null);
-  follow(id);
+  if (sc.pipeline && sc.date) followReport(sc.pipeline, sc.date); else follow(id);
 };
 
 await app.connect(new PostMessageTransport(window.parent, window.parent));
