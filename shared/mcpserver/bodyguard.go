@@ -26,6 +26,13 @@ func guardBody(r *http.Request) (body io.ReadCloser, tooBig bool, head rpcHead, 
 	if r.ContentLength >= 0 && r.ContentLength <= MaxRequestBytes {
 		return r.Body, false, head, nil
 	}
+	if r.ContentLength > MaxRequestBytes {
+		// Declared too big: scan for the id as the bytes stream by, keeping
+		// none of them (a 32 KB copy buffer at a time).
+		var sc headScanner
+		_, _ = io.Copy(&sc, io.LimitReader(r.Body, maxScanBytes))
+		return nil, true, sc.head(), nil
+	}
 	b, tooBig, head, err := readBody(r.Body, r.ContentLength)
 	if err != nil || tooBig {
 		return nil, tooBig, head, err

@@ -35,7 +35,8 @@ func BenchmarkSizeGuard5MBChunked(b *testing.B) {
 }
 
 // BenchmarkSizeGuardScan7MB is the streaming id scan of an oversized request
-// whose id comes last, as the official SDKs write it.
+// whose id comes last, as the official SDKs write it (declared length: nothing
+// is buffered).
 func BenchmarkSizeGuardScan7MB(b *testing.B) {
 	body := bigRequest(7 << 20)
 	b.SetBytes(int64(len(body)))

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -36,53 +37,61 @@ func TestOversizedRequestReply(t *testing.T) {
 		{"garbage", bigBody(`xxxxxxxx`, `"id":5}`), 413, false, "null"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, tooBig, head, err := readBody(strings.NewReader(tc.body), -1)
-			if err != nil || !tooBig {
-				t.Fatalf("readBody: tooBig %v err %v", tooBig, err)
-			}
-			w := httptest.NewRecorder()
-			writeTooBig(w, head, "2025-11-25")
-			if w.Code != tc.wantStatus {
-				t.Fatalf("status %d, want %d", w.Code, tc.wantStatus)
-			}
-			var reply struct {
-				ID     json.RawMessage `json:"id"`
-				Result *struct {
-					IsError bool `json:"isError"`
-					Content []struct {
-						Text string `json:"text"`
-					} `json:"content"`
-				} `json:"result"`
-				Error *struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				} `json:"error"`
-			}
-			if err := json.Unmarshal(w.Body.Bytes(), &reply); err != nil {
-				t.Fatalf("reply %q: %v", w.Body.String(), err)
-			}
-			if string(reply.ID) != tc.wantID {
-				t.Errorf("id %s, want %s", reply.ID, tc.wantID)
-			}
-			var msg string
-			if tc.wantToolErr {
-				if reply.Result == nil || !reply.Result.IsError || len(reply.Result.Content) == 0 {
-					t.Fatalf("want a tool error, got %s", w.Body.String())
+		// Declared length: streamed, nothing kept; unknown length (chunked):
+		// the first 6 MB are buffered, then the rest streams.
+		for _, declared := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s declared=%v", tc.name, declared), func(t *testing.T) {
+				r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(tc.body))
+				if !declared {
+					r.ContentLength = -1
 				}
-				msg = reply.Result.Content[0].Text
-			} else {
-				if reply.Error == nil || reply.Error.Code != -32600 {
-					t.Fatalf("want a JSON-RPC error, got %s", w.Body.String())
+				_, tooBig, head, err := guardBody(r)
+				if err != nil || !tooBig {
+					t.Fatalf("guardBody: tooBig %v err %v", tooBig, err)
 				}
-				msg = reply.Error.Message
-			}
-			for _, want := range []string{"6 MB", "create_upload", "input_upload_id", "split"} {
-				if !strings.Contains(msg, want) {
-					t.Errorf("message %q lacks %q", msg, want)
+				w := httptest.NewRecorder()
+				writeTooBig(w, head, "2025-11-25")
+				if w.Code != tc.wantStatus {
+					t.Fatalf("status %d, want %d", w.Code, tc.wantStatus)
 				}
-			}
-		})
+				var reply struct {
+					ID     json.RawMessage `json:"id"`
+					Result *struct {
+						IsError bool `json:"isError"`
+						Content []struct {
+							Text string `json:"text"`
+						} `json:"content"`
+					} `json:"result"`
+					Error *struct {
+						Code    int    `json:"code"`
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal(w.Body.Bytes(), &reply); err != nil {
+					t.Fatalf("reply %q: %v", w.Body.String(), err)
+				}
+				if string(reply.ID) != tc.wantID {
+					t.Errorf("id %s, want %s", reply.ID, tc.wantID)
+				}
+				var msg string
+				if tc.wantToolErr {
+					if reply.Result == nil || !reply.Result.IsError || len(reply.Result.Content) == 0 {
+						t.Fatalf("want a tool error, got %s", w.Body.String())
+					}
+					msg = reply.Result.Content[0].Text
+				} else {
+					if reply.Error == nil || reply.Error.Code != -32600 {
+						t.Fatalf("want a JSON-RPC error, got %s", w.Body.String())
+					}
+					msg = reply.Error.Message
+				}
+				for _, want := range []string{"6 MB", "create_upload", "input_upload_id", "split"} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("message %q lacks %q", msg, want)
+					}
+				}
+			})
+		}
 	}
 }
 
