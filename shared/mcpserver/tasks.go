@@ -41,23 +41,24 @@ func (t tasks) TaskState(ctx context.Context, owner, id string) (mcptasks.State,
 		st.Poll = pollOnDemand
 	}
 	switch j.Status {
-	case job.StatusCompleted, job.StatusPartiallyCompleted:
-		// The result inline is what get_job answers for the finished job.
-		st.Status = "completed"
-		st.Result = map[string]any{
-			"content":           []map[string]any{{"type": "text", "text": jobSummary(j)}},
-			"structuredContent": v,
-			"resultType":        "complete",
-		}
 	case job.StatusCancelled:
 		st.Status = "cancelled"
-	case job.StatusFailed, job.StatusExpired:
-		st.Status = "failed"
-		st.ErrMessage = fmt.Sprintf("job %s %s", j.ID, j.Status)
+	case job.StatusCompleted, job.StatusPartiallyCompleted, job.StatusFailed, job.StatusExpired:
+		// The result inline is what get_job answers for the finished job. A
+		// failed or expired job is a tool error inside a completed task: the
+		// extension keeps "failed" for JSON-RPC errors (SEP-2663, Task
+		// Execution Errors).
+		text := jobSummary(j)
 		if j.Error != "" {
-			st.ErrMessage += ": " + j.Error
+			text += " " + j.Error
 		}
-		st.ErrData = v
+		st.Status = "completed"
+		st.Result = map[string]any{
+			"content":           []map[string]any{{"type": "text", "text": text}},
+			"structuredContent": v,
+			"isError":           j.Status == job.StatusFailed || j.Status == job.StatusExpired,
+			"resultType":        "complete",
+		}
 	}
 	return st, nil
 }

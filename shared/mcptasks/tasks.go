@@ -13,7 +13,13 @@
 //   - tasks/get {taskId} answers the task with resultType "complete" and, once
 //     terminal, the tool's result inline (completed) or an error (failed);
 //   - tasks/cancel {taskId} answers {resultType: "complete"};
-//   - over Streamable HTTP the Mcp-Name header carries params.taskId.
+//   - over Streamable HTTP the Mcp-Name header carries params.taskId;
+//   - a client that does not declare the extension gets -32021 (missing
+//     required client capability) for tasks/* and for task notifications
+//     asked on subscriptions/listen.
+//
+// The rules are those of SEP-2663 (modelcontextprotocol/modelcontextprotocol,
+// seps/2663-tasks-extension.md, as of 2026-12-01).
 //
 // A task here is a job: the tools that start one (Tools) store the job before
 // they answer, and the task id is the job id, so a task survives any number of
@@ -56,7 +62,8 @@ type State struct {
 	Poll      time.Duration // suggested interval between tasks/get
 	// Result is the tool result once completed (a CallToolResult).
 	Result map[string]any
-	// ErrMessage and ErrData describe a failed task.
+	// ErrMessage and ErrData describe a failed task: one whose request failed
+	// with a JSON-RPC error. A tool error (isError) is a completed task.
 	ErrMessage string
 	ErrData    any
 }
@@ -92,7 +99,7 @@ func (l *Layer) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		method := r.Header.Get("Mcp-Method")
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Protocol-Version") < minVersion ||
-			!(strings.HasPrefix(method, "tasks/") || method == "tools/call" && l.Tools[r.Header.Get("Mcp-Name")]) {
+			!(strings.HasPrefix(method, "tasks/") || method == "subscriptions/listen" || method == "tools/call" && l.Tools[r.Header.Get("Mcp-Name")]) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -108,16 +115,21 @@ func (l *Layer) Wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if method == "tools/call" {
-			if !req.Params.Meta.ClientCapabilities.declares() {
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				next.ServeHTTP(w, r)
-				return
-			}
+		declared := req.Params.Meta.ClientCapabilities.declares()
+		switch {
+		case method == "subscriptions/listen" && req.Params.Notifications.TaskIDs != nil && !declared,
+			strings.HasPrefix(method, "tasks/") && !declared:
+			writeMissingCapability(w, req.ID)
+		case method == "tools/call" && declared:
 			l.callAsTask(w, r, next, body, req)
-			return
+		case strings.HasPrefix(method, "tasks/"):
+			l.serveTaskMethod(w, r, req)
+		default:
+			// No task notifications are sent (a subscriptions/listen acknowledges
+			// no task ids): the SDK answers the rest.
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(w, r)
 		}
-		l.serveTaskMethod(w, r, req)
 	})
 }
 
@@ -126,9 +138,12 @@ type request struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		TaskID string `json:"taskId"`
-		Name   string `json:"name"`
-		Meta   struct {
+		TaskID        string `json:"taskId"`
+		Name          string `json:"name"`
+		Notifications struct {
+			TaskIDs []string `json:"taskIds"`
+		} `json:"notifications"`
+		Meta struct {
 			ClientCapabilities capabilities `json:"io.modelcontextprotocol/clientCapabilities"`
 		} `json:"_meta"`
 	} `json:"params"`
@@ -147,6 +162,7 @@ const (
 	codeInvalidParams  = -32602
 	codeMethodNotFound = -32601
 	codeHeaderMismatch = -32020
+	codeMissingCap     = -32021
 	codeTaskFailed     = -32000
 )
 
@@ -298,6 +314,18 @@ func copyRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 	}
 	w.WriteHeader(rec.Code)
 	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// writeMissingCapability is the -32021 answer naming the extension to declare,
+// with HTTP 400 as the official TypeScript server gives it (its ladder of
+// HTTP statuses, @modelcontextprotocol/client 2.4.0, as of 2026-12-01).
+func writeMissingCapability(w http.ResponseWriter, id json.RawMessage) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
+		"code": codeMissingCap, "message": "Missing required client capability: declare the " + ExtensionID + " extension in the request's client capabilities",
+		"data": map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{ExtensionID: map[string]any{}}}},
+	}})
 }
 
 func writeResult(w http.ResponseWriter, id json.RawMessage, result any) {

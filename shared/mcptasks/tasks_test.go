@@ -76,8 +76,8 @@ type exchange struct {
 
 func TestExchanges(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
-	if len(files) < 8 {
-		t.Fatalf("%d golden exchanges, want the 8 flows", len(files))
+	if len(files) < 15 {
+		t.Fatalf("%d golden exchanges, want the 15 flows", len(files))
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
@@ -132,6 +132,9 @@ func sdkStandIn(calls *[]string) http.Handler {
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		*calls = append(*calls, req.Method+" "+req.Params.Name)
 		result := `{"content":[{"type":"text","text":"Job job-working submitted."}],"structuredContent":{"job_id":"job-working","status":"submitted"},"resultType":"complete"}`
+		if req.Method != "tools/call" {
+			result = `{"answeredBy":"the SDK","resultType":"complete"}`
+		}
 		if req.Params.Name == "broken" {
 			result = `{"content":[{"type":"text","text":"invalid input: model"}],"isError":true,"resultType":"complete"}`
 		}

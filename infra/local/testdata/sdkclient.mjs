@@ -96,7 +96,11 @@ if (scenario === 'tasks') {
   const exec = await session.callTool('submit_batch', { model, records: recs(100) });
   const ref = exec.serializeReference?.();
   const taskId = ref?.taskId ?? exec.handle?.taskId;
-  const first = await rawDispatch({ method: 'tasks/get', params: { taskId } }, { context: { headers: { 'Mcp-Name': taskId } } });
+  // Raw tasks/get calls declare the extension, as the spec requires.
+  const declared = { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'mcpbatch-e2e', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } } };
+  const first = await rawDispatch({ method: 'tasks/get', params: { taskId, ...declared } }, { context: { headers: { 'Mcp-Name': taskId } } });
   out('created', { taskId, status: first.result?.status, statusMessage: first.result?.statusMessage });
   const { outcome } = await exec.settle();
   const result = ext.resultFromTaskOutcome(outcome);
@@ -110,7 +114,7 @@ if (scenario === 'tasks') {
   out('cancelled', { taskId: id2, outcome: cancelled.kind ?? cancelled.status ?? cancelled.error ?? null });
 
   // An unknown task id.
-  const unknown = await rawDispatch({ method: 'tasks/get', params: { taskId: 'no-such-task' } }, { context: { headers: { 'Mcp-Name': 'no-such-task' } } });
+  const unknown = await rawDispatch({ method: 'tasks/get', params: { taskId: 'no-such-task', ...declared } }, { context: { headers: { 'Mcp-Name': 'no-such-task' } } });
   out('unknown', { error: unknown.error ?? null });
   await session.close();
 }
