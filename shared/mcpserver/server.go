@@ -300,11 +300,10 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		if j.Status == job.StatusFailed {
 			return JobHandle{}, "", j.ID, &toolErr{msg: fmt.Sprintf("submit_batch: the job could not be started (job_id %s is kept as failed): %s", j.ID, j.Error)}
 		}
-		h := JobHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
-			Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt)}
+		h := jobHandle(j)
 		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; results stay until %s.",
 			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.ExpiresAt)
-		return h, summary, j.ID, nil
+		return h, withWarnings(summary, j.Warnings), j.ID, nil
 	})
 }
 
@@ -335,13 +334,13 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in JobIDI
 	})
 }
 
-// jobSummary is get_job's text answer.
+// jobSummary is get_job's text answer (also a finished task's inline result).
 func jobSummary(j *job.Job) string {
 	summary := fmt.Sprintf("Job %s is %s: %d records, %d succeeded, %d failed.", j.ID, j.Status, j.RecordCount, j.Succeeded, j.Failed)
 	if !j.Status.Terminal() {
 		summary += " Not finished yet; poll again in a minute or so."
 	}
-	return summary
+	return withWarnings(summary, j.Warnings)
 }
 
 func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in ResultsIn) (*mcp.CallToolResult, ResultsOut, error) {

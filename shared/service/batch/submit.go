@@ -39,6 +39,9 @@ type SubmitRequest struct {
 	// Submit settles it into Target.
 	Index  *IndexRequest
 	Target *job.IndexTarget
+	// Warnings are what validation found the user should know (a legacy
+	// model); they go onto the job.
+	Warnings []string
 }
 
 const maxNameLen = 128
@@ -98,6 +101,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.MaxInputLineBytes = longest
+	j.AddWarning(req.Warnings...)
 	start := 0
 	for i, size := range parts {
 		p := job.Part{

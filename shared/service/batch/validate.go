@@ -14,7 +14,18 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if err != nil {
 		return err
 	}
-	return validateRecords(req, prov.Limits())
+	if err := validateRecords(req, prov.Limits()); err != nil {
+		return err
+	}
+	m, _ := s.LookupModel(req.Model) // ValidateParams found it
+	return checkRecordSampling(req, m)
+}
+
+// paramsChecker is a provider that refuses job-level settings its API
+// refuses for every model (the Anthropic API version), before anything is
+// stored.
+type paramsChecker interface {
+	CheckParams(model string, p job.Params) error
 }
 
 // ValidateParams checks and defaults everything but the records (also used by
@@ -27,6 +38,11 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	m, err := s.checkModel(req, prov)
 	if err != nil {
 		return nil, err
+	}
+	if pc, ok := prov.(paramsChecker); ok {
+		if err := pc.CheckParams(m.ID, req.Params); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.resolveMode(req, prov, m); err != nil {
 		return nil, err

@@ -157,6 +157,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 		Params:    &req.Params, Notify: req.Notify,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
+	j.AddWarning(req.Warnings...)
 	if err := s.putRequest(ctx, j, fileRequest{Field: field, URI: uri, Params: req.Params}); err != nil {
 		return nil, err
 	}
