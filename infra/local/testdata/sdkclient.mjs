@@ -35,7 +35,7 @@ if (scenario.startsWith('bigrequest')) {
   }
   let res, error;
   try {
-    res = await client.callTool({ name: 'submit_batch', arguments: { model: 'anthropic.claude-3-haiku-20240307-v1:0', records } });
+    res = await client.callTool({ name: 'submit_batch', arguments: { model: 'anthropic.claude-haiku-4-5-20251001-v1:0', records } });
   } catch (e) { error = String(e); }
   out('big', { isError: res?.isError ?? null, text: res?.content?.[0]?.text ?? null, error: error ?? null });
 }
@@ -89,7 +89,7 @@ if (scenario === 'tasks') {
   };
   const session = ext.createTaskSessionFromClient(client, { endpointId: 'make-dev', rawDispatch,
     v2RequestFraming: { protocolVersion: '2026-07-28', clientInfo: { name: 'mcpbatch-e2e', version: '1.0.0' }, clientCapabilities: {} } });
-  const model = 'anthropic.claude-3-5-haiku-20241022-v1:0';
+  const model = 'anthropic.claude-haiku-4-5-20251001-v1:0';
   const recs = n => Array.from({ length: n }, (_, i) => ({ id: `q${i}`, prompt: `Summarise fact #${i}` }));
 
   // Create, follow with tasks/get, result inline once terminal.
