@@ -37,7 +37,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"time"
 )
@@ -229,7 +228,7 @@ func (l *Layer) writeLookupError(w http.ResponseWriter, r *http.Request, req req
 // with the task instead of the tool's result. A tool error stays a tool error.
 func (l *Layer) callAsTask(w http.ResponseWriter, r *http.Request, next http.Handler, body []byte, req request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	rec := httptest.NewRecorder()
+	rec := &recorder{header: http.Header{}, code: http.StatusOK}
 	next.ServeHTTP(rec, r)
 	msg, ok := responseOf(rec, req.ID)
 	var res struct {
@@ -283,13 +282,13 @@ type rpcMessage struct {
 
 // responseOf finds the JSON-RPC response to id in a recorded SDK answer, sent
 // as JSON or as a server-sent event stream.
-func responseOf(rec *httptest.ResponseRecorder, id json.RawMessage) (rpcMessage, bool) {
-	if rec.Code != http.StatusOK {
+func responseOf(rec *recorder, id json.RawMessage) (rpcMessage, bool) {
+	if rec.code != http.StatusOK {
 		return rpcMessage{}, false
 	}
 	var candidates [][]byte
-	if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(bytes.NewReader(rec.Body.Bytes()))
+	if strings.HasPrefix(rec.header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(bytes.NewReader(rec.body.Bytes()))
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
 		for sc.Scan() {
 			if data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:")); ok {
@@ -297,7 +296,7 @@ func responseOf(rec *httptest.ResponseRecorder, id json.RawMessage) (rpcMessage,
 			}
 		}
 	} else {
-		candidates = append(candidates, rec.Body.Bytes())
+		candidates = append(candidates, rec.body.Bytes())
 	}
 	for _, c := range candidates {
 		var m rpcMessage
@@ -308,12 +307,24 @@ func responseOf(rec *httptest.ResponseRecorder, id json.RawMessage) (rpcMessage,
 	return rpcMessage{}, false
 }
 
-func copyRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
-	for k, v := range rec.Header() {
+// recorder keeps the SDK's answer to a task-capable tools/call, to be sent on
+// as it is or replaced by the task.
+type recorder struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) WriteHeader(code int)        { r.code = code }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+
+func copyRecorded(w http.ResponseWriter, rec *recorder) {
+	for k, v := range rec.header {
 		w.Header()[k] = v
 	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
+	w.WriteHeader(rec.code)
+	_, _ = w.Write(rec.body.Bytes())
 }
 
 // writeMissingCapability is the -32021 answer naming the extension to declare,
