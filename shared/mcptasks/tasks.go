@@ -318,6 +318,7 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) WriteHeader(code int)        { r.code = code }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *recorder) Flush()                      {} // the SDK flushes its event stream; here it is kept whole
 
 func copyRecorded(w http.ResponseWriter, rec *recorder) {
 	for k, v := range rec.header {
