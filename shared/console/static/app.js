@@ -344,8 +344,7 @@
     setView("jobs",
       el("p", { class: "small" }, el("a", { href: "#/jobs" }, "← all jobs")),
       actions, retryMsg,
-      j.error ? el("p", { class: "error" }, j.error) : null,
-      summary,
+      summary, // shows the job's error and warnings too
       el("div", { class: "card" }, dl),
       el("h2", null, "Timeline"), timeline,
       el("h2", null, "Export results"), exportButtons, exportsOut,
