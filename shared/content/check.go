@@ -52,6 +52,22 @@ type Checker struct {
 	Modalities []string
 	// Store resolves s3:// sources; nil refuses them.
 	Store *Store
+	// PDF holds the model's own PDF rules on top of the path's (zero: the
+	// path's document cap applies, text-only reading on Converse).
+	PDF PDFRules
+}
+
+// PDFRules are a model's PDF rules, from the catalog (model.DocumentRules).
+type PDFRules struct {
+	// MaxBytes caps one PDF (0: the path's document cap).
+	MaxBytes int64
+	// ExemptFromCap: the model reads PDFs past the path's document cap.
+	ExemptFromCap bool
+	// Citations: PDFs are read visually only with citations on (Claude on
+	// Converse); checked PDF blocks get Block.Citations.
+	Citations bool
+	// Source names where the rules come from, for error messages.
+	Source string
 }
 
 // NewChecker is a Checker with the documented limits of path.
@@ -189,9 +205,10 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 		defer rc.Close()
 		r, size = rc, n
 	}
-	// Refuse by declared size before reading a byte of an oversized object.
-	if max := c.maxBytes(blk.Kind); max > 0 && size > 0 && c.measured(blk.Kind, size) > max {
-		return c.sizeProblem(rec, where, blk.Kind, size)
+	// Refuse by declared size before reading a byte of an oversized object
+	// (a PDF may have its own cap: only the smaller of the two is sure).
+	if max := c.maxBytes(blk.Kind, declared); max > 0 && size > 0 && c.measured(blk.Kind, size) > max && (blk.Kind == KindImage || declared != "" || c.pdfCapNoLarger(max)) {
+		return c.sizeProblem(rec, where, blk.Kind, declared, size)
 	}
 	hint := blk.Name
 	if blk.URI != "" {
@@ -212,8 +229,11 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 	if (blk.Kind == KindImage) != isImage(info.Format) {
 		return rec.errf(where, "", "a %s block holds %s bytes", kind, describe(info.Format))
 	}
-	if max := c.maxBytes(blk.Kind); max > 0 && c.measured(blk.Kind, info.Bytes) > max {
-		return c.sizeProblem(rec, where, blk.Kind, info.Bytes)
+	if max := c.maxBytes(blk.Kind, info.Format); max > 0 && c.measured(blk.Kind, info.Bytes) > max {
+		return c.sizeProblem(rec, where, blk.Kind, info.Format, info.Bytes)
+	}
+	if blk.Kind == KindDocument && info.Format == PDF && c.Path == PathBedrockConverse {
+		blk.Citations, blk.TextOnly = c.PDF.Citations, !c.PDF.Citations
 	}
 	if blk.Kind == KindImage && l.MaxImageSide > 0 && (info.Width > l.MaxImageSide || info.Height > l.MaxImageSide) {
 		return rec.errf(where, fmt.Sprintf("%s: image at most %dx%d px%s", c.Path, l.MaxImageSide, l.MaxImageSide, l.source("image")), "image is %dx%d px", info.Width, info.Height)
@@ -226,9 +246,25 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 	return nil
 }
 
-func (c *Checker) maxBytes(k Kind) int64 {
+// pdfCapNoLarger: a PDF may not be larger than max either, so an
+// undeclared document over max is refused before it is read.
+func (c *Checker) pdfCapNoLarger(max int64) bool {
+	return !c.PDF.ExemptFromCap && (c.PDF.MaxBytes == 0 || c.PDF.MaxBytes <= max)
+}
+
+// maxBytes is the cap on one block of kind k in format (format "" when
+// not known yet): the model's PDF rules replace the path's document cap.
+func (c *Checker) maxBytes(k Kind, format string) int64 {
 	if k == KindImage {
 		return c.Limits.MaxImageBytes
+	}
+	if format == PDF {
+		switch {
+		case c.PDF.ExemptFromCap:
+			return 0
+		case c.PDF.MaxBytes > 0:
+			return c.PDF.MaxBytes
+		}
 	}
 	return c.Limits.MaxDocumentBytes
 }
@@ -242,10 +278,14 @@ func (c *Checker) measured(k Kind, n int64) int64 {
 	return n
 }
 
-func (c *Checker) sizeProblem(rec *Record, where string, k Kind, n int64) *Problem {
-	limit := fmt.Sprintf("%s: %s at most %d bytes%s", c.Path, k, c.maxBytes(k), c.Limits.source(string(k)))
+func (c *Checker) sizeProblem(rec *Record, where string, k Kind, format string, n int64) *Problem {
+	src := c.Limits.source(string(k))
+	if format == PDF && c.PDF.MaxBytes > 0 && c.PDF.Source != "" {
+		src = " (" + c.PDF.Source + ")"
+	}
+	limit := fmt.Sprintf("%s: %s at most %d bytes%s", c.Path, k, c.maxBytes(k, format), src)
 	if k == KindImage && c.Limits.ImageBytesBase64 {
-		limit = fmt.Sprintf("%s: %s at most %d bytes as base64%s", c.Path, k, c.maxBytes(k), c.Limits.source(string(k)))
+		limit = fmt.Sprintf("%s: %s at most %d bytes as base64%s", c.Path, k, c.maxBytes(k, format), src)
 		return rec.errf(where, limit, "%s is %d bytes (%d bytes as base64)", k, n, c.measured(k, n))
 	}
 	return rec.errf(where, limit, "%s is %d bytes", k, n)

@@ -130,7 +130,11 @@ func (r *Renderer) converseBlock(ctx context.Context, w *bufio.Writer, b *Block,
 	if err := r.copyBase64(ctx, w, b); err != nil {
 		return err
 	}
-	_, err := w.WriteString(`"}}}`)
+	w.WriteString(`"}`)
+	if b.Kind == KindDocument && b.Citations {
+		w.WriteString(`,"citations":{"enabled":true}`)
+	}
+	_, err := w.WriteString(`}}`)
 	return err
 }
 
@@ -292,11 +296,16 @@ func (r *Renderer) ConverseMessages(ctx context.Context, msgs []Message) ([]brty
 				}})
 			} else {
 				name := DocumentName(b, m, i)
-				bm.Content = append(bm.Content, &brtypes.ContentBlockMemberDocument{Value: brtypes.DocumentBlock{
+				doc := brtypes.DocumentBlock{
 					Format: brtypes.DocumentFormat(b.Info.Format),
 					Name:   &name,
 					Source: &brtypes.DocumentSourceMemberBytes{Value: buf.Bytes()},
-				}})
+				}
+				if b.Citations {
+					on := true
+					doc.Citations = &brtypes.CitationsConfig{Enabled: &on}
+				}
+				bm.Content = append(bm.Content, &brtypes.ContentBlockMemberDocument{Value: doc})
 			}
 		}
 		out = append(out, bm)

@@ -147,7 +147,7 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 
 func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.File, missingOK map[int]bool, resolve ingest.IDResolver) (ingest.Result, error) {
 	for {
-		res, err := s.Ingester.Ingest(ctx, j, files, s.Provider(j.Provider).ParseOutputLine, resolve)
+		res, err := s.Ingester.Ingest(ctx, j, files, outputParser(s.Provider(j.Provider), j), resolve)
 		if err == nil {
 			return res, nil
 		}
@@ -164,6 +164,15 @@ func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.Fi
 		}
 		return res, fmt.Errorf("ingest job %s: %w", j.ID, err)
 	}
+}
+
+// outputParser reads a job's output lines the way its parts were submitted
+// (every part of a job is submitted the same way).
+func outputParser(prov service.BatchProvider, j *job.Job) ingest.Parser {
+	if pp, ok := prov.(service.PartParser); ok && len(j.Parts) > 0 {
+		return pp.OutputParser(j.Parts[0])
+	}
+	return prov.ParseOutputLine
 }
 
 // badLineSummary names the first few bad lines for the job's error text.
