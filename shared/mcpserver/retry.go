@@ -51,6 +51,7 @@ func (s *Server) addRetryTool(srv *mcp.Server) {
 			"An embedding job's retry writes into the same index. " +
 			"Next: poll get_job on the new job_id; get_job_results on the original job with latest: true shows every record's latest outcome.",
 		Annotations: &mcp.ToolAnnotations{Title: "Retry failed records", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &yes},
+		Meta:        appToolMeta(appJobURI),
 	}, s.retryFailed)
 }
 

@@ -27,7 +27,7 @@ type RecordIn struct {
 // SubmitIn is the input of submit_batch.
 type SubmitIn struct {
 	Model   string     `json:"model" jsonschema:"a model id from list_models (a Bedrock inference profile id or ARN of it works too)"`
-	Records []RecordIn `json:"records,omitempty" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id. Over 6 MB of request: use input_upload_id instead"`
+	Records []RecordIn `json:"records,omitempty" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id. Above 5 MB of records: use create_upload and input_upload_id instead (the request limit is 6 MB)"`
 	// InputUploadID and InputURI name a JSONL file instead of inline records.
 	InputUploadID string    `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
 	InputURI      string    `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<your owner tag>/<key> of a JSONL file (a refusal names your folders); instead of records"`

@@ -81,7 +81,7 @@ func (s *Server) addUploadTool(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "create_upload",
 		Title: "Get a link to upload a big batch as a file",
-		Description: "For batches over the 6 MB request limit (roughly more than a few thousand prompts): get a presigned URL, " +
+		Description: "For inputs above 5 MB (the request limit is 6 MB; roughly more than a few thousand prompts): get a presigned URL, " +
 			"HTTP PUT a JSONL file to it (up to 1 GiB, within 15 minutes), then call submit_batch with input_upload_id=upload_id " +
 			"and no records. Each line is a record as in submit_batch, or Bedrock's native {recordId, modelInput}. " +
 			"With an image or document content_type (image/png, application/pdf, ...) it is a place for one image or document: " +

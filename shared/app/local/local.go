@@ -171,7 +171,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	l.addValidate(o)
 	l.Uploads = newUploads(blobs)
 	l.MCP = &mcpserver.Server{
-		Svc: g, Presign: blobs, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,
+		Svc: g, Presign: l.Uploads, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,
 		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true},
 		Models:   g.Core.Catalog, Retries: g.Retry, Log: o.Log, Version: app.Version,
 	}
@@ -199,6 +199,7 @@ func (l *Suite) Handler() http.Handler {
 	mux.Handle("/console/", h)
 	mux.Handle("POST /local/events", guardLocalEvents(l.owner, http.HandlerFunc(l.postEvent)))
 	mux.Handle("PUT /local/uploads", l.Uploads)
+	mux.HandleFunc("GET /local/objects", l.Uploads.ServeGet)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux
 }
