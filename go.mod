@@ -31,6 +31,8 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
+require github.com/aws/aws-sdk-go-v2/service/servicequotas v1.43.12 // indirect
+
 require (
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27 // indirect
