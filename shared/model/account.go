@@ -101,6 +101,10 @@ type AnthropicFacts struct {
 	MaxInputTokens int      `json:"max_input_tokens,omitempty"`
 	MaxTokens      int      `json:"max_tokens,omitempty"`
 	Capabilities   []string `json:"capabilities,omitempty"` // batch, image_input, pdf_input, ...
+	// Lifecycle is active, deprecated or retired; the dates are YYYY-MM-DD.
+	Lifecycle    string `json:"lifecycle,omitempty"`
+	DeprecatedAt string `json:"deprecated_at,omitempty"`
+	RetiresAt    string `json:"retires_at,omitempty"`
 }
 
 // AccountFacts is what a merged model carries from the account; nil on a
@@ -220,6 +224,29 @@ func MatchName(quotaModel string, m AccountModel) bool {
 	}
 	p := normName(m.Provider)
 	return q == n || (p != "" && (q == p+" "+n || p+" "+q == n))
+}
+
+// QuotaNameIndex finds the model a quota names (MatchName's rule) in one
+// map lookup: an account has hundreds of models and quotas.
+func QuotaNameIndex(ms []AccountModel) func(quotaModel string) (int, bool) {
+	idx := make(map[string]int, 2*len(ms))
+	for i := len(ms) - 1; i >= 0; i-- { // the first model wins a shared name
+		n := normName(ms[i].Name)
+		if n == "" {
+			continue
+		}
+		idx[n] = i
+		if p := normName(ms[i].Provider); p != "" {
+			idx[p+" "+n] = i
+			if rest, ok := strings.CutPrefix(n, p+" "); ok {
+				idx[rest] = i
+			}
+		}
+	}
+	return func(q string) (int, bool) {
+		i, ok := idx[normName(q)]
+		return i, ok
+	}
 }
 
 func normName(s string) string {

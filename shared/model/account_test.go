@@ -190,3 +190,16 @@ func TestWithAccountProfilesGap(t *testing.T) {
 		t.Errorf("with profiles unread the catalog's stand: %v %+v", m.Profiles, m.Account)
 	}
 }
+
+// TestQuotaNameIndex: the index agrees with MatchName.
+func TestQuotaNameIndex(t *testing.T) {
+	ms := []AccountModel{{Name: "Claude 3 Haiku", Provider: "Anthropic"}, {Name: "Amazon Nova Lite", Provider: "Amazon"}, {Name: "Palmyra X5", Provider: "Writer"}}
+	find := QuotaNameIndex(ms)
+	for _, q := range []string{"Claude 3 Haiku", "anthropic claude 3 haiku", "Nova Lite", "Amazon Nova Lite", "Palmyra X5", "Claude 3.5 Haiku", "Nova"} {
+		i, ok := find(q)
+		want := slices.IndexFunc(ms, func(m AccountModel) bool { return MatchName(q, m) })
+		if (want >= 0) != ok || (ok && i != want) {
+			t.Errorf("%q: index %d %v, MatchName %d", q, i, ok, want)
+		}
+	}
+}

@@ -88,6 +88,9 @@ func (c *Catalog) WithAccount(a *Account, now time.Time) *Catalog {
 				if af.MaxInputTokens > 0 {
 					m.ContextWindow = max(af.MaxInputTokens, m.MaxOutputTokens)
 				}
+				if l := anthropicLifecycle(af, base.Lifecycle, now); l != nil {
+					m.Lifecycle = l
+				}
 			}
 			m.Account = f
 		}
@@ -108,7 +111,7 @@ func (c *Catalog) WithAccount(a *Account, now time.Time) *Catalog {
 			continue // an unfiltered catalog would list every model of the API: only wanted ones
 		}
 		seen[af.ID] = true
-		out = append(out, anthropicOnly(af, asOf))
+		out = append(out, anthropicOnly(af, asOf, now))
 	}
 	merged, err := build(dedupeKeys(out), c.asOf, c.source)
 	if err != nil { // dedupeKeys leaves no clash
@@ -281,7 +284,7 @@ func accountOnly(am *AccountModel, usable, aliases []string, asOf string, now ti
 }
 
 // anthropicOnly is an Anthropic API model the catalog lacks.
-func anthropicOnly(af *AnthropicFacts, asOf string) *Model {
+func anthropicOnly(af *AnthropicFacts, asOf string, now time.Time) *Model {
 	m := &Model{
 		ID: af.ID, Provider: ProviderAnthropic, Family: "claude", Name: af.Name, Task: TaskText,
 		Modes: []Mode{ModeBatch}, MaxOutputTokens: af.MaxTokens, ContextWindow: af.MaxInputTokens,
@@ -300,8 +303,32 @@ func anthropicOnly(af *AnthropicFacts, asOf string) *Model {
 			m.InputModalities = append(m.InputModalities, "document")
 		}
 	}
+	m.Lifecycle = anthropicLifecycle(af, nil, now)
 	m.Account = &AccountFacts{Source: SourceAccount, Access: AccessGranted, AsOf: asOf}
 	return m
+}
+
+// anthropicLifecycle maps the Models API's lifecycle: deprecated is legacy
+// (since deprecated_at), retired is end_of_life, and a retires_at on or
+// before today is end_of_life too. nil when the API says nothing.
+func anthropicLifecycle(af *AnthropicFacts, catalog *Lifecycle, now time.Time) *Lifecycle {
+	if af.Lifecycle == "" {
+		return nil
+	}
+	l := &Lifecycle{Status: LifecycleActive, LegacySince: af.DeprecatedAt, EndOfLife: af.RetiresAt, Source: SourceAccount + " (GET /v1/models)"}
+	switch af.Lifecycle {
+	case "deprecated":
+		l.Status = LifecycleLegacy
+	case "retired":
+		l.Status = LifecycleEndOfLife
+	}
+	if !now.IsZero() && af.RetiresAt != "" && af.RetiresAt <= now.UTC().Format(time.DateOnly) {
+		l.Status = LifecycleEndOfLife
+	}
+	if catalog != nil {
+		l.Successor = catalog.Successor
+	}
+	return l
 }
 
 // dedupeKeys drops aliases and profile ids an earlier model already claims
