@@ -39,6 +39,8 @@ type SubmitRequest struct {
 	// Submit settles it into Target.
 	Index  *IndexRequest
 	Target *job.IndexTarget
+	// Warnings are what validation found the user should know (stored on the job).
+	Warnings []string
 }
 
 const maxNameLen = 128
@@ -84,7 +86,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	for _, n := range sizes {
 		longest = max(longest, n)
 	}
-	parts, err := service.Split(sizes, prov.Limits())
+	parts, err := service.Split(sizes, s.LimitsFor(prov, req.Model))
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +97,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
 		Mode:      job.ModeBatch, Pipeline: req.Pipeline, Index: req.Target,
+		Warnings: req.Warnings,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.MaxInputLineBytes = longest

@@ -14,7 +14,7 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if err != nil {
 		return err
 	}
-	return validateRecords(req, prov.Limits())
+	return validateRecords(req, s.LimitsFor(prov, req.Model))
 }
 
 // ValidateParams checks and defaults everything but the records (also used by
@@ -26,6 +26,9 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	}
 	m, err := s.checkModel(req, prov)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkAccount(req, m); err != nil {
 		return nil, err
 	}
 	if err := s.resolveMode(req, prov, m); err != nil {

@@ -154,7 +154,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
 		Mode:      job.ModeBatch,
-		Params:    &req.Params, Notify: req.Notify,
+		Params:    &req.Params, Notify: req.Notify, Warnings: req.Warnings,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	if err := s.putRequest(ctx, j, fileRequest{Field: field, URI: uri, Params: req.Params}); err != nil {
