@@ -1,6 +1,7 @@
 // Command reconciler runs on a schedule: it polls Anthropic batches in flight,
-// recovers Bedrock jobs whose state event was lost, and submits queued jobs
-// when the model's quota has room.
+// recovers Bedrock jobs whose state event was lost, submits queued jobs
+// when the model's quota has room, and refreshes the account's model facts
+// once a day.
 package main
 
 import (
@@ -9,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/accountapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
@@ -18,6 +20,8 @@ func main() {
 	// Probing for lost SageMaker notifications reads S3 only: no runtime client.
 	a, err := app.FromEnv(ctx, anthropicapp.Provider)
 	app.Must("init", err)
-	h := &handler.Reconciler{Svc: a.Graph.Reconciler, SageMaker: a.Graph.SageMaker, Log: a.Log}
+	models := accountapp.FromAWS(a)
+	accountapp.Warm(ctx, models)
+	h := &handler.Reconciler{Svc: a.Graph.Reconciler, SageMaker: a.Graph.SageMaker, Models: models, Log: a.Log}
 	lambda.Start(handler.TolerantResult(h.Handle))
 }

@@ -28,7 +28,9 @@ func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*m
 		if m.MaxOutputTokens > 0 {
 			req.Params.MaxTokens = min(job.DefaultMaxTokens, m.MaxOutputTokens)
 		}
-	case m.Task == model.TaskText && (req.Params.MaxTokens < 1 || req.Params.MaxTokens > m.MaxOutputTokens):
+	case m.Task == model.TaskText && m.MaxOutputTokens == 0 && req.Params.MaxTokens < 1: // a model only the account knows: its limit is the provider's to enforce
+		return nil, job.Fieldf("max_tokens", "must be at least 1 for model %s (got %d)", m.ID, req.Params.MaxTokens)
+	case m.Task == model.TaskText && m.MaxOutputTokens > 0 && (req.Params.MaxTokens < 1 || req.Params.MaxTokens > m.MaxOutputTokens):
 		return nil, job.Fieldf("max_tokens", "must be 1..%d for model %s (got %d)", m.MaxOutputTokens, m.ID, req.Params.MaxTokens)
 	}
 	if m.Task == model.TaskEmbedding {
