@@ -181,6 +181,24 @@ func TestWithAccountLifecycle(t *testing.T) {
 			t.Errorf("%s: %s, want %s", c.name, got.Status, c.want)
 		}
 	}
+	anthropic := []struct {
+		name string
+		af   AnthropicFacts
+		want string
+	}{
+		{"active", AnthropicFacts{Lifecycle: "active"}, LifecycleActive},
+		{"deprecated", AnthropicFacts{Lifecycle: "deprecated", DeprecatedAt: "2026-11-23"}, LifecycleLegacy},
+		{"deprecated, retirement overdue", AnthropicFacts{Lifecycle: "deprecated", RetiresAt: "2026-11-30"}, LifecycleEndOfLife},
+		{"retired", AnthropicFacts{Lifecycle: "retired", RetiresAt: "2026-06-15"}, LifecycleEndOfLife},
+	}
+	for _, c := range anthropic {
+		if got := anthropicLifecycle(&c.af, nil, now); got.Status != c.want {
+			t.Errorf("anthropic %s: %s, want %s", c.name, got.Status, c.want)
+		}
+	}
+	if anthropicLifecycle(&AnthropicFacts{}, nil, now) != nil {
+		t.Error("no lifecycle from the API: the catalog's stands")
+	}
 }
 
 func TestWithAccountProfilesGap(t *testing.T) {

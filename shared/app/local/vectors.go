@@ -70,7 +70,7 @@ var EmbeddingModels = []string{"amazon.titan-embed-text-v2:0", "cohere.embed-eng
 
 func localModels() []string {
 	out := append([]string(nil), config.DefaultBedrockModels...)
-	for _, m := range EmbeddingModels {
+	for _, m := range slices.Concat(EmbeddingModels, AccountScenarioModels) {
 		if !slices.Contains(out, m) {
 			out = append(out, m)
 		}
