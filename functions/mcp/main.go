@@ -26,9 +26,9 @@ func main() {
 	app.Must("init auth", err)
 	reports, err := a.ReportsReader()
 	app.Must("init report pipelines", err)
-	// Submits and list_models read the account's facts: load them, and
-	// refresh them when a day old.
-	accountapp.Warm(ctx, accountapp.FromAWS(a))
+	// Submits and list_models read the account's model facts the
+	// reconciler stores.
+	accountapp.Load(ctx, a.Graph.Core, a.Log)
 	g := a.Graph
 	srv := &mcpserver.Server{
 		Svc: g, Presign: a.S3, Files: g.Transfer, Uploads: a.S3, Exports: g.Transfer, SageMaker: g.SageMaker,

@@ -358,13 +358,15 @@ func (a *Account) listInferenceProfiles(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusOK, body)
 }
 
-func pageToken(n int) string { return "simpage-" + strconv.Itoa(n) }
+// pageToken is a page token within the documented NextToken pattern
+// ^[a-zA-Z0-9/+]*={0,2}$ (Service Quotas) that also fits Bedrock's.
+func pageToken(n int) string { return "simpage" + strconv.Itoa(n) }
 
 func pageStart(tok string, n int) (int, error) {
 	if tok == "" {
 		return 0, nil
 	}
-	s, ok := strings.CutPrefix(tok, "simpage-")
+	s, ok := strings.CutPrefix(tok, "simpage")
 	i, err := strconv.Atoi(s)
 	if !ok || err != nil || i < 0 || i > n {
 		return 0, fmt.Errorf("bad token %q", tok)

@@ -1,12 +1,13 @@
 // Package accountapp wires the refresh of the account's model facts
-// (shared/service/refresh) for the functions that run it: the reconciler
-// (daily) and the MCP function (at a cold start, when the stored facts are
-// older than a day). It lives apart from package app so only they link the
-// Service Quotas SDK and hold the IAM grants for the reads.
+// (shared/service/refresh): the reconciler reads the account (daily, and at
+// its cold start when the stored facts are a day old); the other functions
+// load the stored facts. It lives apart from package app so only the
+// reconciler links the Service Quotas SDK, and only its role holds the reads.
 package accountapp
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -72,6 +73,19 @@ func FromAWS(a *app.AWS) *refresh.Service {
 		Quotas:    servicequotas.NewFromConfig(a.Config),
 		Anthropic: AnthropicModels(a.Graph.Core.Providers),
 	}, a.Log)
+}
+
+// Load lays the stored facts over core's catalog (a function that does not
+// refresh them); none stored yet, or unreadable, leaves the embedded catalog.
+func Load(ctx context.Context, core *service.Core, log *slog.Logger) {
+	snaps, ok := core.Store.(store.Snapshots)
+	if !ok || core.Catalog == nil {
+		return
+	}
+	s := &refresh.Service{Store: snaps, Catalog: core.Catalog, Region: core.Region, Log: log}
+	if _, err := s.Load(ctx); err != nil && !errors.Is(err, store.ErrNotFound) {
+		log.WarnContext(ctx, "account model facts not loaded", "error", err)
+	}
 }
 
 // Warm loads the stored facts and refreshes them when they are older than a
