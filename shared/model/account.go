@@ -80,7 +80,6 @@ type Quotas struct {
 	MaxInputFileBytes int64    `json:"max_input_file_bytes,omitempty"`
 	MaxJobBytes       int64    `json:"max_job_bytes,omitempty"`
 	MaxConcurrentJobs int      `json:"max_concurrent_jobs,omitempty"`
-	QuotaCodes        []string `json:"quota_codes,omitempty"`
 }
 
 // AccountProfile is one inference profile of the account's Region.

@@ -28,6 +28,10 @@ func (c *Catalog) view() *Catalog {
 	return c
 }
 
+// Current is the catalog reads answer from: the merged view Apply laid
+// over c, else c. It changes only when the account's facts do.
+func (c *Catalog) Current() *Catalog { return c.view() }
+
 // Account is the account snapshot laid over the catalog (nil: none).
 func (c *Catalog) Account() *Account { return c.view().account }
 

@@ -209,9 +209,6 @@ func (r *AccountReader) readQuotas(ctx context.Context, a *model.Account) error 
 				m.Quotas = &model.Quotas{}
 			}
 			m.Quotas.SetQuota(kind, *q.Value)
-			if c := aws.ToString(q.QuotaCode); c != "" {
-				m.Quotas.QuotaCodes = append(m.Quotas.QuotaCodes, c)
-			}
 		}
 		if out.NextToken == nil || *out.NextToken == "" {
 			return nil
