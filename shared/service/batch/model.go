@@ -15,9 +15,9 @@ import (
 func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*model.Model, error) {
 	m, ok := s.LookupModel(req.Model)
 	if !ok {
-		// The deployment allows the id but the catalog has no entry: a
-		// configuration drift the wiring refuses at start-up; say so plainly.
-		return nil, job.Fieldf("model", "%q has no entry in the model catalog of this deployment; an operator adds it with MCPBATCH_MODELS_JSON (see list_models)", req.Model)
+		// The deployment allows the id, but neither the catalog nor the
+		// account's model list (refreshed daily) knows it.
+		return nil, job.Fieldf("model", "%q has no entry in the model catalog of this deployment and the account's model list does not offer it; an operator adds it with MCPBATCH_MODELS_JSON (see list_models)", req.Model)
 	}
 	if m.Provider != prov.Name() {
 		return nil, job.Fieldf("provider", "model %s is served by %s, not %s", m.ID, m.Provider, prov.Name())
