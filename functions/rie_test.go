@@ -514,7 +514,7 @@ func TestJobLifecycle(t *testing.T) {
 	now := time.Now()
 	err := st.store.CreateJob(t.Context(), &job.Job{
 		ID: id, Owner: "arn:aws:iam::123456789012:user/alice", Provider: job.ProviderBedrock,
-		Model: "anthropic.claude-3-5-haiku-20241022-v1:0", Status: job.StatusSubmitted,
+		Model: "anthropic.claude-haiku-4-5-20251001-v1:0", Status: job.StatusSubmitted,
 		InputURI: inputURI, OutputURI: outputURI, RecordCount: 2, Shards: 1, TTLDays: 7,
 		ExpiresAt: job.ExpiresAt(now, 7), SubmittedAt: now,
 		Parts: []job.Part{{

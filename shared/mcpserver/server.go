@@ -279,11 +279,10 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		if j.Status == job.StatusFailed {
 			return JobHandle{}, "", j.ID, &toolErr{msg: fmt.Sprintf("submit_batch: the job could not be started (job_id %s is kept as failed): %s", j.ID, j.Error)}
 		}
-		h := JobHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
-			Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt)}
+		h := jobHandle(j)
 		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; results stay until %s.",
 			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.ExpiresAt)
-		return h, summary, j.ID, nil
+		return h, withWarnings(summary, j.Warnings), j.ID, nil
 	})
 }
 
@@ -315,7 +314,7 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in JobIDI
 		if !j.Status.Terminal() {
 			summary += " Not finished yet; poll again in a minute or so."
 		}
-		return v, summary, "", nil
+		return v, withWarnings(summary, j.Warnings), "", nil
 	})
 }
 

@@ -74,12 +74,12 @@ type AccountModel struct {
 // Quotas are a model's Bedrock batch-inference quotas in this account and
 // Region (Service Quotas, service code "bedrock"); 0 means not known.
 type Quotas struct {
-	MinRecordsPerJob  int      `json:"min_records_per_job,omitempty"`
-	MaxRecordsPerJob  int      `json:"max_records_per_job,omitempty"`
-	MaxRecordsPerFile int      `json:"max_records_per_file,omitempty"`
-	MaxInputFileBytes int64    `json:"max_input_file_bytes,omitempty"`
-	MaxJobBytes       int64    `json:"max_job_bytes,omitempty"`
-	MaxConcurrentJobs int      `json:"max_concurrent_jobs,omitempty"`
+	MinRecordsPerJob  int   `json:"min_records_per_job,omitempty"`
+	MaxRecordsPerJob  int   `json:"max_records_per_job,omitempty"`
+	MaxRecordsPerFile int   `json:"max_records_per_file,omitempty"`
+	MaxInputFileBytes int64 `json:"max_input_file_bytes,omitempty"`
+	MaxJobBytes       int64 `json:"max_job_bytes,omitempty"`
+	MaxConcurrentJobs int   `json:"max_concurrent_jobs,omitempty"`
 }
 
 // AccountProfile is one inference profile of the account's Region.

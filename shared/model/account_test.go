@@ -56,6 +56,8 @@ func testCatalog(t *testing.T) *Catalog {
   "profiles":{"us":"us.anthropic.claude-x-v1:0","eu":"eu.anthropic.claude-x-v1:0"},"on_demand_requires_profile":true,
   "max_output_tokens":8192,"context_window":200000,"input_modalities":["text"],"prices":{"batch_input":1,"batch_output":5},
   "lifecycle":{"status":"active","successor":"anthropic.claude-y-v1:0"}},
+ {"id":"anthropic.claude-y-v1:0","provider":"bedrock","family":"claude","name":"Claude Y","task":"text","modes":["batch"],
+  "max_output_tokens":8192,"context_window":200000,"input_modalities":["text"],"prices":{"batch_input":2}},
  {"id":"claude-x","provider":"anthropic","family":"claude","name":"Claude X","task":"text","modes":["batch"],
   "max_output_tokens":8192,"context_window":200000,"input_modalities":["text"],"prices":{"batch_input":1}}]}`))
 	if err != nil {

@@ -85,7 +85,8 @@ type appProfile struct{ id, name, model string }
 
 // NewAccount returns the make dev account: a scenario, not a statement about
 // any real account. Dated facts come from the providers' announcements as of
-// 2026-11-30 (Claude 3.7 Sonnet's end of life on Bedrock, 2026-04-28:
+// 2026-11-30 (Claude 3.7 Sonnet's end of life on Bedrock, 2026-04-28, and
+// Claude 3.5 Haiku's, 2026-06-19:
 // https://docs.aws.amazon.com/bedrock/latest/userguide/model-lifecycle.html);
 // the legacy dates of Claude Sonnet 4, the missing access to Claude Opus 4.1
 // and Writer Palmyra X5 (a model the embedded catalog lacks) are the
@@ -102,8 +103,13 @@ func NewAccount() *Account {
 		claude("anthropic.claude-sonnet-4-5-20250929-v1:0", "Claude Sonnet 4.5", "us", "global"),
 		claude("anthropic.claude-haiku-4-5-20251001-v1:0", "Claude Haiku 4.5", "us", "global"),
 		claude("anthropic.claude-opus-4-5-20251101-v1:0", "Claude Opus 4.5", "us", "global"),
-		claude("anthropic.claude-3-5-haiku-20241022-v1:0", "Claude 3.5 Haiku", "us"),
-		claude("anthropic.claude-3-5-sonnet-20241022-v2:0", "Claude 3.5 Sonnet v2", "us"),
+		claude("anthropic.claude-sonnet-4-6", "Claude Sonnet 4.6", "global"),
+		// End of life on Bedrock on 2026-06-19 (model-lifecycle.html).
+		func() AccountModel {
+			m := claude("anthropic.claude-3-5-haiku-20241022-v1:0", "Claude 3.5 Haiku", "us")
+			m.Status, m.Legacy, m.EndOfLife = "LEGACY", d("2025-12-19"), d("2026-06-19")
+			return m
+		}(),
 		{ID: "anthropic.claude-3-haiku-20240307-v1:0", Name: "Claude 3 Haiku", Provider: "Anthropic", Status: "ACTIVE",
 			InferenceTypes: []string{"ON_DEMAND", "INFERENCE_PROFILE"}, Input: textImage, Output: text, Authorized: true, Agreement: "AVAILABLE",
 			Profiles: []string{"us"}, Batch: defaultBatch(), QuotaModelFirst: true},
@@ -111,6 +117,8 @@ func NewAccount() *Account {
 			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch()},
 		{ID: "amazon.nova-lite-v1:0", Name: "Nova Lite", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND", "INFERENCE_PROFILE"},
 			Input: []string{"TEXT", "IMAGE", "VIDEO"}, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch(), QuotaModelFirst: true},
+		{ID: "amazon.nova-2-lite-v1:0", Name: "Nova 2 Lite", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"INFERENCE_PROFILE"},
+			Input: []string{"TEXT", "IMAGE", "VIDEO", "DOCUMENT"}, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us", "global"}, Batch: defaultBatch()},
 		{ID: "amazon.nova-pro-v1:0", Name: "Nova Pro", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND", "INFERENCE_PROFILE"},
 			Input: []string{"TEXT", "IMAGE", "VIDEO"}, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch()},
 		{ID: "meta.llama3-3-70b-instruct-v1:0", Name: "Llama 3.3 70B Instruct", Provider: "Meta", Status: "ACTIVE", InferenceTypes: profileOnly,

@@ -42,10 +42,23 @@ var bedrockModal = map[string]modal{
 	"anthropic.claude-sonnet-4-5-20250929-v1:0": {true, true},
 	"anthropic.claude-haiku-4-5-20251001-v1:0":  {true, true},
 	"anthropic.claude-opus-4-5-20251101-v1:0":   {true, true},
-	"amazon.nova-lite-v1:0":                     {true, true},
-	"amazon.nova-pro-v1:0":                      {true, true},
-	"meta.llama3-2-11b-instruct-v1:0":           {true, false},
-	"meta.llama3-2-90b-instruct-v1:0":           {true, false},
+	// Claude 4.6 and later read text, images and documents (Anthropic models
+	// overview: "All current models support text and image input"; PDF
+	// support per the Bedrock model cards), checked 2026-12-01.
+	"anthropic.claude-opus-4-6-v1":    {true, true},
+	"anthropic.claude-sonnet-4-6":     {true, true},
+	"anthropic.claude-opus-4-7":       {true, true},
+	"anthropic.claude-opus-4-8":       {true, true},
+	"anthropic.claude-opus-5":         {true, true},
+	"anthropic.claude-opus-5-5":       {true, true},
+	"anthropic.claude-sonnet-5":       {true, true},
+	"anthropic.claude-sonnet-5-5":     {true, true},
+	"anthropic.claude-haiku-5-5":      {true, true},
+	"anthropic.claude-fable-5":        {true, true},
+	"amazon.nova-lite-v1:0":           {true, true},
+	"amazon.nova-pro-v1:0":            {true, true},
+	"meta.llama3-2-11b-instruct-v1:0": {true, false},
+	"meta.llama3-2-90b-instruct-v1:0": {true, false},
 }
 
 // mediaRules are one service's documented content limits.

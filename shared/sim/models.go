@@ -91,6 +91,19 @@ var bedrockModels = map[string]bedrockModel{
 	// "Max output tokens: 64K" (Bedrock model card, Claude Haiku 4.5).
 	"anthropic.claude-haiku-4-5-20251001-v1:0": {fam: famClaude, maxOut: 64000, profiles: true},
 	"anthropic.claude-opus-4-5-20251101-v1:0":  {fam: famClaude, maxOut: 64000, profiles: true},
+	// Claude 4.6 and later: ids without a date suffix, served on demand
+	// through profiles only; max output from the Anthropic models overview
+	// and the Bedrock model cards (Haiku 5.5: 128K), 64K where not found.
+	"anthropic.claude-opus-4-6-v1": {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-sonnet-4-6":  {fam: famClaude, maxOut: 64000, profiles: true},
+	"anthropic.claude-opus-4-7":    {fam: famClaude, maxOut: 64000, profiles: true},
+	"anthropic.claude-opus-4-8":    {fam: famClaude, maxOut: 64000, profiles: true},
+	"anthropic.claude-opus-5":      {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-opus-5-5":    {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-sonnet-5":    {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-sonnet-5-5":  {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-haiku-5-5":   {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-fable-5":     {fam: famClaude, maxOut: 64000, profiles: true},
 
 	// Nova understanding models: maxTokens "greater than 0, equal or less than 5k"
 	// (https://docs.aws.amazon.com/nova/latest/userguide/complete-request-schema.html);
@@ -164,6 +177,9 @@ type anthropicModel struct {
 	// cacheMin is the minimum cacheable prompt length in tokens; a shorter
 	// prefix is processed without caching.
 	cacheMin int
+	// fixedSampling: the model refuses temperature, top_p and top_k at
+	// non-default values, whatever the API version (Opus 4.7 and later).
+	fixedSampling bool
 }
 
 // anthropicModels: max output from
@@ -194,6 +210,28 @@ var anthropicModels = map[string]anthropicModel{
 	"claude-haiku-4-5":           {maxOut: 64000, cacheMin: 4096},
 	"claude-opus-4-5-20251101":   {maxOut: 64000, cacheMin: 4096},
 	"claude-opus-4-5":            {maxOut: 64000, cacheMin: 4096},
+	// Current models (checked 2026-12-01): max output 128K for Opus 4.6
+	// and the generation-5 models (https://platform.claude.com/docs/en/about-claude/models/overview,
+	// https://platform.claude.com/docs/en/models/haiku-5-5/overview), 64K for
+	// Sonnet 4.6; 64K where the page was not found (Opus 4.7, 4.8, Fable 5:
+	// the stricter reading). Minimum cacheable length 4096 as for Opus 4.6,
+	// the stricter reading where not documented. Opus 4.7 and later refuse
+	// non-default temperature, top_p and top_k
+	// ("What's new in Claude Opus 4.7", as reported in
+	// https://www.totalum.app/blog/claude-4-deprecation-migration-2026);
+	// the generation-5 models are held to the same rule (stricter reading).
+	"claude-opus-4-6":   {maxOut: 128000, cacheMin: 4096},
+	"claude-sonnet-4-6": {maxOut: 64000, cacheMin: 4096},
+	"claude-opus-4-7":   {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
+	"claude-opus-4-8":   {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
+	"claude-opus-5":     {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-opus-5-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-sonnet-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-sonnet-5-5": {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-haiku-5-5":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-fable-5":    {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
+	"claude-fable-5-1":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-fable-5-2":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
 }
 
 // KnownBedrockModels and KnownAnthropicModels list the ids the simulators hold

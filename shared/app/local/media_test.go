@@ -150,7 +150,7 @@ func TestImagesOnDemandAndBatch(t *testing.T) {
 		}
 	}
 
-	msg := toolErr(t, cs, "submit_batch", map[string]any{"model": haiku, "records": recs[:20], "mode": "on_demand"})
+	msg := toolErr(t, cs, "submit_batch", map[string]any{"model": textOnly, "records": recs[:20], "mode": "on_demand"})
 	for _, w := range []string{`record "b-000"`, "records[0].messages[0].content[0]", "does not accept image input"} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("text-only model: error %q lacks %q", msg, w)
@@ -177,7 +177,7 @@ func TestImageBadInput(t *testing.T) {
 		block             []map[string]any
 		want              []string
 	}{
-		{"text-only model", haiku, "on_demand", []map[string]any{b64Image("image/png", good)}, []string{"content[0]", "does not accept image input"}},
+		{"text-only model", textOnly, "on_demand", []map[string]any{b64Image("image/png", good)}, []string{"content[0]", "does not accept image input"}},
 		{"truncated image", sonnet45, "on_demand", []map[string]any{b64Image("image/png", good[:len(good)-20])}, []string{"content[0]", "truncated"}},
 		{"format contradicted", sonnet45, "on_demand", []map[string]any{b64Image("image/jpeg", good)}, []string{"content[0]", "image/jpeg"}},
 		{"over the pixel limit", sonnet45, "on_demand", []map[string]any{b64Image("image/png", pngOf(t, 8001, 2, false))}, []string{"content[0]", "8001x2", "limit: bedrock-converse: image at most 8000x8000 px"}},

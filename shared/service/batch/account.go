@@ -25,16 +25,12 @@ func checkAccount(req *SubmitRequest, m *model.Model) error {
 		return job.Fieldf("model", "this account has no access to %s%s: request access to %s in the Bedrock console (Model access), then submit again", m.ID, detail, m.ID)
 	}
 	if f.Source == model.SourceAccount {
-		addWarning(&req.Warnings, fmt.Sprintf("model %s is offered by the account (as of %s) but not in the model catalog: it runs through Converse, and its tokens are not priced (cost.unpriced lists them)", m.ID, f.AsOf))
+		w := fmt.Sprintf("model %s is offered by the account (as of %s) but not in the model catalog: it runs through Converse, and its tokens are not priced (cost.unpriced lists them)", m.ID, f.AsOf)
+		if !slices.Contains(req.Warnings, w) {
+			req.Warnings = append(req.Warnings, w)
+		}
 	}
 	return nil
-}
-
-// addWarning appends w once.
-func addWarning(ws *[]string, w string) {
-	if !slices.Contains(*ws, w) {
-		*ws = append(*ws, w)
-	}
 }
 
 // accountQuota is the account's quota of submitted and in-progress batch

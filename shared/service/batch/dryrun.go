@@ -31,6 +31,8 @@ type DryRunResult struct {
 	Content *content.Summary `json:"content,omitempty"`
 	// Problems are everything that would refuse the submit; none: it would go.
 	Problems []string `json:"problems,omitempty"`
+	// Warnings are what the job would carry (a legacy model).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // DryRun validates a submit and estimates it: the parts it would create, its
@@ -47,7 +49,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		return nil, err
 	}
 	out := &DryRunResult{Provider: req.Provider, Model: req.Model, Mode: req.Mode, Records: len(req.Records),
-		MaxOutputTokens: int64(req.Params.MaxTokens) * int64(len(req.Records))}
+		MaxOutputTokens: int64(req.Params.MaxTokens) * int64(len(req.Records)), Warnings: req.Warnings}
 	if md != nil {
 		out.Content = &md.summary
 		for _, p := range md.problems {

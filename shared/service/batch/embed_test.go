@@ -47,8 +47,8 @@ func TestCheckEmbedding(t *testing.T) {
 			ep: &job.EmbedParams{Truncate: "START"}, wantDims: 1024, wantText: strings.Repeat("y", 2048)},
 		{name: "native body with an index", model: titan, records: []job.Input{{ModelInput: []byte(`{"inputText":"x"}`)}},
 			index: &IndexRequest{Name: "i"}, wantField: "records[0].model_input"},
-		{name: "text to a text model", model: "anthropic.claude-3-5-haiku-20241022-v1:0", records: text("a"), wantField: "records[0].text"},
-		{name: "index on a text model", model: "anthropic.claude-3-5-haiku-20241022-v1:0", records: []job.Input{{Prompt: "p"}},
+		{name: "text to a text model", model: "anthropic.claude-haiku-4-5-20251001-v1:0", records: text("a"), wantField: "records[0].text"},
+		{name: "index on a text model", model: "anthropic.claude-haiku-4-5-20251001-v1:0", records: []job.Input{{Prompt: "p"}},
 			index: &IndexRequest{Name: "i"}, wantField: "index"},
 	}
 	for _, tc := range tests {

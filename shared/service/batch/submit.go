@@ -39,7 +39,8 @@ type SubmitRequest struct {
 	// Submit settles it into Target.
 	Index  *IndexRequest
 	Target *job.IndexTarget
-	// Warnings are what validation found the user should know (stored on the job).
+	// Warnings are what validation found the user should know (a legacy
+	// model, a model only the account knows); they go onto the job.
 	Warnings []string
 }
 
@@ -97,10 +98,10 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
 		Mode:      job.ModeBatch, Pipeline: req.Pipeline, Index: req.Target,
-		Warnings: req.Warnings,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.MaxInputLineBytes = longest
+	j.AddWarning(req.Warnings...)
 	start := 0
 	for i, size := range parts {
 		p := job.Part{

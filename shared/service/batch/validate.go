@@ -14,7 +14,18 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if err != nil {
 		return err
 	}
-	return validateRecords(req, s.LimitsFor(prov, req.Model))
+	if err := validateRecords(req, s.LimitsFor(prov, req.Model)); err != nil {
+		return err
+	}
+	m, _ := s.LookupModel(req.Model) // ValidateParams found it
+	return checkRecordSampling(req, m)
+}
+
+// paramsChecker is a provider that refuses job-level settings its API
+// refuses for every model (the Anthropic API version), before anything is
+// stored.
+type paramsChecker interface {
+	CheckParams(model string, p job.Params) error
 }
 
 // ValidateParams checks and defaults everything but the records (also used by
@@ -30,6 +41,11 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	}
 	if err := checkAccount(req, m); err != nil {
 		return nil, err
+	}
+	if pc, ok := prov.(paramsChecker); ok {
+		if err := pc.CheckParams(m.ID, req.Params); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.resolveMode(req, prov, m); err != nil {
 		return nil, err

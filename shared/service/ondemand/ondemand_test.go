@@ -27,7 +27,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
-const model = "anthropic.claude-3-5-haiku-20241022-v1:0"
+const model = "anthropic.claude-haiku-4-5-20251001-v1:0"
 
 // recBus records what the service publishes.
 type recBus struct {

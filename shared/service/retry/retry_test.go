@@ -17,7 +17,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/retry"
 )
 
-const haiku = "anthropic.claude-3-5-haiku-20241022-v1:0"
+const haiku = "anthropic.claude-haiku-4-5-20251001-v1:0"
 
 // suite is make dev's wiring: the Bedrock simulator fails every 10th record,
 // half with 400 and half with ThrottlingException, and the runtime simulator

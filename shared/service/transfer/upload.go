@@ -154,9 +154,10 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
 		Mode:      job.ModeBatch,
-		Params:    &req.Params, Notify: req.Notify, Warnings: req.Warnings,
+		Params:    &req.Params, Notify: req.Notify,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
+	j.AddWarning(req.Warnings...)
 	if err := s.putRequest(ctx, j, fileRequest{Field: field, URI: uri, Params: req.Params}); err != nil {
 		return nil, err
 	}
