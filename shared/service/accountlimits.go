@@ -28,26 +28,17 @@ func WithQuotas(lim BatchLimits, q *model.Quotas) BatchLimits {
 	if n := minPositive(q.MaxRecordsPerJob, q.MaxRecordsPerFile); n > 0 {
 		lim.MaxRecordsPerPart = n // raised quotas raise it too: the account wins
 	}
-	if b := minPositive64(q.MaxInputFileBytes, q.MaxJobBytes); b > 0 {
+	if b := minPositive(q.MaxInputFileBytes, q.MaxJobBytes); b > 0 {
 		lim.MaxBytesPerPart = b
 	}
 	return lim
 }
 
-func minPositive(a, b int) int {
+// minPositive is the smaller of the positive ones of a and b (0: neither is).
+func minPositive[T int | int64](a, b T) T {
 	switch {
 	case a <= 0:
-		return b
-	case b <= 0:
-		return a
-	}
-	return min(a, b)
-}
-
-func minPositive64(a, b int64) int64 {
-	switch {
-	case a <= 0:
-		return b
+		return max(b, 0)
 	case b <= 0:
 		return a
 	}
