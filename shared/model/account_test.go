@@ -183,6 +183,28 @@ func TestWithAccountLifecycle(t *testing.T) {
 			t.Errorf("%s: %s, want %s", c.name, got.Status, c.want)
 		}
 	}
+	// The catalog's reading stands where it is stricter (an operator marks a
+	// model, or an end of life is announced before the account shows it).
+	stricterCases := []struct {
+		name    string
+		am      AccountModel
+		catalog Lifecycle
+		want    string
+		eol     string
+	}{
+		{"catalog end of life over an active account", AccountModel{Lifecycle: "ACTIVE"}, Lifecycle{Status: LifecycleEndOfLife, EndOfLife: "2026-06-19"}, LifecycleEndOfLife, "2026-06-19"},
+		{"catalog legacy over an active account", AccountModel{Lifecycle: "ACTIVE"}, Lifecycle{Status: LifecycleLegacy, EndOfLife: "2099-01-01"}, LifecycleLegacy, "2099-01-01"},
+		{"catalog's announced date passed", AccountModel{Lifecycle: "LEGACY"}, Lifecycle{Status: LifecycleLegacy, EndOfLife: "2026-11-30"}, LifecycleEndOfLife, "2026-11-30"},
+		{"account further along", AccountModel{Lifecycle: "LEGACY", EndOfLife: "2027-01-01"}, Lifecycle{Status: LifecycleActive}, LifecycleLegacy, "2027-01-01"},
+		{"account active, catalog's date fills in", AccountModel{Lifecycle: "ACTIVE"}, Lifecycle{Status: LifecycleActive, EndOfLife: "2028-01-01"}, LifecycleActive, "2028-01-01"},
+	}
+	for _, c := range stricterCases {
+		c.catalog.Successor = "next"
+		got := lifecycleOf(&c.am, &c.catalog, now)
+		if got.Status != c.want || got.EndOfLife != c.eol || got.Successor != "next" {
+			t.Errorf("%s: %+v, want %s ending %s with the successor", c.name, got, c.want, c.eol)
+		}
+	}
 	anthropic := []struct {
 		name string
 		af   AnthropicFacts

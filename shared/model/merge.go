@@ -39,7 +39,9 @@ func (c *Catalog) Account() *Account { return c.view().account }
 // returns the merged catalog (c is unchanged). The rules:
 //   - Lifecycle, access, the profiles usable in the Region and the batch
 //     quotas come from the account when it lists the model; the catalog's
-//     successor is kept (the account names none).
+//     successor is kept (the account names none). Where the catalog's
+//     lifecycle (an operator override, an announced end of life) is further
+//     along than the account's, the stricter reading stands.
 //   - Prices, quirks, limits of tokens and modalities come from the catalog.
 //   - A Bedrock model the account lists but the catalog lacks is added when the
 //     deployment allows it (Filter's wanted ids, or every one for an unfiltered
@@ -151,10 +153,54 @@ func lifecycleOf(am *AccountModel, catalog *Lifecycle, now time.Time) *Lifecycle
 	if am.EndOfLife != "" && am.EndOfLife <= now.UTC().Format(time.DateOnly) {
 		l.Status = LifecycleEndOfLife
 	}
-	if catalog != nil {
-		l.Successor = catalog.Successor
+	return stricter(l, catalog, now)
+}
+
+// stricter is the account's lifecycle l unless the catalog's (an operator
+// override, or an end of life announced before the account lists it) is
+// further along: where the two disagree the stricter reading stands. The
+// catalog's successor is kept either way (the account names none), and a
+// date one side lacks comes from the other.
+func stricter(l, catalog *Lifecycle, now time.Time) *Lifecycle {
+	if catalog == nil {
+		return l
+	}
+	if rank(effective(catalog, now)) > rank(l.Status) {
+		c := *catalog
+		c.Status = effective(catalog, now)
+		c.LegacySince, c.EndOfLife = cmpOrStr(c.LegacySince, l.LegacySince), cmpOrStr(c.EndOfLife, l.EndOfLife)
+		return &c
+	}
+	l.Successor = catalog.Successor
+	if l.EndOfLife == "" {
+		l.EndOfLife = catalog.EndOfLife
 	}
 	return l
+}
+
+// effective is a lifecycle's status on day now: a passed end of life ends it.
+func effective(l *Lifecycle, now time.Time) string {
+	if l.EndOfLife != "" && l.EndOfLife <= now.UTC().Format(time.DateOnly) {
+		return LifecycleEndOfLife
+	}
+	return l.Status
+}
+
+func rank(status string) int {
+	switch status {
+	case LifecycleLegacy:
+		return 1
+	case LifecycleEndOfLife:
+		return 2
+	}
+	return 0
+}
+
+func cmpOrStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // profilesByModel maps each base model id to the ids of the active profiles
@@ -329,10 +375,7 @@ func anthropicLifecycle(af *AnthropicFacts, catalog *Lifecycle, now time.Time) *
 	if !now.IsZero() && af.RetiresAt != "" && af.RetiresAt <= now.UTC().Format(time.DateOnly) {
 		l.Status = LifecycleEndOfLife
 	}
-	if catalog != nil {
-		l.Successor = catalog.Successor
-	}
-	return l
+	return stricter(l, catalog, now)
 }
 
 // dedupeKeys drops aliases and profile ids an earlier model already claims
