@@ -1,6 +1,7 @@
 // Command reconciler runs on a schedule: it polls Anthropic batches in flight,
-// recovers Bedrock jobs whose state event was lost, submits queued jobs
-// when the model's quota has room, and refreshes the account's model facts
+// recovers Bedrock jobs whose state event was lost, submits queued jobs when
+// the model's quota has room, re-sends SageMaker async requests whose answer
+// and notification were both lost, and refreshes the account's model facts
 // once a day.
 package main
 
@@ -12,13 +13,13 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/accountapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
 
 func main() {
 	ctx := context.Background()
-	// Probing for lost SageMaker notifications reads S3 only: no runtime client.
-	a, err := app.FromEnv(ctx, anthropicapp.Provider)
+	a, err := app.FromEnv(ctx, anthropicapp.Provider, sagemakerapp.Runtime)
 	app.Must("init", err)
 	models := accountapp.FromAWS(a)
 	accountapp.Warm(ctx, models)

@@ -101,6 +101,7 @@ func (s *Server) register(srv *mcp.Server) {
 		{"create_upload", f.Uploads, s.addUploadTool},
 		{"export_results", f.Exports, s.addExportTool},
 		{"invoke_endpoint_async, invoke_endpoint", f.SageMaker, s.addSageMakerTools},
+		{"describe_endpoint, shift_traffic", f.SageMaker, s.addEndpointTools},
 		{"list_reports, get_report, run_pipeline", f.Reports, s.addReportTools},
 		{"search_index, list_indexes, delete_index", f.Vectors, s.addVectorTools},
 		{"resources mcpbatch://jobs/{job_id}, mcpbatch://jobs/{job_id}/results", true, s.addResources},
@@ -214,9 +215,14 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 	var me *service.ModelError
 	var te *toolErr
 	var ee *smsvc.EndpointError
+	var re *smsvc.RefusedError
 	switch {
 	case errors.As(err, &te):
 		return te
+	case errors.As(err, &re):
+		return &toolErr{msg: re.Msg}
+	case errors.Is(err, smsvc.ErrNoControl):
+		return &toolErr{msg: tool + ": this deployment has no SageMaker control-plane client (the mcp function's wiring lacks it); invoke tools still work"}
 	case errors.As(err, &fe):
 		return &toolErr{msg: fmt.Sprintf("invalid input: %s: %s", fe.Field, fe.Reason)}
 	case errors.As(err, &me):

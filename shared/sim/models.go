@@ -29,14 +29,18 @@ const (
 	famMistral
 	famTitanEmbed
 	famCohereEmbed
+	famCohereEmbedV4
+	famNovaEmbed
 )
 
 func (f family) String() string {
-	return [...]string{"unknown", "anthropic-claude", "amazon-nova", "meta-llama", "mistral", "amazon-titan-embed-text-v2", "cohere-embed-v3"}[f]
+	return [...]string{"unknown", "anthropic-claude", "amazon-nova", "meta-llama", "mistral", "amazon-titan-embed-text-v2", "cohere-embed-v3", "cohere-embed-v4", "amazon-nova-multimodal-embeddings"}[f]
 }
 
 // embedding reports whether the family answers vectors rather than text.
-func (f family) embedding() bool { return f == famTitanEmbed || f == famCohereEmbed }
+func (f family) embedding() bool {
+	return f == famTitanEmbed || f == famCohereEmbed || f == famCohereEmbedV4 || f == famNovaEmbed
+}
 
 // bedrockModel is what Bedrock documents about one foundation model.
 type bedrockModel struct {
@@ -142,6 +146,10 @@ var bedrockModels = map[string]bedrockModel{
 	// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed.html
 	"cohere.embed-english-v3":      {fam: famCohereEmbed, inRegion: everywhere},
 	"cohere.embed-multilingual-v3": {fam: famCohereEmbed, inRegion: everywhere},
+	// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed-v4.html
+	"cohere.embed-v4:0": {fam: famCohereEmbedV4, inRegion: everywhere},
+	// https://docs.aws.amazon.com/nova/latest/userguide/embeddings-schema.html
+	"amazon.nova-2-multimodal-embeddings-v1:0": {fam: famNovaEmbed, inRegion: everywhere},
 }
 
 // Titan Text Embeddings V2: dimensions 1024 (default), 512 or 256; inputText up
@@ -150,6 +158,7 @@ var bedrockModels = map[string]bedrockModel{
 const (
 	titanDefaultDims = 1024
 	titanMaxChars    = 50_000
+	titanMaxTokens   = 8192
 )
 
 var titanDims = []int{256, 512, 1024}
@@ -158,9 +167,34 @@ var titanDims = []int{256, 512, 1024}
 // input_type is required; vectors have 1024 dimensions.
 // https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed.html
 const (
-	cohereMaxTexts = 96
-	cohereMaxChars = 2048
-	cohereDims     = 1024
+	cohereMaxTexts  = 96
+	cohereMaxChars  = 2048
+	cohereDims      = 1024
+	cohereMaxTokens = 512 // "512 tokens" per text; truncate NONE (the default) fails a longer one
+)
+
+// Cohere Embed v4: output_dimension 256, 512, 1024 or 1536 (default 1536),
+// up to ~128K tokens, truncate NONE|LEFT|RIGHT, at most 96 texts.
+// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed-v4.html
+const (
+	cohereV4DefaultDims = 1536
+	cohereV4MaxTokens   = 128_000
+)
+
+var cohereV4Dims = []int{256, 512, 1024, 1536}
+
+// Nova Multimodal Embeddings: embeddingDimension 3072 (default), 1024, 384
+// or 256; 8K tokens of text; truncationMode START|END|NONE.
+// https://docs.aws.amazon.com/nova/latest/userguide/embeddings-schema.html,
+// https://docs.aws.amazon.com/nova/latest/userguide/nova-embeddings.html
+const (
+	novaEmbedDefaultDims = 3072
+	novaEmbedMaxTokens   = 8192
+)
+
+var (
+	novaEmbedDims     = []int{256, 384, 1024, 3072}
+	novaEmbedPurposes = []string{"GENERIC_INDEX", "GENERIC_RETRIEVAL", "TEXT_RETRIEVAL", "IMAGE_RETRIEVAL", "VIDEO_RETRIEVAL", "DOCUMENT_RETRIEVAL", "AUDIO_RETRIEVAL", "CLASSIFICATION", "CLUSTERING"}
 )
 
 var cohereInputTypes = []string{"search_document", "search_query", "classification", "clustering"}
@@ -255,8 +289,12 @@ func familyOf(base string) family {
 		return famMistral
 	case strings.HasPrefix(base, "amazon.titan-embed-text-v2"):
 		return famTitanEmbed
+	case strings.HasPrefix(base, "cohere.embed-v4"):
+		return famCohereEmbedV4
 	case strings.HasPrefix(base, "cohere.embed"):
 		return famCohereEmbed
+	case strings.HasPrefix(base, "amazon.nova-2-multimodal-embeddings"):
+		return famNovaEmbed
 	}
 	return famUnknown
 }
@@ -270,8 +308,12 @@ func familyOfBody(body map[string]any) family {
 		return famClaude
 	case has("inputText"):
 		return famTitanEmbed
+	case has("texts") && (has("output_dimension") || has("max_tokens")):
+		return famCohereEmbedV4
 	case has("texts"):
 		return famCohereEmbed
+	case has("taskType"):
+		return famNovaEmbed
 	case has("messages"):
 		return famNova
 	case has("max_gen_len"):

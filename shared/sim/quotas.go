@@ -31,7 +31,7 @@ func (q *QuotasSim) Close() error { return q.http.close() }
 
 func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.Header.Get("X-Amz-Target") != "ServiceQuotasV20190624.ListServiceQuotas" {
-		jsonError(w, http.StatusBadRequest, "UnknownOperationException", "SIMULATED: the Service Quotas simulator implements ListServiceQuotas only")
+		jsonError(w, "UnknownOperationException", "SIMULATED: the Service Quotas simulator implements ListServiceQuotas only")
 		return
 	}
 	var in struct {
@@ -41,21 +41,21 @@ func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		QuotaCode   string
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil {
-		jsonError(w, http.StatusBadRequest, "IllegalArgumentException", "SIMULATED: the request body is not JSON")
+		jsonError(w, "IllegalArgumentException", "SIMULATED: the request body is not JSON")
 		return
 	}
 	if in.ServiceCode == "" {
-		jsonError(w, http.StatusBadRequest, "IllegalArgumentException", "SIMULATED: ServiceCode is required")
+		jsonError(w, "IllegalArgumentException", "SIMULATED: ServiceCode is required")
 		return
 	}
 	if in.ServiceCode != "bedrock" {
-		jsonError(w, http.StatusBadRequest, "NoSuchResourceException", "SIMULATED: the simulated account has quotas for service code bedrock only")
+		jsonError(w, "NoSuchResourceException", "SIMULATED: the simulated account has quotas for service code bedrock only")
 		return
 	}
 	limit := 100
 	if in.MaxResults != nil {
 		if *in.MaxResults < 1 || *in.MaxResults > 100 {
-			jsonError(w, http.StatusBadRequest, "IllegalArgumentException", "SIMULATED: MaxResults must be 1..100")
+			jsonError(w, "IllegalArgumentException", "SIMULATED: MaxResults must be 1..100")
 			return
 		}
 		limit = *in.MaxResults
@@ -73,7 +73,7 @@ func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	start, err := pageStart(in.NextToken, len(rows))
 	if err != nil {
-		jsonError(w, http.StatusBadRequest, "InvalidPaginationTokenException", "SIMULATED: invalid NextToken")
+		jsonError(w, "InvalidPaginationTokenException", "SIMULATED: invalid NextToken")
 		return
 	}
 	end := min(start+limit, len(rows))
@@ -83,12 +83,4 @@ func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	_ = json.NewEncoder(w).Encode(out)
-}
-
-// jsonError is an AWS JSON 1.1 error: __type names the exception.
-func jsonError(w http.ResponseWriter, code int, typ, msg string) {
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.Header().Set("X-Amzn-Errortype", typ)
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
 }

@@ -186,7 +186,8 @@ func TestImageBadInput(t *testing.T) {
 		{"another caller's upload", sonnet45, "on_demand", []map[string]any{s3Image(theirs)}, []string{"content[0].source.uri", "no such object in your upload area"}},
 		{"missing upload", sonnet45, "on_demand", []map[string]any{s3Image(strings.TrimSuffix(mine, ".png") + "x.png")}, []string{"content[0].source.uri", "no such object in your upload area"}},
 		{"image without a source", sonnet45, "on_demand", []map[string]any{{"type": "image"}}, []string{"content[0]", "source"}},
-		{"document in a Bedrock batch", sonnet45, "batch", []map[string]any{{"type": "document", "source": map[string]any{"type": "base64", "media_type": "text/plain", "data": base64.StdEncoding.EncodeToString([]byte("hello"))}}}, []string{"content[0]", "limit: bedrock-batch-claude accepts no document blocks", "mode on_demand"}},
+		// Bedrock batch jobs carry documents now (Converse-type jobs), under Converse's rules.
+		{"document named against Converse's rule in a Bedrock batch", sonnet45, "batch", []map[string]any{{"type": "document", "name": "invoice #1", "source": map[string]any{"type": "base64", "media_type": "text/plain", "data": base64.StdEncoding.EncodeToString([]byte("hello"))}}}, []string{"content[0].name", "Converse document name"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"slices"
 
 	"github.com/mcpbatch/mcpbatch/shared/content"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -49,7 +50,8 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		return nil, err
 	}
 	out := &DryRunResult{Provider: req.Provider, Model: req.Model, Mode: req.Mode, Records: len(req.Records),
-		MaxOutputTokens: int64(req.Params.MaxTokens) * int64(len(req.Records)), Warnings: req.Warnings}
+		MaxOutputTokens: int64(req.Params.MaxTokens) * int64(len(req.Records)),
+		Warnings:        append(slices.Clone(req.Warnings), s.recordWarnings(&req, md)...)}
 	if md != nil {
 		out.Content = &md.summary
 		for _, p := range md.problems {
@@ -60,7 +62,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		out.EstimatedInputTokens += s.recordTokens(&req.Records[i], md, i, req.Params.System)
 	}
 	if req.Mode == job.ModeBatch {
-		_, sizes, err := s.encodeAll(req, prov, md)
+		_, sizes, _, err := s.encodeAll(req, prov, md)
 		if err != nil {
 			out.Problems = append(out.Problems, err.Error())
 		} else if parts, err := service.Split(sizes, s.LimitsFor(prov, req.Model)); err != nil {
