@@ -252,3 +252,25 @@ func TestListModelsAccountColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountOnlyModelConverseBatch: a model only the account knows runs a
+// Converse batch job end to end from plain prompts (no family body needed),
+// with its tokens counted, its cost unpriced and the warning on the job.
+func TestAccountOnlyModelConverseBatch(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": palmyra, "records": records(120), "mode": "batch", "max_tokens": 100})
+	if len(h.Warnings) == 0 || !strings.Contains(strings.Join(h.Warnings, " "), "not priced") {
+		t.Errorf("submit warnings %q, want the unpriced model named", h.Warnings)
+	}
+	j := s.finish(cs, h.JobID)
+	if j.Status != "completed" || j.Mode != "batch" || j.Succeeded != 120 || j.InputTokens == 0 || j.OutputTokens == 0 {
+		t.Fatalf("job %+v", j)
+	}
+	if j.Cost == nil || j.Cost.TotalUSD != 0 || !slices.Equal(j.Cost.Unpriced, []string{"batch_input", "batch_output"}) {
+		t.Errorf("cost %+v: want unpriced batch_input and batch_output", j.Cost)
+	}
+	if r := allResults(t, cs, h.JobID, "succeeded", 100)[0]; !strings.HasPrefix(r.Output, "[simulated]") {
+		t.Errorf("record %s output %q", r.ID, r.Output)
+	}
+}
