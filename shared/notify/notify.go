@@ -1,7 +1,7 @@
 // Package notify delivers completion webhooks: one signed POST per terminal
 // state of a job, retried with capped exponential backoff, and never to a
-// private, loopback, link-local or metadata address unless the deployment
-// allows it (make dev).
+// private, link-local, metadata or otherwise special address (loopback only
+// in make dev).
 //
 // # What a receiver gets
 //
@@ -85,9 +85,10 @@ type Webhook struct {
 	// bounds each attempt (DefaultTimeout when Client is nil).
 	Client *http.Client
 	Secret []byte
-	// AllowPrivate lets http:// URLs and private or loopback hosts through
-	// (make dev, where receivers run on the same machine).
-	AllowPrivate bool
+	// AllowLoopback lets http:// URLs and loopback hosts through (make dev,
+	// where receivers run on the same machine); every other private or
+	// special address stays refused there too.
+	AllowLoopback bool
 	// MaxAttempts bounds the attempts of one Send (DefaultMaxAttempts when 0).
 	MaxAttempts int
 	// Backoff is the wait before attempt n+1 after attempt n failed (n from 1);
@@ -125,13 +126,13 @@ func Verify(secret []byte, timestamp, signature string, body []byte, now time.Ti
 }
 
 // ValidateURL checks a webhook URL when it is given: https (http too when
-// allowPrivate), at most MaxURLLen characters, and a host that is not and
+// allowLoopback), at most MaxURLLen characters, and a host that is not and
 // does not resolve to a forbidden address. Errors are *job.FieldError on
 // notify.webhook.
-func ValidateURL(raw string, allowPrivate bool) error {
+func ValidateURL(raw string, allowLoopback bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, _, err := (&Webhook{AllowPrivate: allowPrivate}).check(ctx, raw)
+	_, _, err := (&Webhook{AllowLoopback: allowLoopback}).check(ctx, raw)
 	return err
 }
 
@@ -152,7 +153,7 @@ func (w *Webhook) check(ctx context.Context, raw string) (*url.URL, []netip.Addr
 	}
 	switch {
 	case u.Scheme == "https":
-	case u.Scheme == "http" && w.AllowPrivate:
+	case u.Scheme == "http" && w.AllowLoopback:
 	default:
 		return nil, nil, job.Fieldf(Field, "scheme %q: only https:// webhooks are allowed", u.Scheme)
 	}
@@ -169,16 +170,25 @@ func (w *Webhook) check(ctx context.Context, raw string) (*url.URL, []netip.Addr
 			return nil, nil, job.Fieldf(Field, "host %q does not resolve: %v", host, err)
 		}
 	}
-	if !w.AllowPrivate {
-		for _, a := range addrs {
-			if why := forbidden(a); why != "" {
-				return nil, nil, fmt.Errorf("%w: %w", job.Fieldf(Field, "host %q resolves to %s, a %s address; webhooks go only to public addresses", host, a, why), ErrForbiddenAddress)
-			}
+	for _, a := range addrs {
+		why, loopback := forbidden(a)
+		if why == "" || (loopback && w.AllowLoopback) {
+			continue
 		}
+		where := "public addresses"
+		if w.AllowLoopback {
+			where = "public addresses and, here, loopback"
+		}
+		return nil, nil, fmt.Errorf("%w: %w", job.Fieldf(Field, "host %q resolves to %s, a %s address; webhooks go only to %s", host, a, why, where), ErrForbiddenAddress)
 	}
 	return u, addrs, nil
 }
 
+// blocked are the address blocks webhooks never reach, from the IANA IPv4
+// and IPv6 Special-Purpose Address Registries (as of 2026-12-01) plus the
+// deprecated forms that still route somewhere (RFC 4291 IPv4-compatible,
+// RFC 3879 site-local). Where a block is only partly globally reachable
+// (2001::/23, 2002::/16) the whole block is refused: the stricter reading.
 var blocked = []struct {
 	prefix netip.Prefix
 	why    string
@@ -191,6 +201,7 @@ var blocked = []struct {
 	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignment"},
 	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "6to4 relay anycast"},
 	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
 	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
@@ -199,17 +210,29 @@ var blocked = []struct {
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible (deprecated)"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "SIIT IPv4-translated"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64"},
+	{netip.MustParsePrefix("100::/64"), "discard-only"},
+	{netip.MustParsePrefix("2001::/23"), "IETF protocol assignment (Teredo, benchmarking, ORCHID)"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
+	{netip.MustParsePrefix("2002::/16"), "6to4"},
+	{netip.MustParsePrefix("3fff::/20"), "documentation"},
+	{netip.MustParsePrefix("5f00::/16"), "segment routing"},
 	{netip.MustParsePrefix("fc00::/7"), "unique-local (includes the instance metadata fd00:ec2::254)"},
 	{netip.MustParsePrefix("fe80::/10"), "link-local"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local (deprecated)"},
 	{netip.MustParsePrefix("ff00::/8"), "multicast"},
-	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
 }
 
 var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
-// forbidden names the class of a non-public address ("" when public). IPv4
-// addresses embedded in IPv6 (mapped, NAT64) are judged as IPv4.
-func forbidden(a netip.Addr) string {
+// forbidden names the class of a non-public address ("" when public) and
+// whether it is loopback. IPv4 addresses embedded in IPv6 (mapped, the
+// well-known NAT64 prefix) are judged as IPv4. The list is in order of
+// specificity where blocks nest (::1 before ::/96; Teredo's 2001::/32 inside
+// 2001::/23 named in the reason).
+func forbidden(a netip.Addr) (why string, loopback bool) {
 	a = a.WithZone("")
 	if a.Is4In6() {
 		a = a.Unmap()
@@ -218,12 +241,15 @@ func forbidden(a netip.Addr) string {
 		b := a.As16()
 		a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
 	}
+	if a.IsLoopback() {
+		return "loopback", true
+	}
 	for _, b := range blocked {
 		if b.prefix.Contains(a) {
-			return b.why
+			return b.why, false
 		}
 	}
-	return ""
+	return "", false
 }
 
 // DeliveryError is a delivery that did not get a 2xx.

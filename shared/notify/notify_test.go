@@ -57,7 +57,7 @@ var body = []byte(`{"job_id":"job_01","status":"partially_completed","succeeded"
 func TestSignatureVerifies(t *testing.T) {
 	rc, srv := newReceiver(t)
 	now := time.Unix(1796068800, 0)
-	w := &Webhook{Secret: secret, AllowPrivate: true, Now: func() time.Time { return now }}
+	w := &Webhook{Secret: secret, AllowLoopback: true, Now: func() time.Time { return now }}
 	if err := w.Send(context.Background(), srv.URL+"/hook", body); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestRetries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rc, srv := newReceiver(t, tc.statuses...)
 			var waits []int
-			w := &Webhook{Secret: secret, AllowPrivate: true, MaxAttempts: tc.attempts,
+			w := &Webhook{Secret: secret, AllowLoopback: true, MaxAttempts: tc.attempts,
 				Backoff: func(n int) time.Duration { waits = append(waits, n); return 0 }}
 			err := w.Send(context.Background(), srv.URL, body)
 			if (err != nil) != tc.wantErr {
@@ -159,7 +159,7 @@ func TestTransportErrorRetried(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close() // nothing listens: connection refused
-	w := &Webhook{Secret: secret, AllowPrivate: true, MaxAttempts: 3, Backoff: noWait}
+	w := &Webhook{Secret: secret, AllowLoopback: true, MaxAttempts: 3, Backoff: noWait}
 	var de *DeliveryError
 	if err := w.Send(context.Background(), url, body); !errors.As(err, &de) || de.Attempts != 3 || de.Status != 0 {
 		t.Fatalf("error %v, want a transport failure after 3 attempts", err)
@@ -229,11 +229,11 @@ func TestAddressPolicy(t *testing.T) {
 		{"https://" + strings.Repeat("a", 2030) + ".example.com/", false, "at most 2048"},
 		{"http://127.0.0.1:8080/x", true, ""},
 		{"http://[::1]:8080/x", true, ""},
-		{"http://rebind.example.com/x", true, ""},
+		{"http://rebind.example.com/x", true, "private"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.url[:min(len(tc.url), 40)], func(t *testing.T) {
-			err := (&Webhook{AllowPrivate: tc.allowPrivate, Resolver: res}).Validate(context.Background(), tc.url)
+			err := (&Webhook{AllowLoopback: tc.allowPrivate, Resolver: res}).Validate(context.Background(), tc.url)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -277,10 +277,10 @@ func TestSendRefusesPrivateAndDoesNotRetry(t *testing.T) {
 func TestSendPinsTheCheckedAddress(t *testing.T) {
 	rc, srv := newReceiver(t)
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
-	// With AllowPrivate the name is resolved by our resolver and dialed as
+	// With AllowLoopback the name is resolved by our resolver and dialed as
 	// 127.0.0.1: proof the transport never asks the system resolver (which
 	// knows no such name).
-	w := &Webhook{Secret: secret, AllowPrivate: true, Backoff: noWait,
+	w := &Webhook{Secret: secret, AllowLoopback: true, Backoff: noWait,
 		Resolver: fakeResolver{"receiver.invalid": {"127.0.0.1"}}}
 	if err := w.Send(context.Background(), "http://receiver.invalid"+port+"/hook", body); err != nil {
 		t.Fatalf("pinned delivery: %v", err)
@@ -316,7 +316,7 @@ func TestHTTPSReceiver(t *testing.T) {
 	rc := &receiver{}
 	srv := httptest.NewTLSServer(rc)
 	defer srv.Close()
-	w := &Webhook{Secret: secret, AllowPrivate: true, Client: srv.Client(), Backoff: noWait}
+	w := &Webhook{Secret: secret, AllowLoopback: true, Client: srv.Client(), Backoff: noWait}
 	if err := w.Send(context.Background(), srv.URL, body); err != nil || len(rc.got) != 1 {
 		t.Fatalf("https delivery: %v, %d deliveries", err, len(rc.got))
 	}
@@ -324,7 +324,7 @@ func TestHTTPSReceiver(t *testing.T) {
 
 func TestNoSecretNoDelivery(t *testing.T) {
 	rc, srv := newReceiver(t)
-	if err := (&Webhook{AllowPrivate: true}).Send(context.Background(), srv.URL, body); err == nil || len(rc.got) != 0 {
+	if err := (&Webhook{AllowLoopback: true}).Send(context.Background(), srv.URL, body); err == nil || len(rc.got) != 0 {
 		t.Fatalf("unsigned send: %v, %d deliveries; want a refusal", err, len(rc.got))
 	}
 }
@@ -332,8 +332,79 @@ func TestNoSecretNoDelivery(t *testing.T) {
 func TestContextCancelStopsRetries(t *testing.T) {
 	rc, srv := newReceiver(t, 503, 503, 503, 503)
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Webhook{Secret: secret, AllowPrivate: true, Backoff: func(int) time.Duration { cancel(); return time.Hour }}
+	w := &Webhook{Secret: secret, AllowLoopback: true, Backoff: func(int) time.Duration { cancel(); return time.Hour }}
 	if err := w.Send(ctx, srv.URL, body); !errors.Is(err, context.Canceled) || len(rc.got) != 1 {
 		t.Fatalf("error %v after %d deliveries, want cancelled after 1", err, len(rc.got))
+	}
+}
+
+// TestAddressPolicyEdges: make dev allows loopback and nothing else private,
+// and the rare forms that embed or tunnel a private or special address are
+// refused, both at registration (Validate) and at dial time (Send after a
+// DNS answer changed).
+func TestAddressPolicyEdges(t *testing.T) {
+	tests := []struct {
+		addr  string
+		local bool // make dev's policy (loopback allowed)
+		want  string
+	}{
+		{"127.0.0.1", true, ""},
+		{"::1", true, ""},
+		{"::ffff:127.0.0.1", true, ""},
+		{"10.0.0.1", true, "private"},
+		{"169.254.169.254", true, "link-local"},
+		{"192.168.1.1", true, "private"},
+		{"fd00:ec2::254", true, "unique-local"},
+		{"93.184.215.14", true, ""},
+		{"::7f00:1", false, "IPv4-compatible"},
+		{"::a00:1", true, "IPv4-compatible"},
+		{"::ffff:0:7f00:1", false, "SIIT"},
+		{"::ffff:0:a9fe:a9fe", true, "SIIT"},
+		{"64:ff9b:1::a00:1", false, "local-use NAT64"},
+		{"64:ff9b::a00:1", false, "private"},
+		{"64:ff9b::5db8:d70e", false, ""},
+		{"2002:7f00:1::", false, "6to4"},
+		{"2002:5db8:d70e::1", false, "6to4"},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", false, "Teredo"},
+		{"fec0::1", false, "site-local"},
+		{"100::1", false, "discard-only"},
+		{"192.88.99.1", false, "6to4 relay"},
+		{"2606:4700::1111", false, ""},
+		{"2001:4860:4860::8888", false, ""},
+		{"1.1.1.1", false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.addr, func(t *testing.T) {
+			host := "h.invalid"
+			res := fakeResolver{host: {tc.addr}}
+			scheme := "https"
+			if tc.local {
+				scheme = "http"
+			}
+			check := func(err error, when string) {
+				t.Helper()
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("%s: refused %s: %v", when, tc.addr, err)
+					}
+					return
+				}
+				if !errors.Is(err, ErrForbiddenAddress) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("%s: %s: error %v, want forbidden naming %q", when, tc.addr, err, tc.want)
+				}
+			}
+			w := &Webhook{AllowLoopback: tc.local, Resolver: res}
+			check(w.Validate(context.Background(), scheme+"://"+host+"/hook"), "registration")
+			if tc.want == "" {
+				return
+			}
+			// Dial time: the name was public when registered, then rebinds.
+			flip := &flipResolver{first: "93.184.215.14", then: tc.addr}
+			w = &Webhook{Secret: secret, AllowLoopback: tc.local, Resolver: flip, Backoff: noWait}
+			if err := w.Validate(context.Background(), scheme+"://"+host+"/hook"); err != nil {
+				t.Fatal(err)
+			}
+			check(w.Send(context.Background(), scheme+"://"+host+"/hook", body), "dial time")
+		})
 	}
 }

@@ -48,8 +48,9 @@ func WebhookSecret(dir string) ([]byte, error) {
 	return []byte(secret), nil
 }
 
-// addAnnounce delivers completion notifications for real: webhooks to any URL
-// (loopback allowed here, never in AWS), SNS messages to the notifications file.
+// addAnnounce delivers completion notifications for real: webhooks to public
+// addresses and loopback (loopback never in AWS; other private addresses
+// nowhere), SNS messages to the notifications file.
 // It consumes "Job Completed" beside the report pipelines, as nightly-report does.
 func (l *Suite) addAnnounce(o Options) error {
 	secret, err := WebhookSecret(o.Dir)
@@ -57,7 +58,7 @@ func (l *Suite) addAnnounce(o Options) error {
 		return err
 	}
 	l.Announce = &announce.Service{Jobs: l.store, Log: o.Log,
-		Webhooks: &notify.Webhook{Secret: secret, AllowPrivate: true, Backoff: o.WebhookBackoff},
+		Webhooks: &notify.Webhook{Secret: secret, AllowLoopback: true, Backoff: o.WebhookBackoff},
 		Topic:    l.Reports.Notifier, TopicARN: LocalTopic}
 	l.MCP.Notify = l.Announce
 	if l.Router.Others == nil {
