@@ -16,7 +16,12 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
-var secret = []byte("whsec_test_0123456789")
+var secret = []byte("whsec_test_0123456789_master_secret")
+
+const testOwner = "arn:aws:iam::111122223333:role/Analyst"
+
+// ownerSecret is testOwner's verifying secret under secret.
+var ownerSecret = OwnerSecret(secret, testOwner)
 
 // receiver is a local webhook endpoint that answers with the scripted statuses
 // in turn (200 once they run out) and keeps every delivery.
@@ -57,8 +62,8 @@ var body = []byte(`{"job_id":"job_01","status":"partially_completed","succeeded"
 func TestSignatureVerifies(t *testing.T) {
 	rc, srv := newReceiver(t)
 	now := time.Unix(1796068800, 0)
-	w := &Webhook{Secret: secret, AllowLoopback: true, Now: func() time.Time { return now }}
-	if err := w.Send(context.Background(), srv.URL+"/hook", body); err != nil {
+	w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, Now: func() time.Time { return now }}
+	if err := w.Send(context.Background(), testOwner, srv.URL+"/hook", body); err != nil {
 		t.Fatal(err)
 	}
 	if len(rc.got) != 1 {
@@ -76,6 +81,7 @@ func TestSignatureVerifies(t *testing.T) {
 		t.Fatalf("content type %q body %q", d.header.Get("Content-Type"), d.body)
 	}
 	tamperedBody := []byte(strings.Replace(string(d.body), `"failed":10`, `"failed":0`, 1))
+	url := srv.URL + "/hook"
 	tests := []struct {
 		name    string
 		secret  []byte
@@ -84,20 +90,21 @@ func TestSignatureVerifies(t *testing.T) {
 		now     time.Time
 		wantErr string
 	}{
-		{"genuine", secret, ts, sig, d.body, now.Add(time.Minute), ""},
-		{"genuine among rotated signatures", secret, ts, "v1=" + strings.Repeat("0", 64) + ", " + sig, d.body, now, ""},
+		{"genuine", ownerSecret, ts, sig, d.body, now.Add(time.Minute), ""},
+		{"genuine among rotated signatures", ownerSecret, ts, "v1=" + strings.Repeat("0", 64) + ", " + sig, d.body, now, ""},
 		{"wrong secret", []byte("other"), ts, sig, d.body, now, "does not match"},
-		{"tampered body", secret, ts, sig, tamperedBody, now, "does not match"},
-		{"flipped signature digit", secret, ts, sig[:10] + string("01"[(sig[10]-'0'+1)%2]) + sig[11:], d.body, now, "does not match"},
-		{"timestamp changed", secret, strconv.FormatInt(now.Unix()+1, 10), sig, d.body, now, "does not match"},
-		{"old timestamp (replay)", secret, ts, sig, d.body, now.Add(10 * time.Minute), "tolerance"},
-		{"future timestamp", secret, ts, sig, d.body, now.Add(-10 * time.Minute), "tolerance"},
-		{"not a number", secret, "yesterday", sig, d.body, now, "Unix seconds"},
-		{"no signature", secret, ts, "", d.body, now, "does not match"},
+		{"master instead of the owner secret", secret, ts, sig, d.body, now, "does not match"},
+		{"tampered body", ownerSecret, ts, sig, tamperedBody, now, "does not match"},
+		{"flipped signature digit", ownerSecret, ts, sig[:10] + string("01"[(sig[10]-'0'+1)%2]) + sig[11:], d.body, now, "does not match"},
+		{"timestamp changed", ownerSecret, strconv.FormatInt(now.Unix()+1, 10), sig, d.body, now, "does not match"},
+		{"old timestamp (replay)", ownerSecret, ts, sig, d.body, now.Add(10 * time.Minute), "tolerance"},
+		{"future timestamp", ownerSecret, ts, sig, d.body, now.Add(-10 * time.Minute), "tolerance"},
+		{"not a number", ownerSecret, "yesterday", sig, d.body, now, "Unix seconds"},
+		{"no signature", ownerSecret, ts, "", d.body, now, "v1=<64 hex>"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Verify(tc.secret, tc.ts, tc.sig, tc.body, tc.now, 5*time.Minute)
+			err := Verify(tc.secret, testOwner, url, tc.ts, tc.sig, tc.body, tc.now, 5*time.Minute)
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("genuine delivery refused: %v", err)
 			}
@@ -128,9 +135,9 @@ func TestRetries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rc, srv := newReceiver(t, tc.statuses...)
 			var waits []int
-			w := &Webhook{Secret: secret, AllowLoopback: true, MaxAttempts: tc.attempts,
+			w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, MaxAttempts: tc.attempts,
 				Backoff: func(n int) time.Duration { waits = append(waits, n); return 0 }}
-			err := w.Send(context.Background(), srv.URL, body)
+			err := w.Send(context.Background(), testOwner, srv.URL, body)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error %v, want error %v", err, tc.wantErr)
 			}
@@ -144,7 +151,7 @@ func TestRetries(t *testing.T) {
 			ids := map[string]bool{}
 			for _, d := range rc.got {
 				ids[d.header.Get(HeaderDeliveryID)] = true
-				if err := Verify(secret, d.header.Get(HeaderTimestamp), d.header.Get(HeaderSignature), d.body, time.Now(), time.Minute); err != nil {
+				if err := Verify(ownerSecret, testOwner, srv.URL, d.header.Get(HeaderTimestamp), d.header.Get(HeaderSignature), d.body, time.Now(), time.Minute); err != nil {
 					t.Errorf("attempt not verifiable: %v", err)
 				}
 			}
@@ -159,9 +166,9 @@ func TestTransportErrorRetried(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close() // nothing listens: connection refused
-	w := &Webhook{Secret: secret, AllowLoopback: true, MaxAttempts: 3, Backoff: noWait}
+	w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, MaxAttempts: 3, Backoff: noWait}
 	var de *DeliveryError
-	if err := w.Send(context.Background(), url, body); !errors.As(err, &de) || de.Attempts != 3 || de.Status != 0 {
+	if err := w.Send(context.Background(), testOwner, url, body); !errors.As(err, &de) || de.Attempts != 3 || de.Status != 0 {
 		t.Fatalf("error %v, want a transport failure after 3 attempts", err)
 	}
 }
@@ -263,9 +270,9 @@ func TestValidateURL(t *testing.T) {
 func TestSendRefusesPrivateAndDoesNotRetry(t *testing.T) {
 	rc, srv := newReceiver(t)
 	calls := 0
-	w := &Webhook{Secret: secret, MaxAttempts: 5, Backoff: func(int) time.Duration { calls++; return 0 }}
+	w := &Webhook{Keys: StaticKeys{secret}, MaxAttempts: 5, Backoff: func(int) time.Duration { calls++; return 0 }}
 	// The receiver is on loopback; the policy refuses it before any connection.
-	err := w.Send(context.Background(), strings.Replace(srv.URL, "http://", "https://", 1), body)
+	err := w.Send(context.Background(), testOwner, strings.Replace(srv.URL, "http://", "https://", 1), body)
 	if !errors.Is(err, ErrForbiddenAddress) || len(rc.got) != 0 || calls != 0 {
 		t.Fatalf("error %v, %d deliveries, %d retries; want a refusal with none", err, len(rc.got), calls)
 	}
@@ -280,9 +287,9 @@ func TestSendPinsTheCheckedAddress(t *testing.T) {
 	// With AllowLoopback the name is resolved by our resolver and dialed as
 	// 127.0.0.1: proof the transport never asks the system resolver (which
 	// knows no such name).
-	w := &Webhook{Secret: secret, AllowLoopback: true, Backoff: noWait,
+	w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, Backoff: noWait,
 		Resolver: fakeResolver{"receiver.invalid": {"127.0.0.1"}}}
-	if err := w.Send(context.Background(), "http://receiver.invalid"+port+"/hook", body); err != nil {
+	if err := w.Send(context.Background(), testOwner, "http://receiver.invalid"+port+"/hook", body); err != nil {
 		t.Fatalf("pinned delivery: %v", err)
 	}
 	if len(rc.got) != 1 {
@@ -290,11 +297,11 @@ func TestSendPinsTheCheckedAddress(t *testing.T) {
 	}
 	// Rebinding: the first lookup (validation) says public, later ones private.
 	flip := &flipResolver{first: "93.184.215.14", then: "127.0.0.1"}
-	w = &Webhook{Secret: secret, Resolver: flip, Backoff: noWait}
+	w = &Webhook{Keys: StaticKeys{secret}, Resolver: flip, Backoff: noWait}
 	if err := w.Validate(context.Background(), "https://rebinding.invalid"+port+"/"); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Send(context.Background(), "https://rebinding.invalid"+port+"/", body); !errors.Is(err, ErrForbiddenAddress) || len(rc.got) != 1 {
+	if err := w.Send(context.Background(), testOwner, "https://rebinding.invalid"+port+"/", body); !errors.Is(err, ErrForbiddenAddress) || len(rc.got) != 1 {
 		t.Fatalf("after rebinding: %v, %d deliveries; want refused", err, len(rc.got))
 	}
 }
@@ -316,15 +323,15 @@ func TestHTTPSReceiver(t *testing.T) {
 	rc := &receiver{}
 	srv := httptest.NewTLSServer(rc)
 	defer srv.Close()
-	w := &Webhook{Secret: secret, AllowLoopback: true, Client: srv.Client(), Backoff: noWait}
-	if err := w.Send(context.Background(), srv.URL, body); err != nil || len(rc.got) != 1 {
+	w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, Client: srv.Client(), Backoff: noWait}
+	if err := w.Send(context.Background(), testOwner, srv.URL, body); err != nil || len(rc.got) != 1 {
 		t.Fatalf("https delivery: %v, %d deliveries", err, len(rc.got))
 	}
 }
 
 func TestNoSecretNoDelivery(t *testing.T) {
 	rc, srv := newReceiver(t)
-	if err := (&Webhook{AllowLoopback: true}).Send(context.Background(), srv.URL, body); err == nil || len(rc.got) != 0 {
+	if err := (&Webhook{AllowLoopback: true}).Send(context.Background(), testOwner, srv.URL, body); err == nil || len(rc.got) != 0 {
 		t.Fatalf("unsigned send: %v, %d deliveries; want a refusal", err, len(rc.got))
 	}
 }
@@ -332,8 +339,8 @@ func TestNoSecretNoDelivery(t *testing.T) {
 func TestContextCancelStopsRetries(t *testing.T) {
 	rc, srv := newReceiver(t, 503, 503, 503, 503)
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Webhook{Secret: secret, AllowLoopback: true, Backoff: func(int) time.Duration { cancel(); return time.Hour }}
-	if err := w.Send(ctx, srv.URL, body); !errors.Is(err, context.Canceled) || len(rc.got) != 1 {
+	w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, Backoff: func(int) time.Duration { cancel(); return time.Hour }}
+	if err := w.Send(ctx, testOwner, srv.URL, body); !errors.Is(err, context.Canceled) || len(rc.got) != 1 {
 		t.Fatalf("error %v after %d deliveries, want cancelled after 1", err, len(rc.got))
 	}
 }
@@ -400,11 +407,11 @@ func TestAddressPolicyEdges(t *testing.T) {
 			}
 			// Dial time: the name was public when registered, then rebinds.
 			flip := &flipResolver{first: "93.184.215.14", then: tc.addr}
-			w = &Webhook{Secret: secret, AllowLoopback: tc.local, Resolver: flip, Backoff: noWait}
+			w = &Webhook{Keys: StaticKeys{secret}, AllowLoopback: tc.local, Resolver: flip, Backoff: noWait}
 			if err := w.Validate(context.Background(), scheme+"://"+host+"/hook"); err != nil {
 				t.Fatal(err)
 			}
-			check(w.Send(context.Background(), scheme+"://"+host+"/hook", body), "dial time")
+			check(w.Send(context.Background(), testOwner, scheme+"://"+host+"/hook", body), "dial time")
 		})
 	}
 }

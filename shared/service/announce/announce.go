@@ -26,7 +26,9 @@ import (
 // Webhooks checks and delivers webhooks (shared/notify.Webhook).
 type Webhooks interface {
 	Validate(ctx context.Context, raw string) error
-	Send(ctx context.Context, raw string, body []byte) error
+	Send(ctx context.Context, owner, raw string, body []byte) error
+	// OwnerSecrets are the secrets owner's receivers verify with, current first.
+	OwnerSecrets(ctx context.Context, owner string) ([]string, error)
 }
 
 // Topic publishes to a notification topic (SNS in AWS, a file in make dev).
@@ -76,6 +78,19 @@ func (s *Service) CheckNotify(ctx context.Context, n job.Notify) error {
 	return nil
 }
 
+// WebhookSecret returns the secret owner's receivers verify deliveries with
+// and, while the deployment rotates its signing secret, the previous ones.
+func (s *Service) WebhookSecret(ctx context.Context, owner string) (string, []string, error) {
+	if s.Webhooks == nil {
+		return "", nil, job.Fieldf("notify.webhook", "this deployment delivers no webhooks")
+	}
+	all, err := s.Webhooks.OwnerSecrets(ctx, owner)
+	if err != nil {
+		return "", nil, fmt.Errorf("webhook secret of %s: %w", owner, err)
+	}
+	return all[0], all[1:], nil
+}
+
 // OnJobCompleted announces the job's end if it asked for it and this
 // terminal state was not announced yet.
 func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
@@ -97,7 +112,7 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 	if j.Notify.Webhook != "" {
 		if s.Webhooks == nil {
 			log.ErrorContext(ctx, "webhook delivery failed", "error", "this deployment delivers no webhooks")
-		} else if err := s.Webhooks.Send(ctx, j.Notify.Webhook, body); err != nil {
+		} else if err := s.Webhooks.Send(ctx, j.Owner, j.Notify.Webhook, body); err != nil {
 			// Send already retried with backoff; a receiver that keeps failing is
 			// its owner's to fix, and retrying the event would only resend.
 			log.ErrorContext(ctx, "webhook delivery failed", "error", err)
