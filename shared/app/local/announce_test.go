@@ -209,6 +209,9 @@ func TestWebhookDelivery(t *testing.T) {
 	for _, nt := range notes {
 		if nt.Topic == local.LocalTopic && strings.Contains(nt.Subject, j.ID) {
 			mine++
+			if nt.Attributes["owner"] != "local-dev" {
+				t.Errorf("SNS message attributes %v, want owner local-dev (subscribers filter on it)", nt.Attributes)
+			}
 			if nt.Message != string(d.body) {
 				t.Errorf("SNS message %s, want the webhook body %s", nt.Message, d.body)
 			}

@@ -31,9 +31,10 @@ type Webhooks interface {
 	OwnerSecrets(ctx context.Context, owner string) ([]string, error)
 }
 
-// Topic publishes to a notification topic (SNS in AWS, a file in make dev).
+// Topic publishes to a notification topic (SNS in AWS, a file in make dev),
+// with the owner as a message attribute subscribers filter on.
 type Topic interface {
-	Notify(ctx context.Context, topic, subject, message string) error
+	NotifyOwner(ctx context.Context, topic, owner, subject, message string) error
 }
 
 // Jobs is the part of the store announcing needs.
@@ -123,7 +124,7 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 	if j.Notify.SNS {
 		if s.Topic == nil || s.TopicARN == "" {
 			log.ErrorContext(ctx, "sns notification failed", "error", "no notification topic")
-		} else if err := s.Topic.Notify(ctx, s.TopicARN, fmt.Sprintf("mcpbatch job %s %s", j.ID, j.Status), string(body)); err != nil {
+		} else if err := s.Topic.NotifyOwner(ctx, s.TopicARN, j.Owner, fmt.Sprintf("mcpbatch job %s %s", j.ID, j.Status), string(body)); err != nil {
 			// SNS errors are transient: fail the event so it is delivered again.
 			return fmt.Errorf("notify topic of job %s: %w", j.ID, err)
 		}
