@@ -15,6 +15,28 @@ import (
 // ErrNotFound: no object at that URI.
 var ErrNotFound = errors.New("object not found")
 
+// ErrChanged: the object is no longer the version that was asked for.
+var ErrChanged = errors.New("object changed")
+
+// Version is what an object is at one moment: its size and a tag that
+// changes whenever its content is replaced (S3: the ETag).
+type Version struct {
+	Size int64
+	Tag  string
+}
+
+// Versioned is a Store that can say what an object is without reading it,
+// and read exactly that version later: a check reads a caller's upload, and
+// the later read must see the same bytes even if the upload link was used
+// again in between.
+type Versioned interface {
+	// Stat returns the object's version (ErrNotFound when absent).
+	Stat(ctx context.Context, uri string) (Version, error)
+	// OpenVersion reads at most v.Size bytes of the object, and fails with
+	// ErrChanged when it is no longer v.
+	OpenVersion(ctx context.Context, uri string, v Version) (io.ReadCloser, error)
+}
+
 // Object describes a stored object.
 type Object struct {
 	URI  string

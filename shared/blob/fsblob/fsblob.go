@@ -183,6 +183,58 @@ func (s *Store) Open(ctx context.Context, uri string, offset int64) (io.ReadClos
 	return f, nil
 }
 
+var _ blob.Versioned = (*Store)(nil)
+
+// Stat implements blob.Versioned. Put replaces a file by renaming a new one
+// over it, so the tag (inode, size, modification time) changes with every Put.
+func (s *Store) Stat(ctx context.Context, uri string) (blob.Version, error) {
+	rc, err := s.Open(ctx, uri, 0)
+	if err != nil {
+		return blob.Version{}, err
+	}
+	defer rc.Close()
+	st, err := rc.(*os.File).Stat()
+	if err != nil {
+		return blob.Version{}, fmt.Errorf("fsblob: stat %s: %w", uri, err)
+	}
+	return blob.Version{Size: st.Size(), Tag: fileTag(st)}, nil
+}
+
+// OpenVersion implements blob.Versioned: the open file must still carry v's
+// tag, and at most v.Size bytes of it are read.
+func (s *Store) OpenVersion(ctx context.Context, uri string, v blob.Version) (io.ReadCloser, error) {
+	rc, err := s.Open(ctx, uri, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := rc.(*os.File)
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("fsblob: open %s: %w", uri, err)
+	}
+	if st.Size() != v.Size || fileTag(st) != v.Tag {
+		f.Close()
+		return nil, fmt.Errorf("fsblob: open %s: %w", uri, blob.ErrChanged)
+	}
+	return limitedFile{Reader: io.LimitReader(f, v.Size), File: f}, nil
+}
+
+type limitedFile struct {
+	io.Reader
+	*os.File
+}
+
+func (l limitedFile) Read(p []byte) (int, error) { return l.Reader.Read(p) }
+
+func fileTag(st os.FileInfo) string {
+	tag := fmt.Sprintf("%x-%x", st.Size(), st.ModTime().UnixNano())
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		tag += fmt.Sprintf("-%x", sys.Ino)
+	}
+	return tag
+}
+
 // List walks the folder of the prefix and returns the files whose keys start with it, in key order.
 func (s *Store) List(ctx context.Context, prefix string) ([]blob.Object, error) {
 	bucket, key, err := blob.ParseURI(prefix)
