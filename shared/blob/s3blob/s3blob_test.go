@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
