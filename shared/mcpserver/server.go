@@ -242,8 +242,12 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		return s.submitFile(ctx, req, in)
 	}
 	return call(s, ctx, req, "submit_batch", "", func(owner string) (JobHandle, string, string, error) {
+		ttl, err := in.ttlDays()
+		if err != nil {
+			return JobHandle{}, "", "", err
+		}
 		sr := batch.SubmitRequest{
-			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays, Mode: in.Mode, Provider: in.Provider,
+			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: ttl, Mode: in.Mode, Provider: in.Provider,
 			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
 		}
 		embedParams(in, &sr)
@@ -264,7 +268,6 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 			sr.Records[i] = in
 		}
 		sr.Progress = progress(ctx, req)
-		var err error
 		if sr.Notify, err = s.checkNotify(ctx, in.Notify); err != nil {
 			return JobHandle{}, "", "", err
 		}

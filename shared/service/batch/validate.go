@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
@@ -14,7 +15,13 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if err != nil {
 		return err
 	}
-	return validateRecords(req, prov.Limits())
+	if err := validateRecords(req, prov.Limits()); err != nil {
+		return err
+	}
+	if m, ok := s.LookupModel(req.Model); ok && m.Task != model.TaskEmbedding {
+		return checkMessages(req, m)
+	}
+	return nil
 }
 
 // ValidateParams checks and defaults everything but the records (also used by
@@ -49,8 +56,10 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 func validateRecords(req *SubmitRequest, lim service.BatchLimits) error {
 	n := len(req.Records)
 	switch {
+	case n == 0 && lim.OnDemand && lim.MinRecords > 1:
+		return job.Fieldf("records", "the list is empty; give at least 1 record (under %d run on demand, %d or more as a %s job)", lim.MinRecords, lim.MinRecords, lim.Title)
 	case n == 0:
-		return job.Fieldf("records", "empty; give at least %d records", max(lim.MinRecords, 1))
+		return job.Fieldf("records", "the list is empty; give at least %d record(s)", max(lim.MinRecords, 1))
 	case n < lim.MinRecords && req.Mode != job.ModeOnDemand:
 		return job.Fieldf("records", "%d records is under %s's minimum of %d per job; add records, or call the model on demand for small sets", n, lim.Title, lim.MinRecords)
 	}
