@@ -281,7 +281,13 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		if j.Status == job.StatusFailed {
 			return JobHandle{}, "", j.ID, &toolErr{msg: fmt.Sprintf("submit_batch: the job could not be started (job_id %s is kept as failed): %s", j.ID, j.Error)}
 		}
-		h := JobHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
+		if j.Mode == job.ModeOnDemand {
+			// On-demand runs start at submit: answer with the status get_job shows now.
+			if cur, err := s.Svc.Get(ctx, owner, j.ID); err == nil {
+				j = cur
+			}
+		}
+		h := JobHandle{JobID: j.ID, Status: string(j.Status), Mode: j.Mode, Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
 			Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt)}
 		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; results stay until %s.",
 			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.ExpiresAt)

@@ -50,14 +50,15 @@ type SubmitIn struct {
 
 // JobHandle is what submit_batch returns.
 type JobHandle struct {
-	JobID       string `json:"job_id"`
+	JobID       string `json:"job_id,omitempty" jsonschema:"absent on a dry run: nothing was created"`
 	Status      string `json:"status"`
+	Mode        string `json:"mode,omitempty" jsonschema:"batch or on_demand: how the job runs"`
 	Provider    string `json:"provider"`
 	Model       string `json:"model"`
 	RecordCount int    `json:"record_count"`
 	Parts       int    `json:"provider_jobs" jsonschema:"number of provider jobs the batch was split into"`
 	SubmittedAt string `json:"submitted_at,omitempty"`
-	ExpiresAt   string `json:"expires_at"`
+	ExpiresAt   string `json:"expires_at,omitempty"`
 	// DryRun is the estimate of a dry run (then nothing else is set but model and provider).
 	DryRun *batch.DryRunResult `json:"dry_run,omitempty"`
 }
