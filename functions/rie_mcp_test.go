@@ -47,7 +47,7 @@ func putJob(t *testing.T, st *stack, owner string) {
 	t.Helper()
 	now := time.Now()
 	err := st.store.CreateJob(t.Context(), &job.Job{
-		ID: sampleJobID, Owner: owner, Provider: job.ProviderBedrock, Model: "anthropic.claude-3-5-haiku-20241022-v1:0",
+		ID: sampleJobID, Owner: owner, Provider: job.ProviderBedrock, Model: "anthropic.claude-haiku-4-5-20251001-v1:0",
 		Status: job.StatusInProgress, RecordCount: 150, Shards: 1, TTLDays: 7, CreatedAt: now, UpdatedAt: now,
 		ExpiresAt: job.ExpiresAt(now, 7), InputURI: "s3://" + st.bucket + "/input/" + sampleJobID, OutputURI: "s3://" + st.bucket + "/output/" + sampleJobID,
 	})

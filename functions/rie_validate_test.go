@@ -69,7 +69,7 @@ func TestValidateUnderRIE(t *testing.T) {
 		t.Fatal(err)
 	}
 	j, err := graph.New(d).Transfer.SubmitFile(t.Context(), transfer.FileSubmitRequest{
-		SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: "anthropic.claude-3-5-haiku-20241022-v1:0"},
+		SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: "anthropic.claude-haiku-4-5-20251001-v1:0"},
 		InputURI:      "s3://" + st.bucket + "/" + key,
 	})
 	if err != nil {

@@ -75,6 +75,10 @@ type Settings struct {
 	SageMakerEndpoints []string
 	// SageMakerMaxResponseBytes caps a real-time response (0: the default).
 	SageMakerMaxResponseBytes int
+	// SageMakerDeploy are the endpoints the stack creates (endpoints.go); their
+	// names are in SageMakerEndpoints too. SageMakerOperators may shift traffic.
+	SageMakerDeploy    []EndpointSpec
+	SageMakerOperators []string
 	// Auth is the MCP endpoint's auth mode: config.AuthIAM or config.AuthToken.
 	Auth string
 	// ModelsOverride is the catalog override from context (JSON, "" for none).

@@ -67,6 +67,7 @@ func readSageMakerSettings(node constructs.Node, s *Settings) error {
 	default:
 		errs = append(errs, fmt.Errorf("context %s: want a number of bytes, got %T", CtxSageMakerMaxResponseBytes, t))
 	}
+	errs = append(errs, readEndpointSettings(node, s))
 	return errors.Join(errs...)
 }
 
@@ -86,7 +87,7 @@ func (s Settings) validateSageMaker() []error {
 	if n := s.SageMakerMaxResponseBytes; n < 0 || n > maxSageMakerResponseBytes {
 		errs = append(errs, fmt.Errorf("%s %d: want 1..%d bytes (0 for the default %d)", CtxSageMakerMaxResponseBytes, n, maxSageMakerResponseBytes, config.DefaultSageMakerMaxResponseBytes))
 	}
-	return errs
+	return append(errs, s.validateEndpoints()...)
 }
 
 // SageMakerProps connect the SageMaker async notifications to the suite.

@@ -45,6 +45,8 @@ type Stack struct {
 	Alarms *Alarms
 	// Vectors is the S3 Vectors bucket of embedding indexes (vectors.go).
 	Vectors *Vectors
+	// Endpoints are the SageMaker endpoints the stack deploys (endpoints.go).
+	Endpoints *Endpoints
 }
 
 // NewStack validates the settings and the function assets, then builds the stack.
@@ -94,6 +96,9 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	st.Anthropic.Grant(st.Functions.MCP, st.Functions.Ingest)
 	st.Reconciler = NewReconciler(stack, "Reconciler", &ReconcilerProps{
 		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Anthropic: st.Anthropic,
+	})
+	st.Endpoints = NewEndpoints(stack, "SageMakerEndpoints", &EndpointsProps{
+		Settings: s, Data: st.Data, SageMaker: st.SageMaker, Functions: st.Functions, Reconciler: st.Reconciler,
 	})
 	st.Validate = NewValidate(stack, "Validate", &ValidateProps{
 		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Anthropic: st.Anthropic,

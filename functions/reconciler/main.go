@@ -1,6 +1,7 @@
 // Command reconciler runs on a schedule: it polls Anthropic batches in flight,
-// recovers Bedrock jobs whose state event was lost, and submits queued jobs
-// when the model's quota has room.
+// recovers Bedrock jobs whose state event was lost, submits queued jobs when
+// the model's quota has room, and re-sends SageMaker async requests whose
+// answer and notification were both lost.
 package main
 
 import (
@@ -10,13 +11,13 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
 
 func main() {
 	ctx := context.Background()
-	// Probing for lost SageMaker notifications reads S3 only: no runtime client.
-	a, err := app.FromEnv(ctx, anthropicapp.Provider)
+	a, err := app.FromEnv(ctx, anthropicapp.Provider, sagemakerapp.Runtime)
 	app.Must("init", err)
 	h := &handler.Reconciler{Svc: a.Graph.Reconciler, SageMaker: a.Graph.SageMaker, Log: a.Log}
 	lambda.Start(handler.TolerantResult(h.Handle))

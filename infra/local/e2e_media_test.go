@@ -73,7 +73,7 @@ func TestInspectorImages(t *testing.T) {
 		})
 	}
 
-	res := callTool(t, d, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "mode": "on_demand", "records": recs("txt", 20)})
+	res := callTool(t, d, "submit_batch", map[string]any{"model": "meta.llama3-3-70b-instruct-v1:0", "mode": "on_demand", "records": recs("txt", 20)})
 	if isErr, _ := res["isError"].(bool); !isErr {
 		t.Fatalf("a text-only model took images: %v", res)
 	}

@@ -101,7 +101,7 @@ func opsEndToEnd(t *testing.T, d dev, jobID string) {
 			w.WriteHeader(http.StatusOK)
 		}))
 		defer rcv.Close()
-		h := structured(t, callTool(t, d, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0",
+		h := structured(t, callTool(t, d, "submit_batch", map[string]any{"model": "anthropic.claude-haiku-4-5-20251001-v1:0",
 			"records": []map[string]any{{"prompt": "a"}, {"prompt": "b"}}, "notify": map[string]any{"webhook": rcv.URL + "/hook"}}))
 		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 			mu.Lock()
@@ -136,7 +136,7 @@ func opsEndToEnd(t *testing.T, d dev, jobID string) {
 		if !strings.Contains(string(body), `"jobId":"`+h["job_id"].(string)+`"`) || !strings.Contains(string(body), `"type":"job.completed"`) {
 			t.Fatalf("body %s", body)
 		}
-		bad := callTool(t, d, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0",
+		bad := callTool(t, d, "submit_batch", map[string]any{"model": "anthropic.claude-haiku-4-5-20251001-v1:0",
 			"records": []map[string]any{{"prompt": "a"}}, "notify": map[string]any{"webhook": "ftp://example.com/x"}})
 		if bad["isError"] != true || !strings.Contains(fmt.Sprint(bad["content"]), "notify.webhook") {
 			t.Fatalf("a non-http webhook: %v", bad)

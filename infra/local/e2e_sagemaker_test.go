@@ -1,9 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
 // TestInspectorSageMaker drives both SageMaker tools of `make dev` with the real
@@ -61,4 +66,48 @@ func toText(res map[string]any) string {
 		}
 	}
 	return b.String()
+}
+
+// TestInspectorEndpointOperations drives describe_endpoint and shift_traffic
+// of `make dev` with the real Inspector CLI as two callers: the dev key (an
+// operator here) and a second key, "bob", from a -keys file. Bob may describe
+// but not shift; the operator shifts the 90/10 canary to 50/50, and a weight
+// set that leaves no traffic is refused.
+func TestInspectorEndpointOperations(t *testing.T) {
+	inspector(t)
+	bobKey := mcpserver.NewToken()
+	keys := filepath.Join(t.TempDir(), "keys.json")
+	raw, _ := json.Marshal(mcpserver.TokenFile{Keys: []mcpserver.TokenKey{{Name: "bob", SHA256: mcpserver.HashToken(bobKey)}}})
+	if err := os.WriteFile(keys, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MCPBATCH_SAGEMAKER_OPERATORS", "dev")
+	ops := startDev(t, "-keys", keys)
+	bob := dev{url: ops.url, token: bobKey, stateDir: ops.stateDir}
+
+	v := structured(t, callTool(t, bob, "describe_endpoint", map[string]any{"endpoint_name": "demo-canary"}))
+	variants, _ := v["variants"].([]any)
+	if v["status"] != "InService" || len(variants) != 2 || variants[0].(map[string]any)["current_weight"] != float64(90) {
+		t.Fatalf("describe_endpoint %v", v)
+	}
+	shift := map[string]any{"endpoint_name": "demo-canary", "weights": []map[string]any{{"variant": "primary", "weight": 50}, {"variant": "canary", "weight": 50}}}
+	refused := callTool(t, bob, "shift_traffic", shift)
+	if isErr, _ := refused["isError"].(bool); !isErr || !strings.Contains(toText(refused), "refused") {
+		t.Fatalf("bob's shift_traffic: %v", refused)
+	}
+	none := callTool(t, ops, "shift_traffic", map[string]any{"endpoint_name": "demo-canary",
+		"weights": []map[string]any{{"variant": "primary", "weight": 0}, {"variant": "canary", "weight": 0}}})
+	if isErr, _ := none["isError"].(bool); !isErr || !strings.Contains(toText(none), "leave no variant") {
+		t.Fatalf("no-traffic weights: %v", none)
+	}
+	after := structured(t, callTool(t, ops, "shift_traffic", shift))
+	for _, x := range after["variants"].([]any) {
+		if w := x.(map[string]any)["current_weight"]; w != float64(50) {
+			t.Fatalf("after the operator's shift: %v", after)
+		}
+	}
+	rt := structured(t, callTool(t, bob, "invoke_endpoint", map[string]any{"endpoint_name": "demo-canary", "body": "ping", "content_type": "text/plain"}))
+	if iv := rt["invoked_variant"]; iv != "primary" && iv != "canary" {
+		t.Fatalf("invoked_variant %v", iv)
+	}
 }

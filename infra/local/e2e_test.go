@@ -240,7 +240,7 @@ func TestInspectorEndToEnd(t *testing.T) {
 	for i := range recs {
 		recs[i] = map[string]any{"id": fmt.Sprintf("q%03d", i), "prompt": fmt.Sprintf("Summarise fact #%d", i)}
 	}
-	h := structured(t, callTool(t, url, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "records": recs}))
+	h := structured(t, callTool(t, url, "submit_batch", map[string]any{"model": "anthropic.claude-haiku-4-5-20251001-v1:0", "records": recs}))
 	jobID, _ := h["job_id"].(string)
 	if jobID == "" || h["record_count"].(float64) != 150 {
 		t.Fatalf("handle = %v", h)
@@ -295,7 +295,7 @@ func TestInspectorEndToEnd(t *testing.T) {
 	t.Run("retry_failed, webhooks, console", func(t *testing.T) { opsEndToEnd(t, url, jobID) })
 
 	t.Run("bad input is a tool error", func(t *testing.T) {
-		res := callTool(t, url, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "records": recs[:10], "mode": "batch"})
+		res := callTool(t, url, "submit_batch", map[string]any{"model": "anthropic.claude-haiku-4-5-20251001-v1:0", "records": recs[:10], "mode": "batch"})
 		if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "minimum of 100") {
 			t.Errorf("got %v", res)
 		}
@@ -374,7 +374,7 @@ func otherTools(t *testing.T, d dev, jobID string, recs []map[string]any) {
 		t.Fatalf("PUT to the upload url: %s", resp.Status)
 	}
 	// The submit answers validating; the validation (on the local bus) moves it on.
-	h := structured(t, callTool(t, d, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "input_upload_id": up["upload_id"]}))
+	h := structured(t, callTool(t, d, "submit_batch", map[string]any{"model": "anthropic.claude-haiku-4-5-20251001-v1:0", "input_upload_id": up["upload_id"]}))
 	if h["status"] != "validating" {
 		t.Errorf("submit from upload = %v, want status validating", h)
 	}
@@ -401,7 +401,7 @@ func otherTools(t *testing.T, d dev, jobID string, recs []map[string]any) {
 		{"cancel_job", map[string]any{"job_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, "job not found"},
 		{"get_job_results", map[string]any{"job_id": jobID, "limit": 501}, "limit"},
 		{"create_upload", map[string]any{"content_type": "not a type"}, "content_type"},
-		{"submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "input_upload_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, "input_upload_id"},
+		{"submit_batch", map[string]any{"model": "anthropic.claude-haiku-4-5-20251001-v1:0", "input_upload_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, "input_upload_id"},
 	} {
 		t.Run("bad "+bad.tool, func(t *testing.T) {
 			res := callTool(t, d, bad.tool, bad.args)

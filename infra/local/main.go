@@ -22,6 +22,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/bus"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 )
 
@@ -32,16 +33,17 @@ func main() {
 	failEvery := flag.Int("sim-fail-every", 10, "the simulator fails every Nth record (0: none)")
 	auth := flag.String("auth", "token", "token: bearer API key (printed, and kept in <dir>/dev-token); none: no auth, every caller is local-dev")
 	reconcileEvery := flag.Duration("reconcile-every", 10*time.Second, "time between two reconciler runs (Anthropic polling, lost events, quota queue)")
+	keys := flag.String("keys", "", `token mode: a file of more API keys beside the dev key, as the deployed secret holds them ({"keys":[{"name","sha256"}]}); each name is an owner`)
 	flag.Parse()
 	log := app.Logger()
-	if err := run(*addr, *dir, *step, *failEvery, *auth, *reconcileEvery); err != nil {
+	if err := run(*addr, *dir, *step, *failEvery, *auth, *reconcileEvery, *keys); err != nil {
 		log.Error("make dev", "error", err)
 		os.Exit(1)
 	}
 }
 
 // run serves make dev; reconcileEvery is its reconciler period (the stack schedules every 5 minutes).
-func run(addr, dir string, step time.Duration, failEvery int, auth string, reconcileEvery time.Duration) error {
+func run(addr, dir string, step time.Duration, failEvery int, auth string, reconcileEvery time.Duration, keysFile string) error {
 	if err := checkAuthAddr(auth, addr); err != nil {
 		return err
 	}
@@ -60,12 +62,20 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string, recon
 		if err != nil {
 			return err
 		}
+		if keysFile != "" {
+			if ta, err = withKeys(key, keysFile); err != nil {
+				return err
+			}
+		}
 		opts.Owner = ta.Owner
 		banner = fmt.Sprintf("  auth: token (the deployed token mode): Authorization: Bearer %s\n"+
 			"        the key is kept in %s\n"+
 			"        a second key, another owner (try owner isolation): %s (in %s)\n",
 			key, filepath.Join(dir, local.DevTokenFile), second, filepath.Join(dir, local.SecondDevTokenFile))
 	case "none":
+		if keysFile != "" {
+			return fmt.Errorf("-keys %s: API keys need -auth token", keysFile)
+		}
 		banner = "  auth: none (every caller is local-dev)\n"
 	default:
 		return fmt.Errorf("-auth %q: want token or none", auth)
@@ -181,4 +191,24 @@ func resumeOnDemand(ctx context.Context, svc *graph.Graph, log *slog.Logger) (in
 		n++
 	}
 	return n, nil
+}
+
+// withKeys is token auth accepting the dev key and the keys of a key file
+// (the deployed secret's format), so make dev can tell several callers apart.
+func withKeys(devKey, path string) (*mcpserver.TokenAuth, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-keys: %w", err)
+	}
+	keys, err := mcpserver.ParseTokenFile(raw)
+	if err != nil {
+		return nil, fmt.Errorf("-keys %s: %w", path, err)
+	}
+	for _, k := range keys {
+		if k.Name == local.DevKeyName {
+			return nil, fmt.Errorf("-keys %s: the name %q is the dev key's", path, k.Name)
+		}
+	}
+	all := append([]mcpserver.TokenKey{{Name: local.DevKeyName, SHA256: mcpserver.HashToken(devKey)}}, keys...)
+	return &mcpserver.TokenAuth{Load: mcpserver.StaticKeys(all...)}, nil
 }

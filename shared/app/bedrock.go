@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
@@ -49,7 +50,7 @@ func (b *BedrockProvider) Limits() service.BatchLimits {
 		Title: "Bedrock batch inference", MinRecords: job.BedrockMinRecords,
 		MaxRecordsPerPart: job.BedrockMaxRecords, MaxBytesPerPart: job.BedrockMaxFileBytes,
 		QuotaLimited: true, PushesEvents: true, OnDemand: true, FileInputs: true,
-		MediaPath: "bedrock-batch-claude", // Claude's native InvokeModel body: images, no documents
+		MediaPath: "bedrock-converse", // Converse-type jobs: images and documents for every model that reads them
 	}
 }
 
@@ -79,6 +80,7 @@ func (b *BedrockProvider) Submit(ctx context.Context, in service.BatchSubmit) (s
 	arn, err := b.Client.Submit(ctx, bedrock.SubmitInput{
 		JobName: in.Name, ClientRequestToken: in.ClientToken, ModelID: in.Model, RoleARN: b.RoleARN,
 		InputURI: in.InputURI, OutputURI: in.OutputURI, TimeoutHours: in.TimeoutHrs, Tags: in.Tags,
+		InvocationType: in.InvocationType,
 	})
 	if errors.Is(err, bedrock.ErrQuotaExceeded) {
 		return "", errors.Join(service.ErrQuotaFull, err)
@@ -103,10 +105,34 @@ func (b *BedrockProvider) EncodeRecord(i int, model string, in job.Input, p job.
 	return bedrock.EncodeRecordAt(i, model, in, p)
 }
 
-// ParseOutputLine parses one Bedrock output line.
+// ParseOutputLine parses one output line of an InvokeModel job (parts
+// stored before Converse jobs); OutputParser picks by the part.
 func (b *BedrockProvider) ParseOutputLine(line []byte) (job.Record, error) {
 	return bedrock.ParseOutputLine(line)
 }
+
+// InvocationFor is the job type a record needs: Converse for prompts and
+// messages, InvokeModel for embeddings and native model_input bodies.
+func (b *BedrockProvider) InvocationFor(in job.Input) string { return bedrock.InvocationFor(in) }
+
+// OutputParser reads a part's output by the invocation type it was
+// submitted with ("" for parts stored before: InvokeModel).
+func (b *BedrockProvider) OutputParser(p job.Part) func([]byte) (job.Record, error) {
+	return bedrock.OutputParser(p.InvocationType)
+}
+
+// JobWarnings says how records are changed to fit the model (a system
+// prompt folded into the first user turn).
+func (b *BedrockProvider) JobWarnings(modelID string, recs []job.Input, p job.Params) []string {
+	rules, _ := model.Default().Lookup(modelID)
+	return bedrock.JobWarnings(modelID, rules, recs, p)
+}
+
+var (
+	_ service.InvocationTyper = (*BedrockProvider)(nil)
+	_ service.PartParser      = (*BedrockProvider)(nil)
+	_ service.JobWarner       = (*BedrockProvider)(nil)
+)
 
 // OutputFiles is where Bedrock writes a part's results: <output>/<job id>/<input name>.out.
 func (b *BedrockProvider) OutputFiles(p job.Part) ([]string, string) {

@@ -17,8 +17,12 @@ import (
 // the batch quota and the reconciler's staleness. make dev reads the same.
 func Settings(d *graph.Deps) error {
 	d.SageMakerEndpoints = config.List(os.Getenv(config.EnvSageMakerEndpoints))
-	d.SageMakerInputPrefix = blob.Join(d.Bucket, config.SageMakerInputPrefix)
+	d.SageMakerOperators = config.List(os.Getenv(config.EnvSageMakerOperators))
 	var err error
+	if d.SageMakerInvocationTimeouts, err = config.EndpointSeconds(os.Getenv(config.EnvSageMakerInvocationTimeouts)); err != nil {
+		return err
+	}
+	d.SageMakerInputPrefix = blob.Join(d.Bucket, config.SageMakerInputPrefix)
 	if d.SageMakerMaxResponseBytes, err = positiveInt(config.EnvSageMakerMaxResponseBytes, config.DefaultSageMakerMaxResponseBytes); err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ const (
 )
 
 // DefaultAnthropicModels are the Anthropic API models allowed by default.
-var DefaultAnthropicModels = []string{"claude-haiku-4-5", "claude-sonnet-4-5"}
+var DefaultAnthropicModels = []string{"claude-haiku-4-5", "claude-sonnet-4-6"}
 
 // Quotas parses "model=n,model=n"; a malformed entry is an error naming it.
 func Quotas(s string) (map[string]int, error) {

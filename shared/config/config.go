@@ -41,21 +41,22 @@ const EnvInputAllow = "MCPBATCH_INPUT_ALLOW"
 // default-bus rule matches only our jobs.
 const DefaultJobPrefix = "mcpbatch"
 
-// DefaultBedrockModels are the models allowed by default: Claude Haiku and
-// Sonnet (base ids and their US cross-region inference profiles), one model of
-// each other text family (Nova, Llama) and Titan Text Embeddings V2. The model
-// catalog (shared/model) holds their facts; on-demand calls pick the
-// inference profile the catalog names for the region.
+// DefaultBedrockModels are the models allowed by default: current Claude
+// Haiku and Sonnet (base ids, their US and global cross-Region inference
+// profiles), one model of each other text family (Nova, Llama) and Titan
+// Text Embeddings V2. The model catalog (shared/model) holds their facts and
+// lifecycle; on-demand calls pick the inference profile the catalog names
+// for the region.
 var DefaultBedrockModels = []string{
-	"anthropic.claude-3-5-haiku-20241022-v1:0",
-	"anthropic.claude-3-5-sonnet-20241022-v2:0",
 	"anthropic.claude-haiku-4-5-20251001-v1:0",
 	"anthropic.claude-sonnet-4-5-20250929-v1:0",
-	"us.anthropic.claude-3-5-haiku-20241022-v1:0",
-	"us.anthropic.claude-3-5-sonnet-20241022-v2:0",
+	"anthropic.claude-sonnet-4-6",
 	"us.anthropic.claude-haiku-4-5-20251001-v1:0",
 	"us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+	"global.anthropic.claude-haiku-4-5-20251001-v1:0",
+	"global.anthropic.claude-sonnet-4-6",
 	"amazon.nova-lite-v1:0",
+	"amazon.nova-2-lite-v1:0",
 	"meta.llama3-3-70b-instruct-v1:0",
 	"amazon.titan-embed-text-v2:0",
 }

@@ -1,5 +1,11 @@
 package config
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
 // SageMaker settings the stack sets on every function.
 const (
 	// EnvSageMakerEndpoints is the comma list of endpoint names callers may invoke
@@ -7,6 +13,12 @@ const (
 	EnvSageMakerEndpoints = "MCPBATCH_SAGEMAKER_ENDPOINTS"
 	// EnvSageMakerMaxResponseBytes caps a real-time response (CDK context sagemakerMaxResponseBytes).
 	EnvSageMakerMaxResponseBytes = "MCPBATCH_SAGEMAKER_MAX_RESPONSE_BYTES"
+	// EnvSageMakerOperators is the comma list of owners (IAM principal ARNs, or API
+	// key names in token mode) who may shift endpoint traffic (CDK context sagemakerOperators).
+	EnvSageMakerOperators = "MCPBATCH_SAGEMAKER_OPERATORS"
+	// EnvSageMakerInvocationTimeouts holds each deployed async endpoint's default
+	// InvocationTimeoutSeconds ("name=seconds,..."), used when a call gives none.
+	EnvSageMakerInvocationTimeouts = "MCPBATCH_SAGEMAKER_INVOCATION_TIMEOUTS"
 	// EnvSageMakerDeadlineSeconds bounds one invoke_endpoint call, retries included.
 	EnvSageMakerDeadlineSeconds = "MCPBATCH_SAGEMAKER_DEADLINE_SECONDS"
 )
@@ -27,3 +39,17 @@ const (
 	// function's timeout leaves room for the retries' backoff on top.
 	DefaultSageMakerDeadlineSeconds = 60
 )
+
+// EndpointSeconds parses "name=seconds,name=seconds" (EnvSageMakerInvocationTimeouts).
+func EndpointSeconds(v string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, item := range List(v) {
+		name, n, ok := strings.Cut(item, "=")
+		secs, err := strconv.Atoi(strings.TrimSpace(n))
+		if !ok || err != nil || secs < 1 || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("%s: %q is not endpoint=seconds with at least 1 second", EnvSageMakerInvocationTimeouts, item)
+		}
+		out[strings.TrimSpace(name)] = secs
+	}
+	return out, nil
+}

@@ -25,7 +25,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/pipeline/corpus"
 )
 
-const haiku = "anthropic.claude-3-5-haiku-20241022-v1:0"
+const haiku = "anthropic.claude-haiku-4-5-20251001-v1:0"
 
 type bearer struct{ key string }
 

@@ -47,9 +47,29 @@ type Block struct {
 	CacheControl json.RawMessage
 	// Raw is a KindOther block as given.
 	Raw json.RawMessage
+	// Citations asks Converse to read a PDF with citations on: Claude reads a
+	// PDF visually (page images and text) on Converse only then; without it
+	// Converse extracts the text alone. Set by a Checker from the model's
+	// document rules.
+	Citations bool
+	// TextOnly: the path extracts the PDF's text and sends no page images
+	// (Converse without citations), which the estimate counts.
+	TextOnly bool
 
 	// Filled by a Checker: what the bytes are.
 	Info Info
+	// Bytes is an s3:// part as read by a Checker with Keep set: read once,
+	// checked, and rendered from here.
+	Bytes []byte
+
+	head *head // the s3:// object's size and version, once asked
+}
+
+type head struct {
+	size    int64
+	version string
+	ok      bool
+	err     error
 }
 
 // Message is one turn.
@@ -240,4 +260,31 @@ func (r *b64Reader) Read(p []byte) (int, error) {
 	n := copy(p, r.out)
 	r.out = r.out[n:]
 	return n, nil
+}
+
+// DocumentPrompt is the text block added beside a document that a message
+// carries alone: Converse refuses a message holding a document and no text
+// (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_DocumentBlock.html,
+// checked 2026-12-01).
+const DocumentPrompt = "Please read the attached document."
+
+// TextAddedWarning is the job warning when EnsureDocumentText added a block.
+const TextAddedWarning = "Converse refuses a message holding a document and no text: a text block \"" + DocumentPrompt + "\" was added beside such documents"
+
+// EnsureDocumentText adds a DocumentPrompt text block to every message that
+// holds a document and no text, and reports whether it added any.
+func EnsureDocumentText(msgs []Message) bool {
+	added := false
+	for m := range msgs {
+		doc, text := false, false
+		for _, b := range msgs[m].Blocks {
+			doc = doc || b.Kind == KindDocument
+			text = text || b.Kind == KindText
+		}
+		if doc && !text {
+			msgs[m].Blocks = append(msgs[m].Blocks, Block{Kind: KindText, Text: DocumentPrompt})
+			added = true
+		}
+	}
+	return added
 }

@@ -1,6 +1,7 @@
 package content
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -52,6 +53,26 @@ type Checker struct {
 	Modalities []string
 	// Store resolves s3:// sources; nil refuses them.
 	Store *Store
+	// Keep keeps each s3:// part's bytes on its block (Block.Bytes) so it is
+	// read once for the check and the request: on-demand runs, whose caller
+	// bounds the bytes held at a time.
+	Keep bool
+	// PDF holds the model's own PDF rules on top of the path's (zero: the
+	// path's document cap applies, text-only reading on Converse).
+	PDF PDFRules
+}
+
+// PDFRules are a model's PDF rules, from the catalog (model.DocumentRules).
+type PDFRules struct {
+	// MaxBytes caps one PDF (0: the path's document cap).
+	MaxBytes int64
+	// ExemptFromCap: the model reads PDFs past the path's document cap.
+	ExemptFromCap bool
+	// Citations: PDFs are read visually only with citations on (Claude on
+	// Converse); checked PDF blocks get Block.Citations.
+	Citations bool
+	// Source names where the rules come from, for error messages.
+	Source string
 }
 
 // NewChecker is a Checker with the documented limits of path.
@@ -86,11 +107,18 @@ func (c *Checker) CheckRecord(ctx context.Context, index int, id string, message
 	return rec, c.Check(ctx, rec)
 }
 
-// Check checks every block of rec and returns all its problems, in order.
+// Check checks every block of rec and returns its problems, in order. What
+// can be judged without reading a part is judged first: the number of
+// images, documents and (by their sizes, from a head of each s3:// object)
+// the request's bytes; a record over one of those is refused before any
+// part is read, and once a part fails no further s3:// part is read.
 func (c *Checker) Check(ctx context.Context, rec *Record) []*Problem {
+	if ps := c.precheck(ctx, rec); len(ps) > 0 {
+		return ps
+	}
 	var ps []*Problem
 	l := c.Limits
-	var images, docs, pages int
+	var images, pages int
 	var reqBytes int64
 	type pos struct{ m, b int }
 	var imagePos []pos
@@ -110,6 +138,9 @@ func (c *Checker) Check(ctx context.Context, rec *Record) []*Problem {
 				reqBytes += int64(len(blk.Raw))
 				continue
 			}
+			if len(ps) > 0 && blk.Source == SourceS3 {
+				continue // the record is refused already: read no more
+			}
 			if p := c.checkBinary(ctx, rec, where, msg.Role, blk); p != nil {
 				ps = append(ps, p)
 				continue
@@ -120,15 +151,12 @@ func (c *Checker) Check(ctx context.Context, rec *Record) []*Problem {
 				images++
 				imagePos = append(imagePos, pos{m, b})
 			case KindDocument:
-				docs++
 				pages += blk.Info.Pages
 			}
 		}
 	}
+	// The image and document counts were judged by precheck.
 	last := fmt.Sprintf("records[%d].messages", rec.Index)
-	if l.MaxImages > 0 && images > l.MaxImages {
-		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: at most %d images per request%s", c.Path, l.MaxImages, l.source("images")), "has %d images", images))
-	}
 	if l.ManyImages > 0 && images > l.ManyImages {
 		for _, p := range imagePos {
 			in := rec.Messages[p.m].Blocks[p.b].Info
@@ -138,9 +166,6 @@ func (c *Checker) Check(ctx context.Context, rec *Record) []*Problem {
 			}
 		}
 	}
-	if l.MaxDocuments > 0 && docs > l.MaxDocuments {
-		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: at most %d documents per request%s", c.Path, l.MaxDocuments, l.source("document")), "has %d documents", docs))
-	}
 	if l.MaxPDFPages > 0 && pages > l.MaxPDFPages {
 		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: at most %d PDF pages per request%s", c.Path, l.MaxPDFPages, l.source("pages")), "its PDFs have %d pages", pages))
 	}
@@ -148,6 +173,87 @@ func (c *Checker) Check(ctx context.Context, rec *Record) []*Problem {
 		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: request body at most %d bytes%s", c.Path, l.MaxRequestBytes, l.source("request")), "its content alone encodes to about %d bytes", reqBytes))
 	}
 	return ps
+}
+
+// precheck counts a record's images and documents and sums the sizes its
+// s3:// objects have by a head (base64 parts by their length), and names
+// any per-request limit crossed, without reading a part.
+func (c *Checker) precheck(ctx context.Context, rec *Record) []*Problem {
+	l := c.Limits
+	var images, docs int
+	var reqBytes int64
+	for m := range rec.Messages {
+		for b := range rec.Messages[m].Blocks {
+			blk := &rec.Messages[m].Blocks[b]
+			switch blk.Kind {
+			case KindText:
+				reqBytes += int64(len(blk.Text))
+				continue
+			case KindOther:
+				reqBytes += int64(len(blk.Raw))
+				continue
+			case KindImage:
+				images++
+			case KindDocument:
+				docs++
+			}
+			switch blk.Source {
+			case SourceBase64:
+				reqBytes += base64Len(decodedLen(blk.Data))
+			case SourceS3:
+				if h := c.head(ctx, blk); h.ok {
+					reqBytes += base64Len(h.size)
+				}
+			}
+		}
+	}
+	var ps []*Problem
+	last := fmt.Sprintf("records[%d].messages", rec.Index)
+	if l.MaxImages > 0 && images > l.MaxImages {
+		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: at most %d images per request%s", c.Path, l.MaxImages, l.source("images")), "has %d images", images))
+	}
+	if l.MaxDocuments > 0 && docs > l.MaxDocuments {
+		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: at most %d documents per request%s", c.Path, l.MaxDocuments, l.source("document")), "has %d documents", docs))
+	}
+	if l.MaxRequestBytes > 0 && reqBytes > l.MaxRequestBytes {
+		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: request body at most %d bytes%s", c.Path, l.MaxRequestBytes, l.source("request")), "its content alone encodes to about %d bytes", reqBytes))
+	}
+	return ps
+}
+
+// Weigh is an upper bound on the bytes Check keeps of rec's s3:// parts
+// (Keep): their sizes by a head, or the path's per-part limit when the store
+// cannot tell. A caller bounding the bytes held at a time weighs first.
+func (c *Checker) Weigh(ctx context.Context, rec *Record) int64 {
+	var n int64
+	for m := range rec.Messages {
+		for b := range rec.Messages[m].Blocks {
+			blk := &rec.Messages[m].Blocks[b]
+			if blk.Source != SourceS3 || (blk.Kind != KindImage && blk.Kind != KindDocument) {
+				continue
+			}
+			if h := c.head(ctx, blk); h.ok {
+				n += h.size
+			} else if lim := c.maxBytes(blk.Kind, FormatOf(blk.MediaType)); lim > 0 {
+				n += lim
+			} else {
+				n += inspectLimit
+			}
+		}
+	}
+	return n
+}
+
+// head asks the store once for an s3:// block's size and version.
+func (c *Checker) head(ctx context.Context, blk *Block) *head {
+	if blk.head == nil {
+		h := &head{}
+		if c.Store != nil {
+			h.size, h.version, h.ok, h.err = c.Store.Head(ctx, blk.URI)
+		}
+		blk.head = h
+	}
+	return blk.head
 }
 
 func (c *Checker) reads(kind Kind) bool { return slices.Contains(c.Modalities, string(kind)) }
@@ -182,16 +288,44 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 		r = newB64Reader(blk.Data)
 		size = decodedLen(blk.Data)
 	case SourceS3:
-		rc, n, err := c.Store.Open(ctx, blk.URI)
+		h := c.head(ctx, blk)
+		var rc io.ReadCloser
+		var err error
+		switch {
+		case h.err != nil:
+			return rec.errf(where+".source.uri", "", "%v", h.err)
+		case h.ok:
+			if max := c.maxBytes(blk.Kind, declared); max > 0 && c.measured(blk.Kind, h.size) > max && (blk.Kind == KindImage || declared != "" || c.pdfCapNoLarger(max)) {
+				return c.sizeProblem(rec, where, blk.Kind, declared, h.size)
+			}
+			rc, err = c.Store.OpenPinned(ctx, blk.URI, h.size, h.version)
+			size = h.size
+		default:
+			rc, size, err = c.Store.Open(ctx, blk.URI)
+		}
 		if err != nil {
 			return rec.errf(where+".source.uri", "", "%v", err)
 		}
 		defer rc.Close()
-		r, size = rc, n
+		r = rc
+		if c.Keep {
+			buf := bytes.NewBuffer(make([]byte, 0, max(size, 0)+bytes.MinRead))
+			lim := c.maxBytes(blk.Kind, declared)
+			if lim <= 0 {
+				lim = inspectLimit
+			}
+			r = io.TeeReader(io.LimitReader(rc, max(lim, size)+1), buf)
+			defer func() {
+				if blk.Info.Format != "" {
+					blk.Bytes = buf.Bytes()
+				}
+			}()
+		}
 	}
-	// Refuse by declared size before reading a byte of an oversized object.
-	if max := c.maxBytes(blk.Kind); max > 0 && size > 0 && c.measured(blk.Kind, size) > max {
-		return c.sizeProblem(rec, where, blk.Kind, size)
+	// Refuse by declared size before reading a byte of an oversized object
+	// (a PDF may have its own cap: only the smaller of the two is sure).
+	if max := c.maxBytes(blk.Kind, declared); max > 0 && size > 0 && c.measured(blk.Kind, size) > max && (blk.Kind == KindImage || declared != "" || c.pdfCapNoLarger(max)) {
+		return c.sizeProblem(rec, where, blk.Kind, declared, size)
 	}
 	hint := blk.Name
 	if blk.URI != "" {
@@ -205,6 +339,9 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 		}
 		return rec.errf(where, "", "%s %v", kind, err)
 	}
+	if h := blk.head; h != nil && h.ok {
+		info.Version = h.version
+	}
 	blk.Info = info
 	if !slices.Contains(allowed, info.Format) {
 		return rec.errf(where, fmt.Sprintf("%s %s formats: %s%s", c.Path, kind, mediaList(allowed), l.source(kind)), "%s is %s", kind, describe(info.Format))
@@ -212,8 +349,11 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 	if (blk.Kind == KindImage) != isImage(info.Format) {
 		return rec.errf(where, "", "a %s block holds %s bytes", kind, describe(info.Format))
 	}
-	if max := c.maxBytes(blk.Kind); max > 0 && c.measured(blk.Kind, info.Bytes) > max {
-		return c.sizeProblem(rec, where, blk.Kind, info.Bytes)
+	if max := c.maxBytes(blk.Kind, info.Format); max > 0 && c.measured(blk.Kind, info.Bytes) > max {
+		return c.sizeProblem(rec, where, blk.Kind, info.Format, info.Bytes)
+	}
+	if blk.Kind == KindDocument && info.Format == PDF && c.Path == PathBedrockConverse {
+		blk.Citations, blk.TextOnly = c.PDF.Citations, !c.PDF.Citations
 	}
 	if blk.Kind == KindImage && l.MaxImageSide > 0 && (info.Width > l.MaxImageSide || info.Height > l.MaxImageSide) {
 		return rec.errf(where, fmt.Sprintf("%s: image at most %dx%d px%s", c.Path, l.MaxImageSide, l.MaxImageSide, l.source("image")), "image is %dx%d px", info.Width, info.Height)
@@ -226,9 +366,25 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 	return nil
 }
 
-func (c *Checker) maxBytes(k Kind) int64 {
+// pdfCapNoLarger: a PDF may not be larger than max either, so an
+// undeclared document over max is refused before it is read.
+func (c *Checker) pdfCapNoLarger(max int64) bool {
+	return !c.PDF.ExemptFromCap && (c.PDF.MaxBytes == 0 || c.PDF.MaxBytes <= max)
+}
+
+// maxBytes is the cap on one block of kind k in format (format "" when
+// not known yet): the model's PDF rules replace the path's document cap.
+func (c *Checker) maxBytes(k Kind, format string) int64 {
 	if k == KindImage {
 		return c.Limits.MaxImageBytes
+	}
+	if format == PDF {
+		switch {
+		case c.PDF.ExemptFromCap:
+			return 0
+		case c.PDF.MaxBytes > 0:
+			return c.PDF.MaxBytes
+		}
 	}
 	return c.Limits.MaxDocumentBytes
 }
@@ -242,10 +398,14 @@ func (c *Checker) measured(k Kind, n int64) int64 {
 	return n
 }
 
-func (c *Checker) sizeProblem(rec *Record, where string, k Kind, n int64) *Problem {
-	limit := fmt.Sprintf("%s: %s at most %d bytes%s", c.Path, k, c.maxBytes(k), c.Limits.source(string(k)))
+func (c *Checker) sizeProblem(rec *Record, where string, k Kind, format string, n int64) *Problem {
+	src := c.Limits.source(string(k))
+	if format == PDF && c.PDF.MaxBytes > 0 && c.PDF.Source != "" {
+		src = " (" + c.PDF.Source + ")"
+	}
+	limit := fmt.Sprintf("%s: %s at most %d bytes%s", c.Path, k, c.maxBytes(k, format), src)
 	if k == KindImage && c.Limits.ImageBytesBase64 {
-		limit = fmt.Sprintf("%s: %s at most %d bytes as base64%s", c.Path, k, c.maxBytes(k), c.Limits.source(string(k)))
+		limit = fmt.Sprintf("%s: %s at most %d bytes as base64%s", c.Path, k, c.maxBytes(k, format), src)
 		return rec.errf(where, limit, "%s is %d bytes (%d bytes as base64)", k, n, c.measured(k, n))
 	}
 	return rec.errf(where, limit, "%s is %d bytes", k, n)

@@ -285,3 +285,65 @@ func TestCheckRecordAndStoreBlock(t *testing.T) {
 		t.Fatalf("outside: %v", err)
 	}
 }
+
+// A model's PDF rules on Converse: its own cap (or none), and whether PDFs
+// are read visually (citations on, the larger estimate) or as extracted text.
+func TestPDFRules(t *testing.T) {
+	small := mkPDF(2, 1000, "")
+	big := mkPDF(2, 4_600_000, "") // over Converse's 4.5 MB document cap
+	for _, tc := range []struct {
+		name      string
+		rules     PDFRules
+		pdf       []byte
+		wantLimit string // "" passes
+		citations bool
+		tokens    int64 // estimate of the PDF block
+	}{
+		{name: "Claude 4+: exempt from the cap, read visually", rules: PDFRules{ExemptFromCap: true, Citations: true}, pdf: big, citations: true, tokens: 2 * 3000},
+		{name: "Nova: exempt, text extraction", rules: PDFRules{ExemptFromCap: true}, pdf: big, tokens: 2 * 1500},
+		{name: "Claude 3: the 4.5 MB cap", rules: PDFRules{MaxBytes: 4_500_000, Citations: true, Source: "catalog row"}, pdf: big, wantLimit: "document at most 4500000 bytes (catalog row)"},
+		{name: "no rules: the path's cap", pdf: big, wantLimit: "document at most 4500000 bytes"},
+		{name: "own smaller cap", rules: PDFRules{MaxBytes: 1000}, pdf: small, wantLimit: "document at most 1000 bytes"},
+		{name: "within the cap, visual", rules: PDFRules{MaxBytes: 4_500_000, Citations: true}, pdf: small, citations: true, tokens: 2 * 3000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch, err := NewChecker(PathBedrockConverse, "m", multimodal, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch.PDF = tc.rules
+			rec, ps := ch.CheckRecord(context.Background(), 0, "r", mustJSON(t, userMsg(docBlock("application/pdf", "report", tc.pdf), map[string]any{"type": "text", "text": "Summarise"})))
+			if tc.wantLimit != "" {
+				if len(ps) != 1 || !strings.Contains(ps[0].Limit, tc.wantLimit) {
+					t.Fatalf("problems %v, want one naming %q", ps, tc.wantLimit)
+				}
+				return
+			}
+			if len(ps) > 0 {
+				t.Fatalf("problems %v", ps)
+			}
+			b := &rec.Messages[0].Blocks[0]
+			if b.Citations != tc.citations || BlockTokens(b) != tc.tokens {
+				t.Errorf("citations %v tokens %d, want %v %d", b.Citations, BlockTokens(b), tc.citations, tc.tokens)
+			}
+		})
+	}
+}
+
+// A message holding a document and no text gets a text block; one with text keeps its blocks.
+func TestEnsureDocumentText(t *testing.T) {
+	msgs := []Message{
+		{Role: "user", Blocks: []Block{{Kind: KindDocument}}},
+		{Role: "assistant", Blocks: []Block{{Kind: KindText, Text: "ok"}}},
+		{Role: "user", Blocks: []Block{{Kind: KindDocument}, {Kind: KindText, Text: "and this?"}}},
+	}
+	if !EnsureDocumentText(msgs) {
+		t.Fatal("no block added")
+	}
+	if n := len(msgs[0].Blocks); n != 2 || msgs[0].Blocks[1].Text != DocumentPrompt || len(msgs[2].Blocks) != 2 {
+		t.Errorf("messages %+v", msgs)
+	}
+	if EnsureDocumentText(msgs) {
+		t.Error("added a block twice")
+	}
+}

@@ -68,6 +68,9 @@ type Info struct {
 	Width, Height int // images
 	Pages         int // PDFs; 0 when the page tree is compressed and cannot be counted
 	Runes         int // text documents
+	// Version pins an s3:// part to what was checked (see Pinner); empty
+	// when its store cannot pin.
+	Version string
 }
 
 // inspectLimit caps what is read of one part: nothing a service accepts is

@@ -25,6 +25,10 @@ const (
 	// "Estimate your costs"); the dry run takes the upper end so that budgets
 	// are not exceeded.
 	pdfTokensPerPage = 3000
+	// pdfTextTokensPerPage: Converse without citations extracts a PDF's text
+	// only ("approximately 1,000 tokens for a 3-page PDF" against 7,000 read
+	// visually, same page); the dry run takes the dense end of the text range.
+	pdfTextTokensPerPage = 1500
 	// officeBytesPerToken: DOC/DOCX/XLS/XLSX are estimated from their file size
 	// (compressed XML or binary records carry roughly a character of text per
 	// two bytes, so one token per 8 bytes). A rough figure, flagged as such.
@@ -64,6 +68,8 @@ func BlockTokens(b *Block) int64 {
 		return ImageTokens(b.Info.Width, b.Info.Height)
 	}
 	switch {
+	case b.Info.Format == PDF && b.TextOnly:
+		return int64(max(b.Info.Pages, 1)) * pdfTextTokensPerPage
 	case b.Info.Format == PDF:
 		return int64(max(b.Info.Pages, 1)) * pdfTokensPerPage
 	case isText(b.Info.Format):

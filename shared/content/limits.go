@@ -88,7 +88,9 @@ var limits = map[Path]Limits{
 		// (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Message.html;
 		// ImageBlock/DocumentBlock formats from API_runtime_ImageBlock.html and
 		// API_runtime_DocumentBlock.html). Claude's 100 PDF pages per request is
-		// restated on inference-api-restrictions.html.
+		// restated on inference-api-restrictions.html, which also exempts PDFs
+		// from the 4.5 MB cap for Claude 4 and later and Nova: the catalog's
+		// per-model document rules (Checker.PDF) apply that.
 		ImageFormats:     allImages,
 		DocumentFormats:  []string{PDF, CSV, DOC, DOCX, XLS, XLSX, HTML, TXT, MD},
 		MaxImageBytes:    3_750_000,

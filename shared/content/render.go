@@ -130,7 +130,11 @@ func (r *Renderer) converseBlock(ctx context.Context, w *bufio.Writer, b *Block,
 	if err := r.copyBase64(ctx, w, b); err != nil {
 		return err
 	}
-	_, err := w.WriteString(`"}}}`)
+	w.WriteString(`"}`)
+	if b.Kind == KindDocument && b.Citations {
+		w.WriteString(`,"citations":{"enabled":true}`)
+	}
+	_, err := w.WriteString(`}}`)
 	return err
 }
 
@@ -161,10 +165,15 @@ func (r *Renderer) copyBase64(ctx context.Context, w io.Writer, b *Block) error 
 // still the one that was validated (same length, same format).
 func (r *Renderer) copyPart(ctx context.Context, w io.Writer, b *Block) error {
 	var src io.Reader
-	if b.Source == SourceBase64 {
+	switch {
+	case b.Source == SourceBase64:
 		src = newB64Reader(b.Data)
-	} else {
-		rc, _, err := r.Store.Open(ctx, b.URI)
+	case b.Bytes != nil:
+		src = bytes.NewReader(b.Bytes)
+	default:
+		// The version checked, and no more than its size: a replacement
+		// (the upload link used again) is refused, not copied.
+		rc, err := r.Store.OpenPinned(ctx, b.URI, b.Info.Bytes, b.Info.Version)
 		if err != nil {
 			return err
 		}
@@ -262,9 +271,26 @@ func (e *jsonEscaper) Write(p []byte) (int, error) {
 func (e *jsonEscaper) WriteString(s string) { e.Write([]byte(s)) }
 
 // ConverseMessages builds the SDK's Converse messages for an on-demand call.
-// Parts are read into memory here: a Converse request is one record, and the
-// SDK serialises from []byte.
+// Parts are read into memory here (a part a Checker kept is used as it is):
+// a Converse request is one record, and the SDK serialises from []byte.
 func (r *Renderer) ConverseMessages(ctx context.Context, msgs []Message) ([]brtypes.Message, error) {
+	return r.ConverseMessagesWith(ctx, msgs, func(b *Block) ([]byte, error) {
+		if b.Bytes != nil {
+			return b.Bytes, nil
+		}
+		var buf bytes.Buffer
+		buf.Grow(int(b.Info.Bytes))
+		if err := r.copyPart(ctx, &buf, b); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	})
+}
+
+// ConverseMessagesWith is ConverseMessages with each image's or document's
+// bytes given by data: a caller streaming the request body passes stand-ins
+// it replaces on the wire.
+func (r *Renderer) ConverseMessagesWith(ctx context.Context, msgs []Message, data func(*Block) ([]byte, error)) ([]brtypes.Message, error) {
 	out := make([]brtypes.Message, 0, len(msgs))
 	for m, msg := range msgs {
 		bm := brtypes.Message{Role: brtypes.ConversationRole(msg.Role)}
@@ -280,23 +306,27 @@ func (r *Renderer) ConverseMessages(ctx context.Context, msgs []Message) ([]brty
 			if b.Info.Format == "" {
 				return nil, fmt.Errorf("messages[%d].content[%d]: block was not checked before rendering", m, i)
 			}
-			var buf bytes.Buffer
-			buf.Grow(int(b.Info.Bytes))
-			if err := r.copyPart(ctx, &buf, b); err != nil {
+			data, err := data(b)
+			if err != nil {
 				return nil, fmt.Errorf("messages[%d].content[%d]: %w", m, i, err)
 			}
 			if b.Kind == KindImage {
 				bm.Content = append(bm.Content, &brtypes.ContentBlockMemberImage{Value: brtypes.ImageBlock{
 					Format: brtypes.ImageFormat(b.Info.Format),
-					Source: &brtypes.ImageSourceMemberBytes{Value: buf.Bytes()},
+					Source: &brtypes.ImageSourceMemberBytes{Value: data},
 				}})
 			} else {
 				name := DocumentName(b, m, i)
-				bm.Content = append(bm.Content, &brtypes.ContentBlockMemberDocument{Value: brtypes.DocumentBlock{
+				doc := brtypes.DocumentBlock{
 					Format: brtypes.DocumentFormat(b.Info.Format),
 					Name:   &name,
-					Source: &brtypes.DocumentSourceMemberBytes{Value: buf.Bytes()},
-				}})
+					Source: &brtypes.DocumentSourceMemberBytes{Value: data},
+				}
+				if b.Citations {
+					on := true
+					doc.Citations = &brtypes.CitationsConfig{Enabled: &on}
+				}
+				bm.Content = append(bm.Content, &brtypes.ContentBlockMemberDocument{Value: doc})
 			}
 		}
 		out = append(out, bm)

@@ -16,6 +16,19 @@ type Opener interface {
 	Open(ctx context.Context, uri string) (io.ReadCloser, int64, error)
 }
 
+// Pinner is an Opener that can say what an object is without reading it and
+// open exactly that version later (blob.Versioned underneath): checks refuse
+// by size before reading a byte, and the bytes rendered are the bytes checked.
+type Pinner interface {
+	Head(ctx context.Context, uri string) (size int64, version string, err error)
+	// OpenPinned reads at most size bytes and fails with ErrChanged when the
+	// object is no longer that version.
+	OpenPinned(ctx context.Context, uri string, size int64, version string) (io.ReadCloser, error)
+}
+
+// ErrChanged: an object was replaced after it was checked.
+var ErrChanged = errors.New("changed since it was validated")
+
 // ErrNotInUploadArea is the one answer for a URI outside the caller's upload
 // area and for a missing object inside it, so that the error never tells a
 // caller whether somebody else's key exists.
@@ -44,6 +57,55 @@ func (s *Store) Open(ctx context.Context, uri string) (io.ReadCloser, int64, err
 		return nil, 0, fmt.Errorf("%s: cannot be read: %w", uri, err)
 	}
 	return rc, n, nil
+}
+
+// Head is the object's size and version without reading it; ok false when
+// the store cannot tell (then Open measures by reading).
+func (s *Store) Head(ctx context.Context, uri string) (size int64, version string, ok bool, err error) {
+	if s == nil || s.Opener == nil {
+		return 0, "", false, errors.New("s3:// sources are not available here")
+	}
+	p, pins := s.Opener.(Pinner)
+	if !pins {
+		return 0, "", false, nil
+	}
+	if !s.within(uri) {
+		return 0, "", false, fmt.Errorf("%s: %w", uri, ErrNotInUploadArea)
+	}
+	size, version, err = p.Head(ctx, uri)
+	if err == nil && version == "" && size < 0 {
+		return 0, "", false, nil // this store cannot tell
+	}
+	if err != nil {
+		if errors.Is(err, ErrNotInUploadArea) || isNotFound(err) {
+			return 0, "", false, fmt.Errorf("%s: %w", uri, ErrNotInUploadArea)
+		}
+		return 0, "", false, fmt.Errorf("%s: cannot be read: %w", uri, err)
+	}
+	return size, version, true, nil
+}
+
+// OpenPinned opens the checked version of uri, reading at most size bytes.
+func (s *Store) OpenPinned(ctx context.Context, uri string, size int64, version string) (io.ReadCloser, error) {
+	p, pins := s.Opener.(Pinner)
+	if !pins || version == "" || !s.within(uri) {
+		rc, _, err := s.Open(ctx, uri)
+		if err != nil {
+			return nil, err
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(rc, size+1), rc}, nil // one byte more shows a grown object
+	}
+	rc, err := p.OpenPinned(ctx, uri, size, version)
+	if err != nil {
+		if errors.Is(err, ErrChanged) {
+			return nil, fmt.Errorf("%s: %w", uri, ErrChanged)
+		}
+		return nil, fmt.Errorf("%s: cannot be read: %w", uri, err)
+	}
+	return rc, nil
 }
 
 // within refuses anything that could climb out of the prefix once a service

@@ -145,6 +145,17 @@ const (
 	MaxCompletedJobs     = 200
 )
 
+// MaxIndexesPerOwner bounds one owner's indexes: every owner's indexes share
+// one vector bucket, which holds at most 10,000 (S3 Vectors limits, see the
+// package comment), so no owner can take them all.
+const MaxIndexesPerOwner = 50
+
+// quotaError refuses ref's creation when its owner already has n indexes.
+func quotaError(ref Ref, n int) error {
+	return invalid("index: cannot create %q: you have %d and an owner may hold at most %d vector indexes; delete_index one you no longer need, or write into an existing one",
+		ref.Name, n, MaxIndexesPerOwner)
+}
+
 // ErrNotFound is returned for an index that does not exist for this owner.
 var ErrNotFound = errors.New("index not found")
 

@@ -27,7 +27,8 @@ type PGDB interface {
 // PGVector is the Index adapter for PostgreSQL with the pgvector extension.
 //
 // Layout: one table per index (mbv_<hash>: key text primary key, embedding
-// vector(dimension), metadata jsonb) plus a catalog table. A table per index
+// vector(dimension) — halfvec(dimension) above 2,000 dimensions, see
+// pgColumn — metadata jsonb) plus a catalog table. A table per index
 // because an HNSW index needs a column of one fixed dimension and one operator
 // class per metric (vector_cosine_ops / vector_l2_ops); a shared table would need
 // a partial expression index per index id, and DeleteIndex would be a large
@@ -50,6 +51,28 @@ type PGVector struct {
 func NewPGVector(db PGDB) *PGVector { return &PGVector{db: db, EfSearch: 400} }
 
 var _ Index = (*PGVector)(nil)
+
+// pgvector's HNSW index takes a vector column of at most 2,000 dimensions
+// and a halfvec (half-precision) column of at most 4,000
+// (https://github.com/pgvector/pgvector#hnsw, "Vectors with up to 2,000
+// dimensions can be indexed", "halfvec - up to 4,000 dimensions", checked
+// 2026-12-01). An index above 2,000 dimensions (Nova Multimodal Embeddings'
+// 3,072) stores halfvec: its vectors come back rounded to half precision
+// (about 3 significant digits), which leaves cosine and L2 rankings
+// practically unchanged. Above 4,000 it is refused at creation.
+const (
+	pgMaxVectorDims  = 2000
+	pgMaxHalfvecDims = 4000
+)
+
+// pgColumn is the column type and operator-class prefix of an index of dim
+// dimensions.
+func pgColumn(dim int) string {
+	if dim > pgMaxVectorDims {
+		return "halfvec"
+	}
+	return "vector"
+}
 
 const pgCatalog = "mcpbatch_vector_indexes"
 
@@ -132,6 +155,9 @@ func (p *PGVector) Open(ctx context.Context, ref Ref, spec Spec) (Info, error) {
 	if err := CheckSpec(spec); err != nil {
 		return Info{}, err
 	}
+	if spec.Dimension > pgMaxHalfvecDims {
+		return Info{}, invalid("dimension: %d is over what pgvector can index with HNSW (vector up to %d dimensions, halfvec up to %d); choose a smaller dimension for the model, or use the S3 Vectors index", spec.Dimension, pgMaxVectorDims, pgMaxHalfvecDims)
+	}
 	if i, phys, err := p.load(ctx, ref); err == nil {
 		if err := CheckMatch(i, spec); err != nil {
 			return i, err
@@ -141,9 +167,10 @@ func (p *PGVector) Open(ctx context.Context, ref Ref, spec Spec) (Info, error) {
 		return Info{}, err
 	}
 	phys := PhysicalName(ref)
-	ops := "vector_cosine_ops"
+	col := pgColumn(spec.Dimension)
+	ops := col + "_cosine_ops"
 	if spec.Metric == Euclidean {
-		ops = "vector_l2_ops"
+		ops = col + "_l2_ops"
 	}
 	tbl := tableOf(phys)
 	tx, err := p.db.Begin(ctx)
@@ -151,6 +178,13 @@ func (p *PGVector) Open(ctx context.Context, ref Ref, spec Spec) (Info, error) {
 		return Info{}, fmt.Errorf("pgvector: create %q: %w", ref.Name, err)
 	}
 	defer tx.Rollback(ctx)
+	var held int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+pgCatalog+` WHERE owner = $1`, ref.Owner).Scan(&held); err != nil {
+		return Info{}, fmt.Errorf("pgvector: create %q: count the owner's indexes: %w", ref.Name, err)
+	}
+	if held >= MaxIndexesPerOwner {
+		return Info{}, quotaError(ref, held)
+	}
 	now := time.Now().UTC()
 	tag, err := tx.Exec(ctx, `INSERT INTO `+pgCatalog+` (physical, `+pgRecordCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,'{}','{}',$8,$8) ON CONFLICT (physical) DO NOTHING`,
 		phys, ref.Owner, ref.Name, spec.Model, spec.Dimension, string(spec.Metric), nonNil(spec.NonFilterable), now)
@@ -166,7 +200,7 @@ func (p *PGVector) Open(ctx context.Context, ref Ref, spec Spec) (Info, error) {
 		return i, CheckMatch(i, spec)
 	}
 	for _, s := range []string{
-		fmt.Sprintf(`CREATE TABLE %s (key text PRIMARY KEY, embedding vector(%d) NOT NULL, metadata jsonb NOT NULL DEFAULT '{}')`, tbl, spec.Dimension),
+		fmt.Sprintf(`CREATE TABLE %s (key text PRIMARY KEY, embedding %s(%d) NOT NULL, metadata jsonb NOT NULL DEFAULT '{}')`, tbl, col, spec.Dimension),
 		fmt.Sprintf(`CREATE INDEX ON %s USING hnsw (embedding %s)`, tbl, ops),
 	} {
 		if _, err := tx.Exec(ctx, s); err != nil {
@@ -288,7 +322,7 @@ func (p *PGVector) Put(ctx context.Context, ref Ref, vecs []Vector) error {
 	}
 	defer tx.Rollback(ctx)
 	q := `INSERT INTO ` + tableOf(phys) + ` (key, embedding, metadata)
-		SELECT k, e::vector, m::jsonb FROM unnest($1::text[], $2::text[], $3::text[]) AS u(k, e, m)
+		SELECT k, e::` + pgColumn(info.Dimension) + `, m::jsonb FROM unnest($1::text[], $2::text[], $3::text[]) AS u(k, e, m)
 		ON CONFLICT (key) DO UPDATE SET embedding = excluded.embedding, metadata = excluded.metadata`
 	for _, batch := range Batches(vecs) {
 		keys := make([]string, len(batch))
@@ -433,7 +467,7 @@ func (p *PGVector) Query(ctx context.Context, ref Ref, q Query) ([]Match, error)
 			return nil, fmt.Errorf("pgvector: query %q: %w", ref.Name, err)
 		}
 	}
-	sql := fmt.Sprintf(`SELECT key, embedding %s $1::vector AS d, metadata::text FROM %s%s ORDER BY d LIMIT $2`, op, tableOf(phys), where)
+	sql := fmt.Sprintf(`SELECT key, embedding %s $1::%s AS d, metadata::text FROM %s%s ORDER BY d LIMIT $2`, op, pgColumn(info.Dimension), tableOf(phys), where)
 	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgvector: query %q: %w", ref.Name, err)

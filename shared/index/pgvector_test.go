@@ -3,8 +3,10 @@ package index_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -178,5 +180,98 @@ func TestPGVectorUsesHNSW(t *testing.T) {
 		if !strings.Contains(plan, "Index Scan") {
 			t.Fatalf("%s: plan does not use the index:\n%s", c.m, plan)
 		}
+	}
+}
+
+// pgvector's HNSW index stops at 2,000 dimensions for vector: larger indexes
+// (Nova Multimodal Embeddings' 3,072) are stored as halfvec, indexed with the
+// halfvec operator classes and queried through the index; above 4,000 the
+// index is refused at creation, naming the limit.
+func TestPGVectorDimensions(t *testing.T) {
+	conn := startPGlite(t)
+	ctx := context.Background()
+	ix := index.NewPGVector(conn)
+	for _, tc := range []struct {
+		dim    int
+		metric index.Metric
+		col    string // "" refused
+		ops    string
+	}{
+		{2000, index.Cosine, "vector", "vector_cosine_ops"},
+		{2001, index.Euclidean, "halfvec", "halfvec_l2_ops"},
+		{3072, index.Cosine, "halfvec", "halfvec_cosine_ops"},
+		{4000, index.Cosine, "halfvec", "halfvec_cosine_ops"},
+		{4001, index.Cosine, "", ""},
+		{4096, index.Euclidean, "", ""},
+	} {
+		t.Run(fmt.Sprint(tc.dim), func(t *testing.T) {
+			ref := index.Ref{Owner: "o", Name: fmt.Sprintf("d%d", tc.dim)}
+			_, err := ix.Open(ctx, ref, index.Spec{Dimension: tc.dim, Metric: tc.metric, Model: "m"})
+			if tc.col == "" {
+				if !errors.Is(err, index.ErrInvalid) || !strings.Contains(err.Error(), "halfvec up to 4000") {
+					t.Fatalf("err %v, want ErrInvalid naming the halfvec limit", err)
+				}
+				if _, err := ix.Describe(ctx, ref); !errors.Is(err, index.ErrNotFound) {
+					t.Fatalf("refused index exists: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			table := "mbv_" + index.PhysicalName(ref)[3:]
+			var typ, def string
+			if err := conn.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`, table).Scan(&typ); err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%hnsw%'`, table).Scan(&def); err != nil {
+				t.Fatalf("no hnsw index: %v", err)
+			}
+			if want := fmt.Sprintf("%s(%d)", tc.col, tc.dim); typ != want || !strings.Contains(def, tc.ops) {
+				t.Fatalf("column %s index %q, want %s with %s", typ, def, want, tc.ops)
+			}
+			// Three vectors, each mostly along its own axis.
+			vecs := make([]index.Vector, 3)
+			for k := range vecs {
+				v := make([]float32, tc.dim)
+				for d := range v {
+					v[d] = 0.001 * float32(d%7)
+				}
+				v[k*100] = 1
+				vecs[k] = index.Vector{Key: fmt.Sprintf("k%d", k), Data: v}
+			}
+			if err := ix.Put(ctx, ref, vecs); err != nil {
+				t.Fatal(err)
+			}
+			ms, err := ix.Query(ctx, ref, index.Query{Vector: vecs[2].Data, K: 3})
+			if err != nil || len(ms) != 3 || ms[0].Key != "k2" {
+				t.Fatalf("query = %+v, %v; want k2 first", ms, err)
+			}
+			got, err := ix.Get(ctx, ref, []string{"k1"})
+			if err != nil || len(got) != 1 || len(got[0].Data) != tc.dim || math.Abs(float64(got[0].Data[100]-1)) > 1e-3 || math.Abs(float64(got[0].Data[6]-0.006)) > 1e-4 {
+				t.Fatalf("get = %v, %v", len(got), err)
+			}
+			tx, err := conn.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			_, _ = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+			op := map[index.Metric]string{index.Cosine: "<=>", index.Euclidean: "<->"}[tc.metric]
+			var plan strings.Builder
+			rows, err := tx.Query(ctx, fmt.Sprintf(`EXPLAIN SELECT key FROM %s ORDER BY embedding %s (SELECT embedding FROM %s WHERE key = 'k0') LIMIT 2`, table, op, table))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var line string
+				_ = rows.Scan(&line)
+				plan.WriteString(line + "\n")
+			}
+			rows.Close()
+			if !strings.Contains(plan.String(), "Index Scan") {
+				t.Fatalf("plan does not use the HNSW index:\n%s", plan.String())
+			}
+		})
 	}
 }

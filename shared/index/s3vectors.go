@@ -2,10 +2,14 @@ package index
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,35 +157,65 @@ func (s *S3Vectors) load(ctx context.Context, ref Ref) (s3Record, string, error)
 }
 
 func parseRecord(d document.Interface) (s3Record, error) {
-	m, err := decodeDoc(d)
-	if err != nil {
-		return s3Record{}, fmt.Errorf("s3vectors: catalog record: %w", err)
-	}
-	raw, _ := m[recordKey].(string)
 	var r s3Record
-	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+	if err := catalogJSON(d, &r); err != nil {
 		return s3Record{}, fmt.Errorf("s3vectors: catalog record: %w", err)
 	}
 	return r, nil
 }
 
+// catalogJSON decodes the JSON record of a catalog entry's metadata into v.
+func catalogJSON(d document.Interface, v any) error {
+	m, err := decodeDoc(d)
+	if err != nil {
+		return err
+	}
+	raw, _ := m[recordKey].(string)
+	return json.Unmarshal([]byte(raw), v)
+}
+
+// recordSize is the metadata size of r's catalog entry as S3 Vectors
+// counts it: the JSON document holding the record as a string.
+func recordSize(r s3Record) int {
+	b, _ := json.Marshal(r)
+	doc, _ := json.Marshal(map[string]string{recordKey: string(b)})
+	return len(doc)
+}
+
+// jobIDRoom is what one more completed job adds to a record, at most.
+const jobIDRoom = 64
+
+// fitsCatalog reports whether r, with room for its completed-jobs list to
+// fill up, stays under the metadata limit of its catalog entry.
+func fitsCatalog(r s3Record) bool {
+	return recordSize(r)+(MaxCompletedJobs-len(r.CompletedJobs))*jobIDRoom <= MaxMetadataBytes
+}
+
 func (s *S3Vectors) save(ctx context.Context, phys string, r s3Record) error {
-	b, err := json.Marshal(r)
+	for recordSize(r) > MaxMetadataBytes && len(r.CompletedJobs) > 0 {
+		r.CompletedJobs = r.CompletedJobs[1:] // the oldest go first
+	}
+	if err := s.putCatalog(ctx, phys, r); err != nil {
+		return fmt.Errorf("s3vectors: write catalog record of %q: %w", r.Name, err)
+	}
+	return nil
+}
+
+// putCatalog writes v as the JSON record of the catalog entry key.
+func (s *S3Vectors) putCatalog(ctx context.Context, key string, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	_, err = s.api.PutVectors(ctx, &s3vectors.PutVectorsInput{
 		VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex),
 		Vectors: []types.PutInputVector{{
-			Key:      &phys,
+			Key:      &key,
 			Data:     &types.VectorDataMemberFloat32{Value: []float32{1}},
 			Metadata: document.NewLazyDocument(map[string]any{recordKey: string(b)}),
 		}},
 	})
-	if err != nil {
-		return fmt.Errorf("s3vectors: write catalog record of %q: %w", r.Name, err)
-	}
-	return nil
+	return err
 }
 
 // update re-reads the record just before writing it back, so concurrent
@@ -204,10 +238,23 @@ func (s *S3Vectors) Open(ctx context.Context, ref Ref, spec Spec) (Info, error) 
 	}
 	r, phys, err := s.load(ctx, ref)
 	if err == nil {
-		return r.info(), CheckMatch(r.info(), spec)
+		if err := CheckMatch(r.info(), spec); err != nil {
+			return r.info(), err
+		}
+		// A create that stopped between its record and its owner's list.
+		return r.info(), s.listName(ctx, ref, true)
 	}
 	if !errors.Is(err, ErrNotFound) {
 		return Info{}, err
+	}
+	names, err := s.ownerNames(ctx, ref.Owner)
+	if err != nil {
+		return Info{}, err
+	}
+	if len(names) >= MaxIndexesPerOwner {
+		// S3 Vectors has no conditional write: two concurrent creates of one
+		// owner can both pass; the bound still holds to within the concurrency.
+		return Info{}, quotaError(ref, len(names))
 	}
 	in := &s3vectors.CreateIndexInput{
 		VectorBucketName: &s.bucket, IndexName: &phys, DataType: types.DataTypeFloat32,
@@ -237,7 +284,7 @@ func (s *S3Vectors) Open(ctx context.Context, ref Ref, spec Spec) (Info, error) 
 	if err := s.save(ctx, phys, r); err != nil {
 		return Info{}, err
 	}
-	return r.info(), nil
+	return r.info(), s.listName(ctx, ref, true)
 }
 
 // Describe implements Index.
@@ -246,19 +293,24 @@ func (s *S3Vectors) Describe(ctx context.Context, ref Ref) (Info, error) {
 	return r.info(), err
 }
 
-// List implements Index: the catalog is listed and the owner's records kept.
+// List implements Index: the owner's entry names its indexes, whose records
+// are read by key; other owners' records are never read.
 func (s *S3Vectors) List(ctx context.Context, owner string) ([]Info, error) {
-	if err := s.setup(ctx); err != nil {
+	names, err := s.ownerNames(ctx, owner)
+	if err != nil {
 		return nil, err
 	}
-	var out []Info
-	p := s3vectors.NewListVectorsPaginator(s.api, &s3vectors.ListVectorsInput{
-		VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex), ReturnMetadata: true,
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = PhysicalName(Ref{Owner: owner, Name: n})
+	}
+	out := make([]Info, 0, len(names))
+	for _, chunk := range Chunks(keys, MaxGetKeys) {
+		page, err := s.api.GetVectors(ctx, &s3vectors.GetVectorsInput{
+			VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex), Keys: chunk, ReturnMetadata: true,
+		})
 		if err != nil {
-			return nil, fmt.Errorf("s3vectors: list catalog: %w", err)
+			return nil, fmt.Errorf("s3vectors: read catalog records of %s: %w", owner, err)
 		}
 		for _, v := range page.Vectors {
 			r, err := parseRecord(v.Metadata)
@@ -274,6 +326,105 @@ func (s *S3Vectors) List(ctx context.Context, owner string) ([]Info, error) {
 	return out, nil
 }
 
+// An owner's entry in the catalog lists the names of its indexes, so that
+// list_indexes and the quota read one entry instead of every owner's
+// records. Its key cannot be a physical index name ("mb-...").
+type ownerEntry struct {
+	Owner string   `json:"owner"`
+	Names []string `json:"names"`
+}
+
+func ownerKey(owner string) string {
+	sum := sha256.Sum256([]byte("owner\x00" + owner))
+	return "owner-" + hex.EncodeToString(sum[:20])
+}
+
+// ownerNames reads the owner's index names. An owner whose indexes predate
+// these entries gets one, built once from a scan of the catalog.
+func (s *S3Vectors) ownerNames(ctx context.Context, owner string) ([]string, error) {
+	if err := s.setup(ctx); err != nil {
+		return nil, err
+	}
+	key := ownerKey(owner)
+	out, err := s.api.GetVectors(ctx, &s3vectors.GetVectorsInput{
+		VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex), Keys: []string{key}, ReturnMetadata: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("s3vectors: read the index list of %s: %w", owner, err)
+	}
+	if len(out.Vectors) > 0 {
+		var e ownerEntry
+		if err := catalogJSON(out.Vectors[0].Metadata, &e); err != nil {
+			return nil, fmt.Errorf("s3vectors: index list of %s: %w", owner, err)
+		}
+		if e.Owner == owner {
+			return e.Names, nil
+		}
+	}
+	names, err := s.scanOwner(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	return names, s.saveOwner(ctx, owner, names)
+}
+
+// scanOwner lists the whole catalog for the owner's records: only for an
+// owner without an entry yet.
+func (s *S3Vectors) scanOwner(ctx context.Context, owner string) ([]string, error) {
+	var names []string
+	p := s3vectors.NewListVectorsPaginator(s.api, &s3vectors.ListVectorsInput{
+		VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex), ReturnMetadata: true,
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("s3vectors: list catalog: %w", err)
+		}
+		for _, v := range page.Vectors {
+			if !strings.HasPrefix(aws.ToString(v.Key), "mb-") {
+				continue
+			}
+			r, err := parseRecord(v.Metadata)
+			if err != nil {
+				return nil, err
+			}
+			if r.Owner == owner && aws.ToString(v.Key) == PhysicalName(Ref{Owner: owner, Name: r.Name}) {
+				names = append(names, r.Name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (s *S3Vectors) saveOwner(ctx context.Context, owner string, names []string) error {
+	if names == nil {
+		names = []string{}
+	}
+	if err := s.putCatalog(ctx, ownerKey(owner), ownerEntry{Owner: owner, Names: names}); err != nil {
+		return fmt.Errorf("s3vectors: write the index list of %s: %w", owner, err)
+	}
+	return nil
+}
+
+// listName adds (in) or removes ref's name in its owner's entry.
+func (s *S3Vectors) listName(ctx context.Context, ref Ref, in bool) error {
+	names, err := s.ownerNames(ctx, ref.Owner)
+	if err != nil {
+		return err
+	}
+	i, found := slices.BinarySearch(names, ref.Name)
+	switch {
+	case in && !found:
+		names = slices.Insert(names, i, ref.Name)
+	case !in && found:
+		names = slices.Delete(names, i, i+1)
+	default:
+		return nil
+	}
+	return s.saveOwner(ctx, ref.Owner, names)
+}
+
 // DeleteIndex implements Index.
 func (s *S3Vectors) DeleteIndex(ctx context.Context, ref Ref) error {
 	_, phys, err := s.load(ctx, ref)
@@ -286,7 +437,7 @@ func (s *S3Vectors) DeleteIndex(ctx context.Context, ref Ref) error {
 	if _, err := s.api.DeleteVectors(ctx, &s3vectors.DeleteVectorsInput{VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex), Keys: []string{phys}}); err != nil {
 		return fmt.Errorf("s3vectors: delete catalog record of %q: %w", ref.Name, err)
 	}
-	return nil
+	return s.listName(ctx, ref, false)
 }
 
 // existing returns which keys are in the index (GetVectors, 100 at a time).
@@ -318,6 +469,14 @@ func (s *S3Vectors) Put(ctx context.Context, ref Ref, vecs []Vector) error {
 	filterable, err := CheckVectors(r.info(), vecs)
 	if err != nil {
 		return err
+	}
+	grown := r
+	grown.FilterableKeys = MergeKeys(r.FilterableKeys, filterable)
+	if len(grown.FilterableKeys) > len(r.FilterableKeys) && !fitsCatalog(grown) {
+		// The index's record names every filterable key (filters are
+		// checked against them) and lives in one catalog vector.
+		return invalid("metadata: these vectors would bring index %q to %d distinct filterable metadata keys, more than its catalog entry can record (S3 Vectors allows %d bytes of metadata per vector); reuse the keys the index has (%d), or write such values under a key the index does not filter on",
+			ref.Name, len(grown.FilterableKeys), MaxMetadataBytes, len(r.FilterableKeys))
 	}
 	var added int64
 	var putErr error

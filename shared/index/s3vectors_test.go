@@ -2,8 +2,12 @@ package index_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -51,5 +55,89 @@ func TestS3VectorsMissingBucket(t *testing.T) {
 	_, err := ix.Open(context.Background(), index.Ref{Owner: "o", Name: "n"}, index.Spec{Dimension: 2, Metric: index.Cosine, Model: "m"})
 	if err == nil {
 		t.Fatal("opened an index in a bucket that does not exist")
+	}
+}
+
+// catalogCalls counts the calls that read the catalog index as a whole.
+type catalogCalls struct {
+	index.S3VectorsAPI
+	lists atomic.Int64
+}
+
+func (c *catalogCalls) ListVectors(ctx context.Context, in *s3vectors.ListVectorsInput, opts ...func(*s3vectors.Options)) (*s3vectors.ListVectorsOutput, error) {
+	if aws.ToString(in.IndexName) == index.CatalogIndex {
+		c.lists.Add(1)
+	}
+	return c.S3VectorsAPI.ListVectors(ctx, in, opts...)
+}
+
+// TestS3VectorsListReadsOnlyTheOwner: list_indexes reads the caller's own
+// entries, not every owner's catalog records.
+func TestS3VectorsListReadsOnlyTheOwner(t *testing.T) {
+	api := &catalogCalls{S3VectorsAPI: newSimClient(t)}
+	ix := index.NewS3Vectors(api, "mcpbatch-test-vectors")
+	ix.CreateBucket = true
+	ctx := context.Background()
+	sp := index.Spec{Dimension: 2, Metric: index.Cosine, Model: "m"}
+	for i := range 5 {
+		if _, err := ix.Open(ctx, index.Ref{Owner: fmt.Sprint("other-", i), Name: "x"}, sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"b", "a"} {
+		if _, err := ix.Open(ctx, index.Ref{Owner: "me", Name: n}, sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api.lists.Store(0)
+	l, err := ix.List(ctx, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l) != 2 || l[0].Name != "a" || l[1].Name != "b" || l[0].Owner != "me" {
+		t.Fatalf("list %+v", l)
+	}
+	if n := api.lists.Load(); n != 0 {
+		t.Fatalf("list_indexes listed the whole catalog (%d ListVectors calls)", n)
+	}
+	if err := ix.DeleteIndex(ctx, index.Ref{Owner: "me", Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := ix.List(ctx, "me"); err != nil || len(l) != 1 || l[0].Name != "b" {
+		t.Fatalf("after delete: %+v, %v", l, err)
+	}
+}
+
+// TestS3VectorsCatalogEntryBounded: an index whose vectors bring ever new
+// filterable keys would grow its catalog record past S3 Vectors' 40 KB
+// metadata limit, after which no write could record itself. The write that
+// would cross the bound is refused as invalid (nothing written), and the
+// index stays readable.
+func TestS3VectorsCatalogEntryBounded(t *testing.T) {
+	ix := index.NewS3Vectors(newSimClient(t), "mcpbatch-test-vectors")
+	ix.CreateBucket = true
+	ctx := context.Background()
+	ref := index.Ref{Owner: "o", Name: "wide"}
+	if _, err := ix.Open(ctx, ref, index.Spec{Dimension: 2, Metric: index.Cosine, Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	var i int
+	for i = 0; i < 200 && err == nil; i++ {
+		md := map[string]any{}
+		for k := range 10 {
+			md[fmt.Sprintf("%s-%04d-%02d", strings.Repeat("k", 60), i, k)] = 1.0
+		}
+		err = ix.Put(ctx, ref, []index.Vector{{Key: fmt.Sprint("v", i), Data: []float32{1, 0}, Metadata: md}})
+	}
+	if !errors.Is(err, index.ErrInvalid) || !strings.Contains(err.Error(), "filterable") {
+		t.Fatalf("after %d writes: %v; want an invalid-input error about the filterable keys", i, err)
+	}
+	info, derr := ix.Describe(ctx, ref)
+	if derr != nil {
+		t.Fatalf("index unreadable after the refusal: %v", derr)
+	}
+	if info.Vectors != int64(i-1) {
+		t.Fatalf("index counts %d vectors, %d were written", info.Vectors, i-1)
 	}
 }

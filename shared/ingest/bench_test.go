@@ -125,6 +125,27 @@ func BenchmarkParseTransformBedrock(b *testing.B) {
 	}
 }
 
+// BenchmarkParseTransformBedrockConverse is (a) over the lines of a
+// Converse-type job with the production Converse parser.
+func BenchmarkParseTransformBedrockConverse(b *testing.B) {
+	spec := benchSpec
+	spec.Converse = true
+	data, err := io.ReadAll(ingesttest.NewGenerator(spec))
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := benchIngester(data, 0)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := in.Ingest(context.Background(), newJob(), benchFiles, bedrock.ParseConverseLine, nil)
+		if err != nil || res.Succeeded+res.Failed != spec.Records || res.BadLines != 0 {
+			b.Fatalf("%+v, %v", res.Checkpoint, err)
+		}
+	}
+}
+
 // BenchmarkParseOnly is the parser alone over the same lines, to show what
 // the pipeline adds on top of it.
 func BenchmarkParseOnly(b *testing.B) {

@@ -113,6 +113,11 @@ type Part struct {
 	InputURI       string `json:"inputUri"`
 	OutputURI      string `json:"outputUri"`
 	Message        string `json:"message,omitempty"`
+	// InvocationType is how the provider job runs its records, where the
+	// provider has more than one way (Bedrock's modelInvocationType: Converse
+	// or InvokeModel); "" for parts stored before there was a choice
+	// (InvokeModel). Ingest reads the output by it.
+	InvocationType string `json:"invocationType,omitempty"`
 	// CancelRequested records a cancel_job, for providers (Anthropic) whose end
 	// state does not say whether the batch was cancelled.
 	CancelRequested bool `json:"cancelRequested,omitempty"`

@@ -20,6 +20,7 @@ type ExportIn struct {
 	JobID  string `json:"job_id" jsonschema:"the job_id returned by submit_batch"`
 	Format string `json:"format,omitempty" jsonschema:"jsonl (default: one JSON object per record) or csv (header row, then one row per record)"`
 	Status string `json:"status,omitempty" jsonschema:"all (default), succeeded or failed"`
+	Latest bool   `json:"latest,omitempty" jsonschema:"true: each record's newest outcome across the job's retry_failed retries, as get_job_results latest: true"`
 }
 
 // ExportOut is a written export.
@@ -51,7 +52,7 @@ func (s *Server) addExportTool(srv *mcp.Server) {
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in ExportIn) (*mcp.CallToolResult, ExportOut, error) {
 		return call(s, ctx, req, "export_results", in.JobID, func(owner string) (ExportOut, string, string, error) {
 			prog := progressWith(ctx, req, "exported %d of %d records")
-			e, err := s.Exports.Export(ctx, transfer.ExportRequest{Owner: owner, JobID: in.JobID, Format: in.Format, Status: in.Status, Progress: prog})
+			e, err := s.Exports.Export(ctx, transfer.ExportRequest{Owner: owner, JobID: in.JobID, Format: in.Format, Status: in.Status, Latest: in.Latest, Progress: prog})
 			if err != nil {
 				return ExportOut{}, "", "", err
 			}

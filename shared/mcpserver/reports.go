@@ -40,7 +40,7 @@ type ReportIn struct {
 // RunPipelineIn is the input of run_pipeline.
 type RunPipelineIn struct {
 	Pipeline string `json:"pipeline" jsonschema:"pipeline name from the pipelines configuration"`
-	Date     string `json:"date,omitempty" jsonschema:"run date YYYY-MM-DD; today in the pipeline's time zone when absent"`
+	Date     string `json:"date,omitempty" jsonschema:"run date YYYY-MM-DD, from ttl_days before today up to today; today in the pipeline's time zone when absent"`
 }
 
 const reportLinkTTL = 15 * time.Minute
@@ -66,7 +66,7 @@ func (s *Server) addReportTools(srv *mcp.Server) {
 		Name:  "run_pipeline",
 		Title: "Start a report pipeline run by hand",
 		Description: "Start a pipeline run now (for today, or for date). One run per pipeline and date: asking again for a date that already ran " +
-			"returns that run instead of starting another. Returns at once; poll get_report with the same pipeline and date.",
+			"returns that run instead of starting another. A date outside the schedule window (today back ttl_days) or a folder with no usable document is refused with the reason. Returns at once; poll get_report with the same pipeline and date.",
 		Annotations: &mcp.ToolAnnotations{Title: "Run pipeline", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &yes},
 	}, s.runPipeline)
 }

@@ -46,6 +46,8 @@ func (s *Server) addRetryTool(srv *mcp.Server) {
 		Description: "Start a new job from the failed records of a finished job: all of them, only retryable ones (throttling, timeouts, 5xx), " +
 			"or the record_ids you list. Same records, ids, model and parameters unless you override model, max_tokens or mode; " +
 			"mode auto runs fewer than 100 records on demand. Calling again with the same selection returns the same retry job. " +
+			"A new retry takes only what is still failed after earlier retries; a job takes at most 10 retries (then retry its newest retry). " +
+			"An embedding job's retry writes into the same index. " +
 			"Next: poll get_job on the new job_id; get_job_results on the original job with latest: true shows every record's latest outcome.",
 		Annotations: &mcp.ToolAnnotations{Title: "Retry failed records", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &yes},
 	}, s.retryFailed)

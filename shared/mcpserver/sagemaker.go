@@ -18,6 +18,8 @@ import (
 type SageMakerService interface {
 	InvokeAsync(ctx context.Context, req smsvc.AsyncRequest) (*job.Job, error)
 	Invoke(ctx context.Context, req smsvc.InvokeRequest) (smsvc.InvokeResult, error)
+	DescribeEndpoint(ctx context.Context, owner, name string) (smsvc.EndpointState, error)
+	ShiftTraffic(ctx context.Context, req smsvc.ShiftRequest) (smsvc.EndpointState, error)
 }
 
 // InvokeAsyncIn is the input of invoke_endpoint_async.
@@ -44,6 +46,8 @@ type AsyncHandle struct {
 	FailureLocation string `json:"failure_location,omitempty"`
 	InputLocation   string `json:"input_location,omitempty" jsonschema:"where a body over 128,000 bytes was streamed to"`
 	ExpiresAt       string `json:"expires_at"`
+	// Warnings say, e.g., that the endpoint is at zero instances and the first result waits for one to start.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // InvokeIn is the input of invoke_endpoint.
@@ -62,7 +66,7 @@ type InvokeOut struct {
 	BodyEncoding   string `json:"body_encoding,omitempty" jsonschema:"base64 when the response is binary"`
 	Note           string `json:"note,omitempty"`
 	ContentType    string `json:"content_type"`
-	InvokedVariant string `json:"invoked_variant,omitempty"`
+	InvokedVariant string `json:"invoked_variant,omitempty" jsonschema:"the production variant that answered (InvokedProductionVariant)"`
 	Attempts       int    `json:"attempts" jsonschema:"calls made, retries included"`
 	LatencyMS      int64  `json:"latency_ms" jsonschema:"wall time of the call, retries and backoff included"`
 }
@@ -122,8 +126,12 @@ func (s *Server) invokeAsync(ctx context.Context, req *mcp.CallToolRequest, in I
 			return AsyncHandle{}, "", "", err
 		}
 		h := AsyncHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, EndpointName: j.Model,
-			OutputLocation: j.OutputURI, FailureLocation: j.FailureURI, InputLocation: j.InputURI, ExpiresAt: ts(j.ExpiresAt)}
-		return h, fmt.Sprintf("Queued inference %s on endpoint %s, status %s. Poll get_job; then get_job_results.", j.ID, j.Model, j.Status), j.ID, nil
+			OutputLocation: j.OutputURI, FailureLocation: j.FailureURI, InputLocation: j.InputURI, ExpiresAt: ts(j.ExpiresAt), Warnings: j.Warnings}
+		summary := fmt.Sprintf("Queued inference %s on endpoint %s, status %s. Poll get_job; then get_job_results.", j.ID, j.Model, j.Status)
+		for _, w := range j.Warnings {
+			summary += " Note: " + w + "."
+		}
+		return h, summary, j.ID, nil
 	})
 }
 
@@ -151,8 +159,8 @@ func (s *Server) invokeEndpoint(ctx context.Context, req *mcp.CallToolRequest, i
 		default:
 			out.Body = string(res.Body)
 		}
-		return out, fmt.Sprintf("Endpoint %s answered %d bytes (%s) in %d ms after %d attempt(s).",
-			in.EndpointName, len(res.Body), res.ContentType, out.LatencyMS, res.Attempts), "", nil
+		return out, fmt.Sprintf("Endpoint %s (variant %s) answered %d bytes (%s) in %d ms after %d attempt(s).",
+			in.EndpointName, res.InvokedVariant, len(res.Body), res.ContentType, out.LatencyMS, res.Attempts), "", nil
 	})
 }
 

@@ -100,6 +100,7 @@ func (s *Server) register(srv *mcp.Server) {
 		{"create_upload", f.Uploads, s.addUploadTool},
 		{"export_results", f.Exports, s.addExportTool},
 		{"invoke_endpoint_async, invoke_endpoint", f.SageMaker, s.addSageMakerTools},
+		{"describe_endpoint, shift_traffic", f.SageMaker, s.addEndpointTools},
 		{"list_reports, get_report, run_pipeline", f.Reports, s.addReportTools},
 		{"search_index, list_indexes, delete_index", f.Vectors, s.addVectorTools},
 		{"resources mcpbatch://jobs/{job_id}, mcpbatch://jobs/{job_id}/results", true, s.addResources},
@@ -213,9 +214,14 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 	var me *service.ModelError
 	var te *toolErr
 	var ee *smsvc.EndpointError
+	var re *smsvc.RefusedError
 	switch {
 	case errors.As(err, &te):
 		return te
+	case errors.As(err, &re):
+		return &toolErr{msg: re.Msg}
+	case errors.Is(err, smsvc.ErrNoControl):
+		return &toolErr{msg: tool + ": this deployment has no SageMaker control-plane client (the mcp function's wiring lacks it); invoke tools still work"}
 	case errors.As(err, &fe):
 		return &toolErr{msg: fmt.Sprintf("invalid input: %s: %s", fe.Field, fe.Reason)}
 	case errors.As(err, &me):
@@ -287,11 +293,10 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 				j = cur
 			}
 		}
-		h := JobHandle{JobID: j.ID, Status: string(j.Status), Mode: j.Mode, Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
-			Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt)}
+		h := jobHandle(j)
 		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; results stay until %s.",
 			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.ExpiresAt)
-		return h, summary, j.ID, nil
+		return h, withWarnings(summary, j.Warnings), j.ID, nil
 	})
 }
 
@@ -323,7 +328,7 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in JobIDI
 		if !j.Status.Terminal() {
 			summary += " Not finished yet; poll again in a minute or so."
 		}
-		return v, summary, "", nil
+		return v, withWarnings(summary, j.Warnings), "", nil
 	})
 }
 

@@ -50,15 +50,16 @@ type SubmitIn struct {
 
 // JobHandle is what submit_batch returns.
 type JobHandle struct {
-	JobID       string `json:"job_id,omitempty" jsonschema:"absent on a dry run: nothing was created"`
-	Status      string `json:"status"`
-	Mode        string `json:"mode,omitempty" jsonschema:"batch or on_demand: how the job runs"`
-	Provider    string `json:"provider"`
-	Model       string `json:"model"`
-	RecordCount int    `json:"record_count"`
-	Parts       int    `json:"provider_jobs" jsonschema:"number of provider jobs the batch was split into"`
-	SubmittedAt string `json:"submitted_at,omitempty"`
-	ExpiresAt   string `json:"expires_at,omitempty"`
+	JobID       string   `json:"job_id,omitempty" jsonschema:"absent on a dry run: nothing was created"`
+	Status      string   `json:"status"`
+	Mode        string   `json:"mode,omitempty" jsonschema:"batch or on_demand: how the job runs"`
+	Provider    string   `json:"provider"`
+	Model       string   `json:"model"`
+	RecordCount int      `json:"record_count"`
+	Parts       int      `json:"provider_jobs" jsonschema:"number of provider jobs the batch was split into"`
+	SubmittedAt string   `json:"submitted_at,omitempty"`
+	ExpiresAt   string   `json:"expires_at,omitempty"`
+	Warnings    []string `json:"warnings,omitempty" jsonschema:"what to know about how the job runs, e.g. a legacy model and its end-of-life date"`
 	// DryRun is the estimate of a dry run (then nothing else is set but model and provider).
 	DryRun *batch.DryRunResult `json:"dry_run,omitempty"`
 }
@@ -98,6 +99,7 @@ type JobView struct {
 	// RetryOf / RetriedBy link retry_failed jobs.
 	RetryOf   string   `json:"retry_of,omitempty" jsonschema:"the job this one retries the failed records of"`
 	RetriedBy []string `json:"retried_by,omitempty" jsonschema:"jobs retry_failed made from this one's failed records"`
+	Warnings  []string `json:"warnings,omitempty" jsonschema:"what to know about how the job runs, e.g. a legacy model and its end-of-life date"`
 }
 
 // CostView is a job's cost by part, at the model catalog's list prices.
@@ -195,7 +197,7 @@ func jobView(j *job.Job) JobView {
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt),
 		CompletedAt: ts(j.CompletedAt), ExpiresAt: ts(j.ExpiresAt), Error: j.Error, Terminal: j.Status.Terminal(),
 		Mode: j.Mode, CacheRead: j.CacheReadTokens, CacheWrite: j.CacheWriteTokens, SubmittedAt: ts(j.SubmittedAt),
-		Cost: costView(j.Cost), RetryOf: j.RetryOf, RetriedBy: j.RetriedBy,
+		Cost: costView(j.Cost), RetryOf: j.RetryOf, RetriedBy: j.RetriedBy, Warnings: j.Warnings,
 	}
 }
 
@@ -217,4 +219,18 @@ func (in SubmitIn) ttlDays() (int, error) {
 		return 0, job.Fieldf("ttl_days", "must be 1..365 (got 0); omit it for the default of 7 days")
 	}
 	return *in.TTLDays, nil
+}
+
+// jobHandle is what submit_batch answers for a job it stored.
+func jobHandle(j *job.Job) JobHandle {
+	return JobHandle{JobID: j.ID, Status: string(j.Status), Mode: j.Mode, Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
+		Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt), Warnings: j.Warnings}
+}
+
+// withWarnings appends the job's warnings to a tool's text summary.
+func withWarnings(summary string, warnings []string) string {
+	for _, w := range warnings {
+		summary += " Warning: " + w + "."
+	}
+	return summary
 }

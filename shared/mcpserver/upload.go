@@ -150,10 +150,9 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		if j.Status == job.StatusFailed {
 			return JobHandle{}, "", j.ID, &toolErr{msg: fmt.Sprintf("submit_batch: the job could not be started (job_id %s is kept as failed): %s", j.ID, j.Error)}
 		}
-		h := JobHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
-			Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt)}
+		h := jobHandle(j)
 		summary := fmt.Sprintf("Job %s takes the file for %s, status %s: every line is checked before anything is submitted. "+
 			"Poll get_job: it moves on to submitted, or ends failed listing the first problems with their line numbers.", j.ID, j.Model, j.Status)
-		return h, summary, j.ID, nil
+		return h, withWarnings(summary, j.Warnings), j.ID, nil
 	})
 }

@@ -105,7 +105,16 @@ func Parse(data []byte) (*Catalog, error) {
 		}
 		models = append(models, m)
 	}
-	return build(models, doc.PricesAsOf, doc.PricesSource)
+	c, err := build(models, doc.PricesAsOf, doc.PricesSource)
+	if err != nil {
+		return nil, err
+	}
+	// Successors are checked on whole catalogs only: Filter may keep a model
+	// without its successor.
+	if err := c.checkSuccessors(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 func parseModel(raw []byte, asOf, source string) (*Model, error) {
@@ -298,8 +307,53 @@ func (m *Model) validate() error {
 			return fmt.Errorf("prices.%s: %v must be >= 0", f.name, *f.v)
 		}
 	}
+	if lc := p.LongContext; lc != nil {
+		if lc.AboveInputTokens <= 0 {
+			return fmt.Errorf("prices.long_context.above_input_tokens: %d must be > 0", lc.AboveInputTokens)
+		}
+		for _, f := range []struct {
+			name string
+			v    *float64
+		}{{"input", lc.Input}, {"output", lc.Output}, {"cache_write", lc.CacheWrite}, {"cache_write_1h", lc.CacheWrite1h}, {"cache_read", lc.CacheRead}} {
+			if f.v != nil && *f.v < 0 {
+				return fmt.Errorf("prices.long_context.%s: %v must be >= 0", f.name, *f.v)
+			}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"cache_write_1h", p.CacheWrite1h}, {"batch_cache_write_1h", p.BatchCacheWrite1h}} {
+		if f.v != nil && *f.v < 0 {
+			return fmt.Errorf("prices.%s: %v must be >= 0", f.name, *f.v)
+		}
+	}
 	if m.RegionalPremium < 0 {
 		return fmt.Errorf("regional_premium: %v must be >= 0", m.RegionalPremium)
+	}
+	for i, s := range m.Sampling {
+		if !slices.Contains(samplingOK, s) {
+			return fmt.Errorf("sampling[%d]: %q must be one of %s", i, s, strings.Join(samplingOK, ", "))
+		}
+	}
+	if b := m.BatchMaxOutput; b != nil {
+		switch {
+		case !m.Supports(ModeBatch):
+			return errors.New("batch_max_output: the model does not run in batch")
+		case b.Tokens <= m.MaxOutputTokens:
+			return fmt.Errorf("batch_max_output.tokens: %d must exceed max_output_tokens %d", b.Tokens, m.MaxOutputTokens)
+		case b.BetaHeader == "":
+			return errors.New("batch_max_output.beta_header: required (the header that unlocks the limit)")
+		}
+	}
+	if d := m.Documents; d != nil && d.MaxPDFBytes < 0 {
+		return fmt.Errorf("documents.max_pdf_bytes: %d must be >= 0", d.MaxPDFBytes)
+	}
+	if err := m.validateLifecycle(); err != nil {
+		return err
+	}
+	if err := checkDate("facts_as_of", m.FactsAsOf); err != nil {
+		return err
 	}
 	return checkDate("prices_as_of", m.PricesAsOf)
 }
@@ -373,6 +427,9 @@ func (c *Catalog) Merge(override []byte) (*Catalog, error) {
 		}
 	}
 	out, err := build(models, c.asOf, c.source)
+	if err == nil {
+		err = out.checkSuccessors()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("override: %w", err)
 	}

@@ -24,9 +24,39 @@
 //   - IAM: https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html
 //     and global-cross-region-inference.html.
 //
-// Each model carries PricesAsOf and PricesSource (the catalog-level values
-// unless the entry sets its own) and, where a figure needed a judgement,
-// a Notes line saying which.
+// Rows added or changed on 2026-12-01 (the current Claude models, Nova 2,
+// gpt-oss, Qwen3, DeepSeek, Llama 4, Mistral Large 3, Cohere Embed v4, Nova
+// Multimodal Embeddings, and the lifecycle of the retired ones) carry their
+// own FactsAsOf/FactsSource and PricesAsOf/PricesSource. Their sources:
+//   - Anthropic: the models overview and per-model pages
+//     (https://platform.claude.com/docs/en/about-claude/models/overview,
+//     .../models/<model>/overview), the pricing page, the model-deprecations
+//     page and the release notes (retirements).
+//   - Bedrock: the model cards, the model-lifecycle page
+//     (https://docs.aws.amazon.com/bedrock/latest/userguide/model-lifecycle.html),
+//     the supported-models list, the Converse supported-features table and,
+//     for refusals the documentation does not spell out, the recorded
+//     answers of the real service in vercel/ai's Bedrock fixtures (Opus 5
+//     refusing temperature and top_p).
+//
+// Where a figure was not found, or sources disagreed, the row takes the
+// stricter reading (the smaller limit, no sampling parameter, on demand only,
+// unpriced) and its Notes say so. Each model carries PricesAsOf and
+// PricesSource (the catalog-level values unless the entry sets its own).
+//
+// # Lifecycle, sampling and quirks
+//
+// Lifecycle is the provider's: active, legacy (accepted with a warning on the
+// job) or end_of_life (refused at submit naming the date and the successor,
+// see Usable). A legacy model whose end-of-life date has come is refused too.
+// For Bedrock the dates hold "in most Regions": the account refresh overlays
+// what ListFoundationModels says for the deployment's Region. Sampling lists
+// the sampling parameters a model accepts (nil: all; empty: none); the
+// Anthropic API version's own refusals live in shared/provider/anthropic.
+// NoSystemPrompt and Documents describe Converse quirks; BatchMaxOutput a
+// larger output limit behind a beta header (Anthropic Message Batches);
+// Prices.LongContext a price tier for long prompts, which job-level cost
+// estimates do not apply (they cannot see each request's prompt length).
 //
 // # Operator overrides
 //

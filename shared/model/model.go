@@ -40,6 +40,26 @@ type Prices struct {
 	// (Anthropic: the batch discount stacks with the caching multipliers).
 	BatchCacheWrite *float64 `json:"batch_cache_write,omitempty"`
 	BatchCacheRead  *float64 `json:"batch_cache_read,omitempty"`
+	// CacheWrite1h is the price of a 1-hour cache write (CacheWrite is the
+	// 5-minute one); BatchCacheWrite1h the same inside a batch.
+	CacheWrite1h      *float64 `json:"cache_write_1h,omitempty"`
+	BatchCacheWrite1h *float64 `json:"batch_cache_write_1h,omitempty"`
+	// LongContext holds the prices that apply instead of the ones above when
+	// a request's prompt is longer than LongContext.AboveInputTokens.
+	LongContext *LongContextPrices `json:"long_context,omitempty"`
+}
+
+// LongContextPrices is a model's price tier for long prompts, USD per
+// million tokens. Cost estimates at job level do not know each request's
+// prompt length and use the base tier; the tier is listed so that
+// list_models and operators can see it.
+type LongContextPrices struct {
+	AboveInputTokens int      `json:"above_input_tokens"`
+	Input            *float64 `json:"input,omitempty"`
+	Output           *float64 `json:"output,omitempty"`
+	CacheWrite       *float64 `json:"cache_write,omitempty"`
+	CacheWrite1h     *float64 `json:"cache_write_1h,omitempty"`
+	CacheRead        *float64 `json:"cache_read,omitempty"`
 }
 
 // Caching holds a model's prompt-caching rules.
@@ -80,8 +100,13 @@ type Model struct {
 	// Lifecycle is where the model stands (nil: active, no dates known).
 	Lifecycle *Lifecycle `json:"lifecycle,omitempty"`
 	// Sampling lists the sampling parameters the model accepts
-	// ("temperature", "top_p", "top_k"); nil means all three.
-	Sampling []string `json:"sampling,omitempty"`
+	// ("temperature", "top_p", "top_k"); nil (or absent) means all three, an
+	// empty list none. Not omitempty: an empty list must survive the JSON
+	// round trip of an operator merge, where it would otherwise become "all".
+	Sampling []string `json:"sampling"`
+	// BatchMaxOutput is a larger output limit for batch jobs, unlocked by a
+	// beta header (Anthropic's Message Batches only).
+	BatchMaxOutput *BatchMaxOutput `json:"batch_max_output,omitempty"`
 	// NoSystemPrompt: the model refuses a system prompt (Converse); the
 	// system text is folded into the first user turn with a warning.
 	NoSystemPrompt bool `json:"no_system_prompt,omitempty"`

@@ -1,5 +1,7 @@
 package model
 
+import "slices"
+
 // Fields added in wave 3. They are declared together here so that the
 // catalog rows, the account refresh, the Converse encoder and the pricing of
 // service tiers all read the same names; each is documented where it is
@@ -38,4 +40,25 @@ type DocumentRules struct {
 type TierPrices struct {
 	Input  *float64 `json:"input,omitempty"`
 	Output *float64 `json:"output,omitempty"`
+}
+
+// BatchMaxOutput is an output limit that applies in batch jobs sent with a
+// beta header (e.g. Anthropic's "output-300k-2026-03-24").
+type BatchMaxOutput struct {
+	Tokens     int    `json:"tokens"`
+	BetaHeader string `json:"beta_header"`
+}
+
+// Sampling parameter names, as the Messages API spells them.
+const (
+	SamplingTemperature = "temperature"
+	SamplingTopP        = "top_p"
+	SamplingTopK        = "top_k"
+)
+
+var samplingOK = []string{SamplingTemperature, SamplingTopP, SamplingTopK}
+
+// AcceptsSampling reports whether the model takes the sampling parameter.
+func (m *Model) AcceptsSampling(param string) bool {
+	return m.Sampling == nil || slices.Contains(m.Sampling, param)
 }

@@ -125,6 +125,12 @@ type Built struct {
 // cannot be used (unsupported type, too big, unreadable, not valid JSON, or the
 // template fails on it) is skipped with its reason; it never aborts the run.
 func Build(ctx context.Context, p *Pipeline, src Source, date string) (*Built, error) {
+	return build(ctx, p, src, date, 0)
+}
+
+// build is Build stopping once stop records (or media files) are usable (0:
+// read everything): run_pipeline only needs to know that one is.
+func build(ctx context.Context, p *Pipeline, src Source, date string, stop int) (*Built, error) {
 	tmpl, err := p.template()
 	if err != nil {
 		return nil, job.Fieldf("prompt", "pipeline %s: %v", p.Name, err)
@@ -138,6 +144,9 @@ func Build(ctx context.Context, p *Pipeline, src Source, date string) (*Built, e
 		b.Skipped = append(b.Skipped, report.Skipped{Key: key, Reason: fmt.Sprintf(format, a...)})
 	}
 	for _, ref := range refs {
+		if stop > 0 && len(b.Records)+len(b.Media) >= stop {
+			break
+		}
 		kind := strings.TrimPrefix(strings.ToLower(path.Ext(ref.Key)), ".")
 		switch {
 		case kind == "txt", kind == "md", kind == "json", kind == "jsonl":

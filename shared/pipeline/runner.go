@@ -155,10 +155,70 @@ func (r *Runner) Request(ctx context.Context, name, date string) (RunInfo, error
 	if j, err := r.Jobs.GetJob(ctx, id); err == nil {
 		return info(j), nil
 	}
+	if err := r.inWindow(p, date); err != nil {
+		return RunInfo{}, err
+	}
+	if err := r.usable(ctx, p, date); err != nil {
+		return RunInfo{}, err
+	}
 	if err := r.Bus.Publish(ctx, config.DetailPipelineTick, TickRequest{Pipeline: p.Name, Date: date}); err != nil {
 		return RunInfo{}, fmt.Errorf("request run of %s %s: %w", p.Name, date, err)
 	}
 	return RunInfo{Pipeline: p.Name, Date: date, JobID: id, JobStatus: "requested", Created: true}, nil
+}
+
+// inWindow holds a by-hand run to the pipeline's schedule window: the days
+// from ttl_days before today to today, in the pipeline's zone. Older runs
+// would already have expired; later days have no documents folder yet.
+func (r *Runner) inWindow(p *Pipeline, date string) error {
+	days := p.TTLDays
+	if days <= 0 {
+		days = job.DefaultTTLDays
+	}
+	today := r.now().In(p.Location())
+	last := today.Format(time.DateOnly)
+	first := today.AddDate(0, 0, -days).Format(time.DateOnly)
+	if date < first || date > last { // YYYY-MM-DD sorts as text
+		return job.Fieldf("date", "pipeline %s runs for dates in its schedule window %s to %s (today in %s and the %d days before it, its ttl_days); got %s",
+			p.Name, first, last, p.Location(), days, date)
+	}
+	return nil
+}
+
+// maxNamedSkips bounds the skipped documents a refusal names.
+const maxNamedSkips = 3
+
+// usable refuses a report run whose folder has no document the run could
+// use, with the reasons, instead of requesting a run that would submit
+// nothing. It reads documents only until the first usable one.
+func (r *Runner) usable(ctx context.Context, p *Pipeline, date string) error {
+	if p.Kind == KindCorpus {
+		return nil // an emptied folder is a corpus run: it deletes the vectors
+	}
+	src, err := r.SourceFor(p, date)
+	if err != nil {
+		return err
+	}
+	b, err := build(ctx, p, src, date, 1)
+	if err != nil {
+		return err
+	}
+	if len(b.Records)+len(b.Media) > 0 {
+		return nil
+	}
+	var why []string
+	for i, s := range b.Skipped {
+		if i == maxNamedSkips {
+			why = append(why, fmt.Sprintf("and %d more", len(b.Skipped)-i))
+			break
+		}
+		why = append(why, s.Key+": "+s.Reason)
+	}
+	msg := fmt.Sprintf("pipeline %s has no usable documents for %s: %d documents, %d skipped", p.Name, date, b.Documents, len(b.Skipped))
+	if len(why) > 0 {
+		msg += " (" + strings.Join(why, "; ") + ")"
+	}
+	return job.Fieldf("date", "%s", msg)
 }
 
 // Tick runs a pipeline for a date: one job per pipeline and date. A rerun finds

@@ -16,7 +16,7 @@ import (
 
 func finishedJob() *job.Job {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	return &job.Job{ID: job.NewID(t0), Provider: "bedrock", Model: "anthropic.claude-3-5-haiku-20241022-v1:0", Status: job.StatusPartiallyCompleted,
+	return &job.Job{ID: job.NewID(t0), Provider: "bedrock", Model: "anthropic.claude-haiku-4-5-20251001-v1:0", Status: job.StatusPartiallyCompleted,
 		RecordCount: 150, Succeeded: 135, Failed: 15, InputTokens: 12000, OutputTokens: 3400, CacheReadTokens: 3000,
 		CreatedAt: t0, SubmittedAt: t0.Add(2 * time.Second), CompletedAt: t0.Add(10 * time.Minute),
 		Cost: &job.Cost{TotalUSD: 0.0125, Basis: "batch"}}

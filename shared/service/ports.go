@@ -31,6 +31,29 @@ type BatchSubmit struct {
 	// Records is how many records the provider job holds (a marker Find
 	// matches on for providers whose jobs carry no name).
 	Records int
+	// InvocationType is the part's (job.Part.InvocationType).
+	InvocationType string
+}
+
+// InvocationTyper is a provider whose jobs each run their records one way of
+// several (Bedrock: Converse or InvokeModel), chosen from the records; all
+// records of a job must agree.
+type InvocationTyper interface {
+	InvocationFor(in job.Input) string
+}
+
+// PartParser is a provider whose output lines are read according to how the
+// part was submitted (job.Part.InvocationType).
+type PartParser interface {
+	OutputParser(p job.Part) func(line []byte) (job.Record, error)
+}
+
+// JobWarner is a provider whose encoding changes records to fit a model's
+// rules (a system prompt the model refuses folded into the first turn); it
+// says how, for the job's warnings. recs may be nil (file inputs: the
+// job-level settings only).
+type JobWarner interface {
+	JobWarnings(model string, recs []job.Input, p job.Params) []string
 }
 
 // BatchFinder is a provider whose create takes no idempotency key (Anthropic
@@ -126,9 +149,9 @@ type BatchLimits struct {
 	// FileInputs: jobs may come from an uploaded JSONL file.
 	FileInputs bool
 	// MediaPath is the shared/content path (wire shape and documented limits)
-	// a Claude-family record's images and documents take in this provider's
-	// batch bodies ("bedrock-batch-claude", "anthropic"); empty: batch jobs of
-	// this provider carry text only.
+	// a record's images and documents take in this provider's batch bodies
+	// ("bedrock-converse", "anthropic"); empty: batch jobs of this provider
+	// carry text only.
 	MediaPath string
 }
 

@@ -122,6 +122,8 @@ type simReq struct {
 	// refusal of one, reported when the batch ends (see decide).
 	seen     []seenPart
 	mediaErr string
+	// sampling names a sampling parameter sent at a non-default value ("").
+	sampling string
 }
 
 func (s *AnthropicSim) init() {
@@ -300,6 +302,11 @@ func (s *AnthropicSim) decide(b *simBatch, r *simReq) {
 	limit := m.maxOut
 	if b.beta128k && m.maxOutBeta > 0 {
 		limit = m.maxOutBeta
+	}
+	if known && m.fixedSampling && r.sampling != "" {
+		r.outcome, r.errorType = "errored", "invalid_request_error"
+		r.errorMsg = fmt.Sprintf("SIMULATED: %s: only the default value is supported for %s", r.sampling, r.model)
+		return
 	}
 	if known && r.maxTokens > limit {
 		// The Messages API's wording for this refusal.

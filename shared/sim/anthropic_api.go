@@ -18,8 +18,13 @@ import (
 func (s *AnthropicSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.init()
 	w.Header().Set("request-id", fmt.Sprintf("req_sim%d", time.Now().UnixNano()))
-	if r.Header.Get("anthropic-version") == "" {
+	version := r.Header.Get("anthropic-version")
+	if version == "" {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required")
+		return
+	}
+	if _, ok := anthropicVersions[version]; !ok {
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("anthropic-version: %q is not a valid version", version))
 		return
 	}
 	if s.APIKey != "" {
@@ -108,6 +113,10 @@ type wireRequest struct {
 		MaxTokens *int            `json:"max_tokens"`
 		Messages  json.RawMessage `json:"messages"`
 		System    json.RawMessage `json:"system"`
+		// The sampling parameters, kept to check them against the version.
+		Temperature json.RawMessage `json:"temperature"`
+		TopP        json.RawMessage `json:"top_p"`
+		TopK        json.RawMessage `json:"top_k"`
 	} `json:"params"`
 }
 
@@ -176,7 +185,7 @@ func (s *AnthropicSim) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dec := json.NewDecoder(bufio.NewReaderSize(&limitedReader{r: r.Body, left: s.MaxBytes + 1}, 64<<10))
-	reqs, model, code, typ, msg := s.readRequests(dec)
+	reqs, model, code, typ, msg := s.readRequests(dec, anthropicVersions[r.Header.Get("anthropic-version")])
 	if code != 0 {
 		anthropicError(w, code, typ, msg)
 		return
@@ -203,7 +212,7 @@ func (s *AnthropicSim) create(w http.ResponseWriter, r *http.Request) {
 	writeAnthropicJSON(w, v)
 }
 
-func (s *AnthropicSim) readRequests(dec *json.Decoder) (reqs []simReq, model string, code int, typ, msg string) {
+func (s *AnthropicSim) readRequests(dec *json.Decoder, version anthropicVersion) (reqs []simReq, model string, code int, typ, msg string) {
 	bad := func(m string, a ...any) ([]simReq, string, int, string, string) {
 		return nil, "", http.StatusBadRequest, "invalid_request_error", fmt.Sprintf(m, a...)
 	}
@@ -245,6 +254,9 @@ func (s *AnthropicSim) readRequests(dec *json.Decoder) (reqs []simReq, model str
 				}
 				return bad("requests.%d: malformed: %v", len(reqs), err)
 			}
+			if why := version.versionRefusal(len(reqs), &wr); why != "" {
+				return bad("%s", why)
+			}
 			i := len(reqs)
 			switch {
 			case i >= s.MaxRequests:
@@ -264,7 +276,8 @@ func (s *AnthropicSim) readRequests(dec *json.Decoder) (reqs []simReq, model str
 			seen[wr.CustomID] = i
 			model = wr.Params.Model
 			in, prefix := requestTokens(wr.Params.System, wr.Params.Messages)
-			q := simReq{id: wr.CustomID, model: wr.Params.Model, maxTokens: *wr.Params.MaxTokens, inTokens: in}
+			q := simReq{id: wr.CustomID, model: wr.Params.Model, maxTokens: *wr.Params.MaxTokens, inTokens: in,
+				sampling: nonDefaultSampling(&wr)}
 			if seen, err := claudeMedia(messageContents(wr.Params.Messages), anthropicModal(wr.Params.Model), false); err != nil {
 				q.mediaErr = "SIMULATED: " + err.Error()
 			} else {

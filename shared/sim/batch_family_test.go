@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -134,6 +135,52 @@ func TestBatchFamilies(t *testing.T) {
 				return num(get(mo, "usage", "inputTokens")), num(get(mo, "usage", "outputTokens")), true
 			}},
 	}
+	// Converse jobs: each record is held to the simulator's own Converse rules.
+	const haiku45 = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+	pdf := base64.StdEncoding.EncodeToString(testPDF(1))
+	converseIn := func(i int) string {
+		return fmt.Sprintf(`{"messages":[{"role":"user","content":[{"text":"Question %d"}]}],"inferenceConfig":{"maxTokens":100}}`, i)
+	}
+	converseUsage := func(t *testing.T, mo any) (int64, int64, bool) {
+		return num(get(mo, "usage", "inputTokens")), num(get(mo, "usage", "outputTokens")), true
+	}
+	for _, c := range []struct{ name, model, fail, want string }{
+		{"Converse job: toolConfig refused", haiku45,
+			`{"messages":[{"role":"user","content":[{"text":"q"}]}],"toolConfig":{"tools":[{"toolSpec":{"name":"t","inputSchema":{"json":{}}}}]}}`,
+			"toolConfig is not supported for batch inference jobs of the Converse invocation type"},
+		{"Converse job: Mistral 7B refuses a system prompt", "mistral.mistral-7b-instruct-v0:2",
+			`{"system":[{"text":"Be brief."}],"messages":[{"role":"user","content":[{"text":"q"}]}]}`,
+			"This model doesn't support system messages"},
+		{"Converse job: Mixtral refuses a system prompt", "mistral.mixtral-8x7b-instruct-v0:1",
+			`{"system":[{"text":"Be brief."}],"messages":[{"role":"user","content":[{"text":"q"}]}]}`,
+			"This model doesn't support system messages"},
+		{"Converse job: a document needs a text block", haiku45,
+			`{"messages":[{"role":"user","content":[{"document":{"format":"pdf","name":"invoice","source":{"bytes":"` + pdf + `"}}}]}]}`,
+			"a message with a document must also include a text block"},
+		{"Converse job: bad document name", haiku45,
+			`{"messages":[{"role":"user","content":[{"document":{"format":"pdf","name":"invoice #1","source":{"bytes":"` + pdf + `"}}},{"text":"total?"}]}]}`,
+			"The document file name can only contain"},
+		{"Converse job: roles alternate", haiku45,
+			`{"messages":[{"role":"user","content":[{"text":"a"}]},{"role":"user","content":[{"text":"b"}]}]}`,
+			"A conversation must alternate between user and assistant roles"},
+		{"Converse job: first message from the user", haiku45,
+			`{"messages":[{"role":"assistant","content":[{"text":"a"}]}]}`,
+			"A conversation must start with a user message"},
+		{"Converse job: empty content", haiku45,
+			`{"messages":[{"role":"user","content":[]}]}`,
+			"The content field in the Message object at messages.0 is empty"},
+	} {
+		tests = append(tests, struct {
+			name, model string
+			typ         types.ModelInvocationType
+			input       func(i int) string
+			usage       func(t *testing.T, mo any) (in, out int64, ok bool)
+			failEvery   int
+			failInput   func(i int) string
+			wantFailed  string
+		}{name: c.name, model: c.model, typ: types.ModelInvocationTypeConverse, input: converseIn, usage: converseUsage,
+			failEvery: 10, failInput: func(int) string { return c.fail }, wantFailed: c.want})
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, nil)
@@ -237,6 +284,48 @@ func TestBatchSizeQuotas(t *testing.T) {
 				t.Errorf("status %s (%s), want Completed", g.Status, aws.ToString(g.Message))
 			case tc.wantMsg != "" && (g.Status != types.ModelInvocationJobStatusFailed || !strings.Contains(aws.ToString(g.Message), tc.wantMsg)):
 				t.Errorf("status %s message %q, want Failed with %q", g.Status, aws.ToString(g.Message), tc.wantMsg)
+			}
+		})
+	}
+}
+
+// The 4.5 MB document cap of Converse does not hold for PDFs read by Claude 4
+// and later or Nova; Claude 3 models still have it.
+func TestConverseBatchPDFCap(t *testing.T) {
+	big := append(testPDF(2), bytes.Repeat([]byte("%pad\n"), 920_001)...) // about 4.6 MB
+	line := fmt.Sprintf(`{"messages":[{"role":"user","content":[{"document":{"format":"pdf","name":"report","citations":{"enabled":true},"source":{"bytes":"%s"}}},{"text":"Summarise"}]}],"inferenceConfig":{"maxTokens":100}}`,
+		base64.StdEncoding.EncodeToString(big))
+	for _, tc := range []struct {
+		model string
+		fails bool
+	}{
+		{"us.anthropic.claude-haiku-4-5-20251001-v1:0", false},
+		{"us.amazon.nova-lite-v1:0", false},
+		{"anthropic.claude-3-haiku-20240307-v1:0", true},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			e := newEnv(t, nil)
+			e.put(t, inputURI, records(100, func(i int) string {
+				if i == 0 {
+					return line
+				}
+				return fmt.Sprintf(`{"messages":[{"role":"user","content":[{"text":"Question %d"}]}]}`, i)
+			}))
+			arn := e.createTyped(t, "mcpbatch-pdf", tc.model, types.ModelInvocationTypeConverse)
+			if err := e.sim.Settle(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var failed []string
+			for _, l := range e.rawLines(t, arn) {
+				if errObj, bad := l["error"]; bad {
+					failed = append(failed, fmt.Sprint(get(errObj, "errorMessage")))
+				}
+			}
+			switch {
+			case tc.fails && (len(failed) != 1 || !strings.Contains(failed[0], "the maximum document size is 4.5 MB")):
+				t.Errorf("errors %q, want the 4.5 MB cap", failed)
+			case !tc.fails && len(failed) != 0:
+				t.Errorf("errors %q, want none (PDFs are exempt from the cap)", failed)
 			}
 		})
 	}

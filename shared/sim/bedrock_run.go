@@ -310,9 +310,13 @@ func (s *BedrockSim) answer(j *simJob, rng *rand.Rand, index int, line []byte) (
 		var a answer
 		var err error
 		if j.invocationType == invocationConverse {
-			var req converseRequest
+			var req batchConverseLine
 			if err = json.Unmarshal(rec.ModelInput, &req); err == nil {
-				a, _, err = converse(inv, req, 0)
+				if len(req.ToolConfig) > 0 && string(req.ToolConfig) != "null" {
+					err = errBatchToolConfig
+				} else {
+					a, _, err = converse(inv, req.converseRequest, 0)
+				}
 			}
 		} else {
 			a, err = invokeNative(inv, rec.ModelInput)

@@ -42,10 +42,23 @@ var bedrockModal = map[string]modal{
 	"anthropic.claude-sonnet-4-5-20250929-v1:0": {true, true},
 	"anthropic.claude-haiku-4-5-20251001-v1:0":  {true, true},
 	"anthropic.claude-opus-4-5-20251101-v1:0":   {true, true},
-	"amazon.nova-lite-v1:0":                     {true, true},
-	"amazon.nova-pro-v1:0":                      {true, true},
-	"meta.llama3-2-11b-instruct-v1:0":           {true, false},
-	"meta.llama3-2-90b-instruct-v1:0":           {true, false},
+	// Claude 4.6 and later read text, images and documents (Anthropic models
+	// overview: "All current models support text and image input"; PDF
+	// support per the Bedrock model cards), checked 2026-12-01.
+	"anthropic.claude-opus-4-6-v1":    {true, true},
+	"anthropic.claude-sonnet-4-6":     {true, true},
+	"anthropic.claude-opus-4-7":       {true, true},
+	"anthropic.claude-opus-4-8":       {true, true},
+	"anthropic.claude-opus-5":         {true, true},
+	"anthropic.claude-opus-5-5":       {true, true},
+	"anthropic.claude-sonnet-5":       {true, true},
+	"anthropic.claude-sonnet-5-5":     {true, true},
+	"anthropic.claude-haiku-5-5":      {true, true},
+	"anthropic.claude-fable-5":        {true, true},
+	"amazon.nova-lite-v1:0":           {true, true},
+	"amazon.nova-pro-v1:0":            {true, true},
+	"meta.llama3-2-11b-instruct-v1:0": {true, false},
+	"meta.llama3-2-90b-instruct-v1:0": {true, false},
 }
 
 // mediaRules are one service's documented content limits.
@@ -86,9 +99,13 @@ type seenPart struct {
 	width, height int
 	pages         int
 	bytes         int
+	textOnly      bool // a PDF read as extracted text (Converse without citations)
 }
 
 func (p seenPart) String() string {
+	if p.pages > 0 && p.textOnly {
+		return fmt.Sprintf("%s %d pages as extracted text, %d bytes", p.mediaType, p.pages, p.bytes)
+	}
 	if p.width > 0 {
 		return fmt.Sprintf("%s %dx%d, %d bytes", p.mediaType, p.width, p.height, p.bytes)
 	}
@@ -101,6 +118,11 @@ func (p seenPart) String() string {
 // tokens is Anthropic's published image cost after its downscaling to a
 // 1568 px long edge (https://docs.claude.com/en/docs/build-with-claude/vision).
 func (p seenPart) tokens() int64 {
+	if p.width == 0 && p.textOnly {
+		// "approximately 1,000 tokens for a 3-page PDF" in text-extraction mode
+		// (https://docs.claude.com/en/docs/build-with-claude/pdf-support).
+		return int64(max(p.pages, 1)) * 334
+	}
 	if p.width == 0 {
 		return int64(max(p.pages, 1)) * 1500
 	}
@@ -313,6 +335,9 @@ type converseDocument struct {
 	Source struct {
 		Bytes []byte `json:"bytes"`
 	} `json:"source"`
+	Citations *struct {
+		Enabled bool `json:"enabled"`
+	} `json:"citations"`
 }
 
 // converseDocName: "alphanumeric characters, whitespace characters (no more
@@ -367,7 +392,7 @@ func converseMedia(inv invocation, req converseRequest) ([]seenPart, error) {
 				if !converseDocName.MatchString(d.Name) || len(d.Name) > 200 {
 					return nil, fmt.Errorf("%s.document.name: The document file name can only contain alphanumeric characters, whitespace characters, hyphens, parentheses, and square brackets. The name can't contain more than one consecutive whitespace character.", at)
 				}
-				if n := len(d.Source.Bytes); int64(n) > r.maxDocBytes {
+				if n := len(d.Source.Bytes); int64(n) > r.maxDocBytes && !docCapExempt(inv.base, d.Format) {
 					return nil, fmt.Errorf("%s.document.source.bytes: document is %d bytes; the maximum document size is 4.5 MB", at, n)
 				}
 				p := seenPart{mediaType: d.Format, bytes: len(d.Source.Bytes)}
@@ -376,6 +401,9 @@ func converseMedia(inv invocation, req converseRequest) ([]seenPart, error) {
 						return nil, fmt.Errorf("The model returned the following errors: %s.document.source.bytes: The PDF specified was not valid.", at)
 					}
 					p.mediaType, p.pages = "application/pdf", max(1, pdfPages(d.Source.Bytes))
+					// Claude reads a PDF visually on Converse only with citations on;
+					// otherwise Converse extracts its text.
+					p.textOnly = d.Citations == nil || !d.Citations.Enabled || !strings.HasPrefix(inv.base, "anthropic.")
 					pages += p.pages
 				}
 				docs++

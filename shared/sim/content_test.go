@@ -94,9 +94,22 @@ func TestConverseMedia(t *testing.T) {
 	img := testPNG(t, 64, 48)
 	pdf := testPDF(3)
 
-	out, err := converseWith(c, haiku, imageBlock(rttypes.ImageFormatPng, img), docBlock(rttypes.DocumentFormatPdf, "Invoice (March)", pdf))
+	// Claude reads a PDF visually on Converse only with citations on.
+	cited := docBlock(rttypes.DocumentFormatPdf, "Invoice (March)", pdf)
+	cited.(*rttypes.ContentBlockMemberDocument).Value.Citations = &rttypes.CitationsConfig{Enabled: aws.Bool(true)}
+	out, err := converseWith(c, haiku, imageBlock(rttypes.ImageFormatPng, img), cited)
 	if err != nil {
 		t.Fatal(err)
+	}
+	plain, err := converseWith(c, haiku, docBlock(rttypes.DocumentFormatPdf, "Invoice (March)", pdf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := answerText(plain), "application/pdf 3 pages as extracted text"; !strings.Contains(got, want) {
+		t.Errorf("without citations: answer %q does not show %q", got, want)
+	}
+	if in := aws.ToInt32(plain.Usage.InputTokens); in >= 3*1500 {
+		t.Errorf("without citations: %d input tokens, want the text-extraction estimate (under %d)", in, 3*1500)
 	}
 	want := fmt.Sprintf("saw image/png 64x48, %d bytes; application/pdf 3 pages, %d bytes", len(img), len(pdf))
 	if got := answerText(out); !strings.Contains(got, want) {

@@ -26,6 +26,9 @@ const (
 	smMinInvocationTimeout = 1
 	smMaxInvocationTimeout = 3600
 	smMaxRealtimeBody      = 6 * 1024 * 1024
+	// UpdateEndpointWeightsAndCapacities DesiredWeightsAndCapacities: 1..10 entries.
+	// https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateEndpointWeightsAndCapacities.html
+	smMaxVariants = 10
 )
 
 // customIDPattern is Message Batches' custom_id rule.

@@ -29,14 +29,18 @@ const (
 	famMistral
 	famTitanEmbed
 	famCohereEmbed
+	famCohereEmbedV4
+	famNovaEmbed
 )
 
 func (f family) String() string {
-	return [...]string{"unknown", "anthropic-claude", "amazon-nova", "meta-llama", "mistral", "amazon-titan-embed-text-v2", "cohere-embed-v3"}[f]
+	return [...]string{"unknown", "anthropic-claude", "amazon-nova", "meta-llama", "mistral", "amazon-titan-embed-text-v2", "cohere-embed-v3", "cohere-embed-v4", "amazon-nova-multimodal-embeddings"}[f]
 }
 
 // embedding reports whether the family answers vectors rather than text.
-func (f family) embedding() bool { return f == famTitanEmbed || f == famCohereEmbed }
+func (f family) embedding() bool {
+	return f == famTitanEmbed || f == famCohereEmbed || f == famCohereEmbedV4 || f == famNovaEmbed
+}
 
 // bedrockModel is what Bedrock documents about one foundation model.
 type bedrockModel struct {
@@ -91,6 +95,19 @@ var bedrockModels = map[string]bedrockModel{
 	// "Max output tokens: 64K" (Bedrock model card, Claude Haiku 4.5).
 	"anthropic.claude-haiku-4-5-20251001-v1:0": {fam: famClaude, maxOut: 64000, profiles: true},
 	"anthropic.claude-opus-4-5-20251101-v1:0":  {fam: famClaude, maxOut: 64000, profiles: true},
+	// Claude 4.6 and later: ids without a date suffix, served on demand
+	// through profiles only; max output from the Anthropic models overview
+	// and the Bedrock model cards (Haiku 5.5: 128K), 64K where not found.
+	"anthropic.claude-opus-4-6-v1": {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-sonnet-4-6":  {fam: famClaude, maxOut: 64000, profiles: true},
+	"anthropic.claude-opus-4-7":    {fam: famClaude, maxOut: 64000, profiles: true},
+	"anthropic.claude-opus-4-8":    {fam: famClaude, maxOut: 64000, profiles: true},
+	"anthropic.claude-opus-5":      {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-opus-5-5":    {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-sonnet-5":    {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-sonnet-5-5":  {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-haiku-5-5":   {fam: famClaude, maxOut: 128000, profiles: true},
+	"anthropic.claude-fable-5":     {fam: famClaude, maxOut: 64000, profiles: true},
 
 	// Nova understanding models: maxTokens "greater than 0, equal or less than 5k"
 	// (https://docs.aws.amazon.com/nova/latest/userguide/complete-request-schema.html);
@@ -129,6 +146,10 @@ var bedrockModels = map[string]bedrockModel{
 	// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed.html
 	"cohere.embed-english-v3":      {fam: famCohereEmbed, inRegion: everywhere},
 	"cohere.embed-multilingual-v3": {fam: famCohereEmbed, inRegion: everywhere},
+	// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed-v4.html
+	"cohere.embed-v4:0": {fam: famCohereEmbedV4, inRegion: everywhere},
+	// https://docs.aws.amazon.com/nova/latest/userguide/embeddings-schema.html
+	"amazon.nova-2-multimodal-embeddings-v1:0": {fam: famNovaEmbed, inRegion: everywhere},
 }
 
 // Titan Text Embeddings V2: dimensions 1024 (default), 512 or 256; inputText up
@@ -137,6 +158,7 @@ var bedrockModels = map[string]bedrockModel{
 const (
 	titanDefaultDims = 1024
 	titanMaxChars    = 50_000
+	titanMaxTokens   = 8192
 )
 
 var titanDims = []int{256, 512, 1024}
@@ -145,9 +167,34 @@ var titanDims = []int{256, 512, 1024}
 // input_type is required; vectors have 1024 dimensions.
 // https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed.html
 const (
-	cohereMaxTexts = 96
-	cohereMaxChars = 2048
-	cohereDims     = 1024
+	cohereMaxTexts  = 96
+	cohereMaxChars  = 2048
+	cohereDims      = 1024
+	cohereMaxTokens = 512 // "512 tokens" per text; truncate NONE (the default) fails a longer one
+)
+
+// Cohere Embed v4: output_dimension 256, 512, 1024 or 1536 (default 1536),
+// up to ~128K tokens, truncate NONE|LEFT|RIGHT, at most 96 texts.
+// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed-v4.html
+const (
+	cohereV4DefaultDims = 1536
+	cohereV4MaxTokens   = 128_000
+)
+
+var cohereV4Dims = []int{256, 512, 1024, 1536}
+
+// Nova Multimodal Embeddings: embeddingDimension 3072 (default), 1024, 384
+// or 256; 8K tokens of text; truncationMode START|END|NONE.
+// https://docs.aws.amazon.com/nova/latest/userguide/embeddings-schema.html,
+// https://docs.aws.amazon.com/nova/latest/userguide/nova-embeddings.html
+const (
+	novaEmbedDefaultDims = 3072
+	novaEmbedMaxTokens   = 8192
+)
+
+var (
+	novaEmbedDims     = []int{256, 384, 1024, 3072}
+	novaEmbedPurposes = []string{"GENERIC_INDEX", "GENERIC_RETRIEVAL", "TEXT_RETRIEVAL", "IMAGE_RETRIEVAL", "VIDEO_RETRIEVAL", "DOCUMENT_RETRIEVAL", "AUDIO_RETRIEVAL", "CLASSIFICATION", "CLUSTERING"}
 )
 
 var cohereInputTypes = []string{"search_document", "search_query", "classification", "clustering"}
@@ -164,6 +211,9 @@ type anthropicModel struct {
 	// cacheMin is the minimum cacheable prompt length in tokens; a shorter
 	// prefix is processed without caching.
 	cacheMin int
+	// fixedSampling: the model refuses temperature, top_p and top_k at
+	// non-default values, whatever the API version (Opus 4.7 and later).
+	fixedSampling bool
 }
 
 // anthropicModels: max output from
@@ -194,6 +244,28 @@ var anthropicModels = map[string]anthropicModel{
 	"claude-haiku-4-5":           {maxOut: 64000, cacheMin: 4096},
 	"claude-opus-4-5-20251101":   {maxOut: 64000, cacheMin: 4096},
 	"claude-opus-4-5":            {maxOut: 64000, cacheMin: 4096},
+	// Current models (checked 2026-12-01): max output 128K for Opus 4.6
+	// and the generation-5 models (https://platform.claude.com/docs/en/about-claude/models/overview,
+	// https://platform.claude.com/docs/en/models/haiku-5-5/overview), 64K for
+	// Sonnet 4.6; 64K where the page was not found (Opus 4.7, 4.8, Fable 5:
+	// the stricter reading). Minimum cacheable length 4096 as for Opus 4.6,
+	// the stricter reading where not documented. Opus 4.7 and later refuse
+	// non-default temperature, top_p and top_k
+	// ("What's new in Claude Opus 4.7", as reported in
+	// https://www.totalum.app/blog/claude-4-deprecation-migration-2026);
+	// the generation-5 models are held to the same rule (stricter reading).
+	"claude-opus-4-6":   {maxOut: 128000, cacheMin: 4096},
+	"claude-sonnet-4-6": {maxOut: 64000, cacheMin: 4096},
+	"claude-opus-4-7":   {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
+	"claude-opus-4-8":   {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
+	"claude-opus-5":     {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-opus-5-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-sonnet-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-sonnet-5-5": {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-haiku-5-5":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-fable-5":    {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
+	"claude-fable-5-1":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-fable-5-2":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
 }
 
 // KnownBedrockModels and KnownAnthropicModels list the ids the simulators hold
@@ -217,8 +289,12 @@ func familyOf(base string) family {
 		return famMistral
 	case strings.HasPrefix(base, "amazon.titan-embed-text-v2"):
 		return famTitanEmbed
+	case strings.HasPrefix(base, "cohere.embed-v4"):
+		return famCohereEmbedV4
 	case strings.HasPrefix(base, "cohere.embed"):
 		return famCohereEmbed
+	case strings.HasPrefix(base, "amazon.nova-2-multimodal-embeddings"):
+		return famNovaEmbed
 	}
 	return famUnknown
 }
@@ -232,8 +308,12 @@ func familyOfBody(body map[string]any) family {
 		return famClaude
 	case has("inputText"):
 		return famTitanEmbed
+	case has("texts") && (has("output_dimension") || has("max_tokens")):
+		return famCohereEmbedV4
 	case has("texts"):
 		return famCohereEmbed
+	case has("taskType"):
+		return famNovaEmbed
 	case has("messages"):
 		return famNova
 	case has("max_gen_len"):

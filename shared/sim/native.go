@@ -147,6 +147,10 @@ func invokeNative(inv invocation, raw json.RawMessage) (answer, error) {
 		return invokeTitanEmbed(inv, raw)
 	case famCohereEmbed:
 		return invokeCohereEmbed(inv, raw)
+	case famCohereEmbedV4:
+		return invokeCohereEmbedV4(inv, raw)
+	case famNovaEmbed:
+		return invokeNovaEmbed(inv, raw)
 	}
 	text := fmt.Sprintf("[simulated] %s reply to record %s", inv.modelID, inv.recordID)
 	return answer{body: map[string]any{"simulated": true, "outputText": text}, out: tokens(text)}, nil
@@ -435,6 +439,10 @@ func invokeTitanEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 	case req.Dimensions != nil && !slices.Contains(titanDims, *req.Dimensions):
 		return answer{}, malformedInput("#/dimensions: %d is not a valid enum value", *req.Dimensions)
 	}
+	if n := tokens(*req.InputText); n > titanMaxTokens {
+		// Titan's wording, as Bedrock answers it.
+		return answer{}, fmt.Errorf("400 Bad Request: Too many input tokens. Max input tokens: %d, request input token count: %d", titanMaxTokens, n)
+	}
 	dims := titanDefaultDims
 	if req.Dimensions != nil {
 		dims = *req.Dimensions
@@ -452,9 +460,14 @@ func invokeCohereEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 		Texts          *[]string `json:"texts"`
 		InputType      *string   `json:"input_type"`
 		EmbeddingTypes []string  `json:"embedding_types"`
+		Truncate       *string   `json:"truncate"`
 	}
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return answer{}, malformedInput("%v", err)
+	}
+	truncate := "NONE"
+	if req.Truncate != nil {
+		truncate = *req.Truncate
 	}
 	switch {
 	case req.Texts == nil:
@@ -471,6 +484,12 @@ func invokeCohereEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 	for i, t := range *req.Texts {
 		if n := len([]rune(t)); n > cohereMaxChars {
 			return answer{}, malformedInput("#/texts/%d: expected maxLength: %d, actual: %d", i, cohereMaxChars, n)
+		}
+		if n := tokens(t); n > cohereMaxTokens {
+			if truncate == "NONE" {
+				return answer{}, fmt.Errorf("texts[%d]: input is %d tokens, more than the model's maximum of %d; with truncate NONE a longer input fails (set truncate to START or END)", i, n, cohereMaxTokens)
+			}
+			t = cutTokens(t, cohereMaxTokens, truncate == "START")
 		}
 		in += tokens(t)
 		vecs = append(vecs, embed(t, cohereDims, true))
@@ -514,8 +533,11 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 	if inv.fam.embedding() {
 		return answer{}, "", errConverseUnsupported
 	}
-	if len(req.Messages) == 0 {
-		return answer{}, "", errors.New("messages: at least one message is required")
+	if err := checkConverseTurns(req); err != nil {
+		return answer{}, "", err
+	}
+	if err := converseSystemAllowed(inv, req); err != nil {
+		return answer{}, "", err
 	}
 	limit := 0
 	if mt := req.InferenceConfig.MaxTokens; mt != nil {
@@ -559,6 +581,20 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 	if capped {
 		stop = "max_tokens"
 	}
+	content := []any{map[string]any{"text": text}}
+	if doc := citedDocument(inv, req); doc != "" && !capped {
+		// Claude answers about a document read with citations on with a
+		// citationsContent block beside its text (shape as recorded in
+		// vercel/ai packages/amazon-bedrock/src/__fixtures__/bedrock-citations-content.json).
+		cited := fmt.Sprintf(" [simulated] as %s says on page 1.", doc)
+		out += tokens(cited)
+		content = append(content, map[string]any{"citationsContent": map[string]any{
+			"citations": []any{map[string]any{"title": doc,
+				"location":      map[string]any{"documentPage": map[string]any{"documentIndex": 0, "start": 1, "end": 2}},
+				"sourceContent": []any{map[string]any{"text": "[simulated] page 1"}}}},
+			"content": []any{map[string]any{"text": cited}},
+		}})
+	}
 	in, read, write := inv.cached(in, cachedPrefix.String())
 	usage := map[string]any{"inputTokens": in, "outputTokens": out, "totalTokens": in + out + read + write}
 	if read > 0 {
@@ -568,9 +604,151 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 		usage["cacheWriteInputTokens"] = write
 	}
 	return answer{in: in, out: out, cacheRead: read, cacheWrite: write, body: map[string]any{
-		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"text": text}}}},
+		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
 		"stopReason": stop,
 		"usage":      usage,
 		"metrics":    map[string]any{"latencyMs": latencyMs},
 	}}, prompt, nil
+}
+
+// cutTokens keeps limit tokens of text (the simulator's 4 bytes a token),
+// dropping its start or its end.
+func cutTokens(text string, limit int, dropStart bool) string {
+	if len(text) <= limit*4 {
+		return text
+	}
+	if dropStart {
+		return strings.ToValidUTF8(text[len(text)-limit*4:], "")
+	}
+	return strings.ToValidUTF8(text[:limit*4], "")
+}
+
+// invokeCohereEmbedV4 answers Cohere Embed v4's body with float vectors by type.
+func invokeCohereEmbedV4(inv invocation, raw json.RawMessage) (answer, error) {
+	var req struct {
+		Texts           *[]string `json:"texts"`
+		InputType       *string   `json:"input_type"`
+		EmbeddingTypes  []string  `json:"embedding_types"`
+		OutputDimension *int      `json:"output_dimension"`
+		MaxTokens       *int      `json:"max_tokens"`
+		Truncate        *string   `json:"truncate"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return answer{}, malformedInput("%v", err)
+	}
+	truncate := "NONE"
+	if req.Truncate != nil {
+		truncate = *req.Truncate
+	}
+	switch {
+	case req.Texts == nil:
+		return answer{}, malformedInput("#: required key [texts] not found")
+	case len(*req.Texts) > cohereMaxTexts:
+		return answer{}, malformedInput("#/texts: expected maxItems: %d, actual: %d", cohereMaxTexts, len(*req.Texts))
+	case req.InputType == nil:
+		return answer{}, malformedInput("#: required key [input_type] not found")
+	case !slices.Contains(cohereInputTypes, *req.InputType):
+		return answer{}, malformedInput("#/input_type: %s is not a valid enum value", *req.InputType)
+	case req.OutputDimension != nil && !slices.Contains(cohereV4Dims, *req.OutputDimension):
+		return answer{}, malformedInput("#/output_dimension: %d is not a valid enum value", *req.OutputDimension)
+	case !slices.Contains([]string{"NONE", "LEFT", "RIGHT"}, truncate):
+		return answer{}, malformedInput("#/truncate: %s is not a valid enum value", truncate)
+	}
+	dims := cohereV4DefaultDims
+	if req.OutputDimension != nil {
+		dims = *req.OutputDimension
+	}
+	limit := cohereV4MaxTokens
+	if req.MaxTokens != nil && *req.MaxTokens > 0 {
+		limit = min(limit, *req.MaxTokens)
+	}
+	var in int64
+	vecs := make([][]float64, 0, len(*req.Texts))
+	for i, t := range *req.Texts {
+		if n := tokens(t); n > int64(limit) {
+			if truncate == "NONE" {
+				return answer{}, fmt.Errorf("texts[%d]: input is %d tokens, more than the maximum of %d; with truncate NONE a longer input fails", i, n, limit)
+			}
+			t = cutTokens(t, limit, truncate == "LEFT")
+		}
+		in += tokens(t)
+		vecs = append(vecs, embed(t, dims, true))
+	}
+	return answer{in: max(1, in), body: map[string]any{
+		"id": inv.msgID, "texts": *req.Texts, "response_type": "embeddings_by_type", "embeddings": map[string]any{"float": vecs},
+	}}, nil
+}
+
+// invokeNovaEmbed answers Nova Multimodal Embeddings' synchronous text body.
+func invokeNovaEmbed(inv invocation, raw json.RawMessage) (answer, error) {
+	var req struct {
+		SchemaVersion *string `json:"schemaVersion"`
+		TaskType      *string `json:"taskType"`
+		Params        *struct {
+			EmbeddingPurpose   *string `json:"embeddingPurpose"`
+			EmbeddingDimension *int    `json:"embeddingDimension"`
+			Text               *struct {
+				TruncationMode *string `json:"truncationMode"`
+				Value          *string `json:"value"`
+			} `json:"text"`
+		} `json:"singleEmbeddingParams"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return answer{}, malformedInput("%v", err)
+	}
+	switch {
+	case req.SchemaVersion != nil && *req.SchemaVersion != "nova-multimodal-embed-v1":
+		return answer{}, malformedInput("#/schemaVersion: %s is not a valid enum value", *req.SchemaVersion)
+	case req.TaskType == nil:
+		return answer{}, malformedInput("#: required key [taskType] not found")
+	case *req.TaskType != "SINGLE_EMBEDDING":
+		return answer{}, malformedInput("#/taskType: synchronous calls take SINGLE_EMBEDDING, got %s", *req.TaskType)
+	case req.Params == nil:
+		return answer{}, malformedInput("#: required key [singleEmbeddingParams] not found")
+	case req.Params.EmbeddingPurpose == nil:
+		return answer{}, malformedInput("#/singleEmbeddingParams: required key [embeddingPurpose] not found")
+	case !slices.Contains(novaEmbedPurposes, *req.Params.EmbeddingPurpose):
+		return answer{}, malformedInput("#/singleEmbeddingParams/embeddingPurpose: %s is not a valid enum value", *req.Params.EmbeddingPurpose)
+	case req.Params.EmbeddingDimension != nil && !slices.Contains(novaEmbedDims, *req.Params.EmbeddingDimension):
+		return answer{}, malformedInput("#/singleEmbeddingParams/embeddingDimension: %d is not a valid enum value", *req.Params.EmbeddingDimension)
+	case req.Params.Text == nil || req.Params.Text.Value == nil:
+		return answer{}, malformedInput("#/singleEmbeddingParams: required key [text] not found (only text is simulated)")
+	}
+	mode := "NONE"
+	if m := req.Params.Text.TruncationMode; m != nil {
+		mode = *m
+	}
+	if !slices.Contains([]string{"START", "END", "NONE"}, mode) {
+		return answer{}, malformedInput("#/singleEmbeddingParams/text/truncationMode: %s is not a valid enum value", mode)
+	}
+	text := *req.Params.Text.Value
+	if n := tokens(text); n > novaEmbedMaxTokens {
+		if mode == "NONE" {
+			return answer{}, fmt.Errorf("text is %d tokens, more than the maximum of %d; with truncationMode NONE a longer input fails", n, novaEmbedMaxTokens)
+		}
+		text = cutTokens(text, novaEmbedMaxTokens, mode == "START")
+	}
+	dims := novaEmbedDefaultDims
+	if d := req.Params.EmbeddingDimension; d != nil {
+		dims = *d
+	}
+	return answer{in: max(1, tokens(text)), body: map[string]any{
+		"embeddings": []any{map[string]any{"embeddingType": "TEXT", "embedding": embed(text, dims, true)}},
+	}}, nil
+}
+
+// citedDocument is the name of the first document a Claude request sends
+// with citations on ("" when none).
+func citedDocument(inv invocation, req converseRequest) string {
+	if !strings.HasPrefix(inv.base, "anthropic.") {
+		return ""
+	}
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if d := b.Document; d != nil && d.Citations != nil && d.Citations.Enabled {
+				return d.Name
+			}
+		}
+	}
+	return ""
 }

@@ -412,3 +412,67 @@ func TestRuntimeNativeClaudeCache(t *testing.T) {
 		t.Errorf("usages %v then %v: want a write, then a read of the same size, apart from input_tokens", first, second)
 	}
 }
+
+// Token limits of embedding models (the simulator counts 4 bytes a token),
+// with truncation where the body asks for it, and the dimension choices of
+// Cohere Embed v4 and Nova Multimodal Embeddings.
+func TestRuntimeEmbeddingTokensAndDimensions(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("w", n) }
+	nova := func(dim, mode, text string) string {
+		return `{"taskType":"SINGLE_EMBEDDING","singleEmbeddingParams":{"embeddingPurpose":"GENERIC_INDEX"` + dim + `,"text":{"truncationMode":"` + mode + `","value":"` + text + `"}}}`
+	}
+	tests := []struct {
+		name, model, body string
+		want              string // error text; "" succeeds
+		dims              int
+		vector            func(out map[string]any) []any
+	}{
+		{name: "Titan over 8,192 tokens", model: "amazon.titan-embed-text-v2:0", body: `{"inputText":"` + long(8192*4+4) + `"}`,
+			want: "Too many input tokens. Max input tokens: 8192, request input token count: 8193"},
+		{name: "Cohere v3 over 512 tokens, truncate NONE", model: "cohere.embed-english-v3", body: `{"texts":["` + long(2048 + 1)[:2048] + `x"],"input_type":"search_document"}`,
+			want: "expected maxLength: 2048"},
+		{name: "Cohere v3 over 512 tokens of multibyte text, NONE fails", model: "cohere.embed-english-v3", body: `{"texts":["` + strings.Repeat("é", 1100) + `"],"input_type":"search_document"}`,
+			want: "more than the model's maximum of 512; with truncate NONE a longer input fails"},
+		{name: "Cohere v3 over 512 tokens, truncate END", model: "cohere.embed-english-v3", body: `{"texts":["` + strings.Repeat("é", 1100) + `"],"input_type":"search_document","truncate":"END"}`,
+			dims: 1024, vector: func(o map[string]any) []any { v, _ := get(o, "embeddings", 0).([]any); return v }},
+		{name: "Cohere v4 256", model: "cohere.embed-v4:0", body: `{"texts":["a","b"],"input_type":"search_query","embedding_types":["float"],"output_dimension":256}`,
+			dims: 256, vector: func(o map[string]any) []any { v, _ := get(o, "embeddings", "float", 1).([]any); return v }},
+		{name: "Cohere v4 default 1536", model: "cohere.embed-v4:0", body: `{"texts":["a"],"input_type":"search_document","embedding_types":["float"]}`,
+			dims: 1536, vector: func(o map[string]any) []any { v, _ := get(o, "embeddings", "float", 0).([]any); return v }},
+		{name: "Cohere v4 300", model: "cohere.embed-v4:0", body: `{"texts":["a"],"input_type":"search_document","output_dimension":300}`, want: "#/output_dimension: 300 is not a valid enum value"},
+		{name: "Cohere v4 truncate END is v3's word", model: "cohere.embed-v4:0", body: `{"texts":["a"],"input_type":"search_document","truncate":"END"}`, want: "#/truncate: END is not a valid enum value"},
+		{name: "Nova default 3072", model: "amazon.nova-2-multimodal-embeddings-v1:0", body: nova("", "NONE", "hello"),
+			dims: 3072, vector: func(o map[string]any) []any { v, _ := get(o, "embeddings", 0, "embedding").([]any); return v }},
+		{name: "Nova 384", model: "amazon.nova-2-multimodal-embeddings-v1:0", body: nova(`,"embeddingDimension":384`, "NONE", "hello"),
+			dims: 384, vector: func(o map[string]any) []any { v, _ := get(o, "embeddings", 0, "embedding").([]any); return v }},
+		{name: "Nova 512", model: "amazon.nova-2-multimodal-embeddings-v1:0", body: nova(`,"embeddingDimension":512`, "NONE", "hello"), want: "embeddingDimension: 512 is not a valid enum value"},
+		{name: "Nova over 8,192 tokens, NONE", model: "amazon.nova-2-multimodal-embeddings-v1:0", body: nova("", "NONE", long(8192*4+4)), want: "with truncationMode NONE a longer input fails"},
+		{name: "Nova over 8,192 tokens, END", model: "amazon.nova-2-multimodal-embeddings-v1:0", body: nova(`,"embeddingDimension":256`, "END", long(8192*4+4)),
+			dims: 256, vector: func(o map[string]any) []any { v, _ := get(o, "embeddings", 0, "embedding").([]any); return v }},
+	}
+	c := newRuntime(t, &sim.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := invoke(c, tc.model, tc.body)
+			if tc.want != "" {
+				if got := validationMessage(t, err); !strings.Contains(got, tc.want) {
+					t.Errorf("message %q, want it to contain %q", got, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var o map[string]any
+			if err := json.Unmarshal(out.Body, &o); err != nil {
+				t.Fatal(err)
+			}
+			if v := tc.vector(o); len(v) != tc.dims {
+				t.Errorf("vector of %d dimensions, want %d: %.200s", len(v), tc.dims, out.Body)
+			}
+			if in, _ := headerTokens(t, out); in <= 0 {
+				t.Errorf("input tokens %d", in)
+			}
+		})
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	mrand "math/rand/v2"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -52,8 +53,13 @@ type SageMakerSim struct {
 	Blobs blob.Store
 	// Emit receives each SNS-to-Lambda event (JSON) of an async inference.
 	Emit func(ctx context.Context, event []byte)
-	// Endpoints are the endpoints that exist; nil means any name exists.
+	// Endpoints are the endpoints that exist; nil (and no EndpointConfigs) means any name exists.
 	Endpoints []string
+	// EndpointConfigs declare endpoints with variants, async scale-to-zero and
+	// scaling limits (sagemaker_endpoints.go); a name only in Endpoints gets one variant.
+	EndpointConfigs []SageMakerEndpoint
+	// Seed drives the weighted variant choice: the same seed, the same routing.
+	Seed uint64
 	// OutputPrefix and FailurePrefix are the endpoint's AsyncInferenceConfig S3 paths.
 	OutputPrefix, FailurePrefix string
 	// SuccessTopicARN and ErrorTopicARN name the topics in the notifications.
@@ -83,6 +89,9 @@ type SageMakerSim struct {
 	mux    *http.ServeMux
 	// accepted are the async inferences answered 202 (guarded by mu), for Inventory.
 	accepted []*heldAsync
+	// endpoints and rng are the endpoint state and the variant draw (guarded by mu).
+	endpoints map[string]*smEndpoint
+	rng       *mrand.Rand
 }
 
 // Defaults of a SageMakerSim.
@@ -120,11 +129,15 @@ func (s *SageMakerSim) init() {
 		}
 		s.Log = s.Log.With("component", "sagemaker-sim")
 		s.faults, s.calls = map[string][]string{}, map[string]int{}
+		s.initEndpoints()
 		s.ctx, s.cancel = context.WithCancel(context.Background())
 		s.mux = http.NewServeMux()
 		s.mux.HandleFunc("POST /endpoints/{name}/async-invocations", s.invokeAsync)
 		s.mux.HandleFunc("POST /endpoints/{name}/invocations", s.invoke)
 		s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			if s.serveControl(w, r) {
+				return
+			}
 			writeError(w, http.StatusNotFound, "UnknownOperationException",
 				fmt.Sprintf("the SageMaker runtime simulator does not implement %s %s", r.Method, r.URL.Path))
 		})
@@ -176,15 +189,9 @@ func (s *SageMakerSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *SageMakerSim) known(name string) bool {
-	if s.Endpoints == nil {
-		return true
-	}
-	for _, e := range s.Endpoints {
-		if e == name {
-			return true
-		}
-	}
-	return false
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endpoint(name) != nil
 }
 
 // sageMakerError answers in the REST-JSON error shape of the runtime API.
@@ -275,9 +282,16 @@ func (s *SageMakerSim) invokeAsync(w http.ResponseWriter, r *http.Request) {
 
 	req := asyncReq{endpoint: name, id: id, input: input, body: body, contentType: ct, accept: accept, out: out, fail: fail, received: time.Now().UTC()}
 	req.held = s.track(id, name)
+	ready, done := s.awaitCapacity(name)
 	s.async.Add(1)
 	go func() {
 		defer s.async.Done()
+		// A scaled-to-zero endpoint holds the request until its first instance serves.
+		select {
+		case <-ready:
+		case <-s.ctx.Done():
+		}
+		done()
 		if s.AsyncDelay > 0 {
 			t := time.NewTimer(s.AsyncDelay)
 			select {
@@ -444,11 +458,17 @@ func (s *SageMakerSim) invoke(w http.ResponseWriter, r *http.Request) {
 		sageMakerError(w, "ValidationError", "Request payload is over 6 MB", nil)
 		return
 	}
-	ct, out := s.model(name, r.Header.Get("Content-Type"), body)
-	variant := r.Header.Get("X-Amzn-SageMaker-Target-Variant")
-	if variant == "" {
-		variant = "AllTraffic"
+	target := r.Header.Get("X-Amzn-SageMaker-Target-Variant")
+	variant, ok := s.pickVariant(name, target)
+	if !ok {
+		if target != "" {
+			sageMakerError(w, "ValidationError", fmt.Sprintf("Endpoint %s does not have a production variant named %s.", name, target), nil)
+		} else {
+			sageMakerError(w, "ValidationError", fmt.Sprintf("Endpoint %s has no production variant with a weight above 0.", name), nil)
+		}
+		return
 	}
+	ct, out := s.model(name, r.Header.Get("Content-Type"), body)
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("X-Amzn-Invoked-Production-Variant", variant)
 	w.WriteHeader(http.StatusOK)

@@ -47,6 +47,10 @@ type RecordQuery struct {
 }
 
 // Store persists jobs and results. Every read hides items whose ExpiresAt has passed.
+// MaxGetRecords bounds the ids of one GetRecords call (DynamoDB's
+// BatchGetItem takes 100 keys).
+const MaxGetRecords = 100
+
 type Store interface {
 	// CreateJob stores a new job; ErrExists when the id is taken by a live job.
 	// It sets j.Version to 1 and fills a zero CreatedAt with now and a zero
@@ -72,6 +76,9 @@ type Store interface {
 	PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error
 	// ListRecords pages through a job's results, shard by shard, by record id.
 	ListRecords(ctx context.Context, jobID string, shards int, q RecordQuery) (recs []job.Record, next string, err error)
+	// GetRecords returns the job's live results with these ids (at most
+	// MaxGetRecords), in no particular order; absent ids are left out.
+	GetRecords(ctx context.Context, jobID string, shards int, ids []string) ([]job.Record, error)
 	// RefOwner names the job and part a provider Ref was attached to. CreateJob
 	// and UpdateJob record every part Ref they store (the first holder wins and
 	// the entry outlives the job by RefTTL), so a service looking for the

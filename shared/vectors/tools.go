@@ -70,8 +70,9 @@ func (t *Tools) Search(ctx context.Context, r SearchRequest) (index.Info, []inde
 
 func (t *Tools) embedQuery(ctx context.Context, info index.Info, text string) ([]float32, error) {
 	ep := &job.EmbedParams{Dimensions: info.Dimension}
-	if bedrock.EmbedFamilyOf(info.Model) == bedrock.CohereEmbed {
-		ep.InputType = job.InputSearchQuery
+	switch bedrock.EmbedFamilyOf(info.Model) {
+	case bedrock.CohereEmbed, bedrock.CohereEmbedV4, bedrock.NovaEmbed:
+		ep.InputType = job.InputSearchQuery // the query side of a search
 	}
 	id := info.Model
 	if t.ModelID != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/index"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -202,7 +203,7 @@ func (s *Sink) WriteJob(ctx context.Context, j *job.Job) error {
 		}
 		if len(vecs) > 0 {
 			if err := s.Index.Put(ctx, ref, vecs); err != nil {
-				return fmt.Errorf("put %d vectors of %s into index %q: %w", len(vecs), j.ID, j.Index.Name, err)
+				return refusal(j, fmt.Errorf("put %d vectors of %s into index %q: %w", len(vecs), j.ID, j.Index.Name, err))
 			}
 			n += len(vecs)
 		}
@@ -225,6 +226,19 @@ func (s *Sink) output(ctx context.Context, r job.Record) ([]byte, error) {
 	}
 	defer rc.Close()
 	return io.ReadAll(rc)
+}
+
+// refusal classifies a failed write: an index that no longer exists or that
+// refuses the vectors (limits, its catalog entry) never takes them, whatever
+// the retries; anything else may pass on a retry.
+func refusal(j *job.Job, err error) error {
+	switch {
+	case errors.Is(err, index.ErrNotFound):
+		return &batch.VectorsRefusedError{Index: j.Index.Name, Reason: "the index was deleted while the job ran"}
+	case errors.Is(err, index.ErrInvalid):
+		return &batch.VectorsRefusedError{Index: j.Index.Name, Reason: err.Error()}
+	}
+	return err
 }
 
 // CommitJob records that the job's vectors are a complete set.

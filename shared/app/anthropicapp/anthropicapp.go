@@ -196,6 +196,11 @@ func (a *AnthropicProvider) EncodeRecord(i int, model string, in job.Input, p jo
 	return anthropic.EncodeRecordAt(i, model, in, p)
 }
 
+// CheckParams refuses settings the API version this suite sends refuses.
+func (a *AnthropicProvider) CheckParams(model string, p job.Params) error {
+	return anthropic.CheckParams(model, p)
+}
+
 // ParseOutputLine parses one results line.
 func (a *AnthropicProvider) ParseOutputLine(line []byte) (job.Record, error) {
 	return anthropic.ParseResultLine(line)

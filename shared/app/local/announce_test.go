@@ -127,7 +127,7 @@ func TestWebhookDelivery(t *testing.T) {
 	for i := range recs {
 		recs[i] = job.Input{Prompt: fmt.Sprintf("Summarise document %d.", i)}
 	}
-	j, err := l.Service.Submit(ctx, batch.SubmitRequest{Owner: "local-dev", Model: "anthropic.claude-3-5-haiku-20241022-v1:0", Name: "hooked", Records: recs, Notify: &n})
+	j, err := l.Service.Submit(ctx, batch.SubmitRequest{Owner: "local-dev", Model: "anthropic.claude-haiku-4-5-20251001-v1:0", Name: "hooked", Records: recs, Notify: &n})
 	if err != nil {
 		t.Fatal(err)
 	}

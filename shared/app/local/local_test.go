@@ -23,7 +23,10 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
-const haiku = "anthropic.claude-3-5-haiku-20241022-v1:0"
+const haiku = "anthropic.claude-haiku-4-5-20251001-v1:0"
+
+// textOnly is a current default model that reads no images.
+const textOnly = "meta.llama3-3-70b-instruct-v1:0"
 
 type suite struct {
 	t   *testing.T
@@ -259,7 +262,7 @@ func TestToolInputErrors(t *testing.T) {
 		{"ttl too long", "submit_batch", map[string]any{"model": haiku, "records": records(100), "ttl_days": 400}, []string{"ttl_days", "1..365"}},
 		{"ttl negative", "submit_batch", map[string]any{"model": haiku, "records": records(100), "ttl_days": -1}, []string{"ttl_days"}},
 		{"model not allowed", "submit_batch", map[string]any{"model": "meta.llama3-70b", "records": records(100)}, []string{"model", haiku}},
-		{"max_tokens", "submit_batch", map[string]any{"model": haiku, "records": records(100), "max_tokens": 100000}, []string{"max_tokens", "1..8192", haiku}},
+		{"max_tokens", "submit_batch", map[string]any{"model": haiku, "records": records(100), "max_tokens": 100000}, []string{"max_tokens", "1..64000", haiku}},
 		{"unknown job", "get_job", map[string]any{"job_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, []string{"job not found"}},
 		{"junk job id", "get_job", map[string]any{"job_id": "../../etc"}, []string{"job not found"}},
 		{"unknown job results", "get_job_results", map[string]any{"job_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, []string{"job not found"}},

@@ -74,7 +74,7 @@ func TestMediaBodiesGolden(t *testing.T) {
 
 	doc := map[string]any{"type": "document", "title": "Invoice", "source": map[string]any{"type": "s3", "uri": pdf}}
 	arecs := []map[string]any{imageRecord("a-0", b64Image("image/png", inline), s3Image(uri), doc)}
-	h = call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": "claude-sonnet-4-5", "provider": "anthropic", "records": arecs, "max_tokens": 200})
+	h = call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": "claude-sonnet-4-6", "provider": "anthropic", "records": arecs, "max_tokens": 200})
 	golden(t, "anthropic-request.golden.jsonl", s.firstInputLine(h.JobID))
 	s.l.Anthropic.Step()
 	s.reconcile()

@@ -150,7 +150,7 @@ func TestImagesOnDemandAndBatch(t *testing.T) {
 		}
 	}
 
-	msg := toolErr(t, cs, "submit_batch", map[string]any{"model": haiku, "records": recs[:20], "mode": "on_demand"})
+	msg := toolErr(t, cs, "submit_batch", map[string]any{"model": textOnly, "records": recs[:20], "mode": "on_demand"})
 	for _, w := range []string{`record "b-000"`, "records[0].messages[0].content[0]", "does not accept image input"} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("text-only model: error %q lacks %q", msg, w)
@@ -177,7 +177,7 @@ func TestImageBadInput(t *testing.T) {
 		block             []map[string]any
 		want              []string
 	}{
-		{"text-only model", haiku, "on_demand", []map[string]any{b64Image("image/png", good)}, []string{"content[0]", "does not accept image input"}},
+		{"text-only model", textOnly, "on_demand", []map[string]any{b64Image("image/png", good)}, []string{"content[0]", "does not accept image input"}},
 		{"truncated image", sonnet45, "on_demand", []map[string]any{b64Image("image/png", good[:len(good)-20])}, []string{"content[0]", "truncated"}},
 		{"format contradicted", sonnet45, "on_demand", []map[string]any{b64Image("image/jpeg", good)}, []string{"content[0]", "image/jpeg"}},
 		{"over the pixel limit", sonnet45, "on_demand", []map[string]any{b64Image("image/png", pngOf(t, 8001, 2, false))}, []string{"content[0]", "8001x2", "limit: bedrock-converse: image at most 8000x8000 px"}},
@@ -186,7 +186,8 @@ func TestImageBadInput(t *testing.T) {
 		{"another caller's upload", sonnet45, "on_demand", []map[string]any{s3Image(theirs)}, []string{"content[0].source.uri", "no such object in your upload area"}},
 		{"missing upload", sonnet45, "on_demand", []map[string]any{s3Image(strings.TrimSuffix(mine, ".png") + "x.png")}, []string{"content[0].source.uri", "no such object in your upload area"}},
 		{"image without a source", sonnet45, "on_demand", []map[string]any{{"type": "image"}}, []string{"content[0]", "source"}},
-		{"document in a Bedrock batch", sonnet45, "batch", []map[string]any{{"type": "document", "source": map[string]any{"type": "base64", "media_type": "text/plain", "data": base64.StdEncoding.EncodeToString([]byte("hello"))}}}, []string{"content[0]", "limit: bedrock-batch-claude accepts no document blocks", "mode on_demand"}},
+		// Bedrock batch jobs carry documents now (Converse-type jobs), under Converse's rules.
+		{"document named against Converse's rule in a Bedrock batch", sonnet45, "batch", []map[string]any{{"type": "document", "name": "invoice #1", "source": map[string]any{"type": "base64", "media_type": "text/plain", "data": base64.StdEncoding.EncodeToString([]byte("hello"))}}}, []string{"content[0].name", "Converse document name"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,21 +3,45 @@ package local
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	sdksm "github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/aws/aws-sdk-go-v2/service/sagemakerruntime"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
+	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker/smcontrol"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // SimEndpoints are the endpoints make dev allows and simulates when
-// MCPBATCH_SAGEMAKER_ENDPOINTS is not set.
-var SimEndpoints = []string{"demo-async", "demo-realtime"}
+// MCPBATCH_SAGEMAKER_ENDPOINTS is not set: an async endpoint with one
+// instance, a real-time one, a real-time canary pair at 90/10 and an async
+// endpoint scaled to zero (its first request waits for a simulated start).
+var SimEndpoints = []string{"demo-async", "demo-realtime", "demo-canary", "demo-async-zero"}
+
+// simEndpointConfigs are the variants and scaling of the simulated endpoints;
+// start is how long the scaled-to-zero endpoint takes to start an instance.
+func simEndpointConfigs(start time.Duration) []sim.SageMakerEndpoint {
+	return []sim.SageMakerEndpoint{
+		{Name: "demo-async", Async: true, MinCapacity: 0, MaxCapacity: 2},
+		{Name: "demo-realtime"},
+		{Name: "demo-canary", MinCapacity: 1, MaxCapacity: 4, Variants: []sim.SageMakerVariant{
+			{Name: "primary", Weight: 90, Instances: 1}, {Name: "canary", Weight: 10, Instances: 1}}},
+		{Name: "demo-async-zero", Async: true, MinCapacity: 0, MaxCapacity: 2, StartDelay: start,
+			Variants: []sim.SageMakerVariant{{Name: "AllTraffic", Weight: 1, Instances: 0}}},
+	}
+}
+
+// DevOperators may shift traffic in make dev when MCPBATCH_SAGEMAKER_OPERATORS
+// is not set: the dev key's owner and the -auth none caller.
+var DevOperators = []string{DevKeyName, "local-dev"}
 
 // SageMakerLocal is make dev's SageMaker: the runtime simulator on a loopback
 // port, reached by the real sagemakerruntime client; its SNS notifications go
@@ -34,8 +58,12 @@ func (l *Suite) startSageMaker(o Options, blobs blob.Store, d *graph.Deps) error
 	if len(endpoints) == 0 {
 		endpoints = SimEndpoints
 	}
+	operators := config.List(os.Getenv(config.EnvSageMakerOperators))
+	if len(operators) == 0 {
+		operators = DevOperators
+	}
 	s := &sim.SageMakerSim{
-		Blobs: blobs, Log: o.Log, Endpoints: endpoints, AsyncDelay: o.StepDelay,
+		Blobs: blobs, Log: o.Log, Endpoints: endpoints, AsyncDelay: o.StepDelay, EndpointConfigs: simEndpointConfigs(2 * o.StepDelay),
 		OutputPrefix:  blob.Join(Bucket, config.SageMakerOutputPrefix),
 		FailurePrefix: blob.Join(Bucket, config.SageMakerFailurePrefix),
 		Emit:          func(_ context.Context, ev []byte) { l.Bus.Send(ev) },
@@ -44,12 +72,18 @@ func (l *Suite) startSageMaker(o Options, blobs blob.Store, d *graph.Deps) error
 	if err != nil {
 		return err
 	}
-	client := sagemakerruntime.NewFromConfig(aws.Config{
-		Region:      sim.DefaultRegion,
-		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
-	}, func(opts *sagemakerruntime.Options) { opts.BaseEndpoint = aws.String(url) })
-	d.SageMakerRuntime = sagemaker.New(client, o.Log)
+	// The real SDK clients, every one pointed at the simulator.
+	cfg := aws.Config{
+		Region:       sim.DefaultRegion,
+		Credentials:  credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
+		BaseEndpoint: aws.String(url),
+	}
+	d.SageMakerRuntime = sagemaker.New(sagemakerruntime.NewFromConfig(cfg), o.Log)
+	d.SageMakerControl = &smcontrol.Control{
+		SageMaker: sdksm.NewFromConfig(cfg), Scaling: applicationautoscaling.NewFromConfig(cfg), Metrics: cloudwatch.NewFromConfig(cfg),
+	}
 	d.SageMakerEndpoints = endpoints
+	d.SageMakerOperators = operators
 	l.SageMaker = &SageMakerLocal{Sim: s, URL: url}
 	return nil
 }

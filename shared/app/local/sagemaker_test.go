@@ -175,7 +175,7 @@ func TestSageMakerBadInput(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"invoke_endpoint_async", map[string]any{"endpoint_name": "prod-secret", "body": "x", "content_type": "text/plain"}, `endpoint_name: "prod-secret" is not allowed here; allowed endpoints: demo-async, demo-realtime`},
+		{"invoke_endpoint_async", map[string]any{"endpoint_name": "prod-secret", "body": "x", "content_type": "text/plain"}, `endpoint_name: "prod-secret" is not allowed here; allowed endpoints: demo-async, demo-realtime, demo-canary, demo-async-zero`},
 		{"invoke_endpoint", map[string]any{"endpoint_name": "prod-secret", "body": "x", "content_type": "text/plain"}, `endpoint_name: "prod-secret" is not allowed`},
 		{"invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "content_type": "text/plain"}, "body: required"},
 		{"invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "body": "x", "input_uri": "s3://b/k", "content_type": "text/plain"}, "body: give body or input_uri, not both"},
@@ -242,7 +242,7 @@ func TestSageMakerRealtimeThroughMCP(t *testing.T) {
 // ends the job failed, with the refusal as its one result and a clear tool error.
 func TestSageMakerRefusedInvocation(t *testing.T) {
 	s := newSuite(t)
-	s.l.SageMaker.Sim.Endpoints = []string{"demo-realtime"} // demo-async is allowed but does not exist
+	s.l.SageMaker.Sim.DeleteEndpoint("demo-async") // demo-async is allowed but does not exist
 	cs := s.client("alice")
 	msg := toolErr(t, cs, "invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "body": "x", "content_type": "text/plain"})
 	if !strings.Contains(msg, "SageMaker refused the request (ValidationError, not retried)") || !strings.Contains(msg, "demo-async") {

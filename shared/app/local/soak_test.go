@@ -1,6 +1,7 @@
 package local_test
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -8,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"image"
+	"image/png"
 	"io"
 	"log/slog"
 	"maps"
@@ -25,10 +28,12 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/index"
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/retry"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	"github.com/mcpbatch/mcpbatch/shared/store"
@@ -50,7 +55,7 @@ const (
 	soakSeedEnv     = "MCPBATCH_SOAK_SEED"
 	soakDefaultSeed = 20261130
 	soakOwner       = "soak"
-	soakJobs        = 200
+	soakJobs        = 224
 	// soakBound bounds the wait for every job to end; a job still running
 	// then is a failure, not a longer wait.
 	soakBound = 120 * time.Second
@@ -71,6 +76,7 @@ var soakRates = map[string]float64{
 	"kill_submit": 0.08, "kill_ingest": 0.15, "kill_ondemand": 0.15,
 	"cancel_during_submit": 0.03, "cancel_after": 0.05,
 	"throttle_bedrock": 0.10, "busy_anthropic": 0.10, "throttle_runtime": 0.10, "fail_sagemaker": 0.10,
+	"delete_index": 0.30, "swap_media": 0.30, "retry": 0.60,
 }
 
 const soakFaultsEnv = "MCPBATCH_SOAK_FAULTS"
@@ -115,6 +121,9 @@ const (
 	fReconOverlap  = "reconciler runs overlapping another"
 	fReconErr      = "reconciler runs that returned an error"
 	fClockJump     = "clock jumps of 20 min while no job moved"
+	fDeleteIndex   = "vector index deleted while its embedding job ran"
+	fSwapMedia     = "image upload replaced after its check (media job)"
+	fRetry         = "retry_failed of a finished job (merged view checked)"
 )
 
 // chaos makes the fault decisions and counts the faults.
@@ -468,6 +477,12 @@ const (
 	kAnthropic = "anthropic"
 	kOnDemand  = "bedrock on-demand"
 	kSageMaker = "sagemaker async"
+	kEmbed     = "embedding to index"
+	kMedia     = "media on-demand"
+	kRetry     = "retry_failed"
+	// soakEmbedModel and soakVisionModel run on demand; the second reads images.
+	soakEmbedModel  = "cohere.embed-english-v3"
+	soakVisionModel = "anthropic.claude-sonnet-4-5-20250929-v1:0"
 )
 
 func soakPlan(c *chaos) []soakItem {
@@ -480,6 +495,8 @@ func soakPlan(c *chaos) []soakItem {
 		{kAnthropic, 60, 2, 30},
 		{kOnDemand, 50, 2, 20},
 		{kSageMaker, 40, 1, 1},
+		{kEmbed, 12, 2, 12},
+		{kMedia, 12, 2, 5},
 	}
 	var plan []soakItem
 	for _, m := range mix {
@@ -508,6 +525,10 @@ func soakPlan(c *chaos) []soakItem {
 			it.model = haiku
 		case kSageMaker:
 			it.model = local.SimEndpoints[0]
+		case kEmbed:
+			it.model = soakEmbedModel
+		case kMedia:
+			it.model = soakVisionModel
 		}
 		if it.kind != kSageMaker && c.roll("cancel-after", key) < c.rate("cancel_after") {
 			it.cancelAt = time.Duration(1+c.roll("cancel-after-at", key)*300) * time.Millisecond
@@ -664,6 +685,9 @@ func TestChaosSoak(t *testing.T) {
 					subErrs = append(subErrs, fmt.Sprintf("%s (%s): %v", soakName(k), it.kind, err))
 					errMu.Unlock()
 				}
+				if id != "" {
+					mediaFaults(ctx, l, c, it, &cancelWG)
+				}
 				if id != "" && it.cancelAt > 0 {
 					cancelWG.Add(1)
 					time.AfterFunc(it.cancelAt, func() {
@@ -685,28 +709,50 @@ func TestChaosSoak(t *testing.T) {
 	// Wait for every job to end, the reconcilers still running as the backstop.
 	// A job that has not moved for soakStall is stuck: waiting longer only
 	// makes a failing soak slower.
-	deadline := time.Now().Add(soakBound)
 	var jobs []*job.Job
-	lastMove, last, jumps := time.Now(), "", 0
-	for {
-		jobs = listSoakJobs(t, ctx, l)
-		if len(jobs) >= len(plan) && allTerminal(jobs) || time.Now().After(deadline) {
-			break
-		}
-		if fp := fingerprint(jobs); fp != last {
-			last, lastMove = fp, time.Now()
-		} else if time.Since(lastMove) > soakStall {
-			if jumps == soakJumps {
-				t.Logf("no job moved for %s after %d clock jumps: the jobs still running are stuck", soakStall, jumps)
-				break
+	waitEnd := func(want int) { // each wait may jump the clocks soakJumps times
+		deadline := time.Now().Add(soakBound)
+		lastMove, last, jumps := time.Now(), "", 0
+		for {
+			jobs = listSoakJobs(t, ctx, l)
+			if len(jobs) >= want && allTerminal(jobs) || time.Now().After(deadline) {
+				return
 			}
-			jumps++
-			offset.Add(int64(soakJump))
-			c.count(fClockJump)
-			lastMove = time.Now()
+			if fp := fingerprint(jobs); fp != last {
+				last, lastMove = fp, time.Now()
+			} else if time.Since(lastMove) > soakStall {
+				if jumps == soakJumps {
+					t.Logf("no job moved for %s after %d clock jumps: the jobs still running are stuck", soakStall, jumps)
+					return
+				}
+				jumps++
+				offset.Add(int64(soakJump))
+				c.count(fClockJump)
+				lastMove = time.Now()
+			}
+			sleep(ctx, 200*time.Millisecond)
 		}
-		sleep(ctx, 200*time.Millisecond)
 	}
+	waitEnd(len(plan))
+	// Then retry_failed some finished jobs with failed records (the same
+	// faults apply to the retries), and wait for those too.
+	retries := 0
+	for _, j := range jobs {
+		if j.Provider == job.ProviderSageMaker || j.Failed == 0 || j.Status == job.StatusCancelled || !j.Status.Terminal() ||
+			c.roll("retry", j.ID) >= c.rate("retry") {
+			continue
+		}
+		c.count(fRetry)
+		c.note(j.ID, "retry_failed")
+		if _, _, err := l.Service.Retry.Retry(ctx, retry.Request{Owner: soakOwner, JobID: j.ID}); err != nil {
+			errMu.Lock()
+			subErrs = append(subErrs, fmt.Sprintf("retry_failed of %s (%s): %v", j.ID, j.Name, err))
+			errMu.Unlock()
+			continue
+		}
+		retries++
+	}
+	waitEnd(len(plan) + retries)
 	stopRecon()
 	reconWG.Wait()
 	l.Bus.Wait()
@@ -748,6 +794,22 @@ func submitSoak(ctx context.Context, l *local.Suite, it soakItem) (string, error
 	}
 	req := batch.SubmitRequest{Owner: soakOwner, Model: it.model, Name: soakName(it.k), Records: recs, Params: job.Params{MaxTokens: 256}}
 	switch it.kind {
+	case kEmbed:
+		for i := range recs {
+			recs[i] = job.Input{ID: recs[i].ID, Text: recs[i].Prompt, Metadata: map[string]any{"job": float64(it.k)}}
+		}
+		req.Params = job.Params{}
+		req.Provider, req.Mode, req.Index = job.ProviderBedrock, job.ModeOnDemand, &batch.IndexRequest{Name: soakIndex(it.k)}
+	case kMedia:
+		for i := range recs {
+			uri := soakImage(l, it.k, i)
+			if _, err := l.Blobs.Put(ctx, uri, bytes.NewReader(soakPNG(1+i%3)), "image/png"); err != nil {
+				return "", err
+			}
+			recs[i].Prompt = ""
+			recs[i].Messages = json.RawMessage(`[{"role":"user","content":[{"type":"image","source":{"type":"s3","uri":"` + uri + `"}},{"type":"text","text":"What colour?"}]}]`)
+		}
+		req.Provider, req.Mode = job.ProviderBedrock, job.ModeOnDemand
 	case kBedrock:
 		req.Provider, req.Mode = job.ProviderBedrock, job.ModeBatch
 	case kOnDemand:
@@ -833,6 +895,12 @@ func (r *soakReport) jobProblem(what, jobID, detail string) {
 
 func kindOf(j *job.Job) string {
 	switch {
+	case j.RetryOf != "":
+		return kRetry
+	case j.Index != nil:
+		return kEmbed
+	case j.Model == soakVisionModel:
+		return kMedia
 	case j.Provider == job.ProviderSageMaker:
 		return kSageMaker
 	case j.Provider == job.ProviderAnthropic:
@@ -894,8 +962,112 @@ func account(t *testing.T, ctx context.Context, l *local.Suite, c *chaos, plan [
 		r.lost += want - sage
 		r.problem("SageMaker jobs missing", fmt.Sprintf("%d stored, %d submitted", sage, want))
 	}
+	checkRetries(t, ctx, l, r, jobs)
 	checkInventories(l, r, jobs)
 	return r
+}
+
+// checkRetries: a retry holds exactly its parent's failed records; the merged
+// view of the parent lists each of the parent's results once, the retried
+// ones from the retry.
+func checkRetries(t *testing.T, ctx context.Context, l *local.Suite, r *soakReport, jobs []*job.Job) {
+	t.Helper()
+	byID := map[string]*job.Job{}
+	for _, j := range jobs {
+		byID[j.ID] = j
+	}
+	for _, child := range jobs {
+		parent := byID[child.RetryOf]
+		if child.RetryOf == "" || parent == nil {
+			continue
+		}
+		r.submitted += child.RecordCount
+		want := map[string]bool{}
+		stored := 0
+		q := store.RecordQuery{Limit: job.MaxPageSize}
+		for {
+			recs, next, err := l.Service.Core.Store.ListRecords(ctx, parent.ID, parent.Shards, q)
+			if err != nil {
+				t.Fatalf("list results of %s: %v", parent.ID, err)
+			}
+			for _, rec := range recs {
+				stored++
+				if rec.Status == job.RecordFailed {
+					want[rec.ID] = true
+				}
+			}
+			if next == "" {
+				break
+			}
+			q.Cursor = next
+		}
+		checkJob(t, ctx, l, r, child, kRetry, want)
+		seen := map[string]int{}
+		fromChild := 0
+		cursor := ""
+		for {
+			p, err := l.Service.Retry.LatestResults(ctx, soakOwner, service.ResultsQuery{JobID: parent.ID, Cursor: cursor, Limit: 97})
+			if err != nil {
+				t.Fatalf("merged results of %s: %v", parent.ID, err)
+			}
+			for _, rec := range p.Records {
+				seen[rec.ID]++
+				if rec.JobID == child.ID {
+					fromChild++
+				}
+			}
+			if cursor = p.Next; cursor == "" {
+				break
+			}
+		}
+		for id, n := range seen {
+			if n > 1 {
+				r.double += n - 1
+				r.jobProblem("merged view lists a record twice", parent.ID, fmt.Sprintf("record %q ×%d", id, n))
+			}
+		}
+		if len(seen) != stored || fromChild != child.Succeeded+child.Failed {
+			r.jobProblem("merged view differs", parent.ID, fmt.Sprintf("%d records listed of %d stored; %d from retry %s, which stored %d",
+				len(seen), stored, fromChild, child.ID, child.Succeeded+child.Failed))
+		}
+	}
+}
+
+// mediaFaults: an embedding job's index deleted while the job runs, and a
+// media job's first image replaced after the submit checked it.
+func mediaFaults(ctx context.Context, l *local.Suite, c *chaos, it soakItem, wg *sync.WaitGroup) {
+	key := strconv.Itoa(it.k)
+	after := time.Duration(1+c.roll("media-fault-at", key)*40) * time.Millisecond
+	switch {
+	case it.kind == kEmbed && c.roll("delete-index", key) < c.rate("delete_index"):
+		wg.Add(1)
+		time.AfterFunc(after, func() {
+			defer wg.Done()
+			c.count(fDeleteIndex)
+			_ = l.Vectors.Index.DeleteIndex(ctx, index.Ref{Owner: soakOwner, Name: soakIndex(it.k)})
+		})
+	case it.kind == kMedia && c.roll("swap-media", key) < c.rate("swap_media"):
+		// At once: the run has most likely not read it yet.
+		c.count(fSwapMedia)
+		_, _ = l.Blobs.Put(ctx, soakImage(l, it.k, 0), bytes.NewReader(soakPNG(9)), "image/png")
+	}
+}
+
+func soakIndex(k int) string { return fmt.Sprintf("soak-%03d", k) }
+
+func soakImage(l *local.Suite, k, i int) string {
+	return batch.UploadArea(l.Service.Core.Bucket, soakOwner) + fmt.Sprintf("soak-%03d/img-%d.png", k, i)
+}
+
+// soakPNG is a w×w PNG of one colour.
+func soakPNG(w int) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, w, w))
+	for i := range img.Pix {
+		img.Pix[i] = byte(40 * w)
+	}
+	var b bytes.Buffer
+	_ = png.Encode(&b, img)
+	return b.Bytes()
 }
 
 func countKind(plan []soakItem, kind string) int {
@@ -1051,7 +1223,8 @@ func (r *soakReport) print(t *testing.T, seed uint64, faults map[string]int, run
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nchaos soak, seed %d: %d jobs, %s (submits %s)\n\nFAULTS\n", seed, soakJobs, took.Round(100*time.Millisecond), submitting.Round(100*time.Millisecond))
 	for _, f := range []string{fDup, fDelay, fDropProvider, fDropInternal, fThrottle, fBusy, fRuntimeThrot, fSageFail,
-		fKillSubmit, fKillIngest, fKillOnDemand, fCancelInFlite, fCancelAfter, fRecon, fReconOverlap, fReconErr, fClockJump} {
+		fKillSubmit, fKillIngest, fKillOnDemand, fCancelInFlite, fCancelAfter, fRecon, fReconOverlap, fReconErr, fClockJump,
+		fDeleteIndex, fSwapMedia, fRetry} {
 		fmt.Fprintf(&b, "  %-62s %6d\n", f, faults[f])
 	}
 	statuses := []job.Status{job.StatusCompleted, job.StatusPartiallyCompleted, job.StatusFailed, job.StatusCancelled, job.StatusExpired}
@@ -1060,7 +1233,7 @@ func (r *soakReport) print(t *testing.T, seed uint64, faults map[string]int, run
 		fmt.Fprintf(&b, " %12s", s)
 	}
 	fmt.Fprintf(&b, " %12s %6s\n", "not terminal", "total")
-	for _, k := range []string{kBedrock, kAnthropic, kOnDemand, kSageMaker} {
+	for _, k := range []string{kBedrock, kAnthropic, kOnDemand, kSageMaker, kEmbed, kMedia, kRetry} {
 		fmt.Fprintf(&b, "  %-18s", k)
 		total, term := 0, 0
 		for _, s := range statuses {

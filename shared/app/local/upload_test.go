@@ -63,7 +63,9 @@ func submitFile(t *testing.T, cs *mcp.ClientSession, args map[string]any) mcpser
 	return h
 }
 
-const nativeBody = `{"anthropic_version":"bedrock-2023-05-31","max_tokens":64,"messages":[{"role":"user","content":"Say hi"}]}`
+// nativeBody is a Bedrock batch line's own modelInput: a Converse request,
+// since prompt records run in a Converse-type job and one job runs one way.
+const nativeBody = `{"messages":[{"role":"user","content":[{"text":"Say hi"}]}],"inferenceConfig":{"maxTokens":64}}`
 
 func TestUploadSubmit(t *testing.T) {
 	s := newSuite(t)

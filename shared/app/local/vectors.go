@@ -66,11 +66,16 @@ func (l *Suite) closeVectors() error {
 
 // EmbeddingModels are the embedding models make dev allows besides the
 // default models (in AWS an operator lists Cohere in MCPBATCH_BEDROCK_MODELS).
-var EmbeddingModels = []string{"amazon.titan-embed-text-v2:0", "cohere.embed-english-v3", "cohere.embed-multilingual-v3"}
+var EmbeddingModels = []string{"amazon.titan-embed-text-v2:0", "cohere.embed-english-v3", "cohere.embed-multilingual-v3",
+	"cohere.embed-v4:0", "amazon.nova-2-multimodal-embeddings-v1:0"}
+
+// QuirkModels are text models make dev allows besides the defaults because
+// their Converse rules differ (Mistral 7B takes no system prompt).
+var QuirkModels = []string{"mistral.mistral-7b-instruct-v0:2"}
 
 func localModels() []string {
 	out := append([]string(nil), config.DefaultBedrockModels...)
-	for _, m := range EmbeddingModels {
+	for _, m := range slices.Concat(EmbeddingModels, QuirkModels) {
 		if !slices.Contains(out, m) {
 			out = append(out, m)
 		}

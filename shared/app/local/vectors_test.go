@@ -134,7 +134,7 @@ func TestEmbedBadInput(t *testing.T) {
 		want       string
 	}{
 		{"empty text", "submit_batch", map[string]any{"model": titan, "records": one("  ")}, "records[0].text: empty"},
-		{"text over the limit", "submit_batch", map[string]any{"model": titan, "records": one(long)}, "limit of 50000"},
+		{"text over the limit", "submit_batch", map[string]any{"model": titan, "records": one(long)}, "input limit of 8192 tokens, 50000 characters"},
 		{"dimension not offered", "submit_batch", map[string]any{"model": titan, "records": one("x"), "dimensions": 300}, "dimensions: model amazon.titan-embed-text-v2:0 offers 256, 512, 1024"},
 		{"cohere dimension", "submit_batch", map[string]any{"model": cohere, "records": one("x"), "dimensions": 512}, "offers 1024"},
 		{"bad truncate", "submit_batch", map[string]any{"model": cohere, "records": one("x"), "truncate": "MIDDLE"}, "truncate: must be NONE"},
@@ -233,5 +233,103 @@ func TestDeleteIndexIdempotent(t *testing.T) {
 	}
 	if d := call[mcpserver.DeleteIndexOut](t, alice, "delete_index", map[string]any{"index": "twice"}); d.Deleted || d.Index != "twice" {
 		t.Fatalf("second delete: %+v, want success with deleted false", d)
+	}
+}
+
+// Cohere Embed takes up to 96 texts a call: 200 texts on demand are 3 calls
+// (96 + 96 + 8), each record still gets its own vector and its share of the
+// billed tokens, and the index built from them answers searches.
+func TestEmbedCohere96PerCall(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	before := s.l.Reports.Runtime.Stats().Calls
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{
+		"model": cohere, "records": docs(200), "index": map[string]any{"name": "many"},
+	})
+	s.settle()
+	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+	if j.Status != "completed" || j.Mode != "on_demand" || j.Succeeded != 200 || j.InputTokens == 0 {
+		t.Fatalf("job = %+v", j)
+	}
+	if calls := s.l.Reports.Runtime.Stats().Calls - before; calls != 3 {
+		t.Errorf("%d InvokeModel calls for 200 texts, want 3 (at most 96 texts a call)", calls)
+	}
+	out := call[mcpserver.SearchOut](t, cs, "search_index", map[string]any{"index": "many", "query": "ferns150 lanterns150 copper150"})
+	if len(out.Matches) == 0 || out.Matches[0].ID != "doc-150" {
+		t.Fatalf("search = %+v", out)
+	}
+}
+
+// Cohere Embed v4 and Nova Multimodal Embeddings with their dimension
+// choices, on demand through their native bodies.
+func TestEmbedNewModels(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		dims  int
+	}{
+		{"cohere.embed-v4:0", 256},
+		{"cohere.embed-v4:0", 1536},
+		{"amazon.nova-2-multimodal-embeddings-v1:0", 384},
+		{"amazon.nova-2-multimodal-embeddings-v1:0", 3072},
+	} {
+		t.Run(fmt.Sprintf("%s %d", tc.model, tc.dims), func(t *testing.T) {
+			s := newCleanSuite(t)
+			cs := s.client("alice")
+			name := fmt.Sprintf("idx%d", tc.dims)
+			h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{
+				"model": tc.model, "records": docs(20), "dimensions": tc.dims, "index": map[string]any{"name": name},
+			})
+			s.settle()
+			j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+			if j.Status != "completed" || j.Succeeded != 20 {
+				t.Fatalf("job = %+v", j)
+			}
+			out := call[mcpserver.SearchOut](t, cs, "search_index", map[string]any{"index": name, "query": "ferns7 lanterns7 copper7"})
+			if len(out.Matches) == 0 || out.Matches[0].ID != "doc-007" {
+				t.Fatalf("search = %+v", out)
+			}
+		})
+	}
+}
+
+// TestEmbedIndexDeletedDuringJob: an index deleted while its embedding job
+// ran can never take the job's vectors; the job ends (not left ingesting)
+// with the reason, its results kept.
+func TestEmbedIndexDeletedDuringJob(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": titan, "records": docs(120), "index": map[string]any{"name": "gone"}})
+	call[map[string]any](t, cs, "delete_index", map[string]any{"index": "gone"})
+	s.settle()
+	s.settle()
+	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+	if !j.Terminal || j.Status == "completed" || !strings.Contains(j.Error, `index "gone"`) || j.Succeeded != 120 {
+		t.Fatalf("job = %+v; want it ended, not completed, naming the index", j)
+	}
+	if res := call[mcpserver.ResultsOut](t, cs, "get_job_results", map[string]any{"job_id": h.JobID, "limit": 1}); len(res.Records) != 1 {
+		t.Fatalf("results of the job are gone: %+v", res)
+	}
+}
+
+// TestEmbedRetryWritesIndex: retry_failed of an embedding job writes the
+// retried records' vectors into the job's index.
+func TestEmbedRetryWritesIndex(t *testing.T) {
+	s := newSuite(t) // every 10th record fails
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": titan, "records": docs(120), "index": map[string]any{"name": "again"}})
+	s.settle()
+	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+	if j.Failed == 0 {
+		t.Fatalf("job = %+v, want failed records", j)
+	}
+	r := call[mcpserver.RetryOut](t, cs, "retry_failed", map[string]any{"job_id": h.JobID})
+	s.settle()
+	c := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": r.JobID})
+	if !c.Terminal || c.Succeeded == 0 {
+		t.Fatalf("retry = %+v", c)
+	}
+	ls := call[mcpserver.ListIndexesOut](t, cs, "list_indexes", map[string]any{})
+	if len(ls.Indexes) != 1 || ls.Indexes[0].Vectors != int64(j.Succeeded+c.Succeeded) {
+		t.Fatalf("list_indexes = %+v, want %d+%d vectors", ls, j.Succeeded, c.Succeeded)
 	}
 }

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) blob.Store, bucket string) {
 		{"invalid uris", testInvalid},
 		{"presigned get", testPresign},
 		{"big object streamed from a generator", testBig},
+		{"versioned: a replaced object is refused, never read past its size", testVersioned},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -438,5 +439,43 @@ func testBig(t *testing.T, s blob.Store, base string) {
 	objs, err := s.List(ctx, uri)
 	if err != nil || len(objs) != 1 || objs[0].Size != BigObjectBytes {
 		t.Fatalf("List = %v, %v", objs, err)
+	}
+}
+
+// testVersioned: a store that pins versions (blob.Versioned) reads the
+// version it was asked for, at most its size, and refuses a replaced object
+// (a bigger one included) with ErrChanged.
+func testVersioned(t *testing.T, s blob.Store, base string) {
+	v, ok := s.(blob.Versioned)
+	if !ok {
+		t.Skip("store does not pin versions")
+	}
+	ctx := context.Background()
+	uri := base + "/pinned.png"
+	put(t, s, uri, "checked bytes")
+	if _, err := v.Stat(ctx, base+"/absent"); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("Stat of a missing object: %v", err)
+	}
+	ver, err := v.Stat(ctx, uri)
+	if err != nil || ver.Size != int64(len("checked bytes")) || ver.Tag == "" {
+		t.Fatalf("Stat = %+v, %v", ver, err)
+	}
+	rc, err := v.OpenVersion(ctx, uri, ver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(got) != "checked bytes" {
+		t.Fatalf("read %q", got)
+	}
+	put(t, s, uri, "checked bytes, and a great deal more after them")
+	if rc, err := v.OpenVersion(ctx, uri, ver); !errors.Is(err, blob.ErrChanged) {
+		if err == nil {
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			t.Fatalf("opened the replaced object (%d bytes read)", len(b))
+		}
+		t.Fatalf("OpenVersion of a replaced object: %v, want ErrChanged", err)
 	}
 }

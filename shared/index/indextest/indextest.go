@@ -39,6 +39,7 @@ func Run(t *testing.T, ix index.Index) {
 		{"CommitMarkers", commitMarkers},
 		{"BatchingOver500", batching},
 		{"DeleteIndex", deleteIndex},
+		{"OwnerQuota", ownerQuota},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -500,4 +501,23 @@ func deleteIndex(t *testing.T, ctx context.Context, ix index.Index, owner string
 	if i.Vectors != 0 || i.Dimension != 4 {
 		t.Fatalf("recreated: %+v", i)
 	}
+}
+
+// ownerQuota: an owner holds at most MaxIndexesPerOwner indexes; one more is
+// refused with the limit named, an existing one still opens, another owner is
+// not affected, and deleting one makes room.
+func ownerQuota(t *testing.T, ctx context.Context, ix index.Index, owner string) {
+	for i := range index.MaxIndexesPerOwner {
+		get(ix.Open(ctx, index.Ref{Owner: owner, Name: fmt.Sprintf("q%02d", i)}, spec(2, index.Cosine)))(t)
+	}
+	extra := index.Ref{Owner: owner, Name: "one-too-many"}
+	_, err := ix.Open(ctx, extra, spec(2, index.Cosine))
+	mustErr(t, err, index.ErrInvalid, fmt.Sprintf("at most %d vector indexes", index.MaxIndexesPerOwner), "delete_index")
+	get(ix.Open(ctx, index.Ref{Owner: owner, Name: "q00"}, spec(2, index.Cosine)))(t)
+	get(ix.Open(ctx, index.Ref{Owner: owner + "-other", Name: "q00"}, spec(2, index.Cosine)))(t)
+	if l := get(ix.List(ctx, owner))(t); len(l) != index.MaxIndexesPerOwner {
+		t.Fatalf("listed %d indexes, want %d", len(l), index.MaxIndexesPerOwner)
+	}
+	noErr(t, ix.DeleteIndex(ctx, index.Ref{Owner: owner, Name: "q07"}))
+	get(ix.Open(ctx, extra, spec(2, index.Cosine)))(t)
 }

@@ -29,7 +29,7 @@ func TestEncodeRecordGolden(t *testing.T) {
 		in   job.Input
 		p    job.Params
 	}{
-		{"prompt with cached job system", job.Input{ID: "a1", Prompt: "Summarise <doc> & more"}, job.Params{System: "You are terse.", MaxTokens: 200, Temperature: temp(0.2)}},
+		{"prompt with cached job system", job.Input{ID: "a1", Prompt: "Summarise <doc> & more"}, job.Params{System: "You are terse.", MaxTokens: 200}},
 		{"record system is not cached", job.Input{ID: "a2", Prompt: "hi", System: "Own system"}, job.Params{System: "Job system"}},
 		{"messages", job.Input{ID: "a3", Messages: json.RawMessage(`[{"role":"user","content":"q"},{"role":"assistant","content":"a"},{"role":"user","content":[{"type":"text","text":"q2"}]}]`)}, job.Params{}},
 		{"model_input gets the job model", job.Input{ID: "a4", ModelInput: json.RawMessage(`{"model":"other","messages":[{"role":"user","content":"x"}]}`)}, job.Params{MaxTokens: 50}},
@@ -75,6 +75,12 @@ func TestEncodeRecordErrors(t *testing.T) {
 		{"empty content", job.Input{ID: "a", Messages: json.RawMessage(`[{"role":"user","content":""}]`)}, "records[3].messages[0].content"},
 		{"model_input not an object", job.Input{ID: "a", ModelInput: json.RawMessage(`[1]`)}, "records[3].model_input"},
 		{"model_input without messages", job.Input{ID: "a", ModelInput: json.RawMessage(`{"max_tokens":5}`)}, "records[3].model_input.messages"},
+		// Refused by anthropic-version 2026-10-21, which this suite sends.
+		{"model_input top_p", job.Input{ID: "a", ModelInput: json.RawMessage(`{"top_p":0.9,"messages":[{"role":"user","content":"x"}]}`)}, "records[3].model_input.top_p"},
+		{"model_input temperature at its default", job.Input{ID: "a", ModelInput: json.RawMessage(`{"temperature":1.0,"messages":[{"role":"user","content":"x"}]}`)}, "records[3].model_input.temperature"},
+		{"assistant document", job.Input{ID: "a", Messages: json.RawMessage(`[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"}}]},{"role":"user","content":"go on"}]`)}, "records[3].messages[1].content[0]"},
+		{"user text with citations", job.Input{ID: "a", Messages: json.RawMessage(`[{"role":"user","content":[{"type":"text","text":"q","citations":[{"type":"char_location","cited_text":"x"}]}]}]`)}, "records[3].messages[0].content[0].citations"},
+		{"model_input assistant document", job.Input{ID: "a", ModelInput: json.RawMessage(`{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"}}]}]}`)}, "records[3].model_input.messages[1].content[0]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,6 +90,36 @@ func TestEncodeRecordErrors(t *testing.T) {
 				t.Fatalf("err = %v, want a FieldError on %s", err, tc.field)
 			}
 		})
+	}
+}
+
+// TestAPIVersionRules: under the anthropic-version this suite sends, a job
+// temperature is refused even at its default; empty citations and user
+// documents pass; 2023-06-01 refuses none of it.
+func TestAPIVersionRules(t *testing.T) {
+	if anthropic.APIVersion != "2026-10-21" {
+		t.Fatalf("APIVersion = %s; the SDK in go.mod sends 2026-10-21", anthropic.APIVersion)
+	}
+	_, err := anthropic.EncodeRecordAt(0, "claude-haiku-4-5", job.Input{ID: "a", Prompt: "p"}, job.Params{Temperature: temp(1)})
+	var fe *job.FieldError
+	if !errors.As(err, &fe) || fe.Field != "temperature" || !strings.Contains(err.Error(), "2026-10-21") || !strings.Contains(err.Error(), "claude-haiku-4-5") {
+		t.Errorf("temperature 1.0: %v; want a refusal on temperature naming the version and the model", err)
+	}
+	if err := anthropic.CheckParams("claude-haiku-4-5", job.Params{}); err != nil {
+		t.Errorf("no temperature: %v", err)
+	}
+	for _, in := range []job.Input{
+		{ID: "a", Messages: json.RawMessage(`[{"role":"user","content":[{"type":"text","text":"q","citations":[]}]}]`)},
+		{ID: "b", Messages: json.RawMessage(`[{"role":"user","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"}},{"type":"text","text":"sum up"}]}]`)},
+		{ID: "c", ModelInput: json.RawMessage(`{"messages":[{"role":"user","content":"x"}],"max_tokens":5}`)},
+	} {
+		if _, err := anthropic.EncodeRecordAt(0, "claude-haiku-4-5", in, job.Params{}); err != nil {
+			t.Errorf("record %s: %v", in.ID, err)
+		}
+	}
+	old := anthropic.Rules("2023-06-01")
+	if len(old.RefusesSampling) != 0 || old.RefusesAssistantDocument || old.RefusesUserCitations {
+		t.Errorf("2023-06-01 rules = %+v; that version allows all three", old)
 	}
 }
 

@@ -46,6 +46,9 @@ func EncodeRecordAt(i int, model string, in job.Input, p job.Params) ([]byte, er
 	if !job.ValidRecordID(in.ID) {
 		return nil, job.Fieldf(f("id"), "must match %s (Anthropic custom_id), got %q", job.RecordIDPattern, in.ID)
 	}
+	if err := CheckParams(model, p); err != nil {
+		return nil, err
+	}
 	var body []byte
 	var err error
 	switch {
@@ -53,6 +56,9 @@ func EncodeRecordAt(i int, model string, in job.Input, p job.Params) ([]byte, er
 		body, err = passThrough(f, model, in, p)
 	default:
 		body, err = messagesBody(f, model, in, p)
+	}
+	if err == nil {
+		err = checkBody(f, model, body, len(in.ModelInput) > 0)
 	}
 	if err != nil {
 		return nil, err

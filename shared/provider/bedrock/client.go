@@ -2,6 +2,13 @@
 // friends) to mcpbatch: it submits, reads, stops and lists provider jobs through the
 // official SDK, encodes user records into Bedrock's input JSONL, and parses Bedrock's
 // output lines, manifest and EventBridge events.
+//
+// Text and vision records become Converse requests (converse.go: one builder,
+// shared with the runtime adapter bedrockrt, applying the model's quirks from
+// the catalog) in jobs of modelInvocationType Converse; embeddings and native
+// model_input bodies go in InvokeModel jobs. A part stores its invocation type
+// and its output is read by it (OutputParser); parts stored before have none
+// and are read as InvokeModel output (native.go).
 package bedrock
 
 import (
@@ -90,6 +97,8 @@ type SubmitInput struct {
 	// TimeoutHours is 24..168; 0 means DefaultTimeoutHours.
 	TimeoutHours int
 	Tags         map[string]string
+	// InvocationType is InvocationConverse or InvocationInvokeModel ("": InvokeModel).
+	InvocationType string
 }
 
 func (in SubmitInput) validate() (timeout int32, err error) {
@@ -106,6 +115,8 @@ func (in SubmitInput) validate() (timeout int32, err error) {
 		return 0, job.Fieldf("inputUri", "want s3://bucket/key, got %q", in.InputURI)
 	case !strings.HasPrefix(in.OutputURI, "s3://"):
 		return 0, job.Fieldf("outputUri", "want s3://bucket/prefix, got %q", in.OutputURI)
+	case in.InvocationType != "" && in.InvocationType != InvocationConverse && in.InvocationType != InvocationInvokeModel:
+		return 0, job.Fieldf("modelInvocationType", "want %s or %s, got %q", InvocationConverse, InvocationInvokeModel, in.InvocationType)
 	}
 	h := in.TimeoutHours
 	if h == 0 {
@@ -139,6 +150,7 @@ func (c *Client) Submit(ctx context.Context, in SubmitInput) (string, error) {
 			Value: types.ModelInvocationJobS3OutputDataConfig{S3Uri: aws.String(in.OutputURI)},
 		},
 		TimeoutDurationInHours: aws.Int32(timeout),
+		ModelInvocationType:    types.ModelInvocationType(in.InvocationType),
 	}
 	if len(in.Tags) > 0 {
 		keys := make([]string, 0, len(in.Tags))
@@ -158,7 +170,7 @@ func (c *Client) Submit(ctx context.Context, in SubmitInput) (string, error) {
 	if arn == "" {
 		return "", fmt.Errorf("bedrock: create job %s: response has no jobArn", in.JobName)
 	}
-	c.Log.InfoContext(ctx, "bedrock job submitted", "jobName", in.JobName, "jobArn", arn, "model", in.ModelID)
+	c.Log.InfoContext(ctx, "bedrock job submitted", "jobName", in.JobName, "jobArn", arn, "model", in.ModelID, "invocationType", in.InvocationType)
 	return arn, nil
 }
 

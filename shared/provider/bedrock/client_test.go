@@ -80,6 +80,7 @@ func submitInput(id, inputURI string) bedrock.SubmitInput {
 		InputURI:           inputURI,
 		OutputURI:          "s3://bucket/output/" + id,
 		Tags:               map[string]string{"mcpbatch:job": id, "app": "mcpbatch"},
+		InvocationType:     bedrock.InvocationConverse, // writeInput's prompts are Converse requests
 	}
 }
 
@@ -155,7 +156,7 @@ func TestSubmitGetStopList(t *testing.T) {
 			}
 			sc := bufio.NewScanner(r)
 			for sc.Scan() {
-				rec, err := bedrock.ParseOutputLine(sc.Bytes())
+				rec, err := bedrock.ParseConverseLine(sc.Bytes())
 				if err != nil {
 					t.Fatalf("parse %s: %v", sc.Bytes(), err)
 				}

@@ -22,6 +22,12 @@ const (
 	TitanEmbed
 	// CohereEmbed: {"texts", "input_type", "truncate"} → {"embeddings": [[...]]}.
 	CohereEmbed
+	// CohereEmbedV4: {"texts", "input_type", "embedding_types", "output_dimension",
+	// "truncate" NONE|LEFT|RIGHT} → {"embeddings": {"float": [[...]]}}.
+	CohereEmbedV4
+	// NovaEmbed: Nova Multimodal Embeddings' {"taskType": "SINGLE_EMBEDDING",
+	// "singleEmbeddingParams": {...}} → {"embeddings": [{"embeddingType", "embedding"}]}.
+	NovaEmbed
 )
 
 // EmbedFamilyOf names the request shape of a model id (base id, profile id or ARN).
@@ -33,8 +39,12 @@ func EmbedFamilyOf(model string) EmbedFamily {
 	switch {
 	case strings.HasPrefix(base, "amazon.titan-embed-text"):
 		return TitanEmbed
+	case strings.HasPrefix(base, "cohere.embed-v4"):
+		return CohereEmbedV4
 	case strings.HasPrefix(base, "cohere.embed-"):
 		return CohereEmbed
+	case strings.HasPrefix(base, "amazon.nova-2-multimodal-embeddings"):
+		return NovaEmbed
 	}
 	return NotEmbedding
 }
@@ -54,6 +64,41 @@ type cohereEmbedBody struct {
 	InputType string   `json:"input_type"`
 	Truncate  string   `json:"truncate,omitempty"`
 }
+
+// cohereV4Body is Cohere Embed v4's InvokeModel body
+// (https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed-v4.html, checked 2026-12-01).
+type cohereV4Body struct {
+	Texts           []string `json:"texts"`
+	InputType       string   `json:"input_type"`
+	EmbeddingTypes  []string `json:"embedding_types"`
+	OutputDimension int      `json:"output_dimension,omitempty"`
+	Truncate        string   `json:"truncate,omitempty"`
+}
+
+// novaEmbedBody is Nova Multimodal Embeddings' synchronous InvokeModel body
+// for text (https://docs.aws.amazon.com/nova/latest/userguide/embeddings-schema.html, checked 2026-12-01).
+type novaEmbedBody struct {
+	TaskType string `json:"taskType"`
+	Params   struct {
+		EmbeddingPurpose   string `json:"embeddingPurpose"`
+		EmbeddingDimension int    `json:"embeddingDimension,omitempty"`
+		Text               struct {
+			TruncationMode string `json:"truncationMode"`
+			Value          string `json:"value"`
+		} `json:"text"`
+	} `json:"singleEmbeddingParams"`
+}
+
+// novaPurpose maps the job's input type onto Nova's embeddingPurpose:
+// documents are indexed, queries retrieve text.
+var novaPurpose = map[string]string{
+	job.InputSearchDocument: "GENERIC_INDEX", job.InputSearchQuery: "TEXT_RETRIEVAL",
+	"classification": "CLASSIFICATION", "clustering": "CLUSTERING",
+}
+
+// cohereV4Truncate maps the job's truncate onto Cohere v4's words: START
+// drops the start (LEFT), END drops the end (RIGHT).
+var cohereV4Truncate = map[string]string{job.TruncateNone: "NONE", job.TruncateStart: "LEFT", job.TruncateEnd: "RIGHT"}
 
 // EmbeddingBody renders the native request body embedding texts (Titan takes
 // exactly one; Cohere up to its per-call maximum) with the job's settings.
@@ -75,12 +120,37 @@ func EmbeddingBody(model string, texts []string, p *job.EmbedParams) ([]byte, er
 			it = job.InputSearchDocument
 		}
 		return claude.Marshal(cohereEmbedBody{Texts: texts, InputType: it, Truncate: ep.Truncate})
+	case CohereEmbedV4:
+		it := ep.InputType
+		if it == "" {
+			it = job.InputSearchDocument
+		}
+		return claude.Marshal(cohereV4Body{Texts: texts, InputType: it, EmbeddingTypes: []string{"float"},
+			OutputDimension: ep.Dimensions, Truncate: cohereV4Truncate[ep.Truncate]})
+	case NovaEmbed:
+		if len(texts) != 1 {
+			return nil, fmt.Errorf("nova multimodal embeddings take one text per call (got %d)", len(texts))
+		}
+		var b novaEmbedBody
+		b.TaskType = "SINGLE_EMBEDDING"
+		b.Params.EmbeddingPurpose = novaPurpose[ep.InputType]
+		if b.Params.EmbeddingPurpose == "" {
+			b.Params.EmbeddingPurpose = "GENERIC_INDEX"
+		}
+		b.Params.EmbeddingDimension = ep.Dimensions
+		b.Params.Text.TruncationMode = ep.Truncate
+		if b.Params.Text.TruncationMode == "" {
+			b.Params.Text.TruncationMode = job.TruncateNone
+		}
+		b.Params.Text.Value = texts[0]
+		return claude.Marshal(b)
 	}
-	return nil, job.Fieldf("text", "model %s is not an embedding model this service renders (Titan Text Embeddings, Cohere Embed); give its native body in model_input", model)
+	return nil, job.Fieldf("text", "model %s is not an embedding model this service renders (Titan Text Embeddings, Cohere Embed v3/v4, Nova Multimodal Embeddings); give its native body in model_input", model)
 }
 
 // Vectors reads the vectors of an embedding response (Titan "embedding";
-// Cohere "embeddings" as [[...]] or {"float": [[...]]}), in text order.
+// Cohere "embeddings" as [[...]] or {"float": [[...]]}; Nova "embeddings" as
+// [{"embeddingType", "embedding": [...]}]), in text order.
 func Vectors(output []byte) ([][]float32, error) {
 	var o struct {
 		Embedding  []float32       `json:"embedding"`
@@ -96,6 +166,18 @@ func Vectors(output []byte) ([][]float32, error) {
 	switch {
 	case len(e) == 0:
 		return nil, errors.New("embedding output: neither embedding nor embeddings")
+	case e[0] == '[' && claude.FirstByte(e[1:]) == '{':
+		var items []struct {
+			Embedding []float32 `json:"embedding"`
+		}
+		if err := json.Unmarshal(e, &items); err != nil {
+			return nil, fmt.Errorf("embedding output: embeddings: %w", err)
+		}
+		vs := make([][]float32, len(items))
+		for i, it := range items {
+			vs[i] = it.Embedding
+		}
+		return vs, nil
 	case e[0] == '[':
 		var vs [][]float32
 		if err := json.Unmarshal(e, &vs); err != nil {
@@ -162,4 +244,39 @@ func leadingEmbedding(output []byte) ([]float32, bool) {
 		}
 		i = j + 1
 	}
+}
+
+// SplitVectors cuts a response to texts embedded in one call into one
+// response per text, {"embeddings":[<vector>]} with the numbers as the model
+// wrote them, which Vector reads.
+func SplitVectors(output []byte) ([][]byte, error) {
+	var o struct {
+		Embeddings json.RawMessage `json:"embeddings"`
+	}
+	if err := json.Unmarshal(output, &o); err != nil {
+		return nil, fmt.Errorf("embedding output: %w", err)
+	}
+	var raw []json.RawMessage
+	e := bytes.TrimSpace(o.Embeddings)
+	switch {
+	case len(e) > 0 && e[0] == '[':
+		if err := json.Unmarshal(e, &raw); err != nil {
+			return nil, fmt.Errorf("embedding output: embeddings: %w", err)
+		}
+	case len(e) > 0 && e[0] == '{':
+		var byType struct {
+			Float []json.RawMessage `json:"float"`
+		}
+		if err := json.Unmarshal(e, &byType); err != nil || byType.Float == nil {
+			return nil, errors.New(`embedding output: embeddings: want an array or {"float": [...]}`)
+		}
+		raw = byType.Float
+	default:
+		return nil, errors.New("embedding output: no embeddings")
+	}
+	out := make([][]byte, len(raw))
+	for i, v := range raw {
+		out[i] = append(append([]byte(`{"embeddings":[`), v...), "]}"...)
+	}
+	return out, nil
 }

@@ -23,6 +23,15 @@ func TestEncodeEmbeddingRecord(t *testing.T) {
 			`{"recordId":"r00000001","modelInput":{"texts":["hello world"],"input_type":"search_document"}}`},
 		{"cohere query, truncate END", "cohere.embed-multilingual-v3", &job.EmbedParams{InputType: "search_query", Truncate: "END"},
 			`{"recordId":"r00000001","modelInput":{"texts":["hello world"],"input_type":"search_query","truncate":"END"}}`},
+		// Cohere v4 names truncation LEFT/RIGHT and takes output_dimension.
+		{"cohere v4 256, truncate START", "cohere.embed-v4:0", &job.EmbedParams{Dimensions: 256, Truncate: "START"},
+			`{"recordId":"r00000001","modelInput":{"texts":["hello world"],"input_type":"search_document","embedding_types":["float"],"output_dimension":256,"truncate":"LEFT"}}`},
+		{"cohere v4 profile, query, truncate NONE", "us.cohere.embed-v4:0", &job.EmbedParams{Dimensions: 1536, InputType: "search_query", Truncate: "NONE"},
+			`{"recordId":"r00000001","modelInput":{"texts":["hello world"],"input_type":"search_query","embedding_types":["float"],"output_dimension":1536,"truncate":"NONE"}}`},
+		{"nova embeddings 3072", "amazon.nova-2-multimodal-embeddings-v1:0", &job.EmbedParams{Dimensions: 3072},
+			`{"recordId":"r00000001","modelInput":{"taskType":"SINGLE_EMBEDDING","singleEmbeddingParams":{"embeddingPurpose":"GENERIC_INDEX","embeddingDimension":3072,"text":{"truncationMode":"NONE","value":"hello world"}}}}`},
+		{"nova embeddings query 384, truncate END", "amazon.nova-2-multimodal-embeddings-v1:0", &job.EmbedParams{Dimensions: 384, InputType: "search_query", Truncate: "END"},
+			`{"recordId":"r00000001","modelInput":{"taskType":"SINGLE_EMBEDDING","singleEmbeddingParams":{"embeddingPurpose":"TEXT_RETRIEVAL","embeddingDimension":384,"text":{"truncationMode":"END","value":"hello world"}}}}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,6 +67,7 @@ func TestEmbeddingOutputShapes(t *testing.T) {
 		{name: "titan", line: `{"embedding":[0.5,-0.25],"inputTextTokenCount":3,"embeddingsByType":{"float":[0.5,-0.25]}}`, want: [][]float32{{0.5, -0.25}}, tokens: 3},
 		{name: "cohere floats", line: `{"id":"x","response_type":"embeddings_floats","embeddings":[[1,0],[0,1]],"texts":["a","b"]}`, want: [][]float32{{1, 0}, {0, 1}}},
 		{name: "cohere by type", line: `{"id":"x","response_type":"embeddings_by_type","embeddings":{"float":[[0.1,0.2]]}}`, want: [][]float32{{0.1, 0.2}}},
+		{name: "nova multimodal embeddings", line: `{"embeddings":[{"embeddingType":"TEXT","embedding":[0.25,0.5,-0.75]}]}`, want: [][]float32{{0.25, 0.5, -0.75}}},
 		{name: "no vectors", line: `{"id":"x"}`, bad: "neither embedding nor embeddings"},
 		{name: "int8 only", line: `{"embeddings":{"int8":[[1,2]]}}`, bad: "want an array"},
 	}
@@ -108,5 +118,26 @@ func TestVectorFastPath(t *testing.T) {
 	}
 	if v, err := Vector([]byte(`{"embedding": [0.5, 1e-3]}`)); err != nil || len(v) != 2 || v[1] != 0.001 {
 		t.Errorf("spaced output: %v %v", v, err)
+	}
+}
+
+// One call's vectors cut per text read back as single-text responses.
+func TestSplitVectors(t *testing.T) {
+	for _, out := range []string{
+		`{"id":"x","response_type":"embeddings_floats","embeddings":[[1,0.5],[0,-1e-3]],"texts":["a","b"]}`,
+		`{"id":"x","response_type":"embeddings_by_type","embeddings":{"float":[[1,0.5],[0,-1e-3]]}}`,
+	} {
+		parts, err := SplitVectors([]byte(out))
+		if err != nil || len(parts) != 2 {
+			t.Fatalf("%s: %d parts, %v", out, len(parts), err)
+		}
+		for i, want := range [][]float32{{1, 0.5}, {0, -1e-3}} {
+			if v, err := Vector(parts[i]); err != nil || !reflect.DeepEqual(v, want) {
+				t.Errorf("%s part %d: %s → %v, %v", out, i, parts[i], v, err)
+			}
+		}
+	}
+	if _, err := SplitVectors([]byte(`{"embedding":[1]}`)); err == nil {
+		t.Error("a response without embeddings split")
 	}
 }

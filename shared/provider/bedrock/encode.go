@@ -1,43 +1,20 @@
 package bedrock
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
+	"strconv"
 
-	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
-
-// AnthropicVersion is the Messages API version Bedrock's Claude models take.
-const AnthropicVersion = "bedrock-2023-05-31"
-
-// IsClaude reports whether a model id (base id, cross-region inference profile id,
-// or either's ARN) names an Anthropic Claude model, whose modelInput is an
-// Anthropic Messages body.
-func IsClaude(model string) bool {
-	if i := strings.LastIndexByte(model, '/'); i >= 0 {
-		model = model[i+1:] // foundation-model/... or inference-profile/... ARN
-	}
-	base, _ := config.BaseModel(model)
-	return strings.HasPrefix(base, "anthropic.")
-}
 
 // inputLine is one line of Bedrock's input JSONL.
 type inputLine struct {
 	RecordID   string          `json:"recordId"`
 	ModelInput json.RawMessage `json:"modelInput"`
-}
-
-// claudeBody is Claude's native InvokeModel body (Anthropic Messages format).
-type claudeBody struct {
-	AnthropicVersion string          `json:"anthropic_version"`
-	MaxTokens        int             `json:"max_tokens"`
-	System           string          `json:"system,omitempty"`
-	Messages         json.RawMessage `json:"messages"`
-	Temperature      *float64        `json:"temperature,omitempty"`
 }
 
 // EncodeRecord encodes one record as a line of Bedrock input JSONL (without the
@@ -49,14 +26,20 @@ func EncodeRecord(model string, in job.Input, p job.Params) ([]byte, error) {
 }
 
 // EncodeRecordAt is EncodeRecord for record i of a submission: field names in
-// errors read "records[i].messages".
-func EncodeRecordAt(i int, model string, in job.Input, p job.Params) ([]byte, error) {
-	f := func(name string) string {
-		if i < 0 {
-			return name
-		}
-		return fmt.Sprintf("records[%d].%s", i, name)
-	}
+// errors read "records[i].messages". The model's quirks come from the
+// embedded catalog.
+func EncodeRecordAt(i int, modelID string, in job.Input, p job.Params) ([]byte, error) {
+	rules, _ := model.Default().Lookup(modelID)
+	return EncodeRecordFor(i, modelID, rules, in, p)
+}
+
+// EncodeRecordFor is EncodeRecordAt with the model's catalog row given (nil:
+// no quirks). Prompts and messages become a Converse request (see
+// InvocationFor); text becomes the embedding model's native body; model_input
+// is passed through: a native body for an InvokeModel job, or a Converse
+// request for a Converse job.
+func EncodeRecordFor(i int, modelID string, rules *model.Model, in job.Input, p job.Params) ([]byte, error) {
+	f := fieldNamer(i)
 	if !job.ValidRecordID(in.ID) {
 		return nil, job.Fieldf(f("id"), "must match %s, got %q", job.RecordIDPattern, in.ID)
 	}
@@ -69,64 +52,48 @@ func EncodeRecordAt(i int, model string, in job.Input, p job.Params) ([]byte, er
 	if set > 1 {
 		return nil, job.Fieldf(f("prompt"), "set only one of prompt, messages, model_input or text")
 	}
-	var body []byte
+	line := make([]byte, 0, 256+len(in.Prompt)+len(in.Messages)+len(in.ModelInput)+len(in.Text)+len(p.System))
+	line = append(line, `{"recordId":`...)
+	line = strconv.AppendQuote(line, in.ID) // ids are [A-Za-z0-9_-]: no escaping differs from JSON
+	line = append(line, `,"modelInput":`...)
 	switch {
 	case in.Text != "":
-		var err error
-		if body, err = EmbeddingBody(model, []string{in.Text}, p.Embed); err != nil {
+		body, err := EmbeddingBody(modelID, []string{in.Text}, p.Embed)
+		if err != nil {
 			var fe *job.FieldError
 			if errors.As(err, &fe) {
 				fe.Field = f(fe.Field)
 			}
 			return nil, err
 		}
+		line = append(line, body...)
 	case len(in.ModelInput) > 0:
 		if in.System != "" {
 			return nil, job.Fieldf(f("system"), "system applies to prompt or messages; put it inside model_input")
 		}
 		if !isObject(in.ModelInput) {
-			return nil, job.Fieldf(f("model_input"), "must be a JSON object (the model's native request body)")
+			return nil, job.Fieldf(f("model_input"), "must be a JSON object (a Converse request, or the model's native request body)")
 		}
-		body = in.ModelInput // passed through as given; the encoder only compacts it
-	case !IsClaude(model):
-		return nil, job.Fieldf(f("model_input"), "model %s is not an Anthropic Claude model: give its native request body in model_input", model)
+		if !IsNativeBody(in.ModelInput) {
+			if err := checkConverseBody(f, in.ModelInput); err != nil {
+				return nil, err
+			}
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, in.ModelInput); err != nil {
+			return nil, job.Fieldf(f("model_input"), "not valid JSON: %v", err)
+		}
+		line = append(line, buf.Bytes()...)
 	default:
-		var err error
-		if body, err = claudeInput(f, in, p); err != nil {
+		r, err := NewRequest(i, in, p, rules)
+		if err != nil {
 			return nil, err
 		}
+		if line, err = r.AppendJSON(line); err != nil {
+			return nil, job.Fieldf(f("messages"), "cannot encode: %v", err)
+		}
 	}
-	line, err := claude.Marshal(inputLine{RecordID: in.ID, ModelInput: body})
-	if err != nil {
-		return nil, job.Fieldf(f("model_input"), "not valid JSON: %v", err)
-	}
-	return line, nil
-}
-
-func claudeInput(f func(string) string, in job.Input, p job.Params) ([]byte, error) {
-	body := claudeBody{AnthropicVersion: AnthropicVersion, MaxTokens: p.MaxTokens, System: p.System, Temperature: p.Temperature}
-	if body.MaxTokens == 0 {
-		body.MaxTokens = job.DefaultMaxTokens
-	}
-	if body.MaxTokens < 0 {
-		return nil, job.Fieldf("maxTokens", "must be positive, got %d", body.MaxTokens)
-	}
-	if t := body.Temperature; t != nil && (*t < 0 || *t > 1) {
-		return nil, job.Fieldf("temperature", "must be 0..1 for Claude, got %g", *t)
-	}
-	if in.System != "" {
-		body.System = in.System
-	}
-	msgs, err := claude.Messages(f, in)
-	if err != nil {
-		return nil, err
-	}
-	body.Messages = msgs
-	b, err := claude.Marshal(body)
-	if err != nil {
-		return nil, job.Fieldf(f("messages"), "cannot encode: %v", err)
-	}
-	return b, nil
+	return append(line, '}'), nil
 }
 
 func isObject(b []byte) bool { return claude.FirstByte(b) == '{' && json.Valid(b) }

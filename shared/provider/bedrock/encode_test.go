@@ -15,9 +15,11 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const (
-	haiku   = "anthropic.claude-3-5-haiku-20241022-v1:0"
-	profile = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
-	nova    = "amazon.nova-lite-v1:0"
+	haiku    = "anthropic.claude-3-5-haiku-20241022-v1:0"
+	profile  = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+	nova     = "amazon.nova-lite-v1:0"
+	mistral7 = "mistral.mistral-7b-instruct-v0:2"
+	llama    = "meta.llama3-3-70b-instruct-v1:0"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -66,6 +68,32 @@ func TestEncodeRecordGolden(t *testing.T) {
 				"inferenceConfig": {"maxTokens": 64}
 			}`)},
 			p: job.Params{MaxTokens: 999, System: "ignored for passthrough"},
+		},
+		{
+			// Prompts need no family body: every text model takes the Converse request.
+			name: "converse_nova_prompt", model: nova,
+			in: job.Input{ID: "n-2", Prompt: "Describe item 7"},
+			p:  job.Params{MaxTokens: 200, System: "Be brief."},
+		},
+		{
+			name: "converse_llama_prompt", model: llama,
+			in: job.Input{ID: "l-1", Prompt: "Describe item 8"},
+			p:  job.Params{MaxTokens: 300},
+		},
+		{
+			name: "converse_gpt_oss_unknown_to_catalog", model: "openai.gpt-oss-120b-1:0",
+			in: job.Input{ID: "g-1", Prompt: "Describe item 9"},
+			p:  job.Params{MaxTokens: 300, System: "Answer in French."},
+		},
+		{
+			// Mistral 7B takes no system prompt: it goes first in the first user turn.
+			name: "converse_mistral7b_system_folded", model: mistral7,
+			in: job.Input{ID: "m-1", Messages: json.RawMessage(`[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello"},{"role":"user","content":"Tell a joke"}]`)},
+			p:  job.Params{MaxTokens: 100, System: "You are a comedian."},
+		},
+		{
+			name: "converse_model_input_passthrough", model: nova,
+			in: job.Input{ID: "c-1", ModelInput: json.RawMessage(`{"messages":[{"role":"user","content":[{"text":"Hi"}]}],"inferenceConfig":{"maxTokens":9}}`)},
 		},
 		{
 			name: "passthrough_claude", model: haiku,
@@ -122,14 +150,17 @@ func TestEncodeRecordBadInput(t *testing.T) {
 		{"messages truncated", haiku, msgs(`[{"role":"user",`), job.Params{}, "records[3].messages"},
 		{"messages empty", haiku, msgs(`[]`), job.Params{}, "records[3].messages"},
 		{"message not an object", haiku, msgs(`["hi"]`), job.Params{}, "records[3].messages[0]"},
-		{"role wrong type", haiku, msgs(`[{"role":1,"content":"x"}]`), job.Params{}, "records[3].messages[0]"},
+		{"role wrong type", haiku, msgs(`[{"role":1,"content":"x"}]`), job.Params{}, "records[3].messages"},
 		{"role unknown", haiku, msgs(`[{"role":"system","content":"x"}]`), job.Params{}, "records[3].messages[0].role"},
 		{"first role assistant", haiku, msgs(`[{"role":"assistant","content":"x"}]`), job.Params{}, "records[3].messages[0].role"},
 		{"content missing", haiku, msgs(`[{"role":"user","content":"x"},{"role":"assistant"}]`), job.Params{}, "records[3].messages[1].content"},
-		{"content empty", haiku, msgs(`[{"role":"user","content":""}]`), job.Params{}, "records[3].messages[0].content"},
+		{"content empty", haiku, msgs(`[{"role":"user","content":""}]`), job.Params{}, "records[3].messages[0].content[0].text"},
+		{"roles not alternating", haiku, msgs(`[{"role":"user","content":"x"},{"role":"user","content":"y"}]`), job.Params{}, "records[3].messages[1].role"},
+		{"tool block", haiku, msgs(`[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}]`), job.Params{}, "records[3].messages[0].content[0]"},
+		{"toolConfig in a Converse model_input", nova, job.Input{ID: "r1", ModelInput: json.RawMessage(`{"messages":[{"role":"user","content":[{"text":"x"}]}],"toolConfig":{"tools":[]}}`)}, job.Params{}, "records[3].model_input.toolConfig"},
+		{"Converse model_input without messages", nova, job.Input{ID: "r1", ModelInput: json.RawMessage(`{"inferenceConfig":{"maxTokens":9}}`)}, job.Params{}, "records[3].model_input"},
 		{"content a number", haiku, msgs(`[{"role":"user","content":7}]`), job.Params{}, "records[3].messages[0].content"},
 		{"content empty array", haiku, msgs(`[{"role":"user","content":[]}]`), job.Params{}, "records[3].messages[0].content"},
-		{"prompt for a non-Claude model", nova, job.Input{ID: "r1", Prompt: "x"}, job.Params{}, "records[3].model_input"},
 		{"model_input an array", nova, job.Input{ID: "r1", ModelInput: json.RawMessage(`[1]`)}, job.Params{}, "records[3].model_input"},
 		{"model_input truncated", nova, job.Input{ID: "r1", ModelInput: json.RawMessage(`{"a":`)}, job.Params{}, "records[3].model_input"},
 		{"system with model_input", haiku, job.Input{ID: "r1", System: "s", ModelInput: json.RawMessage(`{}`)}, job.Params{}, "records[3].system"},
@@ -159,22 +190,15 @@ func TestEncodeRecordFieldWithoutIndex(t *testing.T) {
 	}
 }
 
-func TestIsClaude(t *testing.T) {
-	tests := map[string]bool{
-		haiku:   true,
-		profile: true,
-		"global.anthropic.claude-sonnet-4-5-20250929-v1:0":                                                     true,
-		"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0":                 true,
-		"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0": true,
-		nova:                             false,
-		"meta.llama3-1-8b-instruct-v1:0": false,
-		"us.amazon.nova-pro-v1:0":        false,
-	}
-	for model, want := range tests {
-		t.Run(model, func(t *testing.T) {
-			if got := bedrock.IsClaude(model); got != want {
-				t.Errorf("IsClaude = %v, want %v", got, want)
-			}
-		})
+// BenchmarkEncodeRecordPrompt encodes a prompt record of a Claude job with a
+// job-level system prompt, the common submit line.
+func BenchmarkEncodeRecordPrompt(b *testing.B) {
+	in := job.Input{ID: "r00123", Prompt: "Classify support ticket 123 into billing, bug or question: \"my invoice <#42> is wrong & late\"."}
+	p := job.Params{MaxTokens: 200, System: "You are a support triage assistant. Answer with one word."}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := bedrock.EncodeRecordAt(123, haiku, in, p); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

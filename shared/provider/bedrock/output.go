@@ -35,13 +35,37 @@ func badLine(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadLine, fmt.Sprintf(format, args...))
 }
 
-// ParseOutputLine parses one line of Bedrock output into a record result (JobID
-// and ExpiresAt are the caller's). A line that is not a result (truncated JSON,
-// wrong types, no recordId, neither modelOutput nor error) is an error wrapping
-// ErrBadLine. Lines are {recordId, modelInput, modelOutput} or {recordId,
-// modelInput, error: {errorCode (string or number), errorMessage}}; modelInput is
-// checked for syntax and skipped.
-func ParseOutputLine(line []byte) (job.Record, error) {
+// OutputParser is the parser of a part's output lines by the invocation type
+// the part was submitted with ("" for parts stored before Converse jobs:
+// InvokeModel).
+func OutputParser(invocationType string) func(line []byte) (job.Record, error) {
+	if invocationType == InvocationConverse {
+		return ParseConverseLine
+	}
+	return ParseOutputLine
+}
+
+// ParseConverseLine parses one output line of a Converse job: modelOutput is
+// a Converse response, {output: {message: {content: [{text}...]}},
+// stopReason, usage: {inputTokens, outputTokens, cacheReadInputTokens,
+// cacheWriteInputTokens}} (https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-results.html,
+// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html,
+// checked 2026-12-01). Bad lines are as for ParseOutputLine.
+func ParseConverseLine(line []byte) (job.Record, error) { return parseLine(line, true) }
+
+// ParseOutputLine parses one line of an InvokeModel job's output into a
+// record result (JobID and ExpiresAt are the caller's): modelOutput is the
+// model's native response (Claude Messages, and the shapes family.go reads).
+// A line that is not a result (truncated JSON, wrong types, no recordId,
+// neither modelOutput nor error) is an error wrapping ErrBadLine. Lines are
+// {recordId, modelInput, modelOutput} or {recordId, modelInput, error:
+// {errorCode (string or number), errorMessage}}; modelInput is checked for
+// syntax and skipped.
+func ParseOutputLine(line []byte) (job.Record, error) { return parseLine(line, false) }
+
+// parseLine reads a line of either job type (the output parsers are called
+// directly, not through a func value, so the record stays on the stack).
+func parseLine(line []byte, converse bool) (job.Record, error) {
 	var (
 		rec        job.Record
 		output     []byte // the modelOutput value, nil when absent or null
@@ -118,21 +142,131 @@ func ParseOutputLine(line []byte) (job.Record, error) {
 		return job.Record{}, badLine("record %s has neither modelOutput nor error", rec.ID)
 	}
 	rec.Status = job.RecordSucceeded
-	isClaude, typ, err := parseClaude(output, &rec)
-	switch {
-	case err == nil && isClaude:
+	if converse {
+		if err := parseConverse(output, &rec); err != nil {
+			return job.Record{}, badLine("record %s: converse modelOutput: %v", rec.ID, err)
+		}
 		return rec, nil
-	case err != nil && typ == "message":
-		// It says it is a Claude message but its fields have the wrong types.
-		return job.Record{}, badLine("record %s: claude modelOutput: %v", rec.ID, err)
 	}
-	// Another model family: its own shape (family.go).
-	rec.Output, rec.StopReason, rec.InputTokens, rec.OutputTokens = "", "", 0, 0
-	rec.CacheReadTokens, rec.CacheWriteTokens = 0, 0
-	if err := parseFamily(output, &rec); err != nil {
-		return job.Record{}, badLine("record %s: %v", rec.ID, err)
+	if err := parseNative(output, &rec); err != nil {
+		return job.Record{}, err
 	}
 	return rec, nil
+}
+
+// parseNative reads a native modelOutput: Claude's Messages response, else
+// the other families' shapes (family.go).
+func parseNative(output []byte, rec *job.Record) error {
+	isClaude, typ, err := parseClaude(output, rec)
+	switch {
+	case err == nil && isClaude:
+		return nil
+	case err != nil && typ == "message":
+		// It says it is a Claude message but its fields have the wrong types.
+		return badLine("record %s: claude modelOutput: %v", rec.ID, err)
+	}
+	rec.Output, rec.StopReason, rec.InputTokens, rec.OutputTokens = "", "", 0, 0
+	rec.CacheReadTokens, rec.CacheWriteTokens = 0, 0
+	if err := parseFamily(output, rec); err != nil {
+		return badLine("record %s: %v", rec.ID, err)
+	}
+	return nil
+}
+
+// parseConverse reads a Converse response with the scanner: the text of
+// output.message.content, in order — text blocks and the text inside
+// citationsContent blocks (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CitationsContentBlock.html;
+// reasoning and other blocks are skipped) — stopReason and usage.
+func parseConverse(b []byte, rec *job.Record) error {
+	ct := converseText{b: b}
+	sawOutput := false
+	_, err := eachMember(b, 0, func(key []byte, i int) (next int, err error) {
+		switch string(key) {
+		case "output":
+			sawOutput = true
+			return eachMember(b, i, func(key []byte, j int) (int, error) {
+				if string(key) != "message" {
+					return skipValue(b, j)
+				}
+				return eachMember(b, j, func(key []byte, k int) (int, error) {
+					if string(key) != "content" {
+						return skipValue(b, k)
+					}
+					if byteAt(b, k) != '[' {
+						return k, syntaxErr(b, k, "an array for output.message.content")
+					}
+					return eachElement(b, k, func(e int) (int, error) { return ct.block(e) })
+				})
+			})
+		case "stopReason":
+			rec.StopReason, next, err = readStringOrNull(b, i, "stopReason")
+			return next, err
+		case "usage":
+			if byteAt(b, i) == 'n' {
+				return literal(b, i, "null")
+			}
+			return eachMember(b, i, func(key []byte, j int) (next int, err error) {
+				switch string(key) {
+				case "inputTokens":
+					rec.InputTokens, next, err = readInt(b, j, "usage.inputTokens")
+				case "outputTokens":
+					rec.OutputTokens, next, err = readInt(b, j, "usage.outputTokens")
+				case "cacheReadInputTokens":
+					rec.CacheReadTokens, next, err = readInt(b, j, "usage.cacheReadInputTokens")
+				case "cacheWriteInputTokens":
+					rec.CacheWriteTokens, next, err = readInt(b, j, "usage.cacheWriteInputTokens")
+				default:
+					next, err = skipValue(b, j)
+				}
+				return next, err
+			})
+		}
+		return skipValue(b, i)
+	})
+	if err != nil {
+		return err
+	}
+	if !sawOutput {
+		return fmt.Errorf("no output member: not a Converse response")
+	}
+	rec.Output = string(ct.text)
+	return nil
+}
+
+// converseText gathers the text of a Converse answer's content blocks: text
+// blocks, and the text blocks inside a citationsContent block (Claude reading
+// a document with citations on).
+type converseText struct {
+	b      []byte
+	text   []byte
+	blocks int
+}
+
+// block reads the content block at b[e].
+func (c *converseText) block(e int) (int, error) {
+	b := c.b
+	return eachMember(b, e, func(key []byte, t int) (next int, err error) {
+		switch string(key) {
+		case "text":
+			var s string
+			s, next, err = readString(b, t, "content.text")
+			if c.blocks == 0 {
+				c.text = append(c.text[:0], s...)
+			} else {
+				c.text = append(c.text, s...)
+			}
+			c.blocks++
+			return next, err
+		case "citationsContent":
+			return eachMember(b, t, func(key []byte, k int) (int, error) {
+				if string(key) != "content" || byteAt(b, k) != '[' {
+					return skipValue(b, k)
+				}
+				return eachElement(b, k, func(e int) (int, error) { return c.block(e) })
+			})
+		}
+		return skipValue(b, t)
+	})
 }
 
 // parseClaude reads a Claude Messages response: the text blocks, stop_reason and

@@ -1,8 +1,12 @@
 package bedrock_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -191,6 +195,24 @@ func BenchmarkParseOutputLine(b *testing.B) {
 	}
 }
 
+// benchConverseLine is benchLine's record in a Converse-type job.
+func benchConverseLine() []byte {
+	prompt := strings.Repeat("Summarise the following customer review in one sentence. ", 20)
+	answer := strings.Repeat("The customer liked the product but found delivery slow. ", 10)
+	return fmt.Appendf(nil, `{"recordId":"r000123","modelInput":{"messages":[{"role":"user","content":[{"text":%q}]}],"system":[{"text":"You are terse."}],"inferenceConfig":{"maxTokens":512}},"modelOutput":{"output":{"message":{"role":"assistant","content":[{"text":%q}]}},"stopReason":"end_turn","usage":{"inputTokens":312,"outputTokens":141,"totalTokens":453},"metrics":{"latencyMs":1200}}}`, prompt, answer)
+}
+
+func BenchmarkParseConverseLine(b *testing.B) {
+	line := benchConverseLine()
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := bedrock.ParseConverseLine(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkParseOutputLineError(b *testing.B) {
 	line := fmt.Appendf(nil, `{"recordId":"r000124","modelInput":{"anthropic_version":"bedrock-2023-05-31","max_tokens":512,"messages":[{"role":"user","content":%q}]},"error":{"errorCode":400,"errorMessage":"Malformed input request"}}`,
 		strings.Repeat("Summarise the following customer review in one sentence. ", 32))
@@ -200,5 +222,50 @@ func BenchmarkParseOutputLineError(b *testing.B) {
 		if _, err := bedrock.ParseOutputLine(line); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Jobs stored before Converse jobs (parts without an invocation type) keep
+// reading their native outputs; Converse parts read the Converse response.
+// Each file's records are compared with a golden file.
+func TestOutputParserByInvocationType(t *testing.T) {
+	for _, tc := range []struct{ name, invocation string }{
+		{"invokemodel_stored", ""},
+		{"converse", bedrock.InvocationConverse},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := os.ReadFile(filepath.Join("testdata", "output_"+tc.name+".jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			parse := bedrock.OutputParser(tc.invocation)
+			var recs []job.Record
+			for line := range bytes.Lines(in) {
+				rec, err := parse(bytes.TrimSpace(line))
+				if err != nil {
+					t.Fatalf("%s: %v", line, err)
+				}
+				recs = append(recs, rec)
+			}
+			got, _ := json.MarshalIndent(recs, "", " ")
+			path := filepath.Join("testdata", "output_"+tc.name+".golden.json")
+			if *update {
+				if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if string(want) != string(got)+"\n" {
+				t.Errorf("records differ from %s (run with -update and review):\n%s", path, got)
+			}
+		})
+	}
+	// A native Claude line read as Converse is a bad line, not a silent empty answer.
+	line := []byte(`{"recordId":"x","modelInput":{},"modelOutput":{"type":"message","content":[{"type":"text","text":"hi"}]}}`)
+	if _, err := bedrock.ParseConverseLine(line); !errors.Is(err, bedrock.ErrBadLine) {
+		t.Errorf("native output read as Converse: err %v, want ErrBadLine", err)
 	}
 }

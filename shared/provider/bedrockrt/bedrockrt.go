@@ -42,6 +42,11 @@ type Model struct {
 	Content *content.Store
 	// Catalog says which models take a prompt-cache checkpoint (nil: the embedded catalog).
 	Catalog *model.Catalog
+	// MediaBytesInFlight bounds the image and document bytes held by the
+	// records running at once (default DefaultMediaBytesInFlight).
+	MediaBytesInFlight int64
+
+	media mediaBudget
 }
 
 // UseContent sets the store image and document sources are read from.
@@ -64,34 +69,56 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 		}
 		in.ModelInput = body
 	}
-	if len(in.ModelInput) > 0 {
+	if len(in.ModelInput) > 0 && bedrock.IsNativeBody(in.ModelInput) {
 		return m.invoke(ctx, model, in)
 	}
-	msgs, err := m.mediaMessages(ctx, model, in)
-	if err == nil && msgs == nil {
-		msgs, err = messages(in)
+	if len(in.ModelInput) > 0 {
+		// A caller's own Converse request, as a Converse batch job takes it.
+		req, err := converseBody(model, in.ModelInput)
+		if err != nil {
+			return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
+		}
+		return m.converse(ctx, req, nil)
 	}
+	rules := m.rules(model)
+	r, err := bedrock.NewRequest(-1, in, p, rules)
+	var msgs []types.Message
+	var ps *parts
+	release := func() {}
+	if err == nil {
+		msgs, ps, release, err = m.converseMessages(ctx, model, in.ID, r, rules)
+	}
+	defer release()
 	if err != nil {
+		if ctx.Err() != nil { // stopped while waiting for the media budget
+			return ondemand.OnDemandResult{}, ctx.Err()
+		}
 		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 	}
 	req := &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs,
-		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(p.MaxTokens))}}
-	if p.Temperature != nil {
-		req.InferenceConfig.Temperature = aws.Float32(float32(*p.Temperature))
+		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(r.MaxTokens))}}
+	if r.Temperature != nil {
+		req.InferenceConfig.Temperature = aws.Float32(float32(*r.Temperature))
 	}
-	sys := p.System
-	if in.System != "" {
-		sys = in.System
-	}
-	if sys != "" {
-		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: sys}}
+	if r.System != "" {
+		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: r.System}}
 		// Only the job-level system prompt is stable across records; a per-record
 		// override would write a cache entry nobody reads.
-		if in.System == "" && m.cacheable(model) {
+		if in.System == "" && rules != nil && rules.Caching != nil {
 			req.System = append(req.System, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}})
 		}
 	}
-	out, err := m.Client.Converse(ctx, req)
+	return m.converse(ctx, req, ps)
+}
+
+// converse sends a Converse request and reads its answer; parts, when set,
+// are the media streamed into the body as it is sent.
+func (m *Model) converse(ctx context.Context, req *bedrockruntime.ConverseInput, ps *parts) (ondemand.OnDemandResult, error) {
+	var opts []func(*bedrockruntime.Options)
+	if ps != nil {
+		opts = append(opts, ps.option())
+	}
+	out, err := m.Client.Converse(ctx, req, opts...)
 	if err != nil {
 		return ondemand.OnDemandResult{}, classify(err)
 	}
@@ -99,8 +126,16 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 	if msg, ok := out.Output.(*types.ConverseOutputMemberMessage); ok {
 		var b strings.Builder
 		for _, c := range msg.Value.Content {
-			if t, ok := c.(*types.ContentBlockMemberText); ok {
+			switch t := c.(type) {
+			case *types.ContentBlockMemberText:
 				b.WriteString(t.Value)
+			case *types.ContentBlockMemberCitationsContent:
+				// Claude's answer about a document read with citations on.
+				for _, g := range t.Value.Content {
+					if gt, ok := g.(*types.CitationGeneratedContentMemberText); ok {
+						b.WriteString(gt.Value)
+					}
+				}
 			}
 		}
 		res.Output = b.String()
@@ -170,56 +205,60 @@ func classify(err error) error {
 
 // SupportsPromptCache reports whether Bedrock accepts a cachePoint for the
 // model, as the embedded model catalog says (its caching rules).
-func SupportsPromptCache(id string) bool { return (&Model{}).cacheable(id) }
+func SupportsPromptCache(id string) bool {
+	r := (&Model{}).rules(id)
+	return r != nil && r.Caching != nil
+}
 
-// cacheable reads the model's caching rules from the catalog (the embedded
-// one when Catalog is nil).
-func (m *Model) cacheable(id string) bool {
+// rules is the model's catalog row (the embedded catalog when Catalog is
+// nil), or nil when the catalog does not know it.
+func (m *Model) rules(id string) *model.Model {
 	cat := m.Catalog
 	if cat == nil {
 		cat = model.Default()
 	}
-	e, ok := cat.Lookup(id)
-	return ok && e.Caching != nil
+	e, _ := cat.Lookup(id)
+	return e
 }
 
-type inMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
+var _ ondemand.ManyEmbedder = (*Model)(nil)
 
-// messages converts a prompt or an Anthropic-style conversation to Converse
-// messages; only text content is supported on demand.
-func messages(in job.Input) ([]types.Message, error) {
-	if in.Prompt != "" {
-		return []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: in.Prompt}}}}, nil
+// EmbedMany embeds several texts in one InvokeModel call (Cohere Embed takes
+// up to 96; the runner sizes the groups from the catalog). Each record gets
+// its own vector as {"embeddings":[...]}; the call's input tokens (from the
+// response headers, Cohere puts none in the body) are shared out by text
+// length, so they add up to what was billed.
+func (m *Model) EmbedMany(ctx context.Context, model string, ins []job.Input, p job.Params) ([]ondemand.OnDemandResult, error) {
+	texts := make([]string, len(ins))
+	total := 0
+	for i, in := range ins {
+		texts[i] = in.Text
+		total += len(in.Text)
 	}
-	var raw []inMessage
-	if err := json.Unmarshal(in.Messages, &raw); err != nil {
-		return nil, fmt.Errorf("messages: not an array of {role, content}: %v", err)
+	body, err := bedrock.EmbeddingBody(model, texts, p.Embed)
+	if err != nil {
+		return nil, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 	}
-	out := make([]types.Message, 0, len(raw))
-	for i, m := range raw {
-		var blocks []types.ContentBlock
-		var s string
-		if json.Unmarshal(m.Content, &s) == nil {
-			blocks = append(blocks, &types.ContentBlockMemberText{Value: s})
-		} else {
-			var parts []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			}
-			if err := json.Unmarshal(m.Content, &parts); err != nil {
-				return nil, fmt.Errorf("messages[%d].content: want a string or content blocks", i)
-			}
-			for j, p := range parts {
-				if p.Type != "text" {
-					return nil, fmt.Errorf("messages[%d].content[%d]: on-demand runs take text blocks only (got %q); use mode batch", i, j, p.Type)
-				}
-				blocks = append(blocks, &types.ContentBlockMemberText{Value: p.Text})
-			}
+	out, err := m.Client.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{
+		ModelId: aws.String(model), Body: body, ContentType: aws.String("application/json"), Accept: aws.String("application/json"),
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	vecs, err := bedrock.SplitVectors(out.Body)
+	if err != nil || len(vecs) != len(ins) {
+		return nil, &ondemand.CallError{Code: "ModelOutputUnreadable", Message: fmt.Sprintf("want %d vectors: %v", len(ins), err)}
+	}
+	in, _ := headerTokens(out.ResultMetadata)
+	res := make([]ondemand.OnDemandResult, len(ins))
+	left := in
+	for i := range ins {
+		share := in * int64(len(texts[i])) / int64(max(total, 1))
+		if i == len(ins)-1 {
+			share = left
 		}
-		out = append(out, types.Message{Role: types.ConversationRole(m.Role), Content: blocks})
+		left -= share
+		res[i] = ondemand.OnDemandResult{Output: string(vecs[i]), InputTokens: share}
 	}
-	return out, nil
+	return res, nil
 }

@@ -50,12 +50,21 @@ func TestInvoke(t *testing.T) {
 			rt: &sim.RuntimeSim{}, wantCode: "ValidationException"},
 		{name: "image blocks are refused on demand", in: job.Input{ID: "e", Messages: json.RawMessage(`[{"role":"user","content":[{"type":"image","source":{}}]}]`)},
 			rt: &sim.RuntimeSim{}, wantCode: "ValidationException"},
+		{name: "Converse model_input via Converse", in: job.Input{ID: "g", ModelInput: json.RawMessage(`{"messages":[{"role":"user","content":[{"text":"hello"}]}],"system":[{"text":"Answer in JSON.\ncategories: billing|other"}],"inferenceConfig":{"maxTokens":64}}`)},
+			rt: &sim.RuntimeSim{}, wantOut: `"category":"other"`},
+		{name: "Converse model_input with a member on-demand runs do not carry", in: job.Input{ID: "h", ModelInput: json.RawMessage(`{"messages":[{"role":"user","content":[{"text":"x"}]}],"guardrailConfig":{}}`)},
+			rt: &sim.RuntimeSim{}, wantCode: "ValidationException"},
+		{name: "Mistral 7B's system prompt folded into the first turn", in: job.Input{ID: "i", Prompt: "my billing is wrong"}, rt: &sim.RuntimeSim{}, wantOut: "[simulated]"},
 		{name: "throttling is retryable", in: job.Input{ID: "f", Prompt: "x"}, rt: &sim.RuntimeSim{ThrottleRate: 1}, retryable: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m := model(t, tc.rt)
-			res, err := m.Invoke(context.Background(), haiku, tc.in, p)
+			id := haiku
+			if strings.HasPrefix(tc.name, "Mistral 7B") {
+				id = "mistral.mistral-7b-instruct-v0:2" // the simulator refuses its system prompt
+			}
+			res, err := m.Invoke(context.Background(), id, tc.in, p)
 			var ce *ondemand.CallError
 			switch {
 			case tc.retryable:

@@ -6,13 +6,17 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -109,5 +113,77 @@ func TestConverseMediaThroughSimulator(t *testing.T) {
 	m.Content = nil
 	if _, err := m.Invoke(context.Background(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", mediaInput(), job.Params{MaxTokens: 300}); err == nil || !strings.Contains(err.Error(), "s3:// sources are not available") {
 		t.Errorf("without a store: %v", err)
+	}
+}
+
+// countingOpener is memOpener counting the reads of each object.
+type countingOpener struct {
+	memOpener
+	mu    sync.Mutex
+	opens map[string]int
+}
+
+func (c *countingOpener) Open(ctx context.Context, uri string) (io.ReadCloser, int64, error) {
+	c.mu.Lock()
+	c.opens[uri]++
+	c.mu.Unlock()
+	return c.memOpener.Open(ctx, uri)
+}
+
+// TestMediaReadOnceAndBounded: on demand, each s3:// part of a record is read
+// once (checked and sent from the same bytes), and records whose parts
+// together exceed the media budget do not run at once: 4 records of 20
+// images each (bounded by Converse's 3.75 MB per image when the store cannot
+// tell sizes) take the budget one after another.
+func TestMediaReadOnceAndBounded(t *testing.T) {
+	var inFlight, peak, calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		calls.Add(1)
+		io.Copy(io.Discard, r.Body)
+		time.Sleep(30 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},"stopReason":"end_turn","usage":{"inputTokens":3,"outputTokens":1,"totalTokens":4}}`)
+	}))
+	defer srv.Close()
+	c := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")},
+		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(srv.URL) }, bedrockrt.NoSDKRetries)
+	objs := memOpener{}
+	var blocks []string
+	for i := range 20 {
+		uri := fmt.Sprintf("s3://b/uploads/u/%02d.png", i)
+		objs[uri] = png1x1
+		blocks = append(blocks, `{"type":"image","source":{"type":"s3","uri":"`+uri+`"}}`)
+	}
+	op := &countingOpener{memOpener: objs, opens: map[string]int{}}
+	m := &bedrockrt.Model{Client: c, Content: &content.Store{Opener: op, Prefix: "s3://b/uploads/"}}
+	const records = 4
+	var wg sync.WaitGroup
+	errs := make(chan error, records)
+	for r := range records {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := job.Input{ID: fmt.Sprint("r", r), Messages: json.RawMessage(`[{"role":"user","content":[` + strings.Join(blocks, ",") + `,{"type":"text","text":"Which?"}]}]`)}
+			if _, err := m.Invoke(context.Background(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", in, job.Params{MaxTokens: 10}); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for uri, n := range op.opens {
+		if n != records {
+			t.Errorf("%s read %d times for %d records; want once per record", uri, n, records)
+		}
+	}
+	if calls.Load() != records || peak.Load() != 1 {
+		t.Errorf("%d calls, %d at once; want %d, one at a time", calls.Load(), peak.Load(), records)
 	}
 }

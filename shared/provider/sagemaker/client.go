@@ -168,6 +168,10 @@ func (c *Client) backoff(r Retry, attempt int) time.Duration {
 	return time.Duration(j() * float64(ceil))
 }
 
+// EndpointError classifies an SDK error of any SageMaker API (the control
+// plane's adapter words its refusals the same way).
+func EndpointError(endpoint string, err error) error { return endpointError(endpoint, err, 1) }
+
 // endpointError classifies an SDK error: throttling and 5xx answers are worth a
 // retry; a ModelError (the container's own answer) and validation errors are not.
 func endpointError(endpoint string, err error, attempt int) *smsvc.EndpointError {

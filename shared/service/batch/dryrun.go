@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"slices"
 
 	"github.com/mcpbatch/mcpbatch/shared/content"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -31,6 +32,8 @@ type DryRunResult struct {
 	Content *content.Summary `json:"content,omitempty"`
 	// Problems are everything that would refuse the submit; none: it would go.
 	Problems []string `json:"problems,omitempty"`
+	// Warnings are what the job would carry (a legacy model).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // DryRun validates a submit and estimates it: the parts it would create, its
@@ -47,7 +50,8 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		return nil, err
 	}
 	out := &DryRunResult{Provider: req.Provider, Model: req.Model, Mode: req.Mode, Records: len(req.Records),
-		MaxOutputTokens: int64(req.Params.MaxTokens) * int64(len(req.Records))}
+		MaxOutputTokens: int64(req.Params.MaxTokens) * int64(len(req.Records)),
+		Warnings:        append(slices.Clone(req.Warnings), s.recordWarnings(&req, md)...)}
 	if md != nil {
 		out.Content = &md.summary
 		for _, p := range md.problems {
@@ -58,7 +62,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		out.EstimatedInputTokens += s.recordTokens(&req.Records[i], md, i, req.Params.System)
 	}
 	if req.Mode == job.ModeBatch {
-		_, sizes, err := s.encodeAll(req, prov, md)
+		_, sizes, _, err := s.encodeAll(req, prov, md)
 		if err != nil {
 			out.Problems = append(out.Problems, err.Error())
 		} else if parts, err := service.Split(sizes, prov.Limits()); err != nil {

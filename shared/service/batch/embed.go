@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/content"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 )
@@ -34,6 +35,36 @@ type VectorSink interface {
 	WriteJob(ctx context.Context, j *job.Job) error
 	// CommitJob records that the job completed writing.
 	CommitJob(ctx context.Context, j *job.Job) error
+}
+
+// VectorsRefusedError is a write into an index that can never succeed (the
+// index was deleted while the job ran, or the index refuses the vectors):
+// the job ends with the reason instead of retrying forever.
+type VectorsRefusedError struct {
+	Index  string
+	Reason string
+}
+
+func (e *VectorsRefusedError) Error() string {
+	return fmt.Sprintf("vectors not written into index %q: %s", e.Index, e.Reason)
+}
+
+// VectorsRefused records a refused write on the job being finalised: its
+// reason in the job's error, and a job whose records all succeeded ends
+// partially_completed, never committed to the index as a complete set.
+func VectorsRefused(j *job.Job, e *VectorsRefusedError) {
+	msg := e.Error() + "; the results are kept (get_job_results); submit again into an existing index"
+	if !strings.Contains(j.Error, msg) {
+		j.Error = strings.TrimPrefix(j.Error+"; "+msg, "; ")
+	}
+	if j.Status == job.StatusCompleted {
+		j.Status = job.StatusPartiallyCompleted
+		for i := range j.Parts {
+			if j.Parts[i].Status == job.StatusCompleted {
+				j.Parts[i].Status = job.StatusPartiallyCompleted
+			}
+		}
+	}
 }
 
 var cohereInputTypes = []string{"search_document", "search_query", "classification", "clustering"}
@@ -71,6 +102,7 @@ func checkEmbedding(req *SubmitRequest, m *model.Model) error {
 	default:
 		return job.Fieldf("truncate", "must be NONE (refuse a text over the limit), START or END (got %q)", ep.Truncate)
 	}
+	cuts := 0
 	for i := range req.Records {
 		r := &req.Records[i]
 		if r.Prompt != "" || len(r.Messages) > 0 {
@@ -85,21 +117,68 @@ func checkEmbedding(req *SubmitRequest, m *model.Model) error {
 		if strings.TrimSpace(r.Text) == "" {
 			return job.Fieldf(fmt.Sprintf("records[%d].text", i), "empty; give 1..%d characters to embed", m.MaxInputChars)
 		}
-		if m.MaxInputChars > 0 {
-			if n := utf8.RuneCountInString(r.Text); n > m.MaxInputChars {
-				switch ep.Truncate {
-				case job.TruncateEnd:
-					r.Text = string([]rune(r.Text)[:m.MaxInputChars])
-				case job.TruncateStart:
-					rs := []rune(r.Text)
-					r.Text = string(rs[len(rs)-m.MaxInputChars:])
-				default:
-					return job.Fieldf(fmt.Sprintf("records[%d].text", i), "%d characters is over model %s's limit of %d; shorten it, or set truncate to END or START", n, m.ID, m.MaxInputChars)
-				}
-			}
+		cut, err := fitEmbeddingText(i, r, m, ep.Truncate)
+		if err != nil {
+			return err
+		}
+		if cut {
+			cuts++
 		}
 	}
+	if cuts > 0 {
+		req.Warnings = append(req.Warnings, fmt.Sprintf("%d text(s) over model %s's input limit (%s) were cut at the %s (truncate %s)",
+			cuts, m.ID, limitWords(m), map[string]string{job.TruncateEnd: "end", job.TruncateStart: "start"}[ep.Truncate], ep.Truncate))
+	}
 	return nil
+}
+
+// fitEmbeddingText holds record i's text to the model's input limits, in
+// characters and in estimated tokens (content.TextTokens, about 4 characters
+// a token; the model counts with its own tokenizer, so the estimate is a
+// guide, not a guarantee). Over a limit, truncate NONE refuses naming the
+// record and the limit (Cohere's own NONE would fail the record at the
+// service); END or START cut the text here, so no record fails or is cut
+// silently, and the caller warns. It reports whether it cut.
+func fitEmbeddingText(i int, r *job.Input, m *model.Model, truncate string) (bool, error) {
+	n := utf8.RuneCountInString(r.Text)
+	keep := n
+	if m.MaxInputChars > 0 && keep > m.MaxInputChars {
+		keep = m.MaxInputChars
+	}
+	if m.MaxInputTokens > 0 {
+		if maxRunes := m.MaxInputTokens * charsPerToken; keep > maxRunes {
+			keep = maxRunes
+		}
+	}
+	if keep == n {
+		return false, nil
+	}
+	switch truncate {
+	case job.TruncateEnd:
+		r.Text = string([]rune(r.Text)[:keep])
+	case job.TruncateStart:
+		rs := []rune(r.Text)
+		r.Text = string(rs[len(rs)-keep:])
+	default:
+		return false, job.Fieldf(fmt.Sprintf("records[%d].text", i), "%d characters (about %d tokens) is over model %s's input limit of %s; shorten it, or set truncate to END or START to cut it (with a warning on the job)",
+			n, content.TextTokens(r.Text), m.ID, limitWords(m))
+	}
+	return true, nil
+}
+
+// charsPerToken is content.TextTokens' rule: a token per 4 characters.
+const charsPerToken = 4
+
+// limitWords names a model's input limits ("512 tokens, 2048 characters").
+func limitWords(m *model.Model) string {
+	var parts []string
+	if m.MaxInputTokens > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens", m.MaxInputTokens))
+	}
+	if m.MaxInputChars > 0 {
+		parts = append(parts, fmt.Sprintf("%d characters", m.MaxInputChars))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // checkIndex settles the index a submit names: only embedding models write

@@ -91,10 +91,12 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 			return err
 		}
 	}
+	var refused *VectorsRefusedError
 	if j.Index != nil && s.Vectors != nil {
-		// Before the job is final: an error here leaves it ingesting, and the
-		// retried ingest writes the same keys again.
-		if err := s.Vectors.WriteJob(ctx, j); err != nil {
+		// Before the job is final: a transient error here leaves it
+		// ingesting, and the retried ingest writes the same keys again; a
+		// write that can never succeed ends the job with its reason.
+		if err := s.Vectors.WriteJob(ctx, j); err != nil && !errors.As(err, &refused) {
 			return fmt.Errorf("write vectors of %s: %w", id, err)
 		}
 	}
@@ -127,6 +129,9 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 			}
 		}
 		j.Status = final
+		if refused != nil {
+			VectorsRefused(j, refused)
+		}
 		j.Checkpoint = nil
 		j.CompletedAt = now
 		j.Retain()
@@ -147,7 +152,7 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 
 func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.File, missingOK map[int]bool, resolve ingest.IDResolver) (ingest.Result, error) {
 	for {
-		res, err := s.Ingester.Ingest(ctx, j, files, s.Provider(j.Provider).ParseOutputLine, resolve)
+		res, err := s.Ingester.Ingest(ctx, j, files, outputParser(s.Provider(j.Provider), j), resolve)
 		if err == nil {
 			return res, nil
 		}
@@ -164,6 +169,15 @@ func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.Fi
 		}
 		return res, fmt.Errorf("ingest job %s: %w", j.ID, err)
 	}
+}
+
+// outputParser reads a job's output lines the way its parts were submitted
+// (every part of a job is submitted the same way).
+func outputParser(prov service.BatchProvider, j *job.Job) ingest.Parser {
+	if pp, ok := prov.(service.PartParser); ok && len(j.Parts) > 0 {
+		return pp.OutputParser(j.Parts[0])
+	}
+	return prov.ParseOutputLine
 }
 
 // badLineSummary names the first few bad lines for the job's error text.

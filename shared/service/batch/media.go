@@ -20,18 +20,14 @@ import (
 // Images and documents in records (shared/content): a submit checks every
 // record whose messages carry image or document blocks against the model's
 // input modalities, the bytes' real format and the documented limits of the
-// path the record takes (Claude's native body in a Bedrock batch, the Messages
-// API in an Anthropic batch, Converse on demand), and refuses the whole submit
-// on any problem. Batch input lines carry a placeholder where their messages
+// path the record takes (Converse, in a Bedrock batch job or on demand; the
+// Messages API in an Anthropic batch), plus the model's own document rules
+// from the catalog (per-model PDF caps, citations for visual PDF reading),
+// and refuses the whole submit on any problem. A message holding a document
+// and no text gets a short text block (Converse refuses it otherwise) and the
+// job a warning. Batch input lines carry a placeholder where their messages
 // go; writing the line renders the messages there, reading s3:// parts
 // streaming, so no part is held whole in memory.
-//
-// Bedrock batch and documents: a Bedrock batch job's records are Claude's
-// native InvokeModel body, which takes no document blocks (Converse-type batch
-// jobs exist, but the provider here submits InvokeModel jobs only), so a batch
-// record with a document is refused with the documented limit; such records
-// run on demand (Converse, up to job.MaxOnDemandRecords) or on the Anthropic
-// provider.
 
 // BlobOpener is content.Opener over the service's object storage: S3 on AWS,
 // fsblob under make dev. Sizes are not asked for (0): the Checker measures the
@@ -48,6 +44,37 @@ func (o BlobOpener) Open(ctx context.Context, uri string) (io.ReadCloser, int64,
 		return nil, 0, err
 	}
 	return rc, 0, nil
+}
+
+// Head implements content.Pinner when the store can pin versions (S3 and
+// fsblob can); otherwise size -1 and no version, and the Checker measures
+// by reading.
+func (o BlobOpener) Head(ctx context.Context, uri string) (int64, string, error) {
+	v, ok := o.Blobs.(blob.Versioned)
+	if !ok {
+		return -1, "", nil
+	}
+	ver, err := v.Stat(ctx, uri)
+	if errors.Is(err, blob.ErrNotFound) {
+		return 0, "", content.ErrNotInUploadArea
+	}
+	return ver.Size, ver.Tag, err
+}
+
+// OpenPinned implements content.Pinner.
+func (o BlobOpener) OpenPinned(ctx context.Context, uri string, size int64, version string) (io.ReadCloser, error) {
+	v, ok := o.Blobs.(blob.Versioned)
+	if !ok {
+		return nil, errors.New("this store cannot pin an object's version")
+	}
+	rc, err := v.OpenVersion(ctx, uri, blob.Version{Size: size, Tag: version})
+	switch {
+	case errors.Is(err, blob.ErrChanged):
+		return nil, content.ErrChanged
+	case errors.Is(err, blob.ErrNotFound):
+		return nil, content.ErrChanged // deleted since the check
+	}
+	return rc, err
 }
 
 // UploadArea is the caller's upload prefix, where create_upload places
@@ -70,6 +97,17 @@ type Media struct {
 	offsets  map[int]int             // where the placeholder sits in the encoded line
 	summary  content.Summary
 	problems []*content.Problem
+	// textBlocks: documents needing a text block beside them get one.
+	textBlocks bool
+	warnings   []string
+	// bad holds the records with problems: a dry run reports them and does
+	// not encode them (their blocks were never measured).
+	bad map[int]bool
+	// noSystem: the model takes no system prompt; system (the job's) or the
+	// record's own goes first in the first user turn, as the encoder does
+	// for the placeholder it is rendered over.
+	noSystem bool
+	system   string
 }
 
 // media is the unexported name the submit uses.
@@ -98,7 +136,7 @@ func mediaPath(req *SubmitRequest, lim service.BatchLimits, m *model.Model) cont
 	if req.Mode == job.ModeOnDemand {
 		return content.PathBedrockConverse
 	}
-	if lim.MediaPath == "" || m == nil || m.Family != "claude" {
+	if lim.MediaPath == "" || m == nil {
 		return ""
 	}
 	return content.Path(lim.MediaPath)
@@ -121,6 +159,11 @@ func (s *Service) NewMedia(req *SubmitRequest, lim service.BatchLimits) (*Media,
 	if err != nil {
 		return nil, err
 	}
+	md.noSystem, md.system = m != nil && m.NoSystemPrompt && md.path == content.PathBedrockConverse, req.Params.System
+	if d := documentRules(m); d != nil && md.path == content.PathBedrockConverse {
+		ch.PDF = content.PDFRules{MaxBytes: d.MaxPDFBytes, ExemptFromCap: d.PDFExemptFromCap, Citations: d.CitationsForPDF, Source: m.FactsSource}
+		md.textBlocks = d.RequiresText
+	}
 	md.checker = ch
 	md.renderer = &content.Renderer{Path: md.path, Store: store}
 	return md, nil
@@ -140,6 +183,7 @@ func (md *Media) Check(ctx context.Context, i int, r job.Input) (*content.Record
 			p = &content.Problem{RecordID: r.ID, Where: fmt.Sprintf("records[%d].messages", i), Message: err.Error()}
 		}
 		md.add(nil, []*content.Problem{p})
+		md.markBad(i)
 		return nil, []*content.Problem{p}
 	}
 	if !recordHasMedia(rec) {
@@ -148,19 +192,33 @@ func (md *Media) Check(ctx context.Context, i int, r job.Input) (*content.Record
 	var ps []*content.Problem
 	if md.checker == nil {
 		ps = []*content.Problem{{RecordID: r.ID, Where: fmt.Sprintf("records[%d].messages", i),
-			Message: fmt.Sprintf("model %s takes images and documents here only on demand (Converse, up to %d records: mode on_demand); %s jobs carry them for Claude models", md.model, job.MaxOnDemandRecords, md.title)}}
+			Message: fmt.Sprintf("model %s takes no images or documents on %s", md.model, md.title)}}
 	} else {
 		ps = md.checker.Check(ctx, rec)
 	}
-	if md.path == content.PathBedrockBatchClaude {
-		for _, p := range ps {
-			if strings.Contains(p.Message, "document blocks cannot be sent") {
-				p.Message += fmt.Sprintf(" (Bedrock batch jobs carry Claude's native body, which takes no documents: run up to %d such records with mode on_demand, or use the anthropic provider)", job.MaxOnDemandRecords)
-			}
-		}
+	if len(ps) == 0 && md.textBlocks && content.EnsureDocumentText(rec.Messages) && len(md.warnings) == 0 {
+		md.warnings = append(md.warnings, content.TextAddedWarning)
 	}
 	md.add(rec, ps)
+	if len(ps) > 0 {
+		md.markBad(i)
+	}
 	return rec, ps
+}
+
+func (md *Media) markBad(i int) {
+	if md.bad == nil {
+		md.bad = map[int]bool{}
+	}
+	md.bad[i] = true
+}
+
+// documentRules is the model's document rules from the catalog (nil: none).
+func documentRules(m *model.Model) *model.DocumentRules {
+	if m == nil {
+		return nil
+	}
+	return m.Documents
 }
 
 // checkMedia checks every record of an inline submit. Problems are kept on
@@ -190,6 +248,14 @@ func (md *Media) add(rec *content.Record, ps []*content.Problem) {
 	md.problems = append(md.problems, ps...)
 }
 
+// Warnings say how checked records were changed to fit the model.
+func (md *Media) Warnings() []string {
+	if md == nil {
+		return nil
+	}
+	return md.warnings
+}
+
 // Problems are the problems found so far.
 func (md *Media) Problems() []*content.Problem { return md.problems }
 
@@ -215,7 +281,13 @@ func (md *Media) err() error {
 // placeholder stands for record i's messages in its encoded line until the
 // line is written: a valid Claude messages array, so the encoder accepts it.
 func placeholder(i int) []byte {
-	return []byte(fmt.Sprintf(`[{"role":"user","content":"mcpbatch-media-placeholder-%08d"}]`, i))
+	return []byte(fmt.Sprintf(`[{"role":"user","content":"%s"}]`, placeholderMark(i)))
+}
+
+// placeholderMark is the text of record i's placeholder, which every encoder
+// carries into the line whatever shape it gives the messages.
+func placeholderMark(i int) []byte {
+	return []byte(fmt.Sprintf("mcpbatch-media-placeholder-%08d", i))
 }
 
 // encode encodes record i with the placeholder for its messages when it has
@@ -237,18 +309,72 @@ func (md *Media) encode(i int, in job.Input, enc func(job.Input) ([]byte, error)
 }
 
 // Encode encodes record i (whose checked record is rec) around a placeholder
-// for its messages: the line, where the placeholder sits, and a bound on the
-// line's rendered length (for the split).
+// for its messages: the line, where the messages array holding the
+// placeholder starts (the encoder may have reshaped the placeholder, as the
+// Converse encoder does, but keeps it the whole "messages" value), and a
+// bound on the line's rendered length (for the split).
 func (md *Media) Encode(i int, in job.Input, rec *content.Record, enc func(job.Input) ([]byte, error)) (line []byte, off, size int, err error) {
+	md.foldSystem(in, rec)
 	ph := placeholder(i)
 	in.Messages = ph
 	if line, err = enc(in); err != nil {
 		return nil, 0, 0, err
 	}
-	if off = bytes.Index(line, ph); off < 0 {
+	mark := bytes.Index(line, placeholderMark(i))
+	key := -1
+	if mark >= 0 {
+		key = bytes.LastIndex(line[:mark], []byte(`"messages":`))
+	}
+	if key < 0 {
 		return nil, 0, 0, fmt.Errorf("records[%d]: the provider's encoder did not carry messages as given", i)
 	}
-	return line, off, len(line) - len(ph) + renderedBound(rec), nil
+	off = key + len(`"messages":`)
+	end := valueEnd(line, off)
+	if end < 0 {
+		return nil, 0, 0, fmt.Errorf("records[%d]: the provider's encoder wrote broken JSON around the messages", i)
+	}
+	return line, off, len(line) - (end - off) + renderedBound(rec), nil
+}
+
+// foldSystem puts the system prompt first in the first user turn of a
+// record for a model that takes none (once: a record may be encoded twice).
+func (md *Media) foldSystem(in job.Input, rec *content.Record) {
+	sys := md.system
+	if in.System != "" {
+		sys = in.System
+	}
+	if !md.noSystem || sys == "" || len(rec.Messages) == 0 {
+		return
+	}
+	first := &rec.Messages[0]
+	if len(first.Blocks) > 0 && first.Blocks[0].Kind == content.KindText && first.Blocks[0].Text == sys {
+		return
+	}
+	first.Blocks = append([]content.Block{{Kind: content.KindText, Text: sys}}, first.Blocks...)
+}
+
+// valueEnd is the index just past the JSON array or object starting at b[i]
+// (strings skipped with their escapes), or -1.
+func valueEnd(b []byte, i int) int {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			for j++; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
+			}
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	return -1
 }
 
 // renderedBound is an upper bound on the length of rec's rendered messages:
@@ -292,10 +418,14 @@ func (md *Media) writeLine(ctx context.Context, w *bufio.Writer, i int, line []b
 // Write writes a line from Encode with rec's messages rendered in place of
 // the placeholder, s3:// parts read streaming.
 func (md *Media) Write(ctx context.Context, w *bufio.Writer, i int, rec *content.Record, line []byte, off int) error {
+	end := valueEnd(line, off)
+	if end < 0 {
+		return fmt.Errorf("records[%d]: no messages placeholder at offset %d", i, off)
+	}
 	w.Write(line[:off])
 	if err := md.renderer.WriteMessages(ctx, w, rec.Messages); err != nil {
 		return fmt.Errorf("records[%d]: %w", i, err)
 	}
-	_, err := w.Write(line[off+len(placeholder(i)):])
+	_, err := w.Write(line[end:])
 	return err
 }

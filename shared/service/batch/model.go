@@ -1,7 +1,9 @@
 package batch
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -21,6 +23,16 @@ func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*m
 	}
 	if m.Provider != prov.Name() {
 		return nil, job.Fieldf("provider", "model %s is served by %s, not %s", m.ID, m.Provider, prov.Name())
+	}
+	warning, err := m.Usable(s.Now())
+	if err != nil {
+		return nil, job.Fieldf("model", "%v; nothing was submitted", err)
+	}
+	if warning != "" && !slices.Contains(req.Warnings, warning) {
+		req.Warnings = append(req.Warnings, warning)
+	}
+	if req.Params.Temperature != nil && !m.AcceptsSampling(model.SamplingTemperature) {
+		return nil, job.Fieldf("temperature", "model %s (%s) does not accept temperature%s; leave it out", m.ID, m.Name, acceptedSampling(m))
 	}
 	switch {
 	case req.Params.MaxTokens == 0:
@@ -84,4 +96,58 @@ func modes(m *model.Model) string {
 		out = append(out, string(md))
 	}
 	return strings.Join(out, ", ")
+}
+
+func acceptedSampling(m *model.Model) string {
+	if len(m.Sampling) == 0 {
+		return " (it takes no sampling parameters)"
+	}
+	return " (it takes only " + strings.Join(m.Sampling, ", ") + ")"
+}
+
+// samplingKeys are where a native or Converse body carries sampling
+// parameters: top level (Anthropic Messages, Bedrock Claude), Converse's
+// inferenceConfig, and additionalModelRequestFields (top_k on Converse).
+var samplingKeys = []struct{ path, param string }{
+	{"temperature", model.SamplingTemperature}, {"top_p", model.SamplingTopP}, {"top_k", model.SamplingTopK},
+	{"inferenceConfig.temperature", model.SamplingTemperature}, {"inferenceConfig.topP", model.SamplingTopP},
+	{"additionalModelRequestFields.top_k", model.SamplingTopK},
+}
+
+// checkRecordSampling refuses a record whose model_input sets a sampling
+// parameter the model refuses. Models that take every parameter (most) skip
+// the scan.
+func checkRecordSampling(req *SubmitRequest, m *model.Model) error {
+	if m == nil || m.Sampling == nil {
+		return nil
+	}
+	for i, r := range req.Records {
+		if len(r.ModelInput) == 0 {
+			continue
+		}
+		var body map[string]json.RawMessage
+		if json.Unmarshal(r.ModelInput, &body) != nil {
+			continue // the encoder names a malformed body
+		}
+		for _, k := range samplingKeys {
+			if m.AcceptsSampling(k.param) || !hasPath(body, k.path) {
+				continue
+			}
+			return job.Fieldf(fmt.Sprintf("records[%d].model_input.%s", i, k.path), "model %s (%s) does not accept %s%s; leave it out", m.ID, m.Name, k.param, acceptedSampling(m))
+		}
+	}
+	return nil
+}
+
+func hasPath(body map[string]json.RawMessage, path string) bool {
+	head, rest, nested := strings.Cut(path, ".")
+	v, ok := body[head]
+	if !ok || string(v) == "null" {
+		return false
+	}
+	if !nested {
+		return true
+	}
+	var inner map[string]json.RawMessage
+	return json.Unmarshal(v, &inner) == nil && hasPath(inner, rest)
 }

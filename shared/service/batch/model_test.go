@@ -40,10 +40,10 @@ func TestCheckModelAgainstTheCatalog(t *testing.T) {
 		wantField         string // "" for success
 		wantText          []string
 	}{
-		{"default max_tokens", "anthropic.claude-3-5-haiku-20241022-v1:0", "", 0, prompt(100), "batch", 1024, "", nil},
-		{"at the model's maximum", "anthropic.claude-3-5-haiku-20241022-v1:0", "", 8192, prompt(100), "batch", 8192, "", nil},
-		{"over the model's maximum", "anthropic.claude-3-5-haiku-20241022-v1:0", "", 8193, prompt(100), "", 0, "max_tokens",
-			[]string{"1..8192", "anthropic.claude-3-5-haiku-20241022-v1:0"}},
+		{"default max_tokens", "anthropic.claude-haiku-4-5-20251001-v1:0", "", 0, prompt(100), "batch", 1024, "", nil},
+		{"at the model's maximum", "anthropic.claude-haiku-4-5-20251001-v1:0", "", 64000, prompt(100), "batch", 64000, "", nil},
+		{"over the model's maximum", "anthropic.claude-haiku-4-5-20251001-v1:0", "", 64001, prompt(100), "", 0, "max_tokens",
+			[]string{"1..64000", "anthropic.claude-haiku-4-5-20251001-v1:0"}},
 		{"4.5 allows 64000", "anthropic.claude-haiku-4-5-20251001-v1:0", "", 64000, prompt(100), "batch", 64000, "", nil},
 		{"auto under the minimum runs on demand", "amazon.nova-lite-v1:0", "", 0, prompt(20), "on_demand", 1024, "", nil},
 		{"a model that runs on demand only: auto", "mistral.mistral-7b-instruct-v0:2", "", 0, prompt(300), "on_demand", 1024, "", nil},
@@ -90,3 +90,47 @@ type noOnDemand struct{}
 func (noOnDemand) SubmitOnDemand(context.Context, SubmitRequest) (*job.Job, error) {
 	return nil, errors.New("not called in this test")
 }
+
+// A sampling parameter the model refuses is refused at submit, naming the
+// field and the model: Opus 5 on Bedrock takes top_k only (recorded Bedrock
+// answers), so temperature in the job or top_p in a record's body is refused.
+func TestSamplingByModel(t *testing.T) {
+	bedrock := limitsProvider{namedProvider{name: "bedrock"}}
+	s := &Service{Core: &service.Core{}, OnDemand: noOnDemand{}}
+	const opus5 = "anthropic.claude-opus-5"
+	body := func(s string) []job.Input { return []job.Input{{ModelInput: json.RawMessage(s)}} }
+	tests := []struct {
+		name, model string
+		temperature *float64
+		records     []job.Input
+		wantField   string
+	}{
+		{"temperature to Opus 5", opus5, ptr(0.5), nil, "temperature"},
+		{"temperature to Haiku 4.5", "anthropic.claude-haiku-4-5-20251001-v1:0", ptr(0.5), nil, ""},
+		{"top_p in a Claude body", opus5, nil, body(`{"top_p":0.9,"messages":[]}`), "records[0].model_input.top_p"},
+		{"temperature in a Converse body", opus5, nil, body(`{"inferenceConfig":{"temperature":0.2},"messages":[]}`), "records[0].model_input.inferenceConfig.temperature"},
+		{"top_k is accepted", opus5, nil, body(`{"top_k":5,"messages":[]}`), ""},
+		{"no sampling at all", "anthropic.claude-sonnet-5", nil, body(`{"additionalModelRequestFields":{"top_k":5},"messages":[]}`), "records[0].model_input.additionalModelRequestFields.top_k"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &SubmitRequest{Model: tc.model, Records: tc.records, Params: job.Params{Temperature: tc.temperature}}
+			m, err := s.checkModel(req, bedrock)
+			if err == nil {
+				err = checkRecordSampling(req, m)
+			}
+			if tc.wantField == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var fe *job.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.wantField || !strings.Contains(err.Error(), tc.model) {
+				t.Fatalf("got %v, want a field error on %s naming %s", err, tc.wantField, tc.model)
+			}
+		})
+	}
+}
+
+func ptr(v float64) *float64 { return &v }

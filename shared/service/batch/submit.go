@@ -39,6 +39,9 @@ type SubmitRequest struct {
 	// Submit settles it into Target.
 	Index  *IndexRequest
 	Target *job.IndexTarget
+	// Warnings go onto the job: what validation found the user should know
+	// (a legacy model) and how records were changed to fit the model's rules.
+	Warnings []string
 }
 
 const maxNameLen = 128
@@ -59,6 +62,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	if err := md.err(); err != nil {
 		return nil, err
 	}
+	req.Warnings = append(req.Warnings, s.recordWarnings(&req, md)...)
 	t, err := s.prepareIndex(ctx, &req)
 	if err != nil {
 		return nil, err
@@ -74,7 +78,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	}
 	prov := s.Provider(req.Provider)
 	n := len(req.Records)
-	lines, sizes, err := s.encodeAll(req, prov, md)
+	lines, sizes, invocation, err := s.encodeAll(req, prov, md)
 	if err != nil {
 		return nil, err
 	}
@@ -98,13 +102,15 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.MaxInputLineBytes = longest
+	j.AddWarning(req.Warnings...)
 	start := 0
 	for i, size := range parts {
 		p := job.Part{
 			Index: i, Name: job.PartName(s.JobPrefix, id, i, len(parts)), Status: job.StatusQueued,
-			RecordCount: size,
-			InputURI:    blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
-			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
+			RecordCount:    size,
+			InputURI:       blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
+			OutputURI:      blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
+			InvocationType: invocation,
 		}
 		if err := s.writeInput(ctx, p.InputURI, lines[start:start+size], start, md); err != nil {
 			return nil, err
@@ -127,6 +133,20 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
 	return s.StartNew(ctx, prov, j)
+}
+
+// recordWarnings says how the records were changed to fit the model: the
+// provider's (service.JobWarner) and the media path's (a text block added
+// beside a document).
+func (s *Service) recordWarnings(req *SubmitRequest, md *media) []string {
+	var ws []string
+	if w, ok := s.Provider(req.Provider).(service.JobWarner); ok {
+		ws = w.JobWarnings(req.Model, req.Records, req.Params)
+	}
+	if md != nil {
+		ws = append(ws, md.warnings...)
+	}
+	return ws
 }
 
 // StartNew starts the parts of a job just stored, as many as the provider's
@@ -192,7 +212,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		in := service.BatchSubmit{
 			Name: p.Name, ClientToken: p.Name, Model: j.Model, InputURI: p.InputURI, OutputURI: p.OutputURI,
 			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": service.OwnerTag(j.Owner)},
-			Records: p.RecordCount,
+			Records: p.RecordCount, InvocationType: p.InvocationType,
 		}
 		var ref string
 		if claimed.Status == job.StatusCancelling {
@@ -326,11 +346,18 @@ func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*j
 // is reported here, before anything is stored. A record with images or
 // documents is encoded around a placeholder (see media) and its size is a
 // bound on its rendered length.
-func (s *Service) encodeAll(req SubmitRequest, prov service.BatchProvider, md *media) ([][]byte, []int, error) {
+func (s *Service) encodeAll(req SubmitRequest, prov service.BatchProvider, md *media) ([][]byte, []int, string, error) {
 	lines := make([][]byte, len(req.Records))
 	sizes := make([]int, len(req.Records))
+	inv := NewInvocationCheck(prov)
 	for i := range req.Records {
 		in := req.Records[i]
+		if md != nil && md.bad[i] {
+			continue // a dry run: its problems are reported already
+		}
+		if err := inv.Add(i, in); err != nil {
+			return nil, nil, "", err
+		}
 		in.ID = job.ProviderRecordID(i) // the caller's id stays with us (ids.jsonl)
 		enc := func(in job.Input) ([]byte, error) { return prov.EncodeRecord(i, req.Model, in, req.Params) }
 		line, size, ok, err := md.encode(i, in, enc)
@@ -339,14 +366,45 @@ func (s *Service) encodeAll(req SubmitRequest, prov service.BatchProvider, md *m
 			size = len(line)
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		lines[i], sizes[i] = line, size
 		if req.Progress != nil && (i+1)%1000 == 0 {
 			req.Progress(i+1, len(req.Records))
 		}
 	}
-	return lines, sizes, nil
+	return lines, sizes, inv.Type, nil
+}
+
+// InvocationCheck settles a job's invocation type from its records, for
+// providers that have several (service.InvocationTyper); Type stays "" for
+// the others.
+type InvocationCheck struct {
+	typer service.InvocationTyper
+	Type  string
+	first int
+}
+
+// NewInvocationCheck is the check for prov's jobs.
+func NewInvocationCheck(prov service.BatchProvider) *InvocationCheck {
+	t, _ := prov.(service.InvocationTyper)
+	return &InvocationCheck{typer: t}
+}
+
+// Add takes record i into account: an error when it needs another
+// invocation type than the records before it.
+func (c *InvocationCheck) Add(i int, in job.Input) error {
+	if c.typer == nil {
+		return nil
+	}
+	t := c.typer.InvocationFor(in)
+	switch {
+	case c.Type == "":
+		c.Type, c.first = t, i
+	case t != c.Type:
+		return job.Fieldf(fmt.Sprintf("records[%d]", i), "needs a %s provider job but records[%d] needs %s: one job runs one way; give prompts/messages (or Converse model_input) and native model_input bodies in separate jobs", t, c.first, c.Type)
+	}
+	return nil
 }
 
 // writeInput streams lines as JSONL to uri; lines[k] is record start+k, whose

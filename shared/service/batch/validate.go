@@ -18,10 +18,20 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if err := validateRecords(req, prov.Limits()); err != nil {
 		return err
 	}
-	if m, ok := s.LookupModel(req.Model); ok && m.Task != model.TaskEmbedding {
-		return checkMessages(req, m)
+	m, _ := s.LookupModel(req.Model) // ValidateParams found it
+	if m != nil && m.Task != model.TaskEmbedding {
+		if err := checkMessages(req, m); err != nil {
+			return err
+		}
 	}
-	return nil
+	return checkRecordSampling(req, m)
+}
+
+// paramsChecker is a provider that refuses job-level settings its API
+// refuses for every model (the Anthropic API version), before anything is
+// stored.
+type paramsChecker interface {
+	CheckParams(model string, p job.Params) error
 }
 
 // ValidateParams checks and defaults everything but the records (also used by
@@ -34,6 +44,11 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	m, err := s.checkModel(req, prov)
 	if err != nil {
 		return nil, err
+	}
+	if pc, ok := prov.(paramsChecker); ok {
+		if err := pc.CheckParams(m.ID, req.Params); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.resolveMode(req, prov, m); err != nil {
 		return nil, err

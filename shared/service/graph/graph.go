@@ -61,6 +61,12 @@ type Deps struct {
 	SageMakerDeadline         time.Duration
 	SageMakerMaxResponseBytes int
 	SageMakerInputPrefix      string
+	// SageMakerControl reads and steers endpoints (describe_endpoint, shift_traffic,
+	// the cold-start note); SageMakerOperators may shift traffic.
+	SageMakerControl   smsvc.EndpointControl
+	SageMakerOperators []string
+	// SageMakerInvocationTimeouts are deployed async endpoints' default InvocationTimeoutSeconds.
+	SageMakerInvocationTimeouts map[string]int
 
 	// Batch and reconciler settings (zero: the packages' defaults).
 	TimeoutHours   int
@@ -107,13 +113,15 @@ func New(d Deps) *Graph {
 	if inputPrefix == "" {
 		inputPrefix = blob.Join(d.Bucket, "sagemaker", "input")
 	}
-	tr := &transfer.Service{Core: core, Batch: b}
+	rt := &retry.Service{Core: core, Batch: b}
+	tr := &transfer.Service{Core: core, Batch: b, Merged: rt}
 	return &Graph{
 		Service: b, Core: core, OnDemandRuns: od,
 		SageMaker: &smsvc.Service{Core: core, Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
-			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix},
+			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix,
+			Control: d.SageMakerControl, Operators: d.SageMakerOperators, InvocationTimeouts: d.SageMakerInvocationTimeouts},
 		Transfer:   tr,
 		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit, Validations: tr},
-		Retry:      &retry.Service{Core: core, Batch: b},
+		Retry:      rt,
 	}
 }

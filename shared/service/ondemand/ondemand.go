@@ -110,6 +110,7 @@ func (s *Service) SubmitOnDemand(ctx context.Context, req batch.SubmitRequest) (
 		Pipeline: req.Pipeline, Index: req.Target, RetryOf: req.RetryOf, Notify: req.Notify,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
+	j.AddWarning(req.Warnings...)
 	j.Parts = []job.Part{{Index: 0, Name: job.PartName(s.JobPrefix, id, 0, 1), Status: job.StatusQueued, RecordCount: n,
 		InputURI: blob.Join(j.InputURI, "ondemand", "records.jsonl"), ProviderStatus: "OnDemandQueued"}}
 	pr, pw := io.Pipe()

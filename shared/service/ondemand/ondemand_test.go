@@ -27,7 +27,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
-const model = "anthropic.claude-3-5-haiku-20241022-v1:0"
+const model = "anthropic.claude-haiku-4-5-20251001-v1:0"
 
 // recBus records what the service publishes.
 type recBus struct {
@@ -390,5 +390,59 @@ func TestOnDemandCancelCountsStoredResults(t *testing.T) {
 					end.Status, end.Succeeded, end.Failed, ok, failed, want, bus.count(config.DetailJobCompleted))
 			}
 		})
+	}
+}
+
+// failAt fails the job the way the reconciler gives up on a run that made no
+// progress, on the n-th call, while the run goes on.
+type failAt struct {
+	inner ondemand.OnDemandModel
+	svc   *graph.Graph
+	id    *string
+	n     int64
+	calls atomic.Int64
+}
+
+func (f *failAt) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (ondemand.OnDemandResult, error) {
+	if f.calls.Add(1) == f.n {
+		if _, err := f.svc.Store.UpdateJob(ctx, *f.id, func(j *job.Job) error {
+			j.Status, j.Error, j.Checkpoint = job.StatusFailed, "on-demand run made no progress after 5 retries", nil
+			j.Parts[0].Status = job.StatusFailed
+			return nil
+		}); err != nil {
+			return ondemand.OnDemandResult{}, err
+		}
+	}
+	return f.inner.Invoke(ctx, m, in, p)
+}
+
+// TestOnDemandFailedWhileRunningCountsStoredResults: a job the reconciler
+// failed while a slow run was still going keeps the results that run stored,
+// and counts them (every stored result counted once).
+func TestOnDemandFailedWhileRunningCountsStoredResults(t *testing.T) {
+	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
+	svc, _ := onDemandSuite(t, &sim.RuntimeSim{}, od)
+	ctx := context.Background()
+	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	od.Model = &failAt{inner: od.Model, svc: svc, id: &j.ID, n: 15}
+	if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	end, err := svc.Store.GetJob(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := allRecords(t, svc, end)
+	ok := 0
+	for _, r := range stored {
+		if r.Status == job.RecordSucceeded {
+			ok++
+		}
+	}
+	if end.Status != job.StatusFailed || len(stored) == 0 || end.Succeeded != ok || end.Succeeded+end.Failed != len(stored) {
+		t.Fatalf("job %s with counts %d+%d; %d results stored (%d succeeded)", end.Status, end.Succeeded, end.Failed, len(stored), ok)
 	}
 }

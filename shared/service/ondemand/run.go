@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -77,6 +78,9 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 	chunk := s.Chunk
 	if chunk <= 0 {
 		chunk = 16 * s.concurrency()
+		if per := s.textsPerCall(j); per > 1 {
+			chunk = max(chunk, per*s.concurrency()) // full calls for every worker
+		}
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -141,9 +145,10 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			return nil
 		}
 		if errors.Is(err, errJobEnded) {
-			// This chunk's results are stored but the job ended first (another
-			// run finished it): count what is stored so no result goes uncounted.
-			log.InfoContext(ctx, "on-demand job ended (cancelled) while running; this run stops")
+			// This chunk's results are stored but the job ended first (cancelled,
+			// or failed by the reconciler): count what is stored so no result
+			// goes uncounted.
+			log.InfoContext(ctx, "on-demand job ended while running; this run stops")
 			return s.recountEnded(ctx, id)
 		}
 		if err != nil {
@@ -162,32 +167,83 @@ type chunkStats struct {
 	job.OnDemand
 }
 
-// runChunk runs a chunk of records with at most Concurrency calls in flight.
+// ManyEmbedder is a model adapter that embeds several texts in one call
+// where the model takes them (Cohere Embed: up to 96 texts a call); results
+// come back in the order of ins.
+type ManyEmbedder interface {
+	EmbedMany(ctx context.Context, model string, ins []job.Input, p job.Params) ([]OnDemandResult, error)
+}
+
+// textsPerCall is how many records of j one call carries: the catalog's
+// texts per call for an embedding model whose adapter embeds many, else 1.
+func (s *Service) textsPerCall(j *job.Job) int {
+	if _, ok := s.Model.(ManyEmbedder); !ok {
+		return 1
+	}
+	m, ok := s.LookupModel(j.Model)
+	if !ok || m.MaxTextsPerCall <= 1 {
+		return 1
+	}
+	return m.MaxTextsPerCall
+}
+
+// groups cuts a chunk into calls: runs of text records up to per long, every
+// other record alone.
+func groups(batch []job.Input, per int) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(batch); {
+		end := i + 1
+		if per > 1 && batch[i].Text != "" {
+			for end < len(batch) && end-i < per && batch[end].Text != "" {
+				end++
+			}
+		}
+		out = append(out, [2]int{i, end})
+		i = end
+	}
+	return out
+}
+
+// runChunk runs a chunk of records with at most Concurrency calls in flight;
+// texts for a model that takes several per call go together.
 func (s *Service) runChunk(ctx context.Context, j *job.Job, batch []job.Input) ([]job.Record, chunkStats, error) {
 	recs := make([]job.Record, len(batch))
 	var mu sync.Mutex
 	var st chunkStats
 	sem := make(chan struct{}, s.concurrency())
 	var wg sync.WaitGroup
-	for i, in := range batch {
+	count := func(rec job.Record, res OnDemandResult) {
+		if rec.Status == job.RecordSucceeded {
+			st.Succeeded++
+		} else {
+			st.Failed++
+		}
+		st.InputTokens += res.InputTokens
+		st.OutputTokens += res.OutputTokens
+		st.CacheReadTokens += res.CacheReadTokens
+		st.CacheWriteTokens += res.CacheWriteTokens
+	}
+	for _, g := range groups(batch, s.textsPerCall(j)) {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			rec, res, throttles := s.runRecord(ctx, j, in)
-			recs[i] = rec
+			var rs []job.Record
+			var res []OnDemandResult
+			var throttles int64
+			if g[1]-g[0] > 1 {
+				rs, res, throttles = s.runGroup(ctx, j, batch[g[0]:g[1]])
+			} else {
+				rec, r, t := s.runRecord(ctx, j, batch[g[0]])
+				rs, res, throttles = []job.Record{rec}, []OnDemandResult{r}, t
+			}
+			copy(recs[g[0]:g[1]], rs)
 			mu.Lock()
 			defer mu.Unlock()
 			st.Throttles += throttles
-			if rec.Status == job.RecordSucceeded {
-				st.Succeeded++
-			} else {
-				st.Failed++
+			for k := range rs {
+				count(rs[k], res[k])
 			}
-			st.InputTokens += res.InputTokens
-			st.OutputTokens += res.OutputTokens
-			st.CacheReadTokens += res.CacheReadTokens
-			st.CacheWriteTokens += res.CacheWriteTokens
 		}()
 	}
 	wg.Wait()
@@ -205,6 +261,48 @@ func (s *Service) runChunk(ctx context.Context, j *job.Job, batch []job.Input) (
 		}
 	}
 	return recs, st, nil
+}
+
+// runGroup embeds several texts in one call, retrying retryable errors with
+// backoff and jitter. A call the model refuses is run again record by
+// record, so one bad text fails alone.
+func (s *Service) runGroup(ctx context.Context, j *job.Job, ins []job.Input) ([]job.Record, []OnDemandResult, int64) {
+	me := s.Model.(ManyEmbedder)
+	maxAttempts := s.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = 8
+	}
+	var throttles int64
+	for attempt := 1; ; attempt++ {
+		res, err := me.EmbedMany(ctx, s.OnDemandID(j.Model), ins, j.OnDemand.Params)
+		if err == nil && len(res) == len(ins) {
+			recs := make([]job.Record, len(ins))
+			for k, in := range ins {
+				recs[k] = job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: job.RecordExpiresAt(j, s.Now()),
+					Status: job.RecordSucceeded, Output: res[k].Output, StopReason: res[k].StopReason,
+					InputTokens: res[k].InputTokens, OutputTokens: res[k].OutputTokens}
+			}
+			return recs, res, throttles
+		}
+		if err == nil || !errors.Is(err, ErrRetryable) || attempt >= maxAttempts || ctx.Err() != nil {
+			break // refused, or no more tries: each record on its own
+		}
+		throttles++
+		t := time.NewTimer(s.backoff(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+	recs := make([]job.Record, len(ins))
+	res := make([]OnDemandResult, len(ins))
+	for k, in := range ins {
+		var t int64
+		recs[k], res[k], t = s.runRecord(ctx, j, in)
+		throttles += t
+	}
+	return recs, res, throttles
 }
 
 // runRecord calls the model for one record, retrying retryable errors with backoff and jitter.
@@ -250,9 +348,11 @@ func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.
 
 // finishOnDemand settles the final status from the checkpoint counts and announces it.
 func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
+	var refused *batch.VectorsRefusedError
 	if j.Index != nil && s.Vectors != nil && !j.Status.Terminal() {
-		// Before the job is final, so a failed write is retried with the run.
-		if err := s.Vectors.WriteJob(ctx, j); err != nil {
+		// Before the job is final, so a transiently failed write is retried
+		// with the run; one that can never succeed ends the job with its reason.
+		if err := s.Vectors.WriteJob(ctx, j); err != nil && !errors.As(err, &refused) {
 			return fmt.Errorf("write vectors of %s: %w", j.ID, err)
 		}
 	}
@@ -288,6 +388,9 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		}
 		j.Parts[0].Status, j.Parts[0].ProviderStatus = final, "OnDemandDone"
 		j.Status, j.ProviderStatus = final, "OnDemandDone"
+		if refused != nil {
+			batch.VectorsRefused(j, refused)
+		}
 		j.CompletedAt = now
 		j.Retain()
 		return nil
@@ -338,14 +441,21 @@ func (s *Service) countStored(ctx context.Context, j *job.Job) (storedCounts, er
 	}
 }
 
-// recountEnded sets a cancelled on-demand job's counts to its stored results
-// after a run stored a chunk whose checkpoint the ended job refused.
+// endedByOthers are the ends a run does not set itself: cancel_job, the
+// reconciler giving up on a run that made no progress, expiry.
+func endedByOthers(st job.Status) bool {
+	return st == job.StatusCancelled || st == job.StatusFailed || st == job.StatusExpired
+}
+
+// recountEnded sets the counts of an on-demand job ended by others to its
+// stored results after a run stored a chunk whose checkpoint the ended job
+// refused (a slow run outlived the reconciler's patience, or a cancel).
 func (s *Service) recountEnded(ctx context.Context, id string) error {
 	j, err := s.Store.GetJob(ctx, id)
 	if err != nil {
 		return fmt.Errorf("recount on-demand job %s: %w", id, err)
 	}
-	if j.Status != job.StatusCancelled {
+	if !endedByOthers(j.Status) {
 		return nil
 	}
 	c, err := s.countStored(ctx, j)
@@ -353,7 +463,7 @@ func (s *Service) recountEnded(ctx context.Context, id string) error {
 		return err
 	}
 	_, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
-		if j.Status != job.StatusCancelled || (j.Succeeded == c.Succeeded && j.Failed == c.Failed) {
+		if !endedByOthers(j.Status) || (j.Succeeded == c.Succeeded && j.Failed == c.Failed) {
 			return store.ErrNoChange
 		}
 		j.Succeeded, j.Failed = c.Succeeded, c.Failed

@@ -25,7 +25,7 @@ import (
 
 const (
 	claude       = "claude-haiku-4-5"
-	bedrockModel = "anthropic.claude-3-5-haiku-20241022-v1:0"
+	bedrockModel = "anthropic.claude-haiku-4-5-20251001-v1:0"
 )
 
 // refusingBedrock is Bedrock without a client: these tests never start a

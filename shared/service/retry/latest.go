@@ -11,7 +11,8 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
-// maxRetries bounds the retries a merged view follows (children and theirs).
+// maxRetries bounds the retries a merged view follows (children and
+// theirs), newest first. With MaxRetriesPerJob it bounds the work of a page.
 const maxRetries = 100
 
 // LatestResults pages through a job's results with each record's latest
@@ -40,7 +41,7 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 	case limit < 1 || limit > job.MaxPageSize:
 		return service.ResultsPage{}, job.Fieldf("limit", "must be 1..%d (got %d)", job.MaxPageSize, limit)
 	}
-	latest, err := s.retriedOutcomes(ctx, parent)
+	chain, err := s.retryChain(ctx, parent)
 	if err != nil {
 		return service.ResultsPage{}, err
 	}
@@ -53,6 +54,18 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 		}
 		if err != nil {
 			return nil, "", fmt.Errorf("list results of %s: %w", parent.ID, err)
+		}
+		// Only the page's failed records can have been retried: those are
+		// looked up in the retries, newest first.
+		var failed []string
+		for _, r := range recs {
+			if r.Status != job.RecordSucceeded {
+				failed = append(failed, r.ID)
+			}
+		}
+		latest, err := s.latestOf(ctx, parent, chain, failed)
+		if err != nil {
+			return nil, "", err
 		}
 		for i, r := range recs {
 			if l, ok := latest[r.ID]; ok {
@@ -113,13 +126,12 @@ func appendWanted(dst, recs []job.Record, want job.RecordStatus) []job.Record {
 	return dst
 }
 
-// retriedOutcomes maps record id → latest result over parent's retries,
-// following children breadth first in creation order.
-func (s *Service) retriedOutcomes(ctx context.Context, parent *job.Job) (map[string]job.Record, error) {
-	latest := map[string]job.Record{}
+// retryChain is parent's retries and theirs, newest first: at most
+// maxRetries, the newest of each job's retries followed first.
+func (s *Service) retryChain(ctx context.Context, parent *job.Job) ([]*job.Job, error) {
 	var chain []*job.Job
 	seen := map[string]bool{parent.ID: true}
-	queue := slices.Clone(parent.RetriedBy)
+	queue := newestFirst(parent.RetriedBy)
 	for len(queue) > 0 && len(chain) < maxRetries {
 		id := queue[0]
 		queue = queue[1:]
@@ -138,24 +150,39 @@ func (s *Service) retriedOutcomes(ctx context.Context, parent *job.Job) (map[str
 			continue
 		}
 		chain = append(chain, c)
-		queue = append(queue, c.RetriedBy...)
+		queue = append(queue, newestFirst(c.RetriedBy)...)
 	}
-	slices.SortStableFunc(chain, func(a, b *job.Job) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortStableFunc(chain, func(a, b *job.Job) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return chain, nil
+}
+
+// newestFirst is a retried_by list (appended as retries are made) newest first.
+func newestFirst(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.Reverse(out)
+	return out
+}
+
+// latestOf maps each of ids to its newest result among the retries in chain
+// (newest first); ids no retry has a result for are left out. Each retry is
+// asked only for the ids no newer retry answered, store.MaxGetRecords at a time.
+func (s *Service) latestOf(ctx context.Context, parent *job.Job, chain []*job.Job, ids []string) (map[string]job.Record, error) {
+	latest := map[string]job.Record{}
+	pending := slices.Clone(ids)
 	for _, c := range chain {
-		cursor := ""
-		for {
-			recs, next, err := s.Store.ListRecords(ctx, c.ID, c.Shards, store.RecordQuery{Cursor: cursor, Limit: job.MaxPageSize})
+		if len(pending) == 0 {
+			break
+		}
+		for chunk := range slices.Chunk(pending, store.MaxGetRecords) {
+			recs, err := s.Store.GetRecords(ctx, c.ID, c.Shards, chunk)
 			if err != nil {
-				return nil, fmt.Errorf("list results of retry %s: %w", c.ID, err)
+				return nil, fmt.Errorf("read results of retry %s of %s: %w", c.ID, parent.ID, err)
 			}
 			for _, r := range recs {
 				latest[r.ID] = r
 			}
-			if next == "" {
-				break
-			}
-			cursor = next
 		}
+		pending = slices.DeleteFunc(pending, func(id string) bool { _, ok := latest[id]; return ok })
 	}
 	return latest, nil
 }

@@ -54,6 +54,10 @@ type Request struct {
 	Notify *job.Notify
 }
 
+// MaxRetriesPerJob bounds the retry jobs of one job: each new selection or
+// override makes one, and the job item lists them (retried_by).
+const MaxRetriesPerJob = 10
+
 // maxRecordIDs bounds an explicit list: no job holds more failed records than
 // a Bedrock file holds records.
 const maxRecordIDs = job.BedrockMaxRecords
@@ -75,18 +79,38 @@ func (s *Service) Retry(ctx context.Context, req Request) (child *job.Job, exist
 	if err != nil {
 		return nil, false, err
 	}
-	ids, err := s.selectFailed(ctx, parent, which, req.RecordIDs)
+	failed, err := s.parentFailed(ctx, parent)
 	if err != nil {
 		return nil, false, err
 	}
+	ids, err := selectIDs(parent, failed, nil, which, req.RecordIDs)
+	if err != nil {
+		return nil, false, err
+	}
+	// The same selection asked again answers its first child.
 	id := job.RetryChildID(parent, selectionKey(ids, req))
-	if c, err := s.Store.GetJob(ctx, id); err == nil {
-		if c.Owner != parent.Owner || c.RetryOf != parent.ID {
-			return nil, false, fmt.Errorf("job %s exists but is not a retry of %s", id, parent.ID)
+	if c, err := s.existingChild(ctx, parent, id); c != nil || err != nil {
+		return c, c != nil, err
+	}
+	// A new retry takes what is still failed in the merged view: a record
+	// an earlier retry turned into a success is not run again, one that
+	// failed again is judged by its newest error.
+	if len(parent.RetriedBy) > 0 {
+		succeededIn, err := s.mergeRetried(ctx, parent, failed)
+		if err != nil {
+			return nil, false, err
 		}
-		return c, true, s.link(ctx, parent.ID, id)
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, false, fmt.Errorf("look up retry %s of %s: %w", id, parent.ID, err)
+		if ids, err = selectIDs(parent, failed, succeededIn, which, req.RecordIDs); err != nil {
+			return nil, false, err
+		}
+		id = job.RetryChildID(parent, selectionKey(ids, req))
+		if c, err := s.existingChild(ctx, parent, id); c != nil || err != nil {
+			return c, c != nil, err
+		}
+	}
+	if n := len(parent.RetriedBy); n >= MaxRetriesPerJob {
+		return nil, false, job.Fieldf("job_id", "job %s has %d retries, and a job takes at most %d retries; get_job_results with latest: true shows their merged outcome, and retry_failed on its newest retry (%s) retries what is still failed there",
+			parent.ID, n, MaxRetriesPerJob, parent.RetriedBy[n-1])
 	}
 	recs, err := s.inputs(ctx, parent, ids)
 	if err != nil {
@@ -137,9 +161,23 @@ func checkWhich(req Request) (string, error) {
 	return which, nil
 }
 
-// selectFailed reads the parent's failed records and keeps those the selection names.
-func (s *Service) selectFailed(ctx context.Context, parent *job.Job, which string, want []string) (map[string]bool, error) {
-	failed := map[string]string{} // id → error code
+// existingChild is the retry id of parent when it exists (nil, nil when not).
+func (s *Service) existingChild(ctx context.Context, parent *job.Job, id string) (*job.Job, error) {
+	c, err := s.Store.GetJob(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("look up retry %s of %s: %w", id, parent.ID, err)
+	case c.Owner != parent.Owner || c.RetryOf != parent.ID:
+		return nil, fmt.Errorf("job %s exists but is not a retry of %s", id, parent.ID)
+	}
+	return c, s.link(ctx, parent.ID, id)
+}
+
+// parentFailed reads the parent's own failed records: id → error code.
+func (s *Service) parentFailed(ctx context.Context, parent *job.Job) (map[string]string, error) {
+	failed := map[string]string{}
 	cursor := ""
 	for {
 		recs, next, err := s.Store.ListRecords(ctx, parent.ID, parent.Shards, store.RecordQuery{Status: job.RecordFailed, Cursor: cursor, Limit: job.MaxPageSize})
@@ -156,6 +194,15 @@ func (s *Service) selectFailed(ctx context.Context, parent *job.Job, which strin
 	}
 	if len(failed) == 0 {
 		return nil, job.Fieldf("job_id", "job %s has no failed records to retry (%d succeeded)", parent.ID, parent.Succeeded)
+	}
+	return failed, nil
+}
+
+// selectIDs keeps the failed records (id → error code) the selection names;
+// succeededIn (id → retry) are records a retry turned into successes.
+func selectIDs(parent *job.Job, failed, succeededIn map[string]string, which string, want []string) (map[string]bool, error) {
+	if len(failed) == 0 {
+		return nil, job.Fieldf("job_id", "job %s has no failed records left: its retries turned all %d into successes (get_job_results with latest: true shows them)", parent.ID, len(succeededIn))
 	}
 	ids := map[string]bool{}
 	switch which {
@@ -183,6 +230,9 @@ func (s *Service) selectFailed(ctx context.Context, parent *job.Job, which strin
 		}
 	case job.RetryIDs:
 		for i, id := range want {
+			if by, ok := succeededIn[id]; ok {
+				return nil, job.Fieldf(fmt.Sprintf("record_ids[%d]", i), "%q already succeeded in retry %s of job %s (get_job_results with latest: true shows it)", service.Truncate(id, 80), by, parent.ID)
+			}
 			if _, ok := failed[id]; !ok {
 				return nil, job.Fieldf(fmt.Sprintf("record_ids[%d]", i), "%q is not a failed record of job %s", service.Truncate(id, 80), parent.ID)
 			}
@@ -190,6 +240,34 @@ func (s *Service) selectFailed(ctx context.Context, parent *job.Job, which strin
 		}
 	}
 	return ids, nil
+}
+
+// mergeRetried applies parent's retries to failed (id → error code): a
+// record a retry turned into a success leaves it (returned: id → that
+// retry), one that failed again takes the newest error code.
+func (s *Service) mergeRetried(ctx context.Context, parent *job.Job, failed map[string]string) (map[string]string, error) {
+	succeededIn := map[string]string{}
+	chain, err := s.retryChain(ctx, parent)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(failed))
+	for id := range failed {
+		ids = append(ids, id)
+	}
+	latest, err := s.latestOf(ctx, parent, chain, ids)
+	if err != nil {
+		return nil, err
+	}
+	for id, r := range latest {
+		if r.Status == job.RecordSucceeded {
+			delete(failed, id)
+			succeededIn[id] = r.JobID
+		} else {
+			failed[id] = r.ErrorCode
+		}
+	}
+	return succeededIn, nil
 }
 
 // selectionKey names a selection: the sorted ids and the overrides.
@@ -271,10 +349,16 @@ func childRequest(parent *job.Job, req Request, id string, recs []job.Input) (ba
 	if req.Notify != nil {
 		notify = req.Notify
 	}
-	return batch.SubmitRequest{
+	sr := batch.SubmitRequest{
 		Owner: parent.Owner, Model: model, Provider: provider, Name: name, Records: recs, Params: p,
 		TTLDays: parent.TTLDays, Mode: req.Mode, ID: id, RetryOf: parent.ID, Notify: notify,
-	}, nil
+	}
+	if parent.Index != nil {
+		// The retried vectors go where the parent's went (the submit checks
+		// the index still matches the model and dimensions).
+		sr.Index = &batch.IndexRequest{Name: parent.Index.Name, Metric: parent.Index.Metric}
+	}
+	return sr, nil
 }
 
 // link records the child on the parent (once).

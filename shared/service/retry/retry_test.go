@@ -15,9 +15,10 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/retry"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
 
-const haiku = "anthropic.claude-3-5-haiku-20241022-v1:0"
+const haiku = "anthropic.claude-haiku-4-5-20251001-v1:0"
 
 // suite is make dev's wiring: the Bedrock simulator fails every 10th record,
 // half with 400 and half with ThrottlingException, and the runtime simulator
@@ -260,5 +261,101 @@ func TestRetryBadInput(t *testing.T) {
 	jobs, _, _ := l.Service.List(ctx, "alice", service.ListQuery{Limit: 500})
 	if len(jobs) != 3 {
 		t.Fatalf("%d jobs after refused retries, want the 3 submitted", len(jobs))
+	}
+}
+
+// TestRetryCapPerJob: each new selection or override of one job makes a new
+// retry job; their number is capped (retried_by stays far from DynamoDB's
+// item limit) with an error that says what to do instead.
+func TestRetryCapPerJob(t *testing.T) {
+	l := suite(t)
+	ctx := context.Background()
+	parent := finishedParent(t, l, "alice", 150)
+	failed := allResults(t, l, "alice", parent.ID, "failed", false, 500)
+	var err error
+	made := 0
+	for i := 0; i < len(failed) && err == nil; i++ {
+		_, _, err = l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: []string{failed[i].ID}})
+		if err == nil {
+			made++
+		}
+	}
+	var fe *job.FieldError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "retries") || !strings.Contains(err.Error(), "at most") {
+		t.Fatalf("after %d retries: %v; want a field error naming the cap", made, err)
+	}
+	p, _ := l.Service.Get(ctx, "alice", parent.ID)
+	if len(p.RetriedBy) != made {
+		t.Fatalf("retried_by has %d ids, %d retries were made", len(p.RetriedBy), made)
+	}
+	// Asking again for a selection already made still answers its job.
+	if c, existed, err := l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: []string{failed[0].ID}}); err != nil || !existed {
+		t.Fatalf("repeat of the first selection: %v, existed %v (%v)", c, existed, err)
+	}
+}
+
+// TestRetryRetryableAfterMergedRetry: which=retryable (and all) retry only
+// what is still failed in the merged view: a record a retry already turned
+// into a success is not run again.
+func TestRetryRetryableAfterMergedRetry(t *testing.T) {
+	l := suite(t)
+	ctx := context.Background()
+	parent := finishedParent(t, l, "alice", 150)
+	var throttled []string
+	for _, r := range allResults(t, l, "alice", parent.ID, "failed", false, 500) {
+		if r.ErrorCode == "ThrottlingException" {
+			throttled = append(throttled, r.ID)
+		}
+	}
+	if len(throttled) < 2 {
+		t.Fatalf("setup: %d throttled records", len(throttled))
+	}
+	first, _, err := l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: throttled[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle(t, l)
+	if c, _ := l.Service.Get(ctx, "alice", first.ID); c.Succeeded != 1 {
+		t.Fatalf("setup: first retry %+v", c)
+	}
+	c, _, err := l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, Which: job.RetryRetryable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RecordCount != len(throttled)-1 {
+		t.Fatalf("retryable retry has %d records, want the %d still failed (one already succeeded in %s)", c.RecordCount, len(throttled)-1, first.ID)
+	}
+	// The same selection again answers its job; a new one naming the record is refused.
+	if again, existed, err := l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: throttled[:1]}); err != nil || !existed || again.ID != first.ID {
+		t.Fatalf("same selection again: %v existed %v (%v), want %s", again, existed, err, first.ID)
+	}
+	_, _, err = l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, RecordIDs: throttled[:2]})
+	if err == nil || !strings.Contains(err.Error(), "record_ids[0]") || !strings.Contains(err.Error(), "already succeeded") {
+		t.Fatalf("retrying a record that already succeeded in a retry: %v", err)
+	}
+}
+
+// TestExportLatest: export_results takes latest like get_job_results: the
+// file holds each record's newest outcome across the job's retries.
+func TestExportLatest(t *testing.T) {
+	l := suite(t)
+	ctx := context.Background()
+	parent := finishedParent(t, l, "alice", 150)
+	if _, _, err := l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID}); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, l)
+	for _, latest := range []bool{false, true} {
+		e, err := l.Service.Transfer.Export(ctx, transfer.ExportRequest{Owner: "alice", JobID: parent.ID, Status: "failed", Latest: latest})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 15
+		if latest {
+			want = 0
+		}
+		if e.Records != want {
+			t.Fatalf("latest %v: export of failed records has %d, want %d", latest, e.Records, want)
+		}
 	}
 }

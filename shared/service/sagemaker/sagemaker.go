@@ -36,6 +36,12 @@ type Service struct {
 	MaxResponseBytes int
 	// InputPrefix is where bodies over the inline limit are streamed (s3://bucket/sagemaker/input).
 	InputPrefix string
+	// Control reads and steers endpoints (nil: describe_endpoint and shift_traffic are unavailable).
+	Control EndpointControl
+	// Operators are the owners who may shift traffic (deploy-time configuration).
+	Operators []string
+	// InvocationTimeouts are deployed endpoints' InvocationTimeoutSeconds for calls that give none.
+	InvocationTimeouts map[string]int
 }
 
 // SageMaker's words for an async invocation's state. The notification's
@@ -187,6 +193,9 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 	s := m
 	now := s.Now()
 	id := job.NewID(now)
+	if req.InvocationTimeoutS == 0 {
+		req.InvocationTimeoutS = m.InvocationTimeouts[req.Endpoint]
+	}
 	inv := AsyncInvocation{
 		Endpoint: req.Endpoint, InferenceID: id, ContentType: req.ContentType, Accept: req.Accept,
 		CustomAttributes: req.CustomAttributes, InvocationTimeoutS: req.InvocationTimeoutS, RequestTTLS: req.RequestTTLS,
@@ -209,6 +218,10 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays), Notify: req.Notify,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
+	note := m.coldStartNote(ctx, req.Endpoint)
+	if note != "" {
+		j.Warnings = append(j.Warnings, note)
+	}
 	if err := m.keepRequest(ctx, inv); err != nil {
 		return nil, err
 	}
@@ -222,6 +235,10 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 	}
 	if invErr != nil {
 		return nil, fmt.Errorf("invoke endpoint %s async (job %s kept as failed): %w", req.Endpoint, id, invErr)
+	}
+	// The caller hears the note whether or not the store keeps job warnings.
+	if note != "" && !slices.Contains(j.Warnings, note) {
+		j.Warnings = append(j.Warnings, note)
 	}
 	return j, nil
 }

@@ -33,6 +33,9 @@ type ExportRequest struct {
 	JobID  string
 	Format string // jsonl (default) | csv
 	Status string // all (default) | succeeded | failed
+	// Latest writes each record's newest outcome across the job's retries
+	// (get_job_results latest: true).
+	Latest bool
 	// Progress, when set, is called after each page with the records written so far.
 	Progress func(done, total int)
 }
@@ -130,7 +133,20 @@ func (s *Service) writeExport(ctx context.Context, w io.Writer, req ExportReques
 	}
 	cursor := ""
 	for {
-		recs, next, _, err := s.Results(ctx, req.Owner, service.ResultsQuery{JobID: req.JobID, Status: req.Status, Cursor: cursor, Limit: exportPage})
+		q := service.ResultsQuery{JobID: req.JobID, Status: req.Status, Cursor: cursor, Limit: exportPage}
+		var recs []job.Record
+		var next string
+		var err error
+		if req.Latest {
+			if s.Merged == nil {
+				return errors.New("export of merged results is not configured")
+			}
+			var p service.ResultsPage
+			p, err = s.Merged.LatestResults(ctx, req.Owner, q)
+			recs, next = p.Records, p.Next
+		} else {
+			recs, next, _, err = s.Results(ctx, req.Owner, q)
+		}
 		if err != nil {
 			return err
 		}

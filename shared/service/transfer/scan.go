@@ -58,6 +58,8 @@ type fileScan struct {
 	count int
 	sizes []int // encoded length of each record, to split by bytes
 	taken idSet // the explicit ids, so generated ones can avoid them
+	// invocation is the provider job's invocation type the records settle.
+	invocation *batch.InvocationCheck
 }
 
 // problemList keeps the first maxFileProblems problems and counts all.
@@ -183,7 +185,7 @@ func (s *Service) scanPass(ctx context.Context, field, uri string, pin *blob.Ver
 	}
 	defer rc.Close()
 	r := jsonl.NewReader(&cappedReader{r: rc, max: MaxUploadBytes}, jsonl.Options{MaxLineBytes: maxFileLineBytes})
-	scan := &fileScan{}
+	scan := &fileScan{invocation: batch.NewInvocationCheck(prov)}
 	probs := &problemList{}
 	for r.Next() {
 		scan.count++
@@ -217,6 +219,10 @@ func (s *Service) scanPass(ctx context.Context, field, uri string, pin *blob.Ver
 			probs.add(r.Line(), "%s", p.Error())
 		}
 		if len(ps) > 0 {
+			continue
+		}
+		if err := scan.invocation.Add(scan.count-1, in); err != nil {
+			probs.add(r.Line(), "%s", err.(*job.FieldError).Reason)
 			continue
 		}
 		in.ID = job.ProviderRecordID(scan.count - 1) // what the provider will see, so the measure is exact

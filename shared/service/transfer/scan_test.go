@@ -13,7 +13,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
 
-const model = "anthropic.claude-3-5-haiku-20241022-v1:0"
+const model = "anthropic.claude-haiku-4-5-20251001-v1:0"
 
 func lines(n int, line func(i int) string) string {
 	var b strings.Builder

@@ -52,6 +52,14 @@ type batchStarter interface {
 type Service struct {
 	*service.Core
 	Batch batchStarter
+	// Merged reads results merged over a job's retries (export latest).
+	Merged MergedResults
+}
+
+// MergedResults pages through a job's results with each record's newest
+// outcome across its retries.
+type MergedResults interface {
+	LatestResults(ctx context.Context, owner string, q service.ResultsQuery) (service.ResultsPage, error)
 }
 
 // Upload is a place a caller may PUT one input file.
@@ -157,6 +165,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 		Params:    &req.Params, Notify: req.Notify,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
+	j.AddWarning(req.Warnings...)
 	if err := s.putRequest(ctx, j, fileRequest{Field: field, URI: uri, Params: req.Params}); err != nil {
 		return nil, err
 	}

@@ -126,9 +126,10 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	for i, size := range parts {
 		draft.Parts = append(draft.Parts, job.Part{
 			Index: i, Name: job.PartName(s.JobPrefix, id, i, len(parts)), Status: job.StatusQueued,
-			RecordCount: size,
-			InputURI:    blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
-			OutputURI:   blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
+			RecordCount:    size,
+			InputURI:       blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
+			OutputURI:      blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
+			InvocationType: scan.invocation.Type,
 		})
 	}
 	if err := s.writeFileParts(ctx, fr.Field, fr.URI, pin, &draft, req, prov, scan.taken, md); err != nil {
@@ -143,6 +144,10 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 		}
 		cur.RecordCount, cur.Shards, cur.Parts = draft.RecordCount, draft.Shards, draft.Parts
 		cur.MaxInputLineBytes = maxLine
+		if w, ok := prov.(service.JobWarner); ok {
+			cur.AddWarning(w.JobWarnings(req.Model, nil, req.Params)...)
+		}
+		cur.AddWarning(md.Warnings()...)
 		// The one backward move: input validation comes before the provider's
 		// own (queued < validating), and the parts start queued.
 		cur.Status, cur.ProviderStatus = job.StatusQueued, ""

@@ -18,6 +18,7 @@ const (
 	attrNotify         = "notify"
 	attrNotifiedStatus = "notifiedStatus"
 	attrCost           = "cost"
+	attrWarnings       = "warnings"
 )
 
 func encodeJobOps(j *job.Job, m map[string]types.AttributeValue) error {
@@ -32,6 +33,7 @@ func encodeJobOps(j *job.Job, m map[string]types.AttributeValue) error {
 		{attrNotify, j.Notify, j.Notify != nil},
 		{attrNotifiedStatus, string(j.NotifiedStatus), j.NotifiedStatus != ""},
 		{attrCost, j.Cost, j.Cost != nil && m[attrCost] == nil},
+		{attrWarnings, j.Warnings, len(j.Warnings) > 0},
 	} {
 		if !f.set {
 			continue
@@ -48,7 +50,7 @@ func encodeJobOps(j *job.Job, m map[string]types.AttributeValue) error {
 func decodeJobOps(m map[string]types.AttributeValue, j *job.Job) error {
 	var notified string
 	for name, dst := range map[string]any{attrParams: &j.Params, attrRetryOf: &j.RetryOf, attrRetriedBy: &j.RetriedBy,
-		attrNotify: &j.Notify, attrNotifiedStatus: &notified} {
+		attrNotify: &j.Notify, attrNotifiedStatus: &notified, attrWarnings: &j.Warnings} {
 		if av, ok := m[name]; ok {
 			if err := attributevalue.UnmarshalWithOptions(av, dst, nestedDecOpts); err != nil {
 				return fmt.Errorf("decode job %s %s: %w", j.ID, name, err)

@@ -143,3 +143,52 @@ func (s *Store) ListRecords(ctx context.Context, jobID string, shards int, q sto
 	next, err := storeutil.EncodeCursor(recordCursor{Shard: last.shard, Key: keyOf(last.item, attrPK, attrSK)})
 	return recs, next, err
 }
+
+// GetRecords implements store.Store: one BatchGetItem (consistent reads),
+// UnprocessedKeys retried with the same backoff as writes; expired items
+// are left out like ListRecords leaves them out.
+func (s *Store) GetRecords(ctx context.Context, jobID string, shards int, ids []string) ([]job.Record, error) {
+	if len(ids) > store.MaxGetRecords {
+		return nil, fmt.Errorf("dynamostore: get %d records of job %s: at most %d", len(ids), jobID, store.MaxGetRecords)
+	}
+	shards = storeutil.Shards(shards)
+	keys := make([]map[string]types.AttributeValue, 0, len(ids))
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue // BatchGetItem refuses duplicate keys
+		}
+		seen[id] = true
+		keys = append(keys, map[string]types.AttributeValue{attrPK: str(recordPK(jobID, job.RecordShard(id, shards))), attrSK: str(recordSK(id))})
+	}
+	now := s.now().Unix()
+	var recs []job.Record
+	for attempt := 1; len(keys) > 0; attempt++ {
+		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}})
+		if err != nil {
+			return nil, fmt.Errorf("dynamostore: get records of job %s: %w", jobID, err)
+		}
+		for _, it := range out.Responses[s.table] {
+			r, err := decodeRecord(it)
+			if err != nil {
+				return nil, err
+			}
+			if !r.ExpiresAt.IsZero() && r.ExpiresAt.Unix() <= now {
+				continue
+			}
+			recs = append(recs, r)
+		}
+		keys = out.UnprocessedKeys[s.table].Keys
+		if len(keys) == 0 {
+			break
+		}
+		if attempt >= s.maxBatchAttempts {
+			return nil, fmt.Errorf("%w: %d record reads of job %s still unprocessed after %d attempts", store.ErrUnprocessed, len(keys), jobID, attempt)
+		}
+		if err := sleep(ctx, fullJitter(s.backoffBase, s.backoffCap, attempt)); err != nil {
+			return nil, fmt.Errorf("dynamostore: get records backoff: %w", err)
+		}
+	}
+	return recs, nil
+}

@@ -534,6 +534,42 @@ func (s *Store) ListRecords(ctx context.Context, jobID string, shards int, q sto
 	return recs, next, err
 }
 
+// GetRecords implements store.Store.
+func (s *Store) GetRecords(ctx context.Context, jobID string, shards int, ids []string) ([]job.Record, error) {
+	if len(ids) > store.MaxGetRecords {
+		return nil, fmt.Errorf("localstore: get %d records of job %s: at most %d", len(ids), jobID, store.MaxGetRecords)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []any{jobID, s.now().Unix()}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT doc FROM records WHERE job_id = ? AND "+liveClause+
+		" AND record_id IN (?"+strings.Repeat(",?", len(ids)-1)+")", args...)
+	if err != nil {
+		return nil, fmt.Errorf("localstore: get records of job %s: %w", jobID, err)
+	}
+	defer rows.Close()
+	var recs []job.Record
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("localstore: get records of job %s: %w", jobID, err)
+		}
+		var r job.Record
+		if err := json.Unmarshal([]byte(doc), &r); err != nil {
+			return nil, fmt.Errorf("localstore: decode record of job %s: %w", jobID, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("localstore: get records of job %s: %w", jobID, err)
+	}
+	return recs, nil
+}
+
 // jobCols are the indexed columns derived from a job.
 type jobCols struct {
 	owner, provider, status string

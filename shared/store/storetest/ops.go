@@ -7,7 +7,8 @@ import (
 )
 
 // testOpsFieldsRoundTrip: batch parameters, retry links, notification
-// settings and cost survive a write and an update.
+// settings, cost, warnings and a part's invocation type survive a write and
+// an update.
 func testOpsFieldsRoundTrip(e *env) {
 	j := e.newJob("o", job.ProviderBedrock, job.StatusCompleted, e.clock.Now())
 	temp := 0.5
@@ -15,6 +16,8 @@ func testOpsFieldsRoundTrip(e *env) {
 	j.RetryOf = job.NewID(e.clock.Now())
 	j.Notify = &job.Notify{Webhook: "https://hooks.example.com/mcpbatch?k=1", SNS: true}
 	j.Cost = &job.Cost{InputUSD: 0.5, OutputUSD: 1.25, TotalUSD: 1.75, Basis: "batch", PricesAsOf: "2026-11-01"}
+	j.Warnings = []string{"model m takes no system prompt: the system prompt was sent as the first text of the first user turn"}
+	j.Parts = []job.Part{{Index: 0, Name: "p0", Status: job.StatusCompleted, InvocationType: "Converse"}}
 	if err := e.s.CreateJob(e.ctx, j); err != nil {
 		e.t.Fatal(err)
 	}
@@ -31,8 +34,9 @@ func testOpsFieldsRoundTrip(e *env) {
 		e.t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got.Params, j.Params) || got.RetryOf != j.RetryOf || !reflect.DeepEqual(got.RetriedBy, []string{child}) ||
-		!reflect.DeepEqual(got.Notify, j.Notify) || got.NotifiedStatus != job.StatusCompleted || !reflect.DeepEqual(got.Cost, j.Cost) {
-		e.t.Fatalf("round trip:\n got params %+v retryOf %q retriedBy %q notify %+v notified %q cost %+v\nwant %+v %q [%s] %+v completed %+v",
-			got.Params, got.RetryOf, got.RetriedBy, got.Notify, got.NotifiedStatus, got.Cost, j.Params, j.RetryOf, child, j.Notify, j.Cost)
+		!reflect.DeepEqual(got.Notify, j.Notify) || got.NotifiedStatus != job.StatusCompleted || !reflect.DeepEqual(got.Cost, j.Cost) ||
+		!reflect.DeepEqual(got.Warnings, j.Warnings) || len(got.Parts) != 1 || got.Parts[0].InvocationType != "Converse" {
+		e.t.Fatalf("round trip:\n got params %+v retryOf %q retriedBy %q notify %+v notified %q cost %+v warnings %q parts %+v\nwant %+v %q [%s] %+v completed %+v %q %+v",
+			got.Params, got.RetryOf, got.RetriedBy, got.Notify, got.NotifiedStatus, got.Cost, got.Warnings, got.Parts, j.Params, j.RetryOf, child, j.Notify, j.Cost, j.Warnings, j.Parts)
 	}
 }

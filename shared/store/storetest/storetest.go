@@ -98,6 +98,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"RefOwner", testRefOwner},
 		{"Slots", testSlots},
 		{"OpsFieldsRoundTrip", testOpsFieldsRoundTrip},
+		{"GetRecords", testGetRecords},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1000,5 +1001,48 @@ func testBadCursor(e *env) {
 	// The genuine cursors still work.
 	if _, _, err := e.s.ListRecords(e.ctx, j.ID, 3, store.RecordQuery{Cursor: recCursor, Limit: 2}); err != nil {
 		e.t.Fatalf("ListRecords with its own cursor: %v", err)
+	}
+}
+
+// testGetRecords: records by id across shards; absent, expired and another
+// job's ids are left out; a duplicate id is answered once.
+func testGetRecords(e *env) {
+	j := e.create(func() *job.Job {
+		j := e.newJob("alice", job.ProviderBedrock, job.StatusIngesting, e.clock.Now())
+		j.Shards = 4
+		return j
+	}())
+	other := e.create(e.newJob("alice", job.ProviderBedrock, job.StatusIngesting, e.clock.Now().Add(time.Second)))
+	var recs []job.Record
+	for i := range 30 {
+		r := job.Record{ID: fmt.Sprintf("r%03d", i), Status: job.RecordSucceeded, Output: fmt.Sprint("out ", i)}
+		if i == 7 {
+			r.ExpiresAt = e.clock.Now().Add(time.Hour)
+		}
+		recs = append(recs, r)
+	}
+	if err := e.s.PutRecords(e.ctx, j.ID, j.Shards, recs); err != nil {
+		e.t.Fatalf("PutRecords: %v", err)
+	}
+	if err := e.s.PutRecords(e.ctx, other.ID, other.Shards, []job.Record{{ID: "x1", Status: job.RecordFailed}}); err != nil {
+		e.t.Fatalf("PutRecords: %v", err)
+	}
+	e.clock.Advance(2 * time.Hour)
+	got, err := e.s.GetRecords(e.ctx, j.ID, j.Shards, []string{"r003", "r007", "r029", "nope", "x1", "r003", "r012"})
+	if err != nil {
+		e.t.Fatalf("GetRecords: %v", err)
+	}
+	g := recordIDs(got)
+	slices.Sort(g)
+	if !slices.Equal(g, []string{"r003", "r012", "r029"}) {
+		e.t.Fatalf("GetRecords gave %v, want [r003 r012 r029]", g)
+	}
+	for _, r := range got {
+		if r.Output != "out "+strings.TrimLeft(r.ID[1:], "0") {
+			e.t.Fatalf("record %s carries %q", r.ID, r.Output)
+		}
+	}
+	if got, err := e.s.GetRecords(e.ctx, j.ID, j.Shards, nil); err != nil || len(got) != 0 {
+		e.t.Fatalf("GetRecords of no ids: %v, %v", got, err)
 	}
 }

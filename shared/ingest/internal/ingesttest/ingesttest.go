@@ -69,6 +69,8 @@ func Parse(line []byte) (job.Record, error) {
 
 const modelInput = `{"anthropic_version":"bedrock-2023-05-31","max_tokens":1024,"messages":[{"role":"user","content":"Summarise the item."}]}`
 
+const converseInput = `{"messages":[{"role":"user","content":[{"text":"Summarise the item."}]}],"inferenceConfig":{"maxTokens":1024}}`
+
 // OKLine is a successful output line with text (JSON-escaped here).
 func OKLine(id, text string, in, out int64) string {
 	t, _ := json.Marshal(text)
@@ -89,6 +91,9 @@ type Spec struct {
 	LineBytes int
 	// ErrorEvery makes every n-th record a failed one (0: none fail).
 	ErrorEvery int
+	// Converse makes the lines of a Converse-type job (Converse request and
+	// response) instead of Claude's native InvokeModel body.
+	Converse bool
 }
 
 // Size is the total bytes the generator yields.
@@ -138,10 +143,18 @@ func (g *Generator) Read(p []byte) (int, error) {
 func (g *Generator) makeLine(i int) {
 	id := RecordID(i)
 	var head, tail string
-	if g.spec.ErrorEvery > 0 && i%g.spec.ErrorEvery == g.spec.ErrorEvery-1 {
-		head = `{"recordId":"` + id + `","modelInput":` + modelInput + `,"error":{"errorCode":400,"errorMessage":"`
+	in := modelInput
+	if g.spec.Converse {
+		in = converseInput
+	}
+	switch {
+	case g.spec.ErrorEvery > 0 && i%g.spec.ErrorEvery == g.spec.ErrorEvery-1:
+		head = `{"recordId":"` + id + `","modelInput":` + in + `,"error":{"errorCode":400,"errorMessage":"`
 		tail = `"}}` + "\n"
-	} else {
+	case g.spec.Converse:
+		head = `{"recordId":"` + id + `","modelInput":` + in + `,"modelOutput":{"output":{"message":{"role":"assistant","content":[{"text":"`
+		tail = `"}]}},"stopReason":"end_turn","usage":{"inputTokens":` + strconv.Itoa(10+i%90) + `,"outputTokens":` + strconv.Itoa(100+i%900) + `,"totalTokens":` + strconv.Itoa(110+i%90+i%900) + `},"metrics":{"latencyMs":1200}}}` + "\n"
+	default:
 		head = `{"recordId":"` + id + `","modelInput":` + modelInput + `,"modelOutput":{"id":"msg_bdrk_01","type":"message","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"text","text":"`
 		tail = `"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":` + strconv.Itoa(10+i%90) + `,"output_tokens":` + strconv.Itoa(100+i%900) + `}}}` + "\n"
 	}

@@ -124,7 +124,7 @@ func probe(size int64, lineBytes int, dir string) (*Result, error) {
 	stop := sampleHeap(&res.PeakHeap)
 	t1 := time.Now()
 	var h mcpserver.JobHandle
-	if err := callTool(ctx, cs, "submit_batch", map[string]any{"model": "anthropic.claude-3-5-haiku-20241022-v1:0", "input_upload_id": up.UploadID}, &h); err != nil {
+	if err := callTool(ctx, cs, "submit_batch", map[string]any{"model": "anthropic.claude-haiku-4-5-20251001-v1:0", "input_upload_id": up.UploadID}, &h); err != nil {
 		return nil, err
 	}
 	res.Answer = time.Since(t1)

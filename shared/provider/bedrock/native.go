@@ -10,9 +10,14 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
+// The output side of InvokeModel jobs, which stay readable: parts stored
+// before Bedrock batch jobs became Converse jobs, embedding jobs, and jobs of
+// native model_input bodies. New text jobs are Converse jobs (ParseConverseLine);
+// no family body is encoded any more.
+
 // nativeOutput is the union of the InvokeModel response shapes of the families
 // other than Claude (whose hot path has its own scanner), and of a Converse
-// response (batch jobs created with modelInvocationType Converse):
+// response (Nova's native answer has the Converse shape):
 //
 //   - Nova and Converse: output.message.content[].text, stopReason, usage.inputTokens/outputTokens
 //     (+ cacheReadInputTokens/cacheWriteInputTokens)
