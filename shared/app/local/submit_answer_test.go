@@ -39,3 +39,21 @@ func TestSubmitAnswerSaysWhatHappened(t *testing.T) {
 		t.Errorf("get_job mode %q", got.Mode)
 	}
 }
+
+// TestOnDemandAllFailedEndsFailed: an on-demand job whose every record
+// failed ends failed (with the reason), not partially_completed.
+func TestOnDemandAllFailedEndsFailed(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	// Native bodies pass through as given; the runtime (simulator) refuses each one.
+	recs := make([]map[string]any, 3)
+	for i := range recs {
+		recs[i] = map[string]any{"model_input": map[string]any{"not": "a Nova body"}}
+	}
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": "amazon.nova-lite-v1:0", "records": recs})
+	s.settle()
+	got := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+	if got.Status != "failed" || got.Failed != 3 || got.Error == "" {
+		t.Fatalf("job with every record failed: %s (failed %d, error %q), want failed with a reason", got.Status, got.Failed, got.Error)
+	}
+}
