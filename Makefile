@@ -9,7 +9,7 @@ TOOLS := $(CURDIR)/.tools
 CDK := $(CURDIR)/.cdk/node_modules/.bin/cdk
 export PATH := $(TOOLS)/bin:$(PATH)
 
-.PHONY: all build dev demo test bench lint synth deploy clean tools fuzz
+.PHONY: all build dev demo test bench lint synth deploy clean tools fuzz cost
 
 all: build
 
@@ -42,6 +42,13 @@ dev:
 ## demo: one report pipeline end to end, offline, over the generated sample corpus; prints the report's path.
 demo:
 	go run ./infra/demo
+
+## cost: the suite's own AWS bill for a 1,000,000-record text batch job and a
+## 1,000,000-document embedding job next to their inference cost; each job runs
+## with COST_RECORDS records in the local suite (offline) and is extrapolated linearly.
+COST_RECORDS ?= 2000
+cost:
+	go run ./infra/cost -n $(COST_RECORDS)
 
 ## tools: fetch what the tests need and this machine lacks (says what it does).
 tools:

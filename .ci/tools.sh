@@ -10,6 +10,11 @@ RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
 NODE22_VERSION=22.23.5
 INSPECTOR_VERSION=2.12.0
 CONFORMANCE_VERSION=0.1.16
+# The official TypeScript MCP SDK v2 (2026-07-28) and its extension packages,
+# newest as of 2026-12-01, for the official-client end-to-end tests.
+MCP_CLIENT_VERSION=2.4.0
+EXT_TASKS_VERSION=0.2.2
+EXT_APPS_VERSION=2.0.4
 
 say() { echo "tools: $*"; }
 
@@ -40,6 +45,11 @@ if [ ! -f "$TOOLS/conformance/node_modules/@modelcontextprotocol/conformance/pac
   say "installing @modelcontextprotocol/conformance@$CONFORMANCE_VERSION under .tools/conformance"
   npm install --prefix "$TOOLS/conformance" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
 fi
+if [ ! -f "$TOOLS/mcpsdk/node_modules/@modelcontextprotocol/client/package.json" ]; then
+  say "installing @modelcontextprotocol/client@$MCP_CLIENT_VERSION, ext-tasks@$EXT_TASKS_VERSION, ext-apps@$EXT_APPS_VERSION under .tools/mcpsdk"
+  npm install --prefix "$TOOLS/mcpsdk" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/client@$MCP_CLIENT_VERSION" \
+    "@modelcontextprotocol/ext-tasks@$EXT_TASKS_VERSION" "@modelcontextprotocol/ext-apps@$EXT_APPS_VERSION"
+fi
 # PGlite (WASM PostgreSQL) with pgvector, for the pgvector index contract tests.
 bash .ci/pglite.sh
 # Headless Chromium opens the rendered report.html in the report tests.
@@ -48,4 +58,4 @@ if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null;
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 chromium >/dev/null
 fi
-say "ready: $(moto_server --version 2>/dev/null | head -1 || echo moto), $(cfn-lint --version), RIE, node $("$TOOLS/bin/node22" --version), inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION"
+say "ready: $(moto_server --version 2>/dev/null | head -1 || echo moto), $(cfn-lint --version), RIE, node $("$TOOLS/bin/node22" --version), inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION, MCP client $MCP_CLIENT_VERSION"

@@ -2,13 +2,11 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	sdkbedrock "github.com/aws/aws-sdk-go-v2/service/bedrock"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
@@ -65,9 +63,9 @@ func FromEnv(ctx context.Context, opts ...Option) (*AWS, error) {
 		}
 		env[name] = v
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	cfg, err := lambdaConfig(os.Getenv)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS config: %w", err)
+		return nil, err
 	}
 	blobs := s3blob.New(s3.NewFromConfig(cfg), s3blob.Options{})
 	e := &Env{Config: cfg, Log: log, S3: blobs, Deps: graph.Deps{

@@ -99,6 +99,7 @@ func TestConsoleInChromium(t *testing.T) {
 	mux.Handle("/console", h)
 	mux.Handle("/console/", h)
 	srv := httptest.NewServer(mux)
+	l.Uploads.SetBaseURL(srv.URL) // signed download links, as make dev gives
 	t.Cleanup(func() { srv.Close(); l.Close() })
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
@@ -188,14 +189,26 @@ func TestConsoleInChromium(t *testing.T) {
 		b.waitFor("the job list", `document.body.dataset.ready === "jobs" && document.querySelectorAll("tr[data-job]").length > 0`)
 		var rows []struct {
 			ID, Text string
-			Progress bool
+			Progress string
 		}
-		b.eval(`[...document.querySelectorAll("tr[data-job]")].map(r => ({ID: r.dataset.job, Text: r.innerText, Progress: r.querySelector("progress") !== null}))`, &rows)
+		b.eval(`[...document.querySelectorAll("tr[data-job]")].map(r => ({ID: r.dataset.job, Text: r.innerText, Progress: (r.querySelector(".progress") || {getAttribute: () => ""}).getAttribute("aria-valuenow")}))`, &rows)
 		if len(rows) != 2 || rows[0].ID != running.JobID || rows[1].ID != done.JobID {
 			t.Fatalf("rows %+v, want the running job then the finished one (newest first)", rows)
 		}
-		if !rows[0].Progress || rows[1].Progress {
-			t.Errorf("progress bars: running %v, finished %v; want one only on the running job", rows[0].Progress, rows[1].Progress)
+		if rows[0].Progress != "0" || rows[1].Progress != "100" {
+			t.Errorf("progress bars: running %q, finished %q; want a bar on each, at 0 and 100", rows[0].Progress, rows[1].Progress)
+		}
+		var charts []string
+		b.eval(`[...document.querySelectorAll("#usage figcaption")].map(f => f.innerText)`, &charts)
+		for _, want := range []string{"Jobs per day", "Records per day", "Tokens per day", "Cost per day (USD)", "Failures by error code"} {
+			if !slices.Contains(charts, want) {
+				t.Errorf("usage charts %q lack %q", charts, want)
+			}
+		}
+		var bars int
+		b.eval(`document.querySelectorAll("#usage svg.chart rect").length`, &bars)
+		if bars < 4 {
+			t.Errorf("%d bars in the usage charts, want at least one per chart", bars)
 		}
 		for _, want := range []string{"nightly summaries", "partially completed", "150", "135", "15"} {
 			if !strings.Contains(rows[1].Text, want) {
@@ -260,6 +273,18 @@ func TestConsoleInChromium(t *testing.T) {
 		if !strings.Contains(exported, "150 records") {
 			t.Errorf("export line %q, want 150 records", exported)
 		}
+		// The link is clickable and downloads the file.
+		var href string
+		b.eval(`(document.querySelector(".links p a[href]") || {href: ""}).href`, &href)
+		resp, err := http.Get(href)
+		if err != nil {
+			t.Fatalf("export link %q: %v", href, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || strings.Count(string(body), "\n") != 150 {
+			t.Errorf("export link %q: %d, %d lines; want the 150-record JSONL", href, resp.StatusCode, strings.Count(string(body), "\n"))
+		}
 		noProblems("job page")
 	})
 
@@ -300,6 +325,35 @@ func TestConsoleInChromium(t *testing.T) {
 			}
 		}
 		noProblems("pipeline runs")
+	})
+
+	// No page scrolls sideways at a phone's, a laptop's or a wide screen's
+	// width: the jobs list (with its charts) and a job page, screenshot each.
+	t.Run("layout at 420, 1400 and 1920 px", func(t *testing.T) {
+		b.t = t
+		shots := t.TempDir()
+		if os.Getenv("MCPBATCH_UPDATE_SCREENSHOT") != "" {
+			shots = "testdata"
+		}
+		for _, width := range []int{420, 1400, 1920} {
+			b.call(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600}, nil)
+			for _, page := range []struct{ name, hash, ready string }{
+				{"jobs", "#/jobs", `document.body.dataset.ready === "jobs" && document.querySelector("#usage svg") !== null`},
+				{"job", "#/job/" + done.JobID, `document.body.dataset.ready === "job" && document.querySelector(".summary table.failures") !== null`},
+			} {
+				b.eval(`location.hash = "#/"; location.hash = `+js(page.hash), nil)
+				b.waitFor(page.name+" page", page.ready)
+				var over struct{ Page, Widest int }
+				b.eval(`({Page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+					Widest: Math.max(0, ...[...document.querySelectorAll("#view *")].map(e => e.getBoundingClientRect().right - document.documentElement.clientWidth))})`, &over)
+				if over.Page > 0 || over.Widest > 1 {
+					t.Errorf("%s page at %d px: overflows by %d px (widest element %d px past the edge)", page.name, width, over.Page, over.Widest)
+				}
+				b.screenshot(filepath.Join(shots, fmt.Sprintf("console-%s-%d.png", page.name, width)))
+			}
+		}
+		b.call(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false}, nil)
+		noProblems("layout")
 	})
 
 	t.Run("a refused key returns to the key form", func(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 // (--remote-debugging-pipe: commands on fd 3, replies on fd 4, each message
 // JSON ended by a NUL byte), so the test needs no WebSocket or CDP library.
 type browser struct {
-	t       *testing.T
+	t       testing.TB
 	cmd     *exec.Cmd
 	in      io.WriteCloser
 	mu      sync.Mutex
@@ -38,7 +38,7 @@ type cdpReply struct {
 	} `json:"error"`
 }
 
-func startBrowser(t *testing.T, bin string) *browser {
+func startBrowser(t testing.TB, bin string) *browser {
 	t.Helper()
 	dir := t.TempDir()
 	cmdR, cmdW, err := os.Pipe()

@@ -46,11 +46,13 @@ type Handler struct {
 // binary's assets are never mixed with cached old ones.
 func New() *Handler {
 	h := &Handler{assets: map[string]asset{}}
-	for name, ctype := range map[string]string{"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"} {
+	// jobview.js is the job view the MCP App (AppHTML) shares.
+	for name, ctype := range map[string]string{"app.js": "text/javascript; charset=utf-8", "jobview.js": "text/javascript; charset=utf-8",
+		"app.css": "text/css; charset=utf-8", "jobview.css": "text/css; charset=utf-8"} {
 		h.assets["/"+name] = load(name, ctype, nil)
 	}
 	page := load("index.html", "text/html; charset=utf-8", func(b []byte) []byte {
-		for _, name := range []string{"app.js", "app.css"} {
+		for _, name := range []string{"app.js", "jobview.js", "app.css", "jobview.css"} {
 			b = bytes.ReplaceAll(b, []byte("{{"+name+"}}"), []byte(h.assets["/"+name].hash))
 		}
 		return b

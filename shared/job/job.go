@@ -49,6 +49,9 @@ type Job struct {
 	// Warnings are what the user should know about how the job runs (a
 	// legacy model, a folded system prompt, unpriced tokens); shown by get_job.
 	Warnings []string `json:"warnings,omitempty"`
+	// BudgetUSD caps what the job may cost (0: no cap); a submit whose
+	// estimate is over it is refused.
+	BudgetUSD float64 `json:"budgetUsd,omitempty"`
 	// Checkpoint lets an interrupted ingest resume without double counting.
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 	// OutputReadyPublished records that "Job Output Ready" went out, so a

@@ -68,6 +68,7 @@ func (s *Server) addReportTools(srv *mcp.Server) {
 		Description: "Start a pipeline run now (for today, or for date). One run per pipeline and date: asking again for a date that already ran " +
 			"returns that run instead of starting another. A date outside the schedule window (today back ttl_days) or a folder with no usable document is refused with the reason. Returns at once; poll get_report with the same pipeline and date.",
 		Annotations: &mcp.ToolAnnotations{Title: "Run pipeline", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &yes},
+		Meta:        appToolMeta(appJobURI),
 	}, s.runPipeline)
 }
 

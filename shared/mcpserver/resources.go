@@ -67,7 +67,7 @@ func (s *Server) listResources(ctx context.Context, req mcp.Request) (mcp.Result
 		s.log().ErrorContext(ctx, "resources/list failed", "owner", owner, "error", err)
 		return nil, errors.New("resources/list failed on the server side; retry shortly")
 	}
-	out := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(jobs))}
+	out := &mcp.ListResourcesResult{Resources: append(make([]*mcp.Resource, 0, len(jobs)+2), appResources()...)}
 	for _, j := range jobs {
 		name := j.Name
 		if name == "" {

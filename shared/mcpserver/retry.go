@@ -26,6 +26,7 @@ type RetryIn struct {
 	MaxTokens int       `json:"max_tokens,omitempty" jsonschema:"another max_tokens for the retry (default: the job's)"`
 	Mode      string    `json:"mode,omitempty" jsonschema:"auto (default: on demand under the batch minimum), batch or on_demand"`
 	Notify    *NotifyIn `json:"notify,omitempty" jsonschema:"how to announce the retry's end (default: as the job said)"`
+	BudgetUSD float64   `json:"budget_usd,omitempty" jsonschema:"refuse the retry when its estimated cost (estimated input, max_tokens × records of output) is over this many USD"`
 }
 
 // RetryOut is what retry_failed returns.
@@ -50,6 +51,7 @@ func (s *Server) addRetryTool(srv *mcp.Server) {
 			"An embedding job's retry writes into the same index. " +
 			"Next: poll get_job on the new job_id; get_job_results on the original job with latest: true shows every record's latest outcome.",
 		Annotations: &mcp.ToolAnnotations{Title: "Retry failed records", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &yes},
+		Meta:        appToolMeta(appJobURI),
 	}, s.retryFailed)
 }
 
@@ -60,7 +62,7 @@ func (s *Server) retryFailed(ctx context.Context, req *mcp.CallToolRequest, in R
 			return RetryOut{}, "", "", err
 		}
 		j, existed, err := s.Retries.Retry(ctx, retry.Request{Owner: owner, JobID: in.JobID, Which: in.Which, RecordIDs: in.RecordIDs,
-			Model: in.Model, MaxTokens: in.MaxTokens, Mode: in.Mode, Notify: n})
+			Model: in.Model, MaxTokens: in.MaxTokens, Mode: in.Mode, Notify: n, BudgetUSD: in.BudgetUSD})
 		if err != nil {
 			return RetryOut{}, "", "", err
 		}

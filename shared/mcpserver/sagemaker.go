@@ -81,6 +81,7 @@ func (s *Server) addSageMakerTools(srv *mcp.Server) {
 			"Bodies up to 128,000 bytes go inline, bigger ones are staged in S3; or pass input_uri. " +
 			"Poll get_job until terminal, then get_job_results returns the one result (or the failure reason).",
 		Annotations: &mcp.ToolAnnotations{Title: "Invoke async endpoint", DestructiveHint: &no, OpenWorldHint: &yes},
+		Meta:        appToolMeta(appJobURI),
 	}, s.invokeAsync)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "invoke_endpoint",

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/mcptasks"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
@@ -78,10 +79,28 @@ func (s *Server) MCP() *mcp.Server {
 			"(Bedrock batch inference or Anthropic Message Batches, about half the on-demand price; results typically within minutes to hours, " +
 			"at most the Bedrock job timeout (72 h by default) or 24 h for Anthropic). list_models shows the models, their limits and prices. " +
 			"Poll get_job until terminal is true, then read results with get_job_results page by page, or all at once with export_results. " +
-			"Batches over 6 MB go through create_upload. Your recent jobs are resources (mcpbatch://jobs/{job_id}).",
+			"Inputs above 5 MB go through create_upload (the request limit is 6 MB). Your recent jobs are resources (mcpbatch://jobs/{job_id}).",
+		Capabilities: capabilities(),
 	})
 	s.register(srv)
 	return srv
+}
+
+// capabilities are what server/discover and initialize advertise. The tool and
+// resource lists are fixed per deployment, so no list-changed notifications
+// and no resource subscriptions: a 2026-07-28 subscriptions/listen is then
+// acknowledged with an empty filter and ends at once, instead of holding a
+// stateless Lambda invocation open until its timeout for events that never
+// come. Job status reaches a client through tasks/get (task-capable clients),
+// get_job, or the submit's notify setting (webhook, SNS).
+func capabilities() *mcp.ServerCapabilities {
+	return &mcp.ServerCapabilities{
+		Logging:   &mcp.LoggingCapabilities{},
+		Tools:     &mcp.ToolCapabilities{},
+		Resources: &mcp.ResourceCapabilities{},
+		// Served by the mcptasks layer in front of the SDK (see Handler).
+		Extensions: map[string]any{mcptasks.ExtensionID: map[string]any{}},
+	}
 }
 
 // register adds every tool and resource of the server: this is the one list.
@@ -104,6 +123,7 @@ func (s *Server) register(srv *mcp.Server) {
 		{"list_reports, get_report, run_pipeline", f.Reports, s.addReportTools},
 		{"search_index, list_indexes, delete_index", f.Vectors, s.addVectorTools},
 		{"resources mcpbatch://jobs/{job_id}, mcpbatch://jobs/{job_id}/results", true, s.addResources},
+		{"MCP App resources ui://mcpbatch/job, ui://mcpbatch/jobs", true, s.addAppResources},
 	} {
 		if t.on {
 			t.add(srv)
@@ -122,11 +142,12 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"Fewer than 100 prompts run on demand instead (mode auto: full price, bounded concurrency, same job tools); mode batch or on_demand forces one way. " +
 			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids any text up to 256 characters, unique; " +
 			"max_tokens up to the model's max_output_tokens (list_models); " +
-			"request body up to 6 MB: for bigger batches call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
+			"inputs above 5 MB (the request limit is 6 MB): call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
 			"messages may hold image and document blocks (Anthropic shape; source base64, or s3 with an s3_uri from create_upload), checked against the model's input modalities and the documented limits before anything is submitted; " +
 			"dry_run: true returns the estimate (tokens, cost, provider jobs, problems) and submits nothing. " +
 			"Next: poll get_job; when terminal, read get_job_results (or export_results for the whole set).",
 		Annotations: &mcp.ToolAnnotations{Title: "Submit batch", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: false, OpenWorldHint: &yes},
+		Meta:        appToolMeta(appJobURI),
 	}, s.submit)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "get_job",
@@ -135,6 +156,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"completed, partially_completed (some records failed: see failed), failed, cancelled or expired. " +
 			"Bedrock jobs usually take minutes to hours; poll every minute or so, not in a tight loop.",
 		Annotations: &mcp.ToolAnnotations{Title: "Get job", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+		Meta:        appToolMeta(appJobURI),
 	}, s.getJob)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "get_job_results",
@@ -157,6 +179,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 		Title:       "List your batch jobs",
 		Description: "Your jobs, newest first, optionally only those in one status; page with next_cursor.",
 		Annotations: &mcp.ToolAnnotations{Title: "List jobs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+		Meta:        appToolMeta(appJobsURI),
 	}, s.list)
 }
 
@@ -254,7 +277,7 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		}
 		sr := batch.SubmitRequest{
 			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: ttl, Mode: in.Mode, Provider: in.Provider,
-			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
+			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature}, BudgetUSD: in.BudgetUSD,
 		}
 		embedParams(in, &sr)
 		sr.Records = make([]job.Input, len(in.Records))
@@ -323,13 +346,17 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in JobIDI
 		if err != nil {
 			return JobView{}, "", "", err
 		}
-		v := viewOf(j)
-		summary := fmt.Sprintf("Job %s is %s: %d records, %d succeeded, %d failed.", j.ID, j.Status, j.RecordCount, j.Succeeded, j.Failed)
-		if !j.Status.Terminal() {
-			summary += " Not finished yet; poll again in a minute or so."
-		}
-		return v, withWarnings(summary, j.Warnings), "", nil
+		return viewOf(j), jobSummary(j), "", nil
 	})
+}
+
+// jobSummary is get_job's text answer (also a finished task's inline result).
+func jobSummary(j *job.Job) string {
+	summary := fmt.Sprintf("Job %s is %s: %d records, %d succeeded, %d failed.", j.ID, j.Status, j.RecordCount, j.Succeeded, j.Failed)
+	if !j.Status.Terminal() {
+		summary += " Not finished yet; poll again in a minute or so."
+	}
+	return withWarnings(summary, j.Warnings)
 }
 
 func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in ResultsIn) (*mcp.CallToolResult, ResultsOut, error) {

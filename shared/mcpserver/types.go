@@ -27,7 +27,7 @@ type RecordIn struct {
 // SubmitIn is the input of submit_batch.
 type SubmitIn struct {
 	Model   string     `json:"model" jsonschema:"a model id from list_models (a Bedrock inference profile id or ARN of it works too)"`
-	Records []RecordIn `json:"records,omitempty" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id. Over 6 MB of request: use input_upload_id instead"`
+	Records []RecordIn `json:"records,omitempty" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id. Above 5 MB of records: use create_upload and input_upload_id instead (the request limit is 6 MB)"`
 	// InputUploadID and InputURI name a JSONL file instead of inline records.
 	InputUploadID string    `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
 	InputURI      string    `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<your owner tag>/<key> of a JSONL file (a refusal names your folders); instead of records"`
@@ -45,6 +45,7 @@ type SubmitIn struct {
 	Normalize  *bool    `json:"normalize,omitempty" jsonschema:"Titan Text Embeddings: unit-length vectors, default true"`
 	InputType  string   `json:"input_type,omitempty" jsonschema:"Cohere Embed: search_document (default), search_query, classification or clustering"`
 	Truncate   string   `json:"truncate,omitempty" jsonschema:"embedding models: a text over the model's max_input_chars is refused (NONE, default) or cut at its END or START"`
+	BudgetUSD  float64  `json:"budget_usd,omitempty" jsonschema:"refuse the submit when its estimated cost (estimated input, max_tokens × records of output, at the mode's prices) is over this many USD; get_job then shows spent and remaining"`
 	Index      *IndexIn `json:"index,omitempty" jsonschema:"embedding models: write the vectors, with each record's id, text and metadata, into this vector index of yours (created on first use; its dimension, metric and model are fixed then); search it with search_index"`
 }
 
@@ -96,6 +97,9 @@ type JobView struct {
 	// CostUSD is the total; Cost has its parts and the price basis.
 	CostUSD float64   `json:"cost_usd" jsonschema:"what the job's tokens so far cost in USD at list prices (see cost for the parts)"`
 	Cost    *CostView `json:"cost,omitempty"`
+	// BudgetUSD / RemainingUSD: the job's budget_usd and what of it cost_usd leaves.
+	BudgetUSD    float64  `json:"budget_usd,omitempty" jsonschema:"the budget the job was submitted with"`
+	RemainingUSD *float64 `json:"remaining_usd,omitempty" jsonschema:"budget_usd minus cost_usd (spent so far), never below 0"`
 	// RetryOf / RetriedBy link retry_failed jobs.
 	RetryOf   string   `json:"retry_of,omitempty" jsonschema:"the job this one retries the failed records of"`
 	RetriedBy []string `json:"retried_by,omitempty" jsonschema:"jobs retry_failed made from this one's failed records"`
@@ -186,6 +190,10 @@ func viewOf(j *job.Job) JobView {
 	v := jobView(j)
 	if v.Cost != nil {
 		v.CostUSD = v.Cost.TotalUSD
+	}
+	if j.BudgetUSD > 0 {
+		left := max(0, j.BudgetUSD-v.CostUSD)
+		v.BudgetUSD, v.RemainingUSD = j.BudgetUSD, &left
 	}
 	return v
 }

@@ -81,7 +81,7 @@ func (s *Server) addUploadTool(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "create_upload",
 		Title: "Get a link to upload a big batch as a file",
-		Description: "For batches over the 6 MB request limit (roughly more than a few thousand prompts): get a presigned URL, " +
+		Description: "For inputs above 5 MB (the request limit is 6 MB; roughly more than a few thousand prompts): get a presigned URL, " +
 			"HTTP PUT a JSONL file to it (up to 1 GiB, within 15 minutes), then call submit_batch with input_upload_id=upload_id " +
 			"and no records. Each line is a record as in submit_batch, or Bedrock's native {recordId, modelInput}. " +
 			"With an image or document content_type (image/png, application/pdf, ...) it is a place for one image or document: " +
@@ -126,6 +126,10 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		}
 		if in.Index != nil {
 			return JobHandle{}, "", "", job.Fieldf("index", "a file submit does not write into an index; pass the records inline (up to 6 MB per call) to fill an index")
+		}
+		if in.BudgetUSD != 0 {
+			// A file's records are read after the call returns, so no estimate exists to refuse it with.
+			return JobHandle{}, "", "", job.Fieldf("budget_usd", "is not held for file submits (input_upload_id, input_uri); pass the records inline (up to 6 MB per call) or submit without budget_usd")
 		}
 		n, err := s.checkNotify(ctx, in.Notify)
 		if err != nil {

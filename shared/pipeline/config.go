@@ -14,11 +14,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"text/template"
 	"time"
 	_ "time/tzdata" // Lambda's minimal image has no zoneinfo; schedules name IANA zones
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline/prompt"
 	"github.com/mcpbatch/mcpbatch/shared/report"
 )
 
@@ -45,7 +45,9 @@ type Pipeline struct {
 	Output    Output `json:"output"`
 	MaxTokens int    `json:"max_tokens,omitempty"`
 	TTLDays   int    `json:"ttl_days,omitempty"`
-	Title     string `json:"title"`
+	// BudgetUSD refuses a run whose estimated cost is over it (0: none).
+	BudgetUSD float64 `json:"budget_usd,omitempty"`
+	Title     string  `json:"title"`
 	// Recipients: the SNS topic the summary goes to (empty: the stack's report topic).
 	Recipients Recipients `json:"recipients"`
 	// MaxDocumentBytes skips bigger documents (default 256 KiB).
@@ -54,7 +56,7 @@ type Pipeline struct {
 	Kind   string        `json:"kind,omitempty"`
 	Corpus *CorpusConfig `json:"corpus,omitempty"`
 
-	tmpl *template.Template
+	tmpl *prompt.Template
 	loc  *time.Location
 }
 
@@ -169,7 +171,7 @@ func (p *Pipeline) validate(at string) error {
 		return job.Fieldf(f("kind"), "must be report or corpus (got %q)", p.Kind)
 	}
 	if strings.TrimSpace(p.Prompt) == "" {
-		return job.Fieldf(f("prompt"), "required: a Go text/template over the document")
+		return job.Fieldf(f("prompt"), "required: a Go text/template over the document (the subset package pipeline/prompt runs)")
 	}
 	switch p.Output.Kind {
 	case report.KindText:
@@ -194,6 +196,9 @@ func (p *Pipeline) validate(at string) error {
 	if p.TTLDays != 0 && (p.TTLDays < job.MinTTLDays || p.TTLDays > job.MaxTTLDays) {
 		return job.Fieldf(f("ttl_days"), "must be %d..%d (got %d)", job.MinTTLDays, job.MaxTTLDays, p.TTLDays)
 	}
+	if p.BudgetUSD < 0 {
+		return job.Fieldf(f("budget_usd"), "must be a positive amount in USD (0 or absent: no budget), got %v", p.BudgetUSD)
+	}
 	if p.MaxTokens != 0 && (p.MaxTokens < 1 || p.MaxTokens > 64000) {
 		return job.Fieldf(f("max_tokens"), "must be 1..64000 (got %d)", p.MaxTokens)
 	}
@@ -213,9 +218,7 @@ func (p *Pipeline) validate(at string) error {
 }
 
 // CheckTemplates compiles every prompt template; synth calls it so a broken
-// template fails the deploy. It is apart from Parse so binaries that only read
-// the configuration (the mcp function) do not link text/template, whose
-// reflection keeps the linker from dropping unused methods.
+// template fails the deploy.
 func (c *Config) CheckTemplates() error {
 	for i := range c.Pipelines {
 		if _, err := c.Pipelines[i].template(); err != nil {
@@ -225,11 +228,11 @@ func (c *Config) CheckTemplates() error {
 	return nil
 }
 
-func (p *Pipeline) template() (*template.Template, error) {
+func (p *Pipeline) template() (*prompt.Template, error) {
 	if p.tmpl != nil {
 		return p.tmpl, nil
 	}
-	t, err := template.New(p.Name).Option("missingkey=error").Parse(p.Prompt)
+	t, err := prompt.Parse(p.Name, p.Prompt)
 	if err != nil {
 		return nil, fmt.Errorf("not a Go text/template: %v", err)
 	}

@@ -104,6 +104,11 @@ type Document struct {
 	Date     string
 }
 
+// data is what a prompt template sees: the fields by name.
+func (d Document) data() map[string]any {
+	return map[string]any{"Key": d.Key, "Name": d.Name, "Kind": d.Kind, "Text": d.Text, "JSON": d.JSON, "Pipeline": d.Pipeline, "Date": d.Date}
+}
+
 // RecordID is the stable record id of a document key, so reruns line up.
 func RecordID(key string) string {
 	h := sha256.Sum256([]byte(key))
@@ -180,7 +185,7 @@ func build(ctx context.Context, p *Pipeline, src Source, date string, stop int) 
 			}
 			d.Pipeline, d.Date = p.Name, date
 			var buf bytes.Buffer
-			if err := tmpl.Execute(&buf, d.Document); err != nil {
+			if err := tmpl.Execute(&buf, d.Document.data()); err != nil {
 				skip(d.Key, "prompt template failed on document %s: %v", d.Key, err)
 				continue
 			}

@@ -8,10 +8,10 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"text/template"
 
 	"github.com/mcpbatch/mcpbatch/shared/content"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline/prompt"
 	"github.com/mcpbatch/mcpbatch/shared/report"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
@@ -34,13 +34,13 @@ type MediaDoc struct {
 	Size                        int64
 }
 
-func (b *Built) addMedia(p *Pipeline, tmpl *template.Template, ref DocRef, kind, date string) error {
+func (b *Built) addMedia(p *Pipeline, tmpl *prompt.Template, ref DocRef, kind, date string) error {
 	if ref.Size > transfer.MaxMediaBytes {
 		return fmt.Errorf("%d bytes is over the %d-byte limit of one image or document", ref.Size, transfer.MaxMediaBytes)
 	}
 	d := Document{Key: ref.Key, Name: path.Base(ref.Key), Kind: kind, Pipeline: p.Name, Date: date}
 	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, d); err != nil {
+	if err := tmpl.Execute(&buf, d.data()); err != nil {
 		return fmt.Errorf("prompt template failed on document %s: %v", ref.Key, err)
 	}
 	b.Media = append(b.Media, MediaDoc{ID: RecordID(ref.Key), Key: ref.Key, Name: d.Name, Kind: kind, Prompt: buf.String(), Size: ref.Size})

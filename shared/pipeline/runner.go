@@ -254,7 +254,7 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	r.mediaRecords(ctx, p, src, date, built)
 	sub := batch.SubmitRequest{
 		ID: id, Owner: Owner(p.Name), Model: p.Model, Name: p.Name + " " + date, Mode: p.Mode, Records: built.Records,
-		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays,
+		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays, BudgetUSD: p.BudgetUSD,
 	}
 	if err := r.dropRefused(ctx, sub, built); err != nil {
 		return RunInfo{}, fmt.Errorf("check images and documents of %s %s: %w", p.Name, date, err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -29,16 +30,29 @@ func (s *suite) finishedJob(cs *mcp.ClientSession, n int) string {
 	return h.JobID
 }
 
-// readURL reads what an export link points at (make dev's links are file:// URLs).
+// readURL reads what an export link points at: make dev's signed
+// /local/objects link once the server's base URL is set, else a file:// URL.
 func readURL(t *testing.T, link string) []byte {
 	t.Helper()
 	u, err := url.Parse(link)
-	if err != nil || u.Scheme != "file" {
-		t.Fatalf("link %q: want a file:// URL locally (%v)", link, err)
+	if err != nil {
+		t.Fatalf("link %q: %v", link, err)
 	}
-	b, err := os.ReadFile(u.Path)
+	if u.Scheme == "file" {
+		b, err := os.ReadFile(u.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	resp, err := http.Get(link)
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Disposition"), "attachment") {
+		t.Fatalf("GET %s: %d %v %q", link, resp.StatusCode, err, b)
 	}
 	return b
 }
@@ -201,11 +215,22 @@ func TestResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Resources) != 1 || list.Resources[0].URI != "mcpbatch://jobs/"+id || list.Resources[0].Name != "features" {
-		t.Fatalf("alice's resources = %+v", list.Resources)
+	// The MCP App's two ui:// pages come first for everyone, then the caller's jobs.
+	uriOf := func(rs []*mcp.Resource) (out []string) {
+		for _, r := range rs {
+			out = append(out, r.URI)
+		}
+		return out
 	}
-	if l, err := bob.ListResources(ctx, nil); err != nil || len(l.Resources) != 0 {
+	if got := uriOf(list.Resources); !slices.Equal(got, []string{"ui://mcpbatch/job", "ui://mcpbatch/jobs", "mcpbatch://jobs/" + id}) || list.Resources[2].Name != "features" {
+		t.Fatalf("alice's resources = %v", got)
+	}
+	if l, err := bob.ListResources(ctx, nil); err != nil || !slices.Equal(uriOf(l.Resources), []string{"ui://mcpbatch/job", "ui://mcpbatch/jobs"}) {
 		t.Fatalf("bob's resources = %+v, %v", l, err)
+	}
+	app, err := bob.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://mcpbatch/job"})
+	if err != nil || len(app.Contents) != 1 || app.Contents[0].MIMEType != "text/html;profile=mcp-app" || !strings.Contains(app.Contents[0].Text, "Content-Security-Policy") {
+		t.Fatalf("reading the App: %v", err)
 	}
 
 	var view mcpserver.JobView

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/bus"
 	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/cost"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
@@ -47,6 +48,9 @@ type Options struct {
 	Log   *slog.Logger
 	// Reports configures on-demand runs and report pipelines (reports.go).
 	Reports ReportsOptions
+	// Meter, when set, counts what AWS would bill the suite itself (make cost):
+	// store, bucket and bus calls and the Lambda invocations events cause.
+	Meter *cost.Meter
 	// WebhookBackoff overrides the wait between webhook attempts (tests; nil: notify's default).
 	WebhookBackoff func(n int) time.Duration
 }
@@ -106,7 +110,12 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	}
 	l := &Suite{store: st, owner: o.Owner, log: o.Log}
 	l.Bus = &bus.Local{Source: config.EventSource, Account: sim.DefaultAccount, Region: sim.DefaultRegion, Log: o.Log,
-		Deliver: func(ctx context.Context, ev []byte) error { return l.Router.Route(ctx, ev) }}
+		Deliver: func(ctx context.Context, ev []byte) error {
+			if o.Meter != nil {
+				return l.route(ctx, ev, o.Meter)
+			}
+			return l.Router.Route(ctx, ev)
+		}}
 
 	l.Sim = sim.NewBedrockSim(blobs, func(ctx context.Context, ev []byte) { l.Bus.Send(ev) })
 	l.Sim.StepDelay = o.StepDelay
@@ -123,6 +132,10 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log, Bucket: Bucket, JobPrefix: config.DefaultJobPrefix,
 		Providers: []service.BatchProvider{&app.BedrockProvider{Client: bedrock.New(client, o.Log),
 			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: localModels()}},
+	}
+	if o.Meter != nil {
+		d.Store = &cost.Store{Store: st, M: o.Meter}
+		d.Blobs = meteredBlobs{Store: blobs, m: o.Meter}
 	}
 	// The same settings the Lambdas read; the simulators stand in for the clients.
 	if err := app.Settings(&d); err != nil {
@@ -158,7 +171,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	l.addValidate(o)
 	l.Uploads = newUploads(blobs)
 	l.MCP = &mcpserver.Server{
-		Svc: g, Presign: blobs, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,
+		Svc: g, Presign: l.Uploads, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,
 		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true},
 		Models:   g.Core.Catalog, Retries: g.Retry, Log: o.Log, Version: app.Version,
 	}
@@ -186,6 +199,7 @@ func (l *Suite) Handler() http.Handler {
 	mux.Handle("/console/", h)
 	mux.Handle("POST /local/events", guardLocalEvents(l.owner, http.HandlerFunc(l.postEvent)))
 	mux.Handle("PUT /local/uploads", l.Uploads)
+	mux.HandleFunc("GET /local/objects", l.Uploads.ServeGet)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux
 }

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"sync"
 	"time"
@@ -91,4 +93,47 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = io.WriteString(w, "")
+}
+
+// PresignGet stands in for S3 presigned GETs of exports and big outputs: a
+// signed, expiring GET <BaseURL>/local/objects?uri=..&exp=..&sig=.. that a
+// browser can open (the console's export links), where a file:// link cannot
+// be followed from a web page. Before the base URL is set it is the blob
+// store's own file:// link.
+func (u *Uploads) PresignGet(ctx context.Context, uri string, ttl time.Duration) (string, error) {
+	u.mu.RLock()
+	base := u.base
+	u.mu.RUnlock()
+	if base == "" {
+		return u.Blobs.PresignGet(ctx, uri, ttl)
+	}
+	exp := time.Now().Add(ttl).Unix()
+	q := url.Values{"uri": {uri}, "exp": {strconv.FormatInt(exp, 10)}, "sig": {u.sign(uri, "GET", exp)}}
+	return base + "/local/objects?" + q.Encode(), nil
+}
+
+// ServeGet answers one signed GET, as S3 would: 403 for a bad or expired
+// signature, 404 for a missing object; the file downloads under its own name.
+func (u *Uploads) ServeGet(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	uri := q.Get("uri")
+	exp, err := strconv.ParseInt(q.Get("exp"), 10, 64)
+	if err != nil || !hmac.Equal([]byte(q.Get("sig")), []byte(u.sign(uri, "GET", exp))) {
+		http.Error(w, "SignatureDoesNotMatch: not a link from this server", http.StatusForbidden)
+		return
+	}
+	if time.Now().Unix() > exp {
+		http.Error(w, "AccessDenied: Request has expired; ask for a new link", http.StatusForbidden)
+		return
+	}
+	rc, err := u.Blobs.Open(r.Context(), uri, 0)
+	if err != nil {
+		http.Error(w, "NoSuchKey: "+err.Error(), http.StatusNotFound)
+		return
+	}
+	defer rc.Close()
+	name := path.Base(uri)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	_, _ = io.Copy(w, rc)
 }

@@ -6,6 +6,7 @@
 // record outputs and errors are untrusted text.
 "use strict";
 (() => {
+  const V = globalThis.McpbatchView; // jobview.js, shared with the MCP App
   const KEY = "mcpbatch.key";
   const PROTOCOL = "2025-06-18";
   const REFRESH_MS = 10000;
@@ -180,10 +181,7 @@
   function statusBadge(s) { return el("span", { class: "status " + (s || "") }, (s || "unknown").replace(/_/g, " ")); }
   function progressOf(j) {
     const done = (j.succeeded || 0) + (j.failed || 0);
-    const total = j.record_count || 0;
-    return el("span", null,
-      el("progress", { max: total || 1, value: Math.min(done, total || 1) }),
-      " ", el("span", { class: "small muted" }, `${num(done)} / ${num(total)}`));
+    return el("span", { class: "progress-cell" }, V.progress(j), el("span", { class: "small muted" }, `${num(done)} / ${num(j.record_count || 0)}`));
   }
 
   function flash(msg) {
@@ -233,19 +231,34 @@
     { title: "Tokens in / out", num: true }, { title: "Cost", num: true }, { title: "Created" },
   ];
 
+  // jobRow is a table row on wide screens and a card on narrow ones (the
+  // data-label of each cell names it there).
   function jobRow(j) {
+    const cell = (label, attrs, ...kids) => el("td", Object.assign({ "data-label": label }, attrs || {}), ...kids);
     return el("tr", { "data-job": j.job_id },
-      el("td", null, el("a", { href: route("job", j.job_id) }, j.name || j.job_id),
-        j.name ? el("div", { class: "small muted mono" }, j.job_id) : null),
-      el("td", null, statusBadge(j.status)),
-      el("td", null, j.terminal ? el("span", { class: "muted small" }, "done") : progressOf(j)),
-      el("td", null, el("div", { class: "small" }, j.model), el("div", { class: "small muted" }, [j.provider, j.mode].filter(Boolean).join(" · "))),
-      el("td", { class: "num" }, num(j.record_count)),
-      el("td", { class: "num" }, num(j.succeeded)),
-      el("td", { class: "num" + (j.failed ? " error-text" : "") }, num(j.failed)),
-      el("td", { class: "num" }, `${num(j.input_tokens)} / ${num(j.output_tokens)}`),
-      el("td", { class: "num" }, cost(j.cost_usd)),
-      el("td", { class: "small" }, when(j.created_at)));
+      cell("Job", { class: "name" }, el("a", { href: route("job", j.job_id) }, j.name || j.job_id),
+        j.name ? el("div", { class: "small muted mono wrap" }, j.job_id) : null),
+      cell("Status", null, statusBadge(j.status)),
+      cell("Progress", null, progressOf(j)),
+      cell("Model", null, el("div", { class: "small wrap" }, j.model), el("div", { class: "small muted" }, [j.provider, j.mode].filter(Boolean).join(" · "))),
+      cell("Records", { class: "num" }, num(j.record_count)),
+      cell("Succeeded", { class: "num" }, num(j.succeeded)),
+      cell("Failed", { class: "num" + (j.failed ? " error-text" : "") }, num(j.failed)),
+      cell("Tokens in / out", { class: "num" }, `${num(j.input_tokens)} / ${num(j.output_tokens)}`),
+      cell("Cost", { class: "num" }, cost(j.cost_usd)),
+      cell("Created", { class: "small" }, when(j.created_at)));
+  }
+
+  // usage draws the charts of the jobs listed so far, with the failures of
+  // the most recent jobs that have some counted by error code.
+  async function usage(gen, box, jobs) {
+    const failures = {};
+    for (const j of jobs.filter((x) => x.failed > 0).slice(0, 5)) {
+      const out = await callTool("get_job_results", { job_id: j.job_id, status: "failed", limit: 500 });
+      if (gen !== generation) return;
+      for (const [code, n] of Object.entries(V.countFailures(out.records))) failures[code] = (failures[code] || 0) + n;
+    }
+    box.replaceChildren(el("h2", null, "Usage"), V.usageCharts(jobs, failures));
   }
 
   async function viewJobs(gen) {
@@ -253,19 +266,23 @@
     const more = el("button", { class: "secondary", hidden: true }, "Load more");
     const empty = el("p", { class: "muted", hidden: true }, "No jobs yet. Submit one with the submit_batch tool.");
     const refresh = el("button", { class: "secondary", onclick: () => run(viewJobs) }, "Refresh");
+    const charts = el("div", { id: "usage" });
     setView("jobs",
       el("div", { class: "toolbar" }, el("h1", null, "Jobs"), refresh),
-      el("table", null,
+      charts,
+      el("table", { class: "jobs-table" },
         el("thead", null, el("tr", null, jobColumns.map((c) => el("th", { class: c.num ? "num" : "" }, c.title)))),
         body),
       empty, el("p", null, more));
     let cursor = "";
     let running = false;
+    const listed = [];
     async function page() {
       const out = await callTool("list_jobs", cursor ? { limit: 50, cursor } : { limit: 50 });
       if (gen !== generation) return;
       for (const j of out.jobs || []) {
         body.append(jobRow(j));
+        listed.push(j);
         running = running || !j.terminal;
       }
       cursor = out.next_cursor || "";
@@ -274,6 +291,7 @@
     }
     more.addEventListener("click", () => guard(async () => { more.disabled = true; try { await page(); } finally { more.disabled = false; } }));
     await page();
+    await usage(gen, charts, listed);
     if (running) refreshLater(gen, viewJobs);
   }
 
@@ -322,16 +340,17 @@
       }));
 
     const failedBox = el("div");
+    const summary = el("div", { class: "card summary" }, V.jobCard(j, null, {}));
     setView("jobs",
       el("p", { class: "small" }, el("a", { href: "#/jobs" }, "← all jobs")),
       actions, retryMsg,
-      j.error ? el("p", { class: "error" }, j.error) : null,
-      j.terminal ? null : el("p", null, progressOf(j)),
+      summary, // shows the job's error and warnings too
       el("div", { class: "card" }, dl),
       el("h2", null, "Timeline"), timeline,
       el("h2", null, "Export results"), exportButtons, exportsOut,
       el("h2", null, "Failed records"), failedBox);
-    await failedRecords(gen, failedBox, j);
+    const failedFirst = await failedRecords(gen, failedBox, j);
+    if (failedFirst && gen === generation) summary.replaceChildren(V.jobCard(j, V.countFailures(failedFirst), {}));
     if (!j.terminal) refreshLater(gen, (g) => viewJob(g, id));
   }
 
@@ -346,12 +365,14 @@
       el("thead", null, el("tr", null, el("th", null, "Record"), el("th", null, "Error code"), el("th", null, "Error"))), body),
     el("p", null, more));
     let cursor = "";
+    const seen = [];
     async function page() {
       const args = { job_id: j.job_id, status: "failed", limit: 100 };
       if (cursor) args.cursor = cursor;
       const out = await callTool("get_job_results", args);
       if (gen !== generation) return;
       for (const r of out.records || []) {
+        seen.push(r);
         body.append(el("tr", { "data-record": r.id },
           el("td", { class: "mono" }, r.id),
           el("td", { class: "mono" }, r.error_code || "—"),
@@ -362,6 +383,7 @@
     }
     more.addEventListener("click", () => guard(async () => { more.disabled = true; try { await page(); } finally { more.disabled = false; } }));
     await page();
+    return seen;
   }
 
   async function retry(btn, msg, id) {

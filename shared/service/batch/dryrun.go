@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/mcpbatch/mcpbatch/shared/content"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -58,8 +59,9 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 			out.Problems = append(out.Problems, p.Error())
 		}
 	}
-	for i := range req.Records {
-		out.EstimatedInputTokens += s.recordTokens(&req.Records[i], md, i, req.Params.System)
+	out.EstimatedInputTokens, out.Cost = s.estimate(req, md)
+	if err := s.checkBudget(req, md); err != nil {
+		out.Problems = append(out.Problems, err.Error())
 	}
 	if req.Mode == job.ModeBatch {
 		_, sizes, _, err := s.encodeAll(req, prov, md)
@@ -71,14 +73,42 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 			out.Parts = parts
 		}
 	}
-	if m, ok := s.LookupModel(req.Model); ok {
-		basis := model.BasisOnDemand
-		if req.Mode == job.ModeBatch {
-			basis = model.BasisBatch
-		}
-		out.Cost = m.Cost(model.Usage{Input: out.EstimatedInputTokens, Output: out.MaxOutputTokens}, basis)
-	}
 	return out, nil
+}
+
+// estimate is a submit's input tokens (text at one token per 4 characters,
+// images and documents by shared/content) and the cost of those and of the
+// most output it can produce (max_tokens × records), at the prices of its mode.
+func (s *Service) estimate(req SubmitRequest, md *media) (int64, model.Cost) {
+	var in int64
+	for i := range req.Records {
+		in += s.recordTokens(&req.Records[i], md, i, req.Params.System)
+	}
+	m, ok := s.LookupModel(req.Model)
+	if !ok {
+		return in, model.Cost{}
+	}
+	basis := model.BasisOnDemand
+	if req.Mode == job.ModeBatch {
+		basis = model.BasisBatch
+	}
+	return in, m.Cost(model.Usage{Input: in, Output: int64(req.Params.MaxTokens) * int64(len(req.Records))}, basis)
+}
+
+// checkBudget refuses a submit whose estimate is over its budget_usd, naming both.
+func (s *Service) checkBudget(req SubmitRequest, md *media) error {
+	if req.BudgetUSD <= 0 {
+		return nil
+	}
+	in, c := s.estimate(req, md)
+	if !c.Priced {
+		return job.Fieldf("budget_usd", "model %s has no %s price for %s in the catalog, so a budget cannot be held; submit without budget_usd", req.Model, c.Basis, strings.Join(c.Missing, ", "))
+	}
+	if c.Total > req.BudgetUSD {
+		return job.Fieldf("budget_usd", "the estimated cost $%.4f (about %d input tokens and at most %d output tokens, %d records × max_tokens %d, at %s prices) is over budget_usd $%.4f; raise budget_usd, lower max_tokens or submit fewer records",
+			c.Total, in, int64(req.Params.MaxTokens)*int64(len(req.Records)), len(req.Records), req.Params.MaxTokens, c.Basis, req.BudgetUSD)
+	}
+	return nil
 }
 
 // recordTokens estimates one record's input tokens.

@@ -39,6 +39,9 @@ type SubmitRequest struct {
 	// Submit settles it into Target.
 	Index  *IndexRequest
 	Target *job.IndexTarget
+	// BudgetUSD caps the job's cost (0: none): Submit refuses a batch whose
+	// estimate is over it.
+	BudgetUSD float64
 	// Warnings go onto the job: what validation found the user should know
 	// (a legacy model) and how records were changed to fit the model's rules.
 	Warnings []string
@@ -63,6 +66,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		return nil, err
 	}
 	req.Warnings = append(req.Warnings, s.recordWarnings(&req, md)...)
+	if err := s.checkBudget(req, md); err != nil {
+		return nil, err
+	}
 	t, err := s.prepareIndex(ctx, &req)
 	if err != nil {
 		return nil, err
@@ -98,7 +104,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
-		Mode:      job.ModeBatch, Pipeline: req.Pipeline, Index: req.Target,
+		Mode:      job.ModeBatch, Pipeline: req.Pipeline, Index: req.Target, BudgetUSD: req.BudgetUSD,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.MaxInputLineBytes = longest

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
@@ -37,6 +38,9 @@ type paramsChecker interface {
 // ValidateParams checks and defaults everything but the records (also used by
 // submits whose records are in a file).
 func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, error) {
+	if req.BudgetUSD < 0 || math.IsNaN(req.BudgetUSD) || math.IsInf(req.BudgetUSD, 0) {
+		return nil, job.Fieldf("budget_usd", "must be a positive amount in USD (0 or absent: no budget), got %v", req.BudgetUSD)
+	}
 	prov, err := s.pickProvider(req)
 	if err != nil {
 		return nil, err

@@ -107,7 +107,7 @@ func (s *Service) SubmitOnDemand(ctx context.Context, req batch.SubmitRequest) (
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays),
 		InputURI: blob.Join(s.Bucket, "input", id), OutputURI: blob.Join(s.Bucket, "output", id),
 		OnDemand: &job.OnDemand{Params: req.Params, Concurrency: s.concurrency()},
-		Pipeline: req.Pipeline, Index: req.Target, RetryOf: req.RetryOf, Notify: req.Notify,
+		Pipeline: req.Pipeline, Index: req.Target, RetryOf: req.RetryOf, Notify: req.Notify, BudgetUSD: req.BudgetUSD,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.AddWarning(req.Warnings...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -444,5 +445,44 @@ func TestOnDemandFailedWhileRunningCountsStoredResults(t *testing.T) {
 	}
 	if end.Status != job.StatusFailed || len(stored) == 0 || end.Succeeded != ok || end.Succeeded+end.Failed != len(stored) {
 		t.Fatalf("job %s with counts %d+%d; %d results stored (%d succeeded)", end.Status, end.Succeeded, end.Failed, len(stored), ok)
+	}
+}
+
+// heavy reports far more input tokens than the submit estimated (as a record
+// with big images can), so spend can reach a budget the estimate was under.
+type heavy struct{ inner ondemand.OnDemandModel }
+
+func (h heavy) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (ondemand.OnDemandResult, error) {
+	r, err := h.inner.Invoke(ctx, m, in, p)
+	r.InputTokens += 100_000
+	return r, err
+}
+
+// Spend reaching budget_usd mid-run stops the run after the chunk that reached
+// it: nothing past it runs, what ran is stored and counted, the job ends
+// partially completed and says why.
+func TestOnDemandStopsAtBudget(t *testing.T) {
+	rt := &sim.RuntimeSim{}
+	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
+	svc, _ := onDemandSuite(t, rt, od)
+	ctx := context.Background()
+	// Estimate: 35 short prompts and max_tokens 10 cost well under a cent; each
+	// heavy record costs 100,000 input tokens ≈ $0.08 at on-demand Haiku prices.
+	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Params: job.Params{MaxTokens: 10}, BudgetUSD: 0.5,
+		Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	od.Model = heavy{od.Model}
+	if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := svc.Store.GetJob(ctx, j.ID)
+	if end.Status != job.StatusPartiallyCompleted || end.Succeeded != 10 || len(allRecords(t, svc, end)) != 10 {
+		t.Fatalf("after the budget: %s, %d succeeded, %d stored; want partially_completed after the first chunk of 10",
+			end.Status, end.Succeeded, len(allRecords(t, svc, end)))
+	}
+	if end.Cost == nil || end.Cost.TotalUSD < 0.5 || len(end.Warnings) != 1 || !strings.Contains(end.Warnings[0], "budget_usd $0.5000 reached after 10 of 35 records") {
+		t.Errorf("cost %+v, warnings %q", end.Cost, end.Warnings)
 	}
 }

@@ -138,6 +138,10 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			j.InputTokens, j.OutputTokens = o.InputTokens, o.OutputTokens
 			j.CacheReadTokens, j.CacheWriteTokens = o.CacheReadTokens, o.CacheWriteTokens
 			s.PriceJob(j)
+			if overBudget(j) && o.Line < j.RecordCount {
+				j.AddWarning(fmt.Sprintf("budget_usd $%.4f reached after %d of %d records (spent $%.4f): the other %d were not run; retry them with a new submit",
+					j.BudgetUSD, o.Line, j.RecordCount, j.Cost.TotalUSD, j.RecordCount-o.Line))
+			}
 			return nil
 		})
 		if errors.Is(err, errOtherRun) {
@@ -157,10 +161,16 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 		if stats.Throttles > 0 {
 			s.Measured(ctx, metrics.Throttles, s.Measure().Throttled(j.Provider, j.Model, int(stats.Throttles)))
 		}
-		if j.Status == job.StatusCancelling {
+		if j.Status == job.StatusCancelling || overBudget(j) {
+			// Over budget: the records not run yet stay unrun; what ran is stored and counted.
 			return s.finishOnDemand(ctx, j)
 		}
 	}
+}
+
+// overBudget: the job has a budget and what it has spent reached it.
+func overBudget(j *job.Job) bool {
+	return j.BudgetUSD > 0 && j.Cost != nil && j.Cost.TotalUSD >= j.BudgetUSD
 }
 
 type chunkStats struct {

@@ -52,6 +52,8 @@ type Request struct {
 	Mode      string
 	// Notify replaces the parent's notification settings (nil: the parent's).
 	Notify *job.Notify
+	// BudgetUSD caps the retry's cost (0: none; the parent's budget is not carried over).
+	BudgetUSD float64
 }
 
 // MaxRetriesPerJob bounds the retry jobs of one job: each new selection or
@@ -351,7 +353,7 @@ func childRequest(parent *job.Job, req Request, id string, recs []job.Input) (ba
 	}
 	sr := batch.SubmitRequest{
 		Owner: parent.Owner, Model: model, Provider: provider, Name: name, Records: recs, Params: p,
-		TTLDays: parent.TTLDays, Mode: req.Mode, ID: id, RetryOf: parent.ID, Notify: notify,
+		TTLDays: parent.TTLDays, Mode: req.Mode, ID: id, RetryOf: parent.ID, Notify: notify, BudgetUSD: req.BudgetUSD,
 	}
 	if parent.Index != nil {
 		// The retried vectors go where the parent's went (the submit checks

@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -17,6 +18,7 @@ const (
 	attrCacheWrite = "cacheWriteTokens"
 	attrOnDemand   = "onDemand"
 	attrPipeline   = "pipeline"
+	attrBudget     = "budgetUsd"
 )
 
 // encodeJobExtra adds the on-demand and pipeline attributes of j to m.
@@ -26,6 +28,9 @@ func encodeJobExtra(j *job.Job, m map[string]types.AttributeValue) error {
 	}
 	if j.CacheReadTokens != 0 {
 		m[attrCacheRead] = &types.AttributeValueMemberN{Value: fmt.Sprint(j.CacheReadTokens)}
+	}
+	if j.BudgetUSD != 0 {
+		m[attrBudget] = &types.AttributeValueMemberN{Value: strconv.FormatFloat(j.BudgetUSD, 'g', -1, 64)}
 	}
 	if j.CacheWriteTokens != 0 {
 		m[attrCacheWrite] = &types.AttributeValueMemberN{Value: fmt.Sprint(j.CacheWriteTokens)}
@@ -45,7 +50,7 @@ func encodeJobExtra(j *job.Job, m map[string]types.AttributeValue) error {
 
 // decodeJobExtra reads what encodeJobExtra wrote.
 func decodeJobExtra(m map[string]types.AttributeValue, j *job.Job) error {
-	dst := map[string]any{attrMode: &j.Mode, attrCacheRead: &j.CacheReadTokens, attrCacheWrite: &j.CacheWriteTokens}
+	dst := map[string]any{attrMode: &j.Mode, attrCacheRead: &j.CacheReadTokens, attrCacheWrite: &j.CacheWriteTokens, attrBudget: &j.BudgetUSD}
 	for name, p := range dst {
 		if av, ok := m[name]; ok {
 			if err := attributevalue.Unmarshal(av, p); err != nil {

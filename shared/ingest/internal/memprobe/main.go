@@ -5,6 +5,12 @@
 //	go run ./shared/ingest/internal/memprobe -mb 100
 //	go run ./shared/ingest/internal/memprobe -mb 400
 //
+// With -moto it ingests the 50,000-record 106 MB file into moto_server's
+// DynamoDB through the real store, next to moto's own BatchWriteItem ceiling
+// measured in the same run (package ceiling), and prints both with the peak RSS:
+//
+//	go run ./shared/ingest/internal/memprobe -moto -writers 16
+//
 // The output is generated lazily while it is read, so nothing but the pipeline
 // itself occupies memory.
 package main
@@ -21,15 +27,26 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
+	"github.com/mcpbatch/mcpbatch/shared/ingest/internal/ceiling"
 	"github.com/mcpbatch/mcpbatch/shared/ingest/internal/ingesttest"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/motoserver"
 )
 
 func main() {
 	mb := flag.Int("mb", 100, "size of the generated output in MB")
 	lineBytes := flag.Int("line", 2048, "bytes per output line")
 	latency := flag.Duration("latency", 0, "time each 25-record write takes")
+	moto := flag.Bool("moto", false, "ingest into moto_server's DynamoDB and measure its BatchWriteItem ceiling in the same run")
+	writers := flag.Int("writers", 16, "with -moto: ceiling writers and ingest workers")
 	flag.Parse()
+	if *moto {
+		if err := runMoto(*writers, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "memprobe:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*mb, *lineBytes, *latency, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "memprobe:", err)
 		os.Exit(1)
@@ -87,4 +104,26 @@ func (w writer) PutRecords(ctx context.Context, _ string, _ int, _ []job.Record)
 		time.Sleep(w.latency)
 	}
 	return ctx.Err()
+}
+
+func runMoto(writers int, out io.Writer) error {
+	srv, err := motoserver.Start()
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	ctx := context.Background()
+	res, err := ceiling.Run(ctx, ceiling.Options{
+		Client: ceiling.NewClient(srv.Config(), srv.Endpoint, writers), Table: "memprobe",
+		Spec: ceiling.Spec, Writers: writers,
+	})
+	if err != nil {
+		return err
+	}
+	hwm, err := procstat.PeakRSS()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s peak_rss_mb=%.1f\n", res, float64(hwm)/(1<<20))
+	return nil
 }

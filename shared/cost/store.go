@@ -1,0 +1,138 @@
+package cost
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
+)
+
+// jobIndexes are the GSIs a job item is projected into (owner listing and
+// the sparse in-flight listing): each write of a job item writes them too.
+const jobIndexes = 2
+
+// Store counts, for every call of the store it wraps, the DynamoDB units the
+// DynamoDB adapter would use: item sizes come from that adapter's encoding.
+// Reads of job items are counted strongly consistent and Query pages of
+// records too (the stricter reading); GSI queries are eventually consistent.
+type Store struct {
+	store.Store
+	M *Meter
+}
+
+func (s *Store) jobWrite(j *job.Job) {
+	if n, err := dynamostore.JobItemSize(j); err == nil {
+		s.M.Write("job", n, jobIndexes)
+	}
+}
+
+func (s *Store) jobRead(j *job.Job, eventual bool) {
+	if n, err := dynamostore.JobItemSize(j); err == nil {
+		s.M.Read(n, eventual)
+	}
+}
+
+// CreateJob is one conditional PutItem of the job item.
+func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
+	err := s.Store.CreateJob(ctx, j)
+	if err == nil {
+		s.jobWrite(j)
+	}
+	return err
+}
+
+// GetJob is one GetItem.
+func (s *Store) GetJob(ctx context.Context, id string) (*job.Job, error) {
+	j, err := s.Store.GetJob(ctx, id)
+	if err == nil {
+		s.jobRead(j, false)
+	} else {
+		s.M.Read(0, false)
+	}
+	return j, err
+}
+
+// UpdateJob is a GetItem and, unless fn changes nothing, a conditional PutItem.
+func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
+	changed := false
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		s.jobRead(j, false)
+		err := fn(j)
+		changed = err == nil
+		return err
+	})
+	if err == nil && changed {
+		s.jobWrite(j)
+	}
+	return j, err
+}
+
+// ListJobs is a Query page on the owner index.
+func (s *Store) ListJobs(ctx context.Context, owner string, q store.JobQuery) ([]*job.Job, string, error) {
+	jobs, next, err := s.Store.ListJobs(ctx, owner, q)
+	s.M.Read(jobsSize(jobs), true)
+	return jobs, next, err
+}
+
+// ListInFlight is a Query page on the in-flight index.
+func (s *Store) ListInFlight(ctx context.Context, provider string, before time.Time, limit int) ([]*job.Job, error) {
+	jobs, err := s.Store.ListInFlight(ctx, provider, before, limit)
+	s.M.Read(jobsSize(jobs), true)
+	return jobs, err
+}
+
+func jobsSize(jobs []*job.Job) int {
+	n := 0
+	for _, j := range jobs {
+		if sz, err := dynamostore.JobItemSize(j); err == nil {
+			n += sz
+		}
+	}
+	return n
+}
+
+// PutRecords is BatchWriteItem: one write per record item, by its size.
+func (s *Store) PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error {
+	err := s.Store.PutRecords(ctx, jobID, shards, recs)
+	if err == nil {
+		for i := range recs {
+			if n, err := dynamostore.RecordItemSize(jobID, shards, &recs[i]); err == nil {
+				s.M.Write("record", n, 0)
+			}
+		}
+	}
+	return err
+}
+
+// ListRecords is a Query page over one shard.
+func (s *Store) ListRecords(ctx context.Context, jobID string, shards int, q store.RecordQuery) ([]job.Record, string, error) {
+	recs, next, err := s.Store.ListRecords(ctx, jobID, shards, q)
+	n := 0
+	for i := range recs {
+		if sz, err := dynamostore.RecordItemSize(jobID, shards, &recs[i]); err == nil {
+			n += sz
+		}
+	}
+	s.M.Read(n, false)
+	return recs, next, err
+}
+
+// RefOwner is one GetItem of a small item.
+func (s *Store) RefOwner(ctx context.Context, provider, ref string) (string, int, error) {
+	s.M.Read(0, false)
+	return s.Store.RefOwner(ctx, provider, ref)
+}
+
+// Slot is one GetItem of a small item.
+func (s *Store) Slot(ctx context.Context, key string) (string, error) {
+	s.M.Read(0, false)
+	return s.Store.Slot(ctx, key)
+}
+
+// SwapSlot is one conditional PutItem of a small item.
+func (s *Store) SwapSlot(ctx context.Context, key, old, next string) (bool, error) {
+	s.M.Write("slot", 0, 0)
+	return s.Store.SwapSlot(ctx, key, old, next)
+}

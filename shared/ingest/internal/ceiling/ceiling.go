@@ -1,0 +1,239 @@
+// Package ceiling measures ingest against a DynamoDB emulator (moto_server)
+// next to that emulator's own BatchWriteItem ceiling, in the same run: the
+// ceiling is what W writers sending ready-made 25-item batches of the same
+// items get through; ingest is the real pipeline (reading, parsing, encoding,
+// dynamostore.PutRecords, checkpoints on the job item) over a generated file.
+// The ratio says how much of the emulator the pipeline uses; the emulator, not
+// AWS, is the bottleneck here, so only the ratio carries over.
+//
+// The ceiling runs before and after the ingest and is their mean, so drift
+// on a shared machine hits both sides.
+package ceiling
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mcpbatch/mcpbatch/shared/ingest"
+	"github.com/mcpbatch/mcpbatch/shared/ingest/internal/ingesttest"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
+)
+
+// Spec is the file the issue measures on: 50,000 records, 106 MB.
+var Spec = ingesttest.Spec{Records: 50_000, LineBytes: 2120, ErrorEvery: 50}
+
+// Options of one measurement.
+type Options struct {
+	Client  *dynamodb.Client
+	Table   string // created when absent
+	Spec    ingesttest.Spec
+	Writers int // writers of the ceiling and ingest workers alike
+}
+
+// Result is one measurement.
+type Result struct {
+	Records         int
+	Bytes           int64
+	CeilingBefore   float64 // records/s
+	CeilingAfter    float64
+	Ingest          float64 // records/s
+	IngestTook      time.Duration
+	Writers         int
+	BatchWriteCalls int64
+}
+
+// Ceiling is the mean of the two ceiling runs.
+func (r Result) Ceiling() float64 { return (r.CeilingBefore + r.CeilingAfter) / 2 }
+
+// Ratio is ingest's share of the ceiling.
+func (r Result) Ratio() float64 { return r.Ingest / r.Ceiling() }
+
+func (r Result) String() string {
+	return fmt.Sprintf("records=%d file_mb=%.0f writers=%d ceiling_rps=%.0f (before %.0f, after %.0f) ingest_rps=%.0f ingest_took=%s ratio=%.0f%%",
+		r.Records, float64(r.Bytes)/1e6, r.Writers, r.Ceiling(), r.CeilingBefore, r.CeilingAfter, r.Ingest,
+		r.IngestTook.Round(time.Millisecond), 100*r.Ratio())
+}
+
+// Run measures the ceiling, the ingest, and the ceiling again.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if err := dynamostore.CreateTable(ctx, o.Client, o.Table); err != nil {
+		return Result{}, fmt.Errorf("create table: %w", err)
+	}
+	ring, err := sampleBatches(ctx, o.Spec, o.Table)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Records: o.Spec.Records, Bytes: o.Spec.Size(), Writers: o.Writers}
+	if res.CeilingBefore, err = ceiling(ctx, o, ring, "c1"); err != nil {
+		return res, err
+	}
+	calls := &counting{Client: o.Client}
+	st := dynamostore.New(calls, o.Table)
+	j := &job.Job{ID: job.NewID(time.Now()), Owner: "bench", Shards: 20, Status: job.StatusIngesting, ExpiresAt: time.Now().Add(24 * time.Hour)}
+	if err := st.CreateJob(ctx, j); err != nil {
+		return res, fmt.Errorf("create job: %w", err)
+	}
+	in := &ingest.Ingester{
+		Records: st,
+		Blobs:   genBlobs{o.Spec},
+		Checkpoints: ingest.SaveFunc(func(ctx context.Context, id string, cp job.Checkpoint) error {
+			_, err := st.UpdateJob(ctx, id, func(j *job.Job) error { j.Checkpoint = &cp; return nil })
+			return err
+		}),
+		ResultsPrefix: "s3://results/out",
+		Workers:       o.Writers,
+		Log:           slog.New(slog.DiscardHandler),
+	}
+	t0 := time.Now()
+	r, err := in.Ingest(ctx, j, []ingest.File{{Part: 0, URI: "s3://out/ceiling/records.jsonl.out"}}, ingesttest.Parse, nil)
+	if err != nil {
+		return res, err
+	}
+	res.IngestTook = time.Since(t0)
+	if r.Succeeded+r.Failed != o.Spec.Records {
+		return res, fmt.Errorf("ingested %d records, want %d", r.Succeeded+r.Failed, o.Spec.Records)
+	}
+	res.Ingest = float64(o.Spec.Records) / res.IngestTook.Seconds()
+	res.BatchWriteCalls = calls.batches.Load()
+	if res.CeilingAfter, err = ceiling(ctx, o, ring, "c2"); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// sampleBatches encodes the first records of the file exactly as ingest
+// would (dynamostore.PutRecords through a capturing client): the ceiling
+// writes items of the same shape and size. A ring of them keeps memory small.
+func sampleBatches(ctx context.Context, spec ingesttest.Spec, table string) ([][]types.WriteRequest, error) {
+	const ringRecords = 2_000
+	c := &capture{}
+	st := dynamostore.New(c, table)
+	gen := ingesttest.NewGenerator(ingesttest.Spec{Records: min(ringRecords, spec.Records), LineBytes: spec.LineBytes, ErrorEvery: spec.ErrorEvery})
+	data, err := io.ReadAll(gen)
+	if err != nil {
+		return nil, err
+	}
+	var recs []job.Record
+	for line := range strings.Lines(string(data)) {
+		rec, err := ingesttest.Parse([]byte(line))
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+	}
+	if err := st.PutRecords(ctx, "sample", 20, recs); err != nil {
+		return nil, err
+	}
+	return c.batches, nil
+}
+
+// ceiling sends spec.Records items in 25-item BatchWriteItem calls from
+// o.Writers goroutines, as fast as the emulator takes them; keys are fresh
+// per run (prefix) so every write is an insert, as in ingest.
+func ceiling(ctx context.Context, o Options, ring [][]types.WriteRequest, prefix string) (float64, error) {
+	batches := (o.Spec.Records + 24) / 25
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, o.Writers)
+	t0 := time.Now()
+	for range o.Writers {
+		wg.Go(func() {
+			for {
+				n := int(next.Add(1)) - 1
+				if n >= batches {
+					return
+				}
+				src := ring[n%len(ring)]
+				reqs := make([]types.WriteRequest, len(src))
+				for i, w := range src {
+					item := make(map[string]types.AttributeValue, len(w.PutRequest.Item))
+					for k, v := range w.PutRequest.Item {
+						item[k] = v
+					}
+					pk := item["PK"].(*types.AttributeValueMemberS).Value
+					item["PK"] = &types.AttributeValueMemberS{Value: prefix + pk}
+					item["SK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("REC#%s-%d-%d", prefix, n, i)}
+					reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
+				}
+				for len(reqs) > 0 {
+					out, err := o.Client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{o.Table: reqs}})
+					if err != nil {
+						errs <- err
+						return
+					}
+					reqs = out.UnprocessedItems[o.Table]
+				}
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(t0)
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, fmt.Errorf("ceiling: %w", err)
+	}
+	return float64(batches*25) / took.Seconds(), nil
+}
+
+// capture keeps the BatchWriteItem requests instead of sending them.
+type capture struct {
+	dynamostore.Client
+	batches [][]types.WriteRequest
+}
+
+func (c *capture) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	for _, reqs := range in.RequestItems {
+		c.batches = append(c.batches, reqs)
+	}
+	return &dynamodb.BatchWriteItemOutput{}, nil
+}
+
+// counting counts the ingest's BatchWriteItem calls.
+type counting struct {
+	*dynamodb.Client
+	batches atomic.Int64
+}
+
+func (c *counting) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opt ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	c.batches.Add(1)
+	return c.Client.BatchWriteItem(ctx, in, opt...)
+}
+
+// genBlobs serves the generated file lazily: it never sits in memory.
+type genBlobs struct{ spec ingesttest.Spec }
+
+func (g genBlobs) Open(_ context.Context, _ string, offset int64) (io.ReadCloser, error) {
+	gen := ingesttest.NewGenerator(g.spec)
+	if _, err := io.CopyN(io.Discard, gen, offset); err != nil {
+		return nil, err
+	}
+	return io.NopCloser(gen), nil
+}
+
+func (genBlobs) Put(_ context.Context, _ string, r io.Reader, _ string) (int64, error) {
+	return io.Copy(io.Discard, r)
+}
+
+// NewClient is a DynamoDB client for endpoint with test credentials and
+// enough idle connections for every writer.
+func NewClient(cfg aws.Config, endpoint string, writers int) *dynamodb.Client {
+	httpc := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = writers })
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+		o.HTTPClient = httpc
+		o.RetryMaxAttempts = 10
+	})
+}

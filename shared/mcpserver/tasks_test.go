@@ -1,0 +1,87 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/mcptasks"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+)
+
+// oneJob is a Service holding one job of one owner.
+type oneJob struct {
+	j         *job.Job
+	cancelled bool
+}
+
+func (o *oneJob) Submit(context.Context, batch.SubmitRequest) (*job.Job, error) {
+	return nil, errors.New("unused")
+}
+func (o *oneJob) Get(_ context.Context, owner, id string) (*job.Job, error) {
+	if owner != o.j.Owner || id != o.j.ID {
+		return nil, service.ErrJobNotFound
+	}
+	return o.j, nil
+}
+func (o *oneJob) ResultsPage(context.Context, string, service.ResultsQuery) (service.ResultsPage, error) {
+	return service.ResultsPage{}, errors.New("unused")
+}
+func (o *oneJob) Cancel(ctx context.Context, owner, id string) (*job.Job, error) {
+	o.cancelled = true
+	return o.Get(ctx, owner, id)
+}
+func (o *oneJob) List(context.Context, string, service.ListQuery) ([]*job.Job, string, error) {
+	return nil, "", errors.New("unused")
+}
+
+// A job's status maps to the task's: still running is working; finished is
+// completed with get_job's answer inline, a tool error when the job failed or
+// expired (SEP-2663 keeps "failed" for JSON-RPC errors); cancelled is cancelled.
+func TestTaskState(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		status       job.Status
+		mode         string
+		want         string
+		isError      bool
+		pollOnDemand bool
+	}{
+		{job.StatusInProgress, "batch", "working", false, false},
+		{job.StatusSubmitted, "on_demand", "working", false, true},
+		{job.StatusCompleted, "batch", "completed", false, false},
+		{job.StatusPartiallyCompleted, "batch", "completed", false, false},
+		{job.StatusFailed, "batch", "completed", true, false},
+		{job.StatusExpired, "batch", "completed", true, false},
+		{job.StatusCancelled, "batch", "cancelled", false, false},
+	} {
+		t.Run(string(tc.status), func(t *testing.T) {
+			svc := &oneJob{j: &job.Job{ID: "j1", Owner: "alice", Status: tc.status, Mode: tc.mode, RecordCount: 10, Succeeded: 6, Failed: 2,
+				CreatedAt: now, UpdatedAt: now.Add(time.Minute), ExpiresAt: now.Add(24 * time.Hour), Error: "provider said no"}}
+			ts := tasks{&Server{Svc: svc}}
+			st, err := ts.TaskState(context.Background(), "alice", "j1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Status != tc.want || st.Message == "" || (tc.pollOnDemand != (st.Poll == pollOnDemand)) {
+				t.Fatalf("state %+v, want %s", st, tc.want)
+			}
+			if tc.want == "completed" {
+				if st.Result["isError"] != tc.isError || st.Result["resultType"] != "complete" || st.Result["structuredContent"].(JobView).JobID != "j1" {
+					t.Errorf("inline result %+v, want isError %v", st.Result, tc.isError)
+				}
+			} else if st.Result != nil {
+				t.Errorf("a %s task carries a result", tc.want)
+			}
+			if _, err := ts.TaskState(context.Background(), "bob", "j1"); !errors.Is(err, mcptasks.ErrNotFound) {
+				t.Errorf("bob reading alice's task: %v, want not found", err)
+			}
+			if err := ts.CancelTask(context.Background(), "bob", "j1"); !errors.Is(err, mcptasks.ErrNotFound) || svc.cancelled {
+				t.Errorf("bob cancelling alice's task: %v (cancelled %v)", err, svc.cancelled)
+			}
+		})
+	}
+}
