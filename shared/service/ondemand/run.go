@@ -394,6 +394,12 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 			if stored != nil {
 				j.Succeeded, j.Failed = stored.Succeeded, stored.Failed
 			}
+		case j.Succeeded == 0 && j.RecordCount > 0:
+			// Nothing to read but errors: the job failed, not "partially" completed.
+			final = job.StatusFailed
+			if j.Error == "" {
+				j.Error = fmt.Sprintf("all %d records failed; get_job_results status=failed lists each error", j.RecordCount)
+			}
 		case j.Failed > 0 || j.Succeeded < j.RecordCount:
 			final = job.StatusPartiallyCompleted
 		}
