@@ -272,15 +272,18 @@ func (m *Model) IAMResources(region, account string) (foundationModels []string,
 
 // Listing is a model as the list_models tool shows it.
 type Listing struct {
-	ID               string        `json:"id"`
-	Provider         string        `json:"provider"`
-	Family           string        `json:"family"`
-	Task             Task          `json:"task"`
-	Modes            []Mode        `json:"modes"`
-	MaxOutputTokens  int           `json:"max_output_tokens"`
-	InputModalities  []string      `json:"input_modalities"`
-	PricesPerMillion ListingPrices `json:"prices_per_million"`
-	AsOf             string        `json:"as_of"`
+	ID              string `json:"id"`
+	Provider        string `json:"provider"`
+	Family          string `json:"family"`
+	Task            Task   `json:"task"`
+	Modes           []Mode `json:"modes"`
+	MaxOutputTokens int    `json:"max_output_tokens"`
+	// BatchMaxOutput is the larger max_tokens batch jobs may ask for (the
+	// beta header is sent for them).
+	BatchMaxOutput   *BatchMaxOutput `json:"batch_max_output,omitempty"`
+	InputModalities  []string        `json:"input_modalities"`
+	PricesPerMillion ListingPrices   `json:"prices_per_million"`
+	AsOf             string          `json:"as_of"`
 }
 
 // ListingPrices are the prices list_models shows, USD per million tokens;
@@ -299,7 +302,7 @@ func (m *Model) Listing() Listing {
 	p := m.Prices
 	return Listing{
 		ID: m.ID, Provider: m.Provider, Family: m.Family, Task: m.Task,
-		Modes: slices.Clone(m.Modes), MaxOutputTokens: m.MaxOutputTokens,
+		Modes: slices.Clone(m.Modes), MaxOutputTokens: m.MaxOutputTokens, BatchMaxOutput: m.BatchMaxOutput,
 		InputModalities: slices.Clone(m.InputModalities),
 		PricesPerMillion: ListingPrices{
 			Input: p.Input, Output: p.Output, BatchInput: p.BatchInput, BatchOutput: p.BatchOutput,
