@@ -36,6 +36,8 @@ type Presigner interface {
 
 // Server holds the tool handlers' dependencies.
 type Server struct {
+	// listings caches list_models' answer per catalog view (models.go).
+	listings listingCache
 	// Svc serves the job tools and resources.
 	Svc     Service
 	Presign Presigner

@@ -17,7 +17,7 @@ import (
 // checked against the model's modes.
 func (s *Service) resolveMode(req *SubmitRequest, prov service.BatchProvider, m *model.Model) error {
 	n := len(req.Records)
-	lim := prov.Limits()
+	lim := s.LimitsFor(prov, req.Model)
 	if req.Mode == job.ModeOnDemand && !lim.OnDemand {
 		return job.Fieldf("mode", "on_demand is not available for provider %s; its jobs run as %s (omit mode)", prov.Name(), lim.Title)
 	}
@@ -29,7 +29,7 @@ func (s *Service) resolveMode(req *SubmitRequest, prov service.BatchProvider, m 
 		return err
 	}
 	req.Mode = mode
-	if m.Task == model.TaskText {
+	if m.Task == model.TaskText && m.MaxOutputTokens > 0 {
 		// checkModel allowed the batch maximum before the mode was settled.
 		if err := checkMaxTokens(m, req.Params.MaxTokens, req.Mode); err != nil {
 			return err

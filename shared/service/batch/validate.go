@@ -15,7 +15,7 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if err != nil {
 		return err
 	}
-	if err := validateRecords(req, prov.Limits()); err != nil {
+	if err := validateRecords(req, s.LimitsFor(prov, req.Model)); err != nil {
 		return err
 	}
 	m, _ := s.LookupModel(req.Model) // ValidateParams found it
@@ -41,6 +41,9 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	}
 	m, err := s.checkModel(req, prov)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkAccount(req, m); err != nil {
 		return nil, err
 	}
 	if pc, ok := prov.(paramsChecker); ok {

@@ -160,7 +160,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.Sub
 		return nil, job.Fieldf(field, "%d of %d lines are invalid; nothing was submitted; fix the file and upload it again. First problems:\n%s",
 			probs.bad, scan.count, strings.Join(probs.list, "\n"))
 	}
-	lim := prov.Limits()
+	lim := s.LimitsFor(prov, req.Model)
 	switch {
 	case scan.count == 0:
 		return nil, job.Fieldf(field, "the file holds no records; a %s job needs at least %d", lim.Title, max(lim.MinRecords, 1))

@@ -101,7 +101,7 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	lim := prov.Limits()
+	lim := s.LimitsFor(prov, j.Model)
 	parts, err := service.Split(scan.sizes, lim)
 	if err != nil {
 		_, err = s.failValidation(ctx, id, job.Fieldf(fr.Field, "%v", err).Error())
