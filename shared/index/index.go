@@ -67,6 +67,10 @@ type Spec struct {
 	Metric    Metric
 	// Model is the embedding model id whose vectors the index holds.
 	Model string
+	// Normalize is how the creating job asked for its vectors (nil: the
+	// model's default); a query is embedded the same way. Recorded at
+	// creation; not compared on reopen.
+	Normalize *bool
 	// NonFilterable are metadata keys stored and returned but not usable in
 	// filters (e.g. the source text); they do not count towards the 2 KB
 	// filterable budget. At most 10. Fixed at creation; not compared on reopen.
@@ -107,6 +111,7 @@ type Info struct {
 	Model         string
 	Dimension     int
 	Metric        Metric
+	Normalize     *bool // see Spec.Normalize; nil also for indexes made before it was recorded
 	NonFilterable []string
 	// FilterableKeys are the metadata keys ever written as filterable, sorted.
 	FilterableKeys []string
