@@ -12,7 +12,9 @@
 // move between sinks without surprises.
 //
 // An index is fixed at creation to {dimension, metric, model}; opening it again
-// with other values is refused with a MismatchError naming the field. Index names
+// with other values is refused with a MismatchError naming the field. The
+// creating job's normalize setting is recorded too, so a search embeds its query
+// as the records were embedded. Index names
 // are scoped by owner: adapters map (owner, name) to a physical name through a
 // hash, so another owner's index answers ErrNotFound. A job that finished writing
 // calls Commit(jobID); Describe lists the completed jobs, so a failed job's
