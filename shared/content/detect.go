@@ -482,9 +482,8 @@ func (s *pdfScan) scanObjStm(data []byte) {
 		defer z.Close()
 		r = z
 	}
-	inner := &pdfScan{nested: true, startAt: -1}
-	inner.k = 32
-	inner.match = inner.matchPDF
+	inner := newPDFScan()
+	inner.nested = true
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(buf)
