@@ -3,6 +3,7 @@ package content
 import (
 	"bufio"
 	"bytes"
+	"compress/zlib"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -66,7 +67,7 @@ type Info struct {
 	Format        string
 	Bytes         int64
 	Width, Height int // images
-	Pages         int // PDFs; 0 when the page tree is compressed and cannot be counted
+	Pages         int // PDFs; 0 when the page tree is in a stream that cannot be inflated
 	Runes         int // text documents
 	// Version pins an s3:// part to what was checked (see Pinner); empty
 	// when its store cannot pin.
@@ -76,6 +77,11 @@ type Info struct {
 // inspectLimit caps what is read of one part: nothing a service accepts is
 // larger, and a lying Opener must not make us read forever.
 const inspectLimit = 64 << 20
+
+// objStmLimit caps what the compressed object streams of one PDF may inflate
+// to, all together: page objects are ~100 bytes each, so 16 MiB holds far more
+// pages than any service accepts, and a zip bomb stops here.
+const objStmLimit = 16 << 20
 
 // inspect reads a whole part once, streaming, and says what it is. declared is
 // the format the caller named ("" when none); hint is a file name for text
@@ -157,6 +163,9 @@ func inspect(r io.Reader, declared, hint string) (Info, error) {
 		ps := t.scan.(*pdfScan)
 		if !bytes.Contains(t.tail(), []byte("%%EOF")) {
 			return Info{}, errors.New("is a truncated PDF (no %%EOF trailer at its end)")
+		}
+		if ps.err != nil {
+			return Info{}, ps.err
 		}
 		if ps.encrypted {
 			return Info{}, errors.New("is an encrypted PDF; the services accept only unencrypted PDFs")
@@ -398,19 +407,101 @@ func newNeedleScan(needles ...string) *needleScan {
 }
 
 // pdfScan counts page objects (/Type /Page, not /Pages) and keeps the largest
-// /Count (the page tree root's total), and notices /Encrypt.
+// /Count (the page tree root's total), and notices /Encrypt. Since PDF 1.5 the
+// page tree may sit in compressed object streams (/Type /ObjStm, ISO 32000-1
+// §7.5.7): their data is gathered up to "endstream", inflated (FlateDecode;
+// an unfiltered one is read as is) and scanned for the same keys, at most
+// objStmLimit bytes in all.
 type pdfScan struct {
 	windowScan
 	pageObjs  int
 	maxCount  int
 	encrypted bool
+
+	nested   bool   // scanning an object stream's inflated objects
+	objStm   bool   // an /ObjStm dictionary was seen; its stream is next
+	startAt  int    // where the stream's data starts in buf; -1 when none
+	stm      []byte // the object stream's raw data while gathering
+	gather   bool
+	inflated int64
+	err      error
 }
 
 func newPDFScan() *pdfScan {
-	s := &pdfScan{}
+	s := &pdfScan{startAt: -1}
 	s.k = 32
 	s.match = s.matchPDF
 	return s
+}
+
+func (s *pdfScan) feed(b []byte) {
+	for len(b) > 0 && s.err == nil {
+		if s.gather {
+			b = s.gatherStream(b)
+			continue
+		}
+		s.windowScan.feed(b)
+		b = nil
+		if s.startAt >= 0 {
+			// The rest of the window is the stream's data: gather it, not
+			// scan it as objects.
+			b = append([]byte(nil), s.buf[s.startAt:]...)
+			s.carry, s.startAt, s.gather = s.carry[:0], -1, true
+		}
+	}
+}
+
+func (s *pdfScan) flush() {
+	if !s.gather {
+		s.windowScan.flush()
+	}
+}
+
+// gatherStream keeps an object stream's bytes until "endstream", then scans
+// them; it returns what follows.
+func (s *pdfScan) gatherStream(b []byte) []byte {
+	from := max(0, len(s.stm)-len("endstream"))
+	s.stm = append(s.stm, b...)
+	i := bytes.Index(s.stm[from:], []byte("endstream"))
+	if i < 0 {
+		if len(s.stm) > objStmLimit {
+			s.err = fmt.Errorf("is a PDF with a compressed object stream longer than %d bytes; its pages cannot be counted", objStmLimit)
+		}
+		return nil
+	}
+	end := from + i
+	rest := append([]byte(nil), s.stm[end:]...)
+	s.scanObjStm(s.stm[:end])
+	s.stm, s.gather = s.stm[:0], false
+	return rest
+}
+
+func (s *pdfScan) scanObjStm(data []byte) {
+	var r io.Reader = bytes.NewReader(data)
+	if z, err := zlib.NewReader(r); err == nil {
+		defer z.Close()
+		r = z
+	}
+	inner := newPDFScan()
+	inner.nested = true
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		s.inflated += int64(n)
+		if s.inflated > objStmLimit {
+			s.err = fmt.Errorf("is a PDF whose compressed object streams inflate past %d bytes; its pages cannot be counted safely", objStmLimit)
+			return
+		}
+		inner.windowScan.feed(buf[:n])
+		if err != nil {
+			// A stream that does not inflate counts what it yielded: the
+			// page count is then as before object streams were read.
+			break
+		}
+	}
+	inner.windowScan.flush()
+	s.pageObjs += inner.pageObjs
+	s.maxCount = max(s.maxCount, inner.maxCount)
 }
 
 func (s *pdfScan) pages() int {
@@ -421,8 +512,28 @@ func (s *pdfScan) pages() int {
 }
 
 func (s *pdfScan) matchPDF(buf []byte, limit int) {
+	kw := -2 // where "stream" is in buf once looked for; -1 when absent
 	for i := 0; i < limit; {
 		j := bytes.IndexByte(buf[i:limit], '/')
+		if s.objStm {
+			if kw == -2 || (kw >= 0 && kw < i) {
+				if kw = bytes.Index(buf[i:], []byte("stream")); kw >= 0 {
+					kw += i
+				}
+			}
+			// The stream keyword ends the dictionary: "stream" then CRLF or
+			// LF (§7.3.8.1); k bytes of lookahead hold the end of line.
+			if kw >= 0 && kw < limit && (j < 0 || kw < i+j) {
+				d := kw + len("stream")
+				if bytes.HasPrefix(buf[d:], []byte("\r\n")) {
+					d += 2
+				} else if d < len(buf) && (buf[d] == '\n' || buf[d] == '\r') {
+					d++
+				}
+				s.objStm, s.startAt = false, d
+				return
+			}
+		}
 		if j < 0 {
 			return
 		}
@@ -436,6 +547,9 @@ func (s *pdfScan) matchPDF(buf []byte, limit int) {
 			}
 			if bytes.HasPrefix(rest[q:], []byte("/Page")) && (q+5 >= len(rest) || !isPDFName(rest[q+5])) {
 				s.pageObjs++
+			}
+			if !s.nested && bytes.HasPrefix(rest[q:], []byte("/ObjStm")) && (q+7 >= len(rest) || !isPDFName(rest[q+7])) {
+				s.objStm = true
 			}
 		case bytes.HasPrefix(rest, []byte("/Count")):
 			q := 6

@@ -2,6 +2,7 @@ package content
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -114,6 +115,36 @@ func TestPDFPagesAcrossReadBoundaries(t *testing.T) {
 		if got.Pages != 120 {
 			t.Fatalf("chunk %d: pages %d", chunk, got.Pages)
 		}
+	}
+}
+
+func TestPDFPagesInObjectStreams(t *testing.T) {
+	// The page tree is compressed inside a /Type /ObjStm stream: counted from
+	// the decompressed objects, across every read boundary.
+	for _, pages := range []int{1, 7, 120} {
+		p := mkPDFObjStm(pages, 0)
+		for _, chunk := range []int{1, 31, 33, 4096, len(p)} {
+			got, err := inspect(&chunkReader{p: p, n: chunk}, PDF, "")
+			if err != nil {
+				t.Fatalf("%d pages, chunk %d: %v", pages, chunk, err)
+			}
+			if got.Pages != pages {
+				t.Fatalf("%d pages, chunk %d: counted %d", pages, chunk, got.Pages)
+			}
+		}
+	}
+}
+
+func TestPDFObjectStreamPastCapRefused(t *testing.T) {
+	// A small object stream that inflates past the cap (a zip bomb) is refused
+	// with the limit named, not inflated into memory.
+	p := mkPDFObjStm(2, objStmLimit+1)
+	if len(p) > 1<<20 {
+		t.Fatalf("fixture is %d bytes; it should be a small bomb", len(p))
+	}
+	_, err := inspect(bytes.NewReader(p), PDF, "")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprint(objStmLimit)) || !strings.Contains(err.Error(), "object stream") {
+		t.Fatalf("got %v", err)
 	}
 }
 

@@ -8,6 +8,7 @@ package content
 import (
 	"archive/zip"
 	"bytes"
+	"compress/zlib"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -191,6 +192,65 @@ func mkPDF(pages, filler int, extraTrailer string) []byte {
 		fmt.Fprintf(&b, "%010d 00000 n \n", o)
 	}
 	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R %s>>\nstartxref\n%d\n%%%%EOF\n", len(offs)+1, extraTrailer, xref)
+	return b.Bytes()
+}
+
+// mkPDFObjStm writes a PDF 1.5 whose catalog, page tree and pages all live in
+// one FlateDecode object stream (/Type /ObjStm), indexed by a compressed
+// cross-reference stream (/Type /XRef), as Acrobat and most producers save
+// since 2003. filler spaces are appended to the stream's decompressed body.
+func mkPDFObjStm(pages, filler int) []byte {
+	// Objects 1 (catalog), 2 (pages), 3.. (page) go in stream object n+3;
+	// the xref stream is object n+4.
+	var body, index bytes.Buffer
+	objs := []string{"<< /Type /Catalog /Pages 2 0 R >>"}
+	kids := make([]string, pages)
+	for i := range kids {
+		kids[i] = fmt.Sprintf("%d 0 R", 3+i)
+	}
+	objs = append(objs, fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), pages))
+	for range pages {
+		objs = append(objs, "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>")
+	}
+	for i, o := range objs {
+		fmt.Fprintf(&index, "%d %d ", i+1, body.Len())
+		body.WriteString(o + "\n")
+	}
+	body.WriteString(strings.Repeat(" ", filler))
+	deflate := func(p []byte) []byte {
+		var z bytes.Buffer
+		w := zlib.NewWriter(&z)
+		w.Write(p)
+		w.Close()
+		return z.Bytes()
+	}
+	first := index.Len()
+	packed := deflate(append(index.Bytes(), body.Bytes()...))
+
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.5\n%\xe2\xe3\xcf\xd3\n")
+	stm, xrefNum := len(objs)+1, len(objs)+2
+	stmOff := b.Len()
+	fmt.Fprintf(&b, "%d 0 obj\n<< /Type /ObjStm /N %d /First %d /Filter /FlateDecode /Length %d >>\nstream\n", stm, len(objs), first, len(packed))
+	b.Write(packed)
+	b.WriteString("\nendstream\nendobj\n")
+	xrefOff := b.Len()
+	var rows bytes.Buffer // /W [1 4 2]
+	row := func(typ byte, f2 uint32, f3 uint16) {
+		rows.WriteByte(typ)
+		binary.Write(&rows, binary.BigEndian, f2)
+		binary.Write(&rows, binary.BigEndian, f3)
+	}
+	row(0, 0, 65535)
+	for i := range objs {
+		row(2, uint32(stm), uint16(i))
+	}
+	row(1, uint32(stmOff), 0)
+	row(1, uint32(xrefOff), 0)
+	xref := deflate(rows.Bytes())
+	fmt.Fprintf(&b, "%d 0 obj\n<< /Type /XRef /Size %d /W [1 4 2] /Root 1 0 R /Filter /FlateDecode /Length %d >>\nstream\n", xrefNum, xrefNum+1, len(xref))
+	b.Write(xref)
+	fmt.Fprintf(&b, "\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n", xrefOff)
 	return b.Bytes()
 }
 

@@ -12,7 +12,9 @@
 // move between sinks without surprises.
 //
 // An index is fixed at creation to {dimension, metric, model}; opening it again
-// with other values is refused with a MismatchError naming the field. Index names
+// with other values is refused with a MismatchError naming the field. The
+// creating job's normalize setting is recorded too, so a search embeds its query
+// as the records were embedded. Index names
 // are scoped by owner: adapters map (owner, name) to a physical name through a
 // hash, so another owner's index answers ErrNotFound. A job that finished writing
 // calls Commit(jobID); Describe lists the completed jobs, so a failed job's
@@ -67,6 +69,10 @@ type Spec struct {
 	Metric    Metric
 	// Model is the embedding model id whose vectors the index holds.
 	Model string
+	// Normalize is how the creating job asked for its vectors (nil: the
+	// model's default); a query is embedded the same way. Recorded at
+	// creation; not compared on reopen.
+	Normalize *bool
 	// NonFilterable are metadata keys stored and returned but not usable in
 	// filters (e.g. the source text); they do not count towards the 2 KB
 	// filterable budget. At most 10. Fixed at creation; not compared on reopen.
@@ -107,6 +113,7 @@ type Info struct {
 	Model         string
 	Dimension     int
 	Metric        Metric
+	Normalize     *bool // see Spec.Normalize; nil also for indexes made before it was recorded
 	NonFilterable []string
 	// FilterableKeys are the metadata keys ever written as filterable, sorted.
 	FilterableKeys []string

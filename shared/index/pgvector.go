@@ -96,6 +96,8 @@ func (p *PGVector) setup(ctx context.Context) error {
 			completed_jobs text[] NOT NULL DEFAULT '{}',
 			created_at timestamptz NOT NULL,
 			updated_at timestamptz NOT NULL)`,
+		// Added after the first release: catalogs made before have no column.
+		`ALTER TABLE ` + pgCatalog + ` ADD COLUMN IF NOT EXISTS normalize boolean`,
 		`CREATE INDEX IF NOT EXISTS ` + pgCatalog + `_owner ON ` + pgCatalog + ` (owner, name)`,
 	}
 	for _, s := range stmts {
@@ -118,12 +120,12 @@ func tableOf(phys string) string {
 	return pgx.Identifier{"mbv_" + strings.TrimPrefix(phys, "mb-")}.Sanitize()
 }
 
-const pgRecordCols = `owner, name, model, dimension, metric, non_filterable, filterable_keys, completed_jobs, created_at, updated_at`
+const pgRecordCols = `owner, name, model, dimension, metric, normalize, non_filterable, filterable_keys, completed_jobs, created_at, updated_at`
 
 func scanInfo(row pgx.Row) (Info, error) {
 	var i Info
 	var metric string
-	err := row.Scan(&i.Owner, &i.Name, &i.Model, &i.Dimension, &metric, &i.NonFilterable, &i.FilterableKeys, &i.CompletedJobs, &i.CreatedAt, &i.UpdatedAt)
+	err := row.Scan(&i.Owner, &i.Name, &i.Model, &i.Dimension, &metric, &i.Normalize, &i.NonFilterable, &i.FilterableKeys, &i.CompletedJobs, &i.CreatedAt, &i.UpdatedAt)
 	i.Metric = Metric(metric)
 	return normalise(i), err
 }
@@ -186,8 +188,8 @@ func (p *PGVector) Open(ctx context.Context, ref Ref, spec Spec) (Info, error) {
 		return Info{}, quotaError(ref, held)
 	}
 	now := time.Now().UTC()
-	tag, err := tx.Exec(ctx, `INSERT INTO `+pgCatalog+` (physical, `+pgRecordCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,'{}','{}',$8,$8) ON CONFLICT (physical) DO NOTHING`,
-		phys, ref.Owner, ref.Name, spec.Model, spec.Dimension, string(spec.Metric), nonNil(spec.NonFilterable), now)
+	tag, err := tx.Exec(ctx, `INSERT INTO `+pgCatalog+` (physical, `+pgRecordCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,'{}','{}',$9,$9) ON CONFLICT (physical) DO NOTHING`,
+		phys, ref.Owner, ref.Name, spec.Model, spec.Dimension, string(spec.Metric), spec.Normalize, nonNil(spec.NonFilterable), now)
 	if err != nil {
 		return Info{}, fmt.Errorf("pgvector: create %q: %w", ref.Name, err)
 	}
@@ -245,7 +247,7 @@ func (p *PGVector) List(ctx context.Context, owner string) ([]Info, error) {
 		var phys string
 		var i Info
 		var metric string
-		if err := rows.Scan(&phys, &i.Owner, &i.Name, &i.Model, &i.Dimension, &metric, &i.NonFilterable, &i.FilterableKeys, &i.CompletedJobs, &i.CreatedAt, &i.UpdatedAt); err != nil {
+		if err := rows.Scan(&phys, &i.Owner, &i.Name, &i.Model, &i.Dimension, &metric, &i.Normalize, &i.NonFilterable, &i.FilterableKeys, &i.CompletedJobs, &i.CreatedAt, &i.UpdatedAt); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("pgvector: list: %w", err)
 		}

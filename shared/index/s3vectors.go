@@ -99,6 +99,7 @@ type s3Record struct {
 	Model          string    `json:"model"`
 	Dimension      int       `json:"dimension"`
 	Metric         Metric    `json:"metric"`
+	Normalize      *bool     `json:"normalize,omitempty"`
 	NonFilterable  []string  `json:"non_filterable,omitempty"`
 	FilterableKeys []string  `json:"filterable_keys,omitempty"`
 	Vectors        int64     `json:"vectors"`
@@ -108,7 +109,7 @@ type s3Record struct {
 }
 
 func (r s3Record) info() Info {
-	return Info{Name: r.Name, Owner: r.Owner, Model: r.Model, Dimension: r.Dimension, Metric: r.Metric,
+	return Info{Name: r.Name, Owner: r.Owner, Model: r.Model, Dimension: r.Dimension, Metric: r.Metric, Normalize: r.Normalize,
 		NonFilterable: r.NonFilterable, FilterableKeys: r.FilterableKeys, Vectors: r.Vectors,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CompletedJobs: r.CompletedJobs}
 }
@@ -279,7 +280,7 @@ func (s *S3Vectors) Open(ctx context.Context, ref Ref, spec Spec) (Info, error) 
 		}
 	}
 	now := time.Now().UTC()
-	r = s3Record{Name: ref.Name, Owner: ref.Owner, Model: spec.Model, Dimension: spec.Dimension, Metric: spec.Metric,
+	r = s3Record{Name: ref.Name, Owner: ref.Owner, Model: spec.Model, Dimension: spec.Dimension, Metric: spec.Metric, Normalize: spec.Normalize,
 		NonFilterable: append([]string(nil), spec.NonFilterable...), CreatedAt: now, UpdatedAt: now}
 	if err := s.save(ctx, phys, r); err != nil {
 		return Info{}, err

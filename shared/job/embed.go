@@ -30,4 +30,7 @@ type IndexTarget struct {
 	Name      string `json:"name"`
 	Metric    string `json:"metric"`
 	Dimension int    `json:"dimension"`
+	// Normalize is the job's normalize setting (nil: the model's default),
+	// recorded on an index it creates so queries are embedded the same way.
+	Normalize *bool `json:"normalize,omitempty"`
 }

@@ -31,7 +31,7 @@ type IndexIn struct {
 // SearchIn is the input of search_index.
 type SearchIn struct {
 	Index  string         `json:"index" jsonschema:"the index name (list_indexes)"`
-	Query  string         `json:"query" jsonschema:"text to search for; embedded with the index's model"`
+	Query  string         `json:"query" jsonschema:"text to search for; embedded with the index's model, dimensions and normalize setting"`
 	K      int            `json:"k,omitempty" jsonschema:"how many matches, 1..100, default 10"`
 	Filter map[string]any `json:"filter,omitempty" jsonschema:"metadata filter: {\"key\": value} or {\"key\": {\"$eq\": value}} or {\"key\": {\"$in\": [values]}}; all keys must match; keys must be metadata the index holds"`
 }

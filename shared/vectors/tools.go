@@ -69,7 +69,9 @@ func (t *Tools) Search(ctx context.Context, r SearchRequest) (index.Info, []inde
 }
 
 func (t *Tools) embedQuery(ctx context.Context, info index.Info, text string) ([]float32, error) {
-	ep := &job.EmbedParams{Dimensions: info.Dimension}
+	// Embedded as the index's first job embedded its records; an index made
+	// before this was recorded has nil, the model's default.
+	ep := &job.EmbedParams{Dimensions: info.Dimension, Normalize: info.Normalize}
 	switch bedrock.EmbedFamilyOf(info.Model) {
 	case bedrock.CohereEmbed, bedrock.CohereEmbedV4, bedrock.NovaEmbed:
 		ep.InputType = job.InputSearchQuery // the query side of a search

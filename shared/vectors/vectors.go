@@ -62,7 +62,7 @@ type metaLine struct {
 // OpenIndex creates the owner's index, or checks that it matches.
 func (s *Sink) OpenIndex(ctx context.Context, owner, model string, t *job.IndexTarget) error {
 	ref := index.Ref{Owner: owner, Name: t.Name}
-	_, err := s.Index.Open(ctx, ref, index.Spec{Dimension: t.Dimension, Metric: index.Metric(t.Metric), Model: model, NonFilterable: []string{TextKey}})
+	_, err := s.Index.Open(ctx, ref, index.Spec{Dimension: t.Dimension, Metric: index.Metric(t.Metric), Model: model, Normalize: t.Normalize, NonFilterable: []string{TextKey}})
 	var me *index.MismatchError
 	switch {
 	case errors.As(err, &me):

@@ -333,3 +333,24 @@ func TestEmbedRetryWritesIndex(t *testing.T) {
 		t.Fatalf("list_indexes = %+v, want %d+%d vectors", ls, j.Succeeded, c.Succeeded)
 	}
 }
+
+func TestSearchEmbedsQueryAsIndexWasEmbedded(t *testing.T) {
+	// An index of unnormalised Titan vectors, ranked by L2 distance: a query
+	// equal to a document's text lands on that vector (distance 0) only when
+	// it too is embedded with normalize false, as the index records.
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	d := docs(20)
+	call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{
+		"model": titan, "records": d, "dimensions": 256, "normalize": false,
+		"index": map[string]any{"name": "raw", "metric": "euclidean"},
+	})
+	s.settle()
+	out := call[mcpserver.SearchOut](t, cs, "search_index", map[string]any{"index": "raw", "query": d[7]["text"], "k": 2})
+	if len(out.Matches) != 2 || out.Matches[0].ID != "doc-007" {
+		t.Fatalf("search = %+v", out.Matches)
+	}
+	if out.Matches[0].Distance > 1e-4 {
+		t.Fatalf("distance to the identical text %g, want 0: the query was not embedded with normalize false", out.Matches[0].Distance)
+	}
+}

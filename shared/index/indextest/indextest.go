@@ -87,9 +87,16 @@ func spec(dim int, m index.Metric) index.Spec {
 
 func createReopenMismatch(t *testing.T, ctx context.Context, ix index.Index, owner string) {
 	ref := index.Ref{Owner: owner, Name: "docs"}
-	info := get(ix.Open(ctx, ref, spec(4, index.Cosine)))(t)
+	raw := spec(4, index.Cosine)
+	raw.Normalize = new(bool) // how the vectors were embedded, kept for the query
+	info := get(ix.Open(ctx, ref, raw))(t)
 	if info.Name != "docs" || info.Dimension != 4 || info.Metric != index.Cosine || info.Model != "amazon.titan-embed-text-v2:0" || info.Vectors != 0 {
 		t.Fatalf("created %+v", info)
+	}
+	for _, i := range []index.Info{info, get(ix.Describe(ctx, ref))(t)} {
+		if i.Normalize == nil || *i.Normalize {
+			t.Fatalf("normalize recorded as %v, want false", i.Normalize)
+		}
 	}
 	again := get(ix.Open(ctx, ref, spec(4, index.Cosine)))(t)
 	if !again.CreatedAt.Equal(info.CreatedAt) {

@@ -193,7 +193,7 @@ func (s *Service) checkIndex(req *SubmitRequest, m *model.Model) (*job.IndexTarg
 	if s.Vectors == nil {
 		return nil, job.Fieldf("index", "this deployment has no vector store configured")
 	}
-	t := &job.IndexTarget{Name: req.Index.Name, Metric: req.Index.Metric, Dimension: req.Params.Embed.Dimensions}
+	t := &job.IndexTarget{Name: req.Index.Name, Metric: req.Index.Metric, Dimension: req.Params.Embed.Dimensions, Normalize: req.Params.Embed.Normalize}
 	switch t.Metric {
 	case "":
 		t.Metric = "cosine"
