@@ -319,8 +319,9 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 			}
 		}
 		h := jobHandle(j)
-		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; results stay until %s.",
-			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.ExpiresAt)
+		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; "+
+			"the job and its results are kept %d days after it ends (get_job's expires_at is final once it ended).",
+			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.TTLDays)
 		return h, withWarnings(summary, j.Warnings), j.ID, nil
 	})
 }
