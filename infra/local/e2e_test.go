@@ -373,14 +373,16 @@ func otherTools(t *testing.T, d dev, jobID string, recs []map[string]any) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("PUT to the upload url: %s", resp.Status)
 	}
-	// The submit answers validating; the validation (on the local bus) moves it on.
+	// The submit answers validating; the validation (on the local bus) counts the
+	// records and starts the provider job, the status staying validating (it
+	// never moves back) until that job runs.
 	h := structured(t, callTool(t, d, "submit_batch", map[string]any{"model": "anthropic.claude-haiku-4-5-20251001-v1:0", "input_upload_id": up["upload_id"]}))
 	if h["status"] != "validating" {
 		t.Errorf("submit from upload = %v, want status validating", h)
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		fj := structured(t, callTool(t, d, "get_job", map[string]any{"job_id": h["job_id"]}))
-		if fj["status"] != "validating" {
+		if fj["status"] != "validating" || fj["record_count"].(float64) != 0 {
 			if fj["record_count"].(float64) != 120 || fj["status"] == "failed" {
 				t.Errorf("job from upload after validation = %v", fj)
 			}

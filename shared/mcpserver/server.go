@@ -166,7 +166,8 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 		Description: "Per-record results of a job, including failed records with their error code and message. " +
 			"Filter with status succeeded|failed; page with limit (1..500, default 100) and next_cursor until it is absent. " +
 			"A page also stops at 4 MB of records (truncated_by_bytes: true, with next_cursor). " +
-			"Results appear while the job is ingesting and are complete once get_job says terminal.",
+			"Results appear while the job is ingesting and are complete once get_job says terminal. " +
+			"Records come in storage order (by id within hash shards), not in input order: match them to your input by id.",
 		Annotations: &mcp.ToolAnnotations{Title: "Get job results", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 	}, s.results)
 	mcp.AddTool(srv, &mcp.Tool{
@@ -319,8 +320,9 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 			}
 		}
 		h := jobHandle(j)
-		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; results stay until %s.",
-			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.ExpiresAt)
+		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; "+
+			"the job and its results are kept %d days after it ends (get_job's expires_at is final once it ended).",
+			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.TTLDays)
 		return h, withWarnings(summary, j.Warnings), j.ID, nil
 	})
 }

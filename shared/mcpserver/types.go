@@ -51,16 +51,20 @@ type SubmitIn struct {
 
 // JobHandle is what submit_batch returns.
 type JobHandle struct {
-	JobID       string   `json:"job_id,omitempty" jsonschema:"absent on a dry run: nothing was created"`
-	Status      string   `json:"status"`
-	Mode        string   `json:"mode,omitempty" jsonschema:"batch or on_demand: how the job runs"`
-	Provider    string   `json:"provider"`
-	Model       string   `json:"model"`
-	RecordCount int      `json:"record_count"`
-	Parts       int      `json:"provider_jobs" jsonschema:"number of provider jobs the batch was split into"`
-	SubmittedAt string   `json:"submitted_at,omitempty"`
-	ExpiresAt   string   `json:"expires_at,omitempty"`
-	Warnings    []string `json:"warnings,omitempty" jsonschema:"what to know about how the job runs, e.g. a legacy model and its end-of-life date"`
+	JobID       string `json:"job_id,omitempty" jsonschema:"absent on a dry run: nothing was created"`
+	Status      string `json:"status"`
+	Mode        string `json:"mode,omitempty" jsonschema:"batch or on_demand: how the job runs"`
+	Provider    string `json:"provider"`
+	Model       string `json:"model"`
+	RecordCount int    `json:"record_count"`
+	Parts       int    `json:"provider_jobs" jsonschema:"number of provider jobs the batch was split into"`
+	SubmittedAt string `json:"submitted_at,omitempty"`
+	ExpiresAt   string `json:"expires_at,omitempty" jsonschema:"while the job runs: a hold kept ahead of the run, not the final expiry (see expires_at_final)"`
+	// ExpiresFinal / TTLDays say what expires_at is: a job in flight holds its
+	// expiry ahead of the run, and only its end fixes it at ttl_days after.
+	ExpiresFinal bool     `json:"expires_at_final" jsonschema:"false while the job runs: expires_at then moves, and once the job ends becomes ttl_days after its end (get_job shows it)"`
+	TTLDays      int      `json:"ttl_days,omitempty" jsonschema:"the job and its results are kept this many days after the job ends"`
+	Warnings     []string `json:"warnings,omitempty" jsonschema:"what to know about how the job runs, e.g. a legacy model and its end-of-life date"`
 	// DryRun is the estimate of a dry run (then nothing else is set but model and provider).
 	DryRun *batch.DryRunResult `json:"dry_run,omitempty"`
 }
@@ -87,7 +91,9 @@ type JobView struct {
 	CreatedAt      string `json:"created_at"`
 	UpdatedAt      string `json:"updated_at"`
 	CompletedAt    string `json:"completed_at,omitempty"`
-	ExpiresAt      string `json:"expires_at"`
+	ExpiresAt      string `json:"expires_at" jsonschema:"when the job and its results are deleted; while the job runs a hold that moves (see expires_at_final)"`
+	ExpiresFinal   bool   `json:"expires_at_final" jsonschema:"true once the job ended: expires_at no longer moves (ttl_days after the end)"`
+	TTLDays        int    `json:"ttl_days,omitempty" jsonschema:"the job and its results are kept this many days after the job ends"`
 	Error          string `json:"error,omitempty"`
 	Terminal       bool   `json:"terminal" jsonschema:"true once the status will not change again"`
 	Mode           string `json:"mode,omitempty" jsonschema:"batch or on_demand"`
@@ -203,7 +209,8 @@ func jobView(j *job.Job) JobView {
 		JobID: j.ID, Name: j.Name, Status: string(j.Status), ProviderStatus: j.ProviderStatus, Provider: j.Provider,
 		Model: j.Model, RecordCount: j.RecordCount, Succeeded: j.Succeeded, Failed: j.Failed, BadLines: j.BadLines,
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt),
-		CompletedAt: ts(j.CompletedAt), ExpiresAt: ts(j.ExpiresAt), Error: j.Error, Terminal: j.Status.Terminal(),
+		CompletedAt: ts(j.CompletedAt), ExpiresAt: ts(j.ExpiresAt), ExpiresFinal: expiresFinal(j), TTLDays: ttlOf(j),
+		Error: j.Error, Terminal: j.Status.Terminal(),
 		Mode: j.Mode, CacheRead: j.CacheReadTokens, CacheWrite: j.CacheWriteTokens, SubmittedAt: ts(j.SubmittedAt),
 		Cost: costView(j.Cost), RetryOf: j.RetryOf, RetriedBy: j.RetriedBy, Warnings: j.Warnings,
 	}
@@ -232,7 +239,20 @@ func (in SubmitIn) ttlDays() (int, error) {
 // jobHandle is what submit_batch answers for a job it stored.
 func jobHandle(j *job.Job) JobHandle {
 	return JobHandle{JobID: j.ID, Status: string(j.Status), Mode: j.Mode, Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
-		Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt), Warnings: j.Warnings}
+		Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt), ExpiresFinal: expiresFinal(j), TTLDays: ttlOf(j),
+		Warnings: j.Warnings}
+}
+
+// expiresFinal: a job's expiry is fixed once it ended (job.Retain); before,
+// job.Hold keeps moving it ahead of the run.
+func expiresFinal(j *job.Job) bool { return j.Status.Terminal() && !j.CompletedAt.IsZero() }
+
+// ttlOf is the job's retention in days after its end, the default filled in.
+func ttlOf(j *job.Job) int {
+	if j.TTLDays <= 0 {
+		return job.DefaultTTLDays
+	}
+	return j.TTLDays
 }
 
 // withWarnings appends the job's warnings to a tool's text summary.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
@@ -46,7 +47,8 @@ func jsonlLines(n int, line func(i int) string) string {
 }
 
 // validated waits for the validation the submit requested (the local bus
-// delivers it to the validate handler) and returns the job as get_job shows it.
+// delivers it to the validate handler) and returns the job as get_job shows it:
+// still validating (it never moves back), its parts now at the provider.
 func validated(t *testing.T, s *suite, cs *mcp.ClientSession, id string) mcpserver.JobView {
 	t.Helper()
 	s.l.Bus.Wait()
@@ -99,7 +101,7 @@ func TestUploadSubmit(t *testing.T) {
 		}
 	})
 	h := submitFile(t, alice, map[string]any{"model": haiku, "input_upload_id": up.UploadID, "name": "from-file"})
-	if j := validated(t, s, alice, h.JobID); j.RecordCount != 150 || j.Status != "submitted" || j.Error != "" {
+	if j := validated(t, s, alice, h.JobID); j.RecordCount != 150 || j.Status != "validating" || j.ProviderStatus != "Submitted" || j.Error != "" {
 		t.Fatalf("after validation: %+v", j)
 	}
 	s.settle()
@@ -143,7 +145,7 @@ func TestUploadSubmit(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := submitFile(t, alice, map[string]any{"model": haiku, "input_uri": uri})
-		if j := validated(t, s, alice, h.JobID); j.RecordCount != 150 || j.Status != "submitted" {
+		if j := validated(t, s, alice, h.JobID); j.RecordCount != 150 || j.Status != "validating" || j.ProviderStatus != "Submitted" {
 			t.Errorf("after validation: %+v", j)
 		}
 		// alice's inputs folder is hers alone.
@@ -155,7 +157,7 @@ func TestUploadSubmit(t *testing.T) {
 		uri := s.l.Service.Transfer.NewUpload("alice").URI // same prefix as alice's uploads
 		uri = uri[:strings.LastIndexByte(uri, '/')+1] + up.UploadID + ".jsonl"
 		h := submitFile(t, alice, map[string]any{"model": haiku, "input_uri": uri})
-		if j := validated(t, s, alice, h.JobID); j.RecordCount != 150 || j.Status != "submitted" {
+		if j := validated(t, s, alice, h.JobID); j.RecordCount != 150 || j.Status != "validating" || j.ProviderStatus != "Submitted" {
 			t.Errorf("after validation: %+v", j)
 		}
 		if msg := toolErr(t, bob, "submit_batch", map[string]any{"model": haiku, "input_uri": uri}); !strings.Contains(msg, "input_uri") {
@@ -403,7 +405,7 @@ func TestUploadStuckValidating(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.l.Bus.Wait()
-		if j := get(id); j.Status != "submitted" || j.RecordCount != 150 {
+		if j := get(id); j.Status != "validating" || j.ProviderStatus != "Submitted" || j.RecordCount != 150 {
 			t.Errorf("after the reconciler asked again: %+v", j)
 		}
 	})
@@ -422,4 +424,37 @@ func TestUploadStuckValidating(t *testing.T) {
 			t.Errorf("after the second hour: %+v", j)
 		}
 	})
+}
+
+// TestUploadStatusNeverBackwards: a file job's status as get_job shows it
+// only moves forward, from the input check through the provider's own
+// validation to the end (it used to go validating → submitted → validating).
+func TestUploadStatusNeverBackwards(t *testing.T) {
+	s := newSuite(t)
+	s.l.Uploads.SetBaseURL(s.srv.URL)
+	cs := s.client("alice")
+	up := call[mcpserver.CreateUploadOut](t, cs, "create_upload", map[string]any{})
+	if code := put(t, up, jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"prompt":"fact %d"}`, i) })); code != http.StatusOK {
+		t.Fatalf("PUT status %d", code)
+	}
+	h := submitFile(t, cs, map[string]any{"model": haiku, "input_upload_id": up.UploadID})
+	seen := []string{h.Status}
+	rank := func(st string) int { return job.Status(st).Rank() }
+	for i := 0; i < 30; i++ {
+		s.l.Bus.Wait()
+		j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+		if last := seen[len(seen)-1]; last != j.Status {
+			seen = append(seen, j.Status)
+			if rank(j.Status) < rank(last) {
+				t.Errorf("status moved backwards %s → %s (seen %v)", last, j.Status, seen)
+			}
+		}
+		if j.Terminal {
+			break
+		}
+		s.l.Sim.Step(context.Background())
+	}
+	if !slices.Contains(seen, "in_progress") || !job.Status(seen[len(seen)-1]).Terminal() {
+		t.Errorf("statuses %v: want in_progress and a terminal end", seen)
+	}
 }

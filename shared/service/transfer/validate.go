@@ -148,9 +148,10 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 			cur.AddWarning(w.JobWarnings(req.Model, nil, req.Params)...)
 		}
 		cur.AddWarning(md.Warnings()...)
-		// The one backward move: input validation comes before the provider's
-		// own (queued < validating), and the parts start queued.
-		cur.Status, cur.ProviderStatus = job.StatusQueued, ""
+		// The job stays validating while its parts start queued: the status a
+		// user sees never moves back, and Settle moves it on only once every
+		// part has passed the provider's own validation (to in_progress or on).
+		cur.ProviderStatus = ""
 		cur.UpdatedAt = s.Now()
 		return nil
 	})
