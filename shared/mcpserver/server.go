@@ -272,7 +272,7 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 	return call(s, ctx, req, "submit_batch", "", func(owner string) (JobHandle, string, string, error) {
 		sr := batch.SubmitRequest{
 			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays, Mode: in.Mode, Provider: in.Provider,
-			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature}, BudgetUSD: in.BudgetUSD,
+			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Tier: in.Tier}, BudgetUSD: in.BudgetUSD,
 		}
 		embedParams(in, &sr)
 		sr.Records = make([]job.Input, len(in.Records))

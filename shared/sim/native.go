@@ -522,6 +522,9 @@ type converseRequest struct {
 	AdditionalModelRequestFields struct {
 		AnthropicBeta []string `json:"anthropic_beta"`
 	} `json:"additionalModelRequestFields"`
+	ServiceTier *struct {
+		Type string `json:"type"`
+	} `json:"serviceTier"`
 }
 
 // errConverseUnsupported is Bedrock's Converse answer for an embedding model.

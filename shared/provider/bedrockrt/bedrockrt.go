@@ -70,7 +70,7 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 		in.ModelInput = body
 	}
 	if len(in.ModelInput) > 0 && bedrock.IsNativeBody(in.ModelInput) {
-		return m.invoke(ctx, model, in)
+		return m.invoke(ctx, model, in, p.Tier)
 	}
 	if len(in.ModelInput) > 0 {
 		// A caller's own Converse request, as a Converse batch job takes it.
@@ -78,6 +78,7 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 		if err != nil {
 			return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 		}
+		req.ServiceTier = serviceTier(p.Tier)
 		return m.converse(ctx, req, nil)
 	}
 	rules := m.rules(model)
@@ -95,7 +96,7 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 		}
 		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 	}
-	req := &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs,
+	req := &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs, ServiceTier: serviceTier(p.Tier),
 		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(r.MaxTokens))}}
 	if r.Temperature != nil {
 		req.InferenceConfig.Temperature = aws.Float32(float32(*r.Temperature))
@@ -151,10 +152,14 @@ func (m *Model) converse(ctx context.Context, req *bedrockruntime.ConverseInput,
 
 // invoke passes a native body through InvokeModel and reads the answer the way a
 // batch output line's modelOutput is read, so both paths store identical records.
-func (m *Model) invoke(ctx context.Context, model string, in job.Input) (ondemand.OnDemandResult, error) {
-	out, err := m.Client.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{
+func (m *Model) invoke(ctx context.Context, model string, in job.Input, tier string) (ondemand.OnDemandResult, error) {
+	req := &bedrockruntime.InvokeModelInput{
 		ModelId: aws.String(model), Body: in.ModelInput, ContentType: aws.String("application/json"), Accept: aws.String("application/json"),
-	})
+	}
+	if t := serviceTier(tier); t != nil {
+		req.ServiceTier = t.Type
+	}
+	out, err := m.Client.InvokeModel(ctx, req)
 	if err != nil {
 		return ondemand.OnDemandResult{}, classify(err)
 	}
@@ -261,4 +266,13 @@ func (m *Model) EmbedMany(ctx context.Context, model string, ins []job.Input, p 
 		res[i] = ondemand.OnDemandResult{Output: string(vecs[i]), InputTokens: share}
 	}
 	return res, nil
+}
+
+// serviceTier is the runtime's serviceTier for a job's tier; nil for standard,
+// which is the runtime's default when the field is absent.
+func serviceTier(tier string) *types.ServiceTier {
+	if tier == "" {
+		return nil
+	}
+	return &types.ServiceTier{Type: types.ServiceTierType(tier)}
 }

@@ -88,11 +88,11 @@ func (s *Service) estimate(req SubmitRequest, md *media) (int64, model.Cost) {
 	if !ok {
 		return in, model.Cost{}
 	}
-	basis := model.BasisOnDemand
+	u := model.Usage{Input: in, Output: int64(req.Params.MaxTokens) * int64(len(req.Records))}
 	if req.Mode == job.ModeBatch {
-		basis = model.BasisBatch
+		return in, m.Cost(u, model.BasisBatch)
 	}
-	return in, m.Cost(model.Usage{Input: in, Output: int64(req.Params.MaxTokens) * int64(len(req.Records))}, basis)
+	return in, m.CostTier(u, req.Params.Tier)
 }
 
 // checkBudget refuses a submit whose estimate is over its budget_usd, naming both.
