@@ -114,6 +114,7 @@ type CostView struct {
 	CacheReadUSD  float64  `json:"cache_read_usd"`
 	TotalUSD      float64  `json:"total_usd"`
 	Basis         string   `json:"basis" jsonschema:"batch (batch prices) or on_demand"`
+	Tier          string   `json:"tier,omitempty" jsonschema:"on-demand service tier priced: flex or priority (absent: standard)"`
 	AsOf          string   `json:"as_of,omitempty" jsonschema:"date of the prices"`
 	Unpriced      []string `json:"unpriced,omitempty" jsonschema:"prices the catalog lacks for tokens the job used (counted as 0)"`
 }
@@ -214,7 +215,7 @@ func costView(c *job.Cost) *CostView {
 		return nil
 	}
 	return &CostView{InputUSD: c.InputUSD, OutputUSD: c.OutputUSD, CacheWriteUSD: c.CacheWriteUSD, CacheReadUSD: c.CacheReadUSD,
-		TotalUSD: c.TotalUSD, Basis: c.Basis, AsOf: c.PricesAsOf, Unpriced: c.Unpriced}
+		TotalUSD: c.TotalUSD, Basis: c.Basis, Tier: c.Tier, AsOf: c.PricesAsOf, Unpriced: c.Unpriced}
 }
 
 // jobHandle is what submit_batch answers for a job it stored.
