@@ -167,18 +167,23 @@ func (s *RuntimeSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rtError(w, http.StatusTooManyRequests, "ThrottlingException", "[simulated] Too many requests, please wait before trying again.")
 		return
 	}
-	if op != "converse" && op != "invoke" {
+	if op != "converse" && op != "invoke" && op != "count-tokens" {
 		rtError(w, http.StatusNotFound, "UnknownOperationException", "[simulated] unknown operation "+op)
 		return
 	}
 	inv, refusal := s.resolve(model)
-	if refusal != "" {
+	// CountTokens takes a foundation model id: the on-demand profile rule
+	// is about running the model, not counting for it.
+	if refusal != "" && !(op == "count-tokens" && inv.known) {
 		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] "+refusal)
 		return
 	}
-	if op == "converse" {
+	switch op {
+	case "converse":
 		s.converse(w, r, inv)
-	} else {
+	case "count-tokens":
+		s.countTokens(w, r, inv)
+	default:
 		s.invoke(w, r, inv)
 	}
 }
@@ -339,4 +344,31 @@ func rtError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("X-Amzn-Errortype", code)
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]string{"message": msg})
+}
+
+// countTokens serves CountTokens (POST /model/{id}/count-tokens) for a
+// Converse input: the input tokens the simulator's own Converse would bill
+// for the same request, so a count and a run agree. Invoke-style inputs are
+// refused: the simulator counts only what it can answer through Converse.
+func (s *RuntimeSim) countTokens(w http.ResponseWriter, r *http.Request, inv invocation) {
+	var req struct {
+		Input struct {
+			Converse    *converseRequest `json:"converse"`
+			InvokeModel json.RawMessage  `json:"invokeModel"`
+		} `json:"input"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 10<<20)).Decode(&req); err != nil {
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] malformed request body: "+err.Error())
+		return
+	}
+	if req.Input.Converse == nil {
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] the simulator counts converse inputs only")
+		return
+	}
+	if inv.fam.embedding() {
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] "+errConverseUnsupported.Error())
+		return
+	}
+	_, _, in := converseText(*req.Input.Converse)
+	writeJSON(w, http.StatusOK, map[string]any{"inputTokens": max(1, in)})
 }

@@ -276,3 +276,43 @@ func serviceTier(tier string) *types.ServiceTier {
 	}
 	return &types.ServiceTier{Type: types.ServiceTierType(tier)}
 }
+
+// tokenCounter is the CountTokens operation of the bedrockruntime client.
+type tokenCounter interface {
+	CountTokens(ctx context.Context, in *bedrockruntime.CountTokensInput, opts ...func(*bedrockruntime.Options)) (*bedrockruntime.CountTokensOutput, error)
+}
+
+// CountTokens counts one record's input tokens exactly with Bedrock's
+// CountTokens, on the Converse request Invoke would send (prompt,
+// conversation and system prompt; images and documents included).
+// Embedding texts and native bodies are not counted (an error says so).
+func (m *Model) CountTokens(ctx context.Context, model string, in job.Input, p job.Params) (int64, error) {
+	tc, ok := m.Client.(tokenCounter)
+	if !ok {
+		return 0, errors.New("the runtime client cannot count tokens")
+	}
+	if in.Text != "" || len(in.ModelInput) > 0 {
+		return 0, errors.New("only prompt and conversation records are counted")
+	}
+	rules := m.rules(model)
+	r, err := bedrock.NewRequest(-1, in, p, rules)
+	if err != nil {
+		return 0, err
+	}
+	msgs, _, release, err := m.converseMessages(ctx, model, in.ID, r, rules)
+	if release != nil {
+		defer release()
+	}
+	if err != nil {
+		return 0, err
+	}
+	req := &types.ConverseTokensRequest{Messages: msgs}
+	if r.System != "" {
+		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: r.System}}
+	}
+	out, err := tc.CountTokens(ctx, &bedrockruntime.CountTokensInput{ModelId: aws.String(model), Input: &types.CountTokensInputMemberConverse{Value: *req}})
+	if err != nil {
+		return 0, fmt.Errorf("count tokens of record %s: %w", in.ID, err)
+	}
+	return int64(aws.ToInt32(out.InputTokens)), nil
+}

@@ -29,6 +29,9 @@ type DryRunResult struct {
 	// Cost prices the estimated input and the maximum output at the basis the
 	// mode runs at (batch or on-demand prices from the catalog).
 	Cost model.Cost `json:"estimated_cost"`
+	// Counted is the input counted exactly on a random sample of records
+	// and extrapolated with an interval (nil: no counter for this model).
+	Counted *TokenCount `json:"counted_input,omitempty"`
 	// Content counts the images and documents.
 	Content *content.Summary `json:"content,omitempty"`
 	// Problems are everything that would refuse the submit; none: it would go.
@@ -60,6 +63,10 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		}
 	}
 	out.EstimatedInputTokens, out.Cost = s.estimate(req, md)
+	m, _ := s.LookupModel(req.Model)
+	if out.Counted, err = s.countInput(ctx, req, m); err != nil {
+		out.Problems = append(out.Problems, "counting input tokens: "+err.Error())
+	}
 	if err := s.checkBudget(req, md); err != nil {
 		out.Problems = append(out.Problems, err.Error())
 	}
