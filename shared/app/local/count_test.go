@@ -37,6 +37,14 @@ func TestDryRunCountedInterval(t *testing.T) {
 		t.Fatalf("counted %+v, want 400 of %d sampled and an interval around the estimate", c, n)
 	}
 
+	paths := map[string]float64{}
+	for _, p := range d.DryRun.Paths {
+		paths[p.Path] = p.Cost.Total
+	}
+	if d.DryRun.Auto != "batch" || paths["batch"] <= 0 || paths["batch"] >= paths["on_demand standard"] || d.DryRun.AutoWhy == "" {
+		t.Errorf("paths %v, auto %q (%s): want batch picked and cheaper than on demand", paths, d.DryRun.Auto, d.DryRun.AutoWhy)
+	}
+
 	client := rt.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
 		func(o *rt.Options) { o.BaseEndpoint = aws.String(s.l.Reports.RuntimeURL) })
 	var truth int64

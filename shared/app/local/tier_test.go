@@ -85,6 +85,17 @@ func TestServiceTiers(t *testing.T) {
 		})
 	}
 
+	// The dry run lists the paths and says auto picks Flex, and why.
+	d := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": tierModel, "records": records(12), "max_tokens": 200, "dry_run": true})
+	paths := map[string]float64{}
+	for _, p := range d.DryRun.Paths {
+		paths[p.Path] = p.Cost.Total
+	}
+	if d.DryRun.Auto != "on_demand flex" || !strings.Contains(d.DryRun.AutoWhy, "flex") ||
+		paths["on_demand flex"] <= 0 || math.Abs(paths["on_demand flex"]-paths["on_demand standard"]/2) > 2e-6 || paths["on_demand priority"] <= paths["on_demand standard"] {
+		t.Errorf("dry run paths %v, auto %q (%s): want flex picked at half of standard, priority above", paths, d.DryRun.Auto, d.DryRun.AutoWhy)
+	}
+
 	refusals := []struct{ name, model, mode, tier, want string }{
 		{"model without flex", haiku, "on_demand", "flex", "does not offer the flex tier"},
 		{"batch job", haiku, "batch", "flex", "applies to on-demand runs"},
