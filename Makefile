@@ -25,9 +25,19 @@ bin/%/pipelines.json: $(PIPELINES_FILE)
 bin/%/bootstrap: $(GO_SOURCES)
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags "-s -w" -o $@ ./functions/$*
 
-## dev: the whole suite in one process on http://127.0.0.1:8787/mcp with the simulators.
+## dev: the whole suite in one process on http://$(ADDR)/mcp with the simulators
+## (make dev ADDR=127.0.0.1:9000 for another port). The binary is built first
+## and then run in make's place (exec), so a signal to make reaches the server.
+ADDR ?= 127.0.0.1:8787
+DEV_DIR ?= .mcpbatch
+DEV_BIN := bin/dev/local
 dev:
-	go run ./infra/local
+	@echo "make dev: building $(DEV_BIN) (the first build compiles the AWS SDK: a few minutes; progress every 15 s)"
+	@go build -o $(DEV_BIN) ./infra/local & pid=$$!; s=0; \
+	while kill -0 $$pid 2>/dev/null; do sleep 1; s=$$((s+1)); \
+	  if [ $$((s % 15)) -eq 0 ]; then echo "make dev: still compiling ($${s} s)"; fi; done; wait $$pid
+	@echo "make dev: starting on http://$(ADDR)/mcp"
+	@exec ./$(DEV_BIN) -addr $(ADDR) -dir $(DEV_DIR)
 
 ## demo: one report pipeline end to end, offline, over the generated sample corpus; prints the report's path.
 demo:

@@ -31,6 +31,8 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
+require github.com/aws/aws-sdk-go-v2/service/servicequotas v1.43.12 // indirect
+
 require (
 	github.com/aws/aws-sdk-go-v2/service/applicationautoscaling v1.51.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/cloudwatch v1.75.7 // indirect

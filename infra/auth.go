@@ -34,7 +34,7 @@ func NewTokenKeys(scope constructs.Construct, id string, mcp *GoFunction) *Token
 	t := &TokenKeys{Scope: c}
 	t.Secret = awssecretsmanager.NewSecret(c, jsii.String("ApiKeys"), &awssecretsmanager.SecretProps{
 		Description: jsii.String("mcpbatch API keys for token auth: {\"keys\":[{\"name\":...,\"sha256\":<hex SHA-256 of the key>}]}"),
-		// Not secret material: an empty list; operators add hashes (see the README).
+		// Not secret material: an empty list; operators add hashes (see infra/README.md, Auth).
 		SecretStringValue: awscdk.SecretValue_UnsafePlainText(jsii.String(`{"keys":[]}`)),
 		// Keep issued keys when the stack is replaced or deleted by mistake.
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,

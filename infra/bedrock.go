@@ -103,8 +103,9 @@ func JobArnPattern(stack awscdk.Stack) *string {
 
 // ModelArns maps the allowed model ids, through the model catalog, to the ARNs
 // InvokeModel and CreateModelInvocationJob are checked against: each model's base
-// id as a foundation-model in any region (a cross-region profile routes to the
-// base model in other regions of its geography), and every inference profile the
+// id as a foundation-model in this region, or in any region when the catalog
+// lists a cross-region profile for it (the profile routes to the base model in
+// other regions of its geography), and every inference profile the
 // catalog lists for it as an inference-profile in this account and region (the
 // on-demand path picks the profile of the deploying region). An id the catalog
 // knows only as an alias that is an ARN (an application inference profile) is
@@ -112,6 +113,7 @@ func JobArnPattern(stack awscdk.Stack) *string {
 // first-seen order, without duplicates.
 func ModelArns(stack awscdk.Stack, cat *model.Catalog, models []string) []*string {
 	var bases, profiles, asGiven []string
+	anyRegion := map[string]bool{} // bases reached through a cross-region profile
 	seen := map[string]bool{}
 	add := func(list *[]string, key, v string) {
 		if !seen[key] {
@@ -125,6 +127,7 @@ func ModelArns(stack awscdk.Stack, cat *model.Catalog, models []string) []*strin
 			continue // Settings.Validate refuses it first
 		}
 		add(&bases, "fm:"+m.ID, m.ID)
+		anyRegion[m.ID] = anyRegion[m.ID] || len(m.Profiles) > 0
 		if strings.HasPrefix(id, "arn:") {
 			add(&asGiven, "arn:"+id, id)
 		}
@@ -134,9 +137,13 @@ func ModelArns(stack awscdk.Stack, cat *model.Catalog, models []string) []*strin
 	}
 	out := make([]*string, 0, len(bases)+len(profiles)+len(asGiven))
 	for _, base := range bases {
+		region := stack.Region() // a model called only in this region
+		if anyRegion[base] {
+			region = jsii.String("*")
+		}
 		out = append(out, stack.FormatArn(&awscdk.ArnComponents{
 			Service:      jsii.String("bedrock"),
-			Region:       jsii.String("*"),
+			Region:       region,
 			Account:      jsii.String(""),
 			Resource:     jsii.String("foundation-model"),
 			ResourceName: jsii.String(base),

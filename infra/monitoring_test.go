@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -111,9 +112,10 @@ func TestDashboardAndMetricAlarms(t *testing.T) {
 	}
 }
 
-// TestWebhookSecret: one generated secret, read only by nightly-report (the
-// Job Completed consumer), which is told where it is; the mcp function knows
-// the notification topic for notify.sns.
+// TestWebhookSecret: one generated master secret, read only by nightly-report
+// (the Job Completed consumer) and mcp (get_webhook_secret derives each
+// owner's secret), which are told where it is; the mcp function knows the
+// notification topic for notify.sns.
 func TestWebhookSecret(t *testing.T) {
 	tpl := fx.main.json
 	id := webhookSecretID(t, tpl)
@@ -129,8 +131,9 @@ func TestWebhookSecret(t *testing.T) {
 			}
 		}
 	}
-	if len(readers) != 1 || !strings.HasPrefix(readers[0], "ReportsNightlyReport") {
-		t.Errorf("roles reading the webhook secret %v, want only nightly-report's", readers)
+	sort.Strings(readers)
+	if len(readers) != 2 || !strings.HasPrefix(readers[0], "FunctionsMcp") || !strings.HasPrefix(readers[1], "ReportsNightlyReport") {
+		t.Errorf("roles reading the webhook secret %v, want only mcp's and nightly-report's", readers)
 	}
 	env := func(prefix string) obj {
 		_, fn := oneResource(t, tpl, "AWS::Lambda::Function", prefix)
@@ -139,8 +142,8 @@ func TestWebhookSecret(t *testing.T) {
 	if v := flatten(env("ReportsNightlyReportFunction")[config.EnvWebhookSecretARN]); v != "<"+id+">" {
 		t.Errorf("nightly-report %s = %s, want the secret", config.EnvWebhookSecretARN, v)
 	}
-	if _, ok := env("FunctionsMcpFunction")[config.EnvWebhookSecretARN]; ok {
-		t.Error("the mcp function is told the webhook secret")
+	if v := flatten(env("FunctionsMcpFunction")[config.EnvWebhookSecretARN]); v != "<"+id+">" {
+		t.Errorf("mcp %s = %s, want the secret", config.EnvWebhookSecretARN, v)
 	}
 	topicID, _ := oneResource(t, tpl, "AWS::SNS::Topic", "ReportsTopic")
 	if v := flatten(env("FunctionsMcpFunction")[config.EnvReportTopic]); v != "<"+topicID+">" {

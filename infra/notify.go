@@ -10,34 +10,40 @@ import (
 )
 
 // Notifications is what completion notifications need in the stack: the
-// webhook signing secret, readable only by the function that delivers
-// (nightly-report, the "Job Completed" consumer), and the notification topic
-// (the reports topic, which that function may already publish to).
+// master webhook signing secret, readable only by the function that delivers
+// (nightly-report, the "Job Completed" consumer) and the mcp function (which
+// derives each owner's verifying secret for get_webhook_secret), and the
+// notification topic (the reports topic, which that function may already
+// publish to).
 type Notifications struct {
 	Scope  constructs.Construct
 	Secret awssecretsmanager.Secret
 }
 
 // NewNotifications creates the signing secret (64 random letters and digits),
-// lets deliver read it, and tells check (the mcp function, which validates
-// notify at submit) which topic "sns": true goes to.
+// lets deliver and check (the mcp function, which validates notify at
+// submit and serves get_webhook_secret) read it, and tells check which topic
+// "sns": true goes to.
 func NewNotifications(scope constructs.Construct, id string, deliver, check *GoFunction, topicArn *string) *Notifications {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	n := &Notifications{Scope: c}
 	n.Secret = awssecretsmanager.NewSecret(c, jsii.String("WebhookSecret"), &awssecretsmanager.SecretProps{
-		Description: jsii.String("mcpbatch webhook signing secret (HMAC-SHA256; receivers verify X-Mcpbatch-Signature with it)"),
+		Description: jsii.String("mcpbatch master webhook signing secret: owners' verifying secrets derive from it (get_webhook_secret); several whitespace-separated values while rotating, current first"),
 		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
 			PasswordLength: jsii.Number(64), ExcludePunctuation: jsii.Bool(true), IncludeSpace: jsii.Bool(false),
 		},
 	})
 	suppress(n.Secret, "AwsSolutions-SMG4",
-		"Every webhook receiver holds a copy of this secret to verify deliveries; an automatic rotation would break "+
-			"them all at once. The operator rotates it with put-secret-value after giving receivers the new value.")
+		"Receivers hold secrets derived from this one; an automatic rotation would break them all at once. The operator "+
+			"rotates it with put-secret-value \"<new> <old>\" (both signed while receivers move), then \"<new>\".")
 	deliver.Function.AddEnvironment(jsii.String(config.EnvWebhookSecretARN), n.Secret.SecretArn(), nil)
-	deliver.Role.AddToPrincipalPolicy(allow("ReadWebhookSecret", []string{"secretsmanager:GetSecretValue"}, []*string{n.Secret.SecretArn()}, nil))
+	for _, fn := range []*GoFunction{deliver, check} {
+		fn.Role.AddToPrincipalPolicy(allow("ReadWebhookSecret", []string{"secretsmanager:GetSecretValue"}, []*string{n.Secret.SecretArn()}, nil))
+	}
+	check.Function.AddEnvironment(jsii.String(config.EnvWebhookSecretARN), n.Secret.SecretArn(), nil)
 	check.Function.AddEnvironment(jsii.String(config.EnvReportTopic), topicArn, nil)
 	awscdk.NewCfnOutput(awscdk.Stack_Of(c), jsii.String("WebhookSecretArn"), &awscdk.CfnOutputProps{
-		Description: jsii.String("Secret completion webhooks are signed with: give its value to your receivers (aws secretsmanager get-secret-value)"),
+		Description: jsii.String("Master secret completion webhooks are signed with; each owner's receivers verify with the secret get_webhook_secret returns to that owner"),
 		Value:       n.Secret.SecretArn(),
 	})
 	return n

@@ -14,8 +14,8 @@ import (
 
 // extraEnv counts the variables other constructs add to the functions NewFunctions made
 // (mcp and validate: the Anthropic key and the Bedrock quota; +1: MCPBATCH_VECTOR_BUCKET from vectors.go;
-// mcp +1: the notification topic from notify.go).
-var extraEnv = map[string]int{FnMCP: 2 + 1 + 1, FnIngest: 1 + 1, FnValidate: 2}
+// mcp +1: the notification topic from notify.go; mcp +1: the webhook secret, for get_webhook_secret).
+var extraEnv = map[string]int{FnMCP: 2 + 1 + 1 + 1, FnIngest: 1 + 1, FnValidate: 2}
 
 func anthropicSecret(t *testing.T, tpl obj) string {
 	id, _ := oneResource(t, tpl, "AWS::SecretsManager::Secret", "ReconcilerAnthropicApiKey")
@@ -107,6 +107,11 @@ func TestReconcilerLeastPrivilege(t *testing.T) {
 		"secretsmanager:GetSecretValue":    {anthropicSecret(t, tpl)},
 		"logs:CreateLogStream":             {"<" + logs + ".Arn>"},
 		"logs:PutLogEvents":                {"<" + logs + ".Arn>"},
+	}
+	for _, group := range accountReadActions { // the daily refresh of the account's model facts
+		for _, a := range group {
+			want[a] = []string{"*"}
+		}
 	}
 	for _, a := range tableActions {
 		want[a] = []string{table}

@@ -97,6 +97,9 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	st.Reconciler = NewReconciler(stack, "Reconciler", &ReconcilerProps{
 		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Anthropic: st.Anthropic,
 	})
+	// The reconciler refreshes the account's model facts: daily, and at its
+	// cold start when the stored ones are a day old. mcp only reads them from the table.
+	grantAccountReads(st.Reconciler.Function)
 	st.Endpoints = NewEndpoints(stack, "SageMakerEndpoints", &EndpointsProps{
 		Settings: s, Data: st.Data, SageMaker: st.SageMaker, Functions: st.Functions, Reconciler: st.Reconciler,
 	})

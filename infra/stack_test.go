@@ -245,7 +245,7 @@ func toStatements(doc interface{}) []statement {
 }
 
 // roleStatements collects the Allow statements of a role: inline policies and every
-// AWS::IAM::Policy attached to it.
+// policy attached to it (rolePolicies).
 func roleStatements(t *testing.T, tpl obj, roleID string) []statement {
 	t.Helper()
 	role := resources(tpl, "AWS::IAM::Role")[roleID]
@@ -258,17 +258,23 @@ func roleStatements(t *testing.T, tpl obj, roleID string) []statement {
 			out = append(out, toStatements(p.(obj)["PolicyDocument"])...)
 		}
 	}
-	// CDK moves statements past IAM's inline size limit into OverflowPolicy
-	// managed policies attached to the role: they grant as much.
-	pols := resources(tpl, "AWS::IAM::Policy")
-	for id, pol := range resources(tpl, "AWS::IAM::ManagedPolicy") {
-		pols[id] = pol
+	for _, pol := range rolePolicies(tpl, roleID) {
+		out = append(out, toStatements(props(pol)["PolicyDocument"])...)
 	}
-	for _, pol := range pols {
-		roles, _ := props(pol)["Roles"].([]interface{})
-		for _, r := range roles {
-			if flatten(r) == "<"+roleID+">" {
-				out = append(out, toStatements(props(pol)["PolicyDocument"])...)
+	return out
+}
+
+// rolePolicies are the policies attached to a role: AWS::IAM::Policy, and the
+// AWS::IAM::ManagedPolicy CDK adds when a role's statements overflow one policy.
+func rolePolicies(tpl obj, roleID string) []obj {
+	var out []obj
+	for _, typ := range []string{"AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"} {
+		for _, pol := range resources(tpl, typ) {
+			roles, _ := props(pol)["Roles"].([]interface{})
+			for _, r := range roles {
+				if flatten(r) == "<"+roleID+">" {
+					out = append(out, pol)
+				}
 			}
 		}
 	}
@@ -327,7 +333,8 @@ func TestModelsOverrideEnv(t *testing.T) {
 const appProfileARN = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123"
 
 // expectedModelArns is written independently of ModelArns, from the catalog's
-// data: each model's base id as a foundation model (any region), and every
+// data: each model's base id as a foundation model (this region, or any
+// region when the catalog lists a cross-region profile for it), and every
 // inference profile it lists (this region and account).
 func expectedModelArns(models []string) []string {
 	set := map[string]bool{}
@@ -336,7 +343,11 @@ func expectedModelArns(models []string) []string {
 		if !ok {
 			panic("test model not in the catalog: " + id)
 		}
-		set["arn:aws:bedrock:*::foundation-model/"+m.ID] = true
+		region := testRegion // called only here: this region
+		if len(m.Profiles) > 0 {
+			region = "*" // a cross-region profile routes to the base model in other regions
+		}
+		set["arn:aws:bedrock:"+region+"::foundation-model/"+m.ID] = true
 		for _, p := range m.Profiles {
 			set["arn:aws:bedrock:"+testRegion+":"+testAccount+":inference-profile/"+p] = true
 		}
@@ -938,7 +949,8 @@ func TestLeastPrivilege(t *testing.T) {
 		"bedrock:ListModelInvocationJobs":  {"*"},
 		"iam:PassRole":                     {"<" + bedrockRole + ".Arn>"},
 		"events:PutEvents":                 {bus},
-		"secretsmanager:GetSecretValue":    {anthropicSecret(t, tpl)},
+		// get_webhook_secret derives each owner's secret from the master (notify.go).
+		"secretsmanager:GetSecretValue": sorted(anthropicSecret(t, tpl), "<"+webhookSecretID(t, tpl)+">"),
 	}
 	tableGrants(mcp)
 	sageMakerMCPGrants(mcp, objects)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3vectors"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -49,6 +50,10 @@ var wildVectorIndexes = wildcard{
 func NewVectors(scope constructs.Construct, id string, p *VectorsProps) *Vectors {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	v := &Vectors{Scope: c, Bucket: awss3vectors.NewCfnVectorBucket(c, jsii.String("Bucket"), &awss3vectors.CfnVectorBucketProps{})}
+	// A vector bucket that still holds indexes cannot be deleted, so a Delete
+	// policy would fail the stack's deletion; like the data bucket, it is kept
+	// (and the indexes with it) for the operator to remove.
+	v.Bucket.ApplyRemovalPolicy(awscdk.RemovalPolicy_RETAIN, nil)
 	bucketArn := v.Bucket.AttrVectorBucketArn()
 	indexes := jsii.String(*bucketArn + "/index/*")
 	catalog := jsii.String(*bucketArn + "/index/" + index.CatalogIndex)
@@ -71,6 +76,13 @@ func NewVectors(scope constructs.Construct, id string, p *VectorsProps) *Vectors
 	mcp := p.Functions.MCP
 	mcp.Role.AddToPrincipalPolicy(allow("ManageVectorIndexes",
 		[]string{"s3vectors:CreateIndex", "s3vectors:DeleteIndex", "s3vectors:DeleteVectors", "s3vectors:QueryVectors"}, []*string{indexes}, nil))
+	// Defence in depth: mcp writes catalog entries and deletes its callers' own,
+	// but never drops or searches the shared catalog index (the Allow above is
+	// index/*, which includes it).
+	mcp.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid: jsii.String("NeverDropOrSearchTheCatalog"), Effect: awsiam.Effect_DENY,
+		Actions: jsii.Strings("s3vectors:DeleteIndex", "s3vectors:QueryVectors"), Resources: &[]*string{catalog},
+	}))
 	// search_index embeds the query with the index's model: only the allowed embedding models.
 	if arns := ModelArns(awscdk.Stack_Of(c), p.Settings.catalog(), embeddingModels(p.Settings)); len(arns) > 0 {
 		mcp.Role.AddToPrincipalPolicy(allow("EmbedQueries", []string{"bedrock:InvokeModel"}, arns, nil))

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/accountapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/announceapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/auth"
@@ -26,6 +27,9 @@ func main() {
 	app.Must("init auth", err)
 	reports, err := a.ReportsReader()
 	app.Must("init report pipelines", err)
+	// Submits and list_models read the account's model facts the
+	// reconciler stores.
+	accountapp.Load(ctx, a.Graph.Core, a.Log)
 	g := a.Graph
 	srv := &mcpserver.Server{
 		Svc: g, Presign: a.S3, Files: g.Transfer, Uploads: a.S3, Exports: g.Transfer, SageMaker: g.SageMaker,

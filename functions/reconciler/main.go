@@ -1,7 +1,8 @@
 // Command reconciler runs on a schedule: it polls Anthropic batches in flight,
 // recovers Bedrock jobs whose state event was lost, submits queued jobs when
-// the model's quota has room, and re-sends SageMaker async requests whose
-// answer and notification were both lost.
+// the model's quota has room, re-sends SageMaker async requests whose answer
+// and notification were both lost, and refreshes the account's model facts
+// once a day.
 package main
 
 import (
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/accountapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
@@ -19,6 +21,8 @@ func main() {
 	ctx := context.Background()
 	a, err := app.FromEnv(ctx, anthropicapp.Provider, sagemakerapp.Runtime)
 	app.Must("init", err)
-	h := &handler.Reconciler{Svc: a.Graph.Reconciler, SageMaker: a.Graph.SageMaker, Log: a.Log}
+	models := accountapp.FromAWS(a)
+	accountapp.Warm(ctx, models)
+	h := &handler.Reconciler{Svc: a.Graph.Reconciler, SageMaker: a.Graph.SageMaker, Models: models, Log: a.Log}
 	lambda.Start(handler.TolerantResult(h.Handle))
 }

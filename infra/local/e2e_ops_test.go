@@ -114,19 +114,24 @@ func opsEndToEnd(t *testing.T, d dev, jobID string) {
 				t.Fatalf("no webhook for job %v", h["job_id"])
 			}
 		}
-		secret, err := os.ReadFile(filepath.Join(d.stateDir, "webhook-secret"))
+		master, err := os.ReadFile(filepath.Join(d.stateDir, "webhook-secret"))
 		if err != nil {
 			t.Fatal(err)
 		}
+		sec := structured(t, callTool(t, d, "get_webhook_secret", map[string]any{}))
+		secret, owner := sec["secret"].(string), sec["owner"].(string)
 		mu.Lock()
 		defer mu.Unlock()
 		r, body := got[0], bodies[0]
 		ts, sig := r.Header.Get(notify.HeaderTimestamp), r.Header.Get(notify.HeaderSignature)
-		if err := notify.Verify([]byte(strings.TrimSpace(string(secret))), ts, sig, body, time.Now(), 5*time.Minute); err != nil {
-			t.Fatalf("delivery does not verify with make dev's secret: %v", err)
+		if r.Header.Get(notify.HeaderOwner) != owner {
+			t.Fatalf("owner header %q, get_webhook_secret says %q", r.Header.Get(notify.HeaderOwner), owner)
 		}
-		if notify.Verify([]byte("wrong"), ts, sig, body, time.Now(), 5*time.Minute) == nil {
-			t.Fatal("a wrong secret verified")
+		if err := notify.Verify([]byte(secret), owner, rcv.URL+"/hook", ts, sig, body, time.Now(), 5*time.Minute); err != nil {
+			t.Fatalf("delivery does not verify with the owner's secret from get_webhook_secret: %v", err)
+		}
+		if notify.Verify(master, owner, rcv.URL+"/hook", ts, sig, body, time.Now(), 5*time.Minute) == nil {
+			t.Fatal("the master secret verified: owners would share one secret")
 		}
 		if !strings.Contains(string(body), `"jobId":"`+h["job_id"].(string)+`"`) || !strings.Contains(string(body), `"type":"job.completed"`) {
 			t.Fatalf("body %s", body)

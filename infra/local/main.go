@@ -58,6 +58,10 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string, recon
 		if err != nil {
 			return err
 		}
+		second, err := local.SecondDevToken(dir)
+		if err != nil {
+			return err
+		}
 		if keysFile != "" {
 			if ta, err = withKeys(key, keysFile); err != nil {
 				return err
@@ -65,7 +69,9 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string, recon
 		}
 		opts.Owner = ta.Owner
 		banner = fmt.Sprintf("  auth: token (the deployed token mode): Authorization: Bearer %s\n"+
-			"        the key is kept in %s\n", key, filepath.Join(dir, local.DevTokenFile))
+			"        the key is kept in %s\n"+
+			"        a second key, another owner (try owner isolation): %s (in %s)\n",
+			key, filepath.Join(dir, local.DevTokenFile), second, filepath.Join(dir, local.SecondDevTokenFile))
 	case "none":
 		if keysFile != "" {
 			return fmt.Errorf("-keys %s: API keys need -auth token", keysFile)
@@ -101,7 +107,7 @@ func run(addr, dir string, step time.Duration, failEvery int, auth string, recon
 		"  state: %s/\n%s", ln.Addr(), ln.Addr(), ln.Addr(), l.SimURL, failEvery, l.AnthropicURL, dir, banner)
 	fmt.Fprintf(os.Stderr, "  Bedrock runtime (on-demand runs): SIMULATED (test double at %s)\n"+
 		"  report pipelines: %d (run_pipeline starts one; notifications go to %s/notifications.jsonl)\n"+
-		"  completion webhooks (notify.webhook): delivered for real, loopback allowed; signing secret in %s/%s\n"+
+		"  completion webhooks (notify.webhook): delivered for real, loopback allowed; get_webhook_secret gives each owner its secret (master in %s/%s)\n"+
 		"  metrics: EMF lines in %s/metrics.emf.jsonl\n",
 		l.Reports.RuntimeURL, len(l.Reports.Runner.Config.Pipelines), dir, dir, local.WebhookSecretFile, dir)
 	errc := make(chan error, 1)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -18,9 +19,10 @@ import (
 // It stands in for config.LoadDefaultConfig, whose shared-file credential
 // chain (SSO, STS web identity and assume-role, console sign-in) links four
 // service clients into every bootstrap (about 1 MB each time) that a Lambda
-// never uses. Not read: ~/.aws files, AWS_PROFILE, per-service
-// AWS_ENDPOINT_URL_<SERVICE>, AWS_MAX_ATTEMPTS / AWS_RETRY_MODE (the SDK's
-// standard retryer applies).
+// never uses. Per-service AWS_ENDPOINT_URL_<SERVICE> is read through
+// serviceEndpoints, the way the SDK's own env config does. Not read: ~/.aws
+// files, AWS_PROFILE, AWS_MAX_ATTEMPTS / AWS_RETRY_MODE (the SDK's standard
+// retryer applies).
 func lambdaConfig(getenv func(string) string) (aws.Config, error) {
 	cfg := aws.Config{Region: getenv("AWS_REGION")}
 	if cfg.Region == "" {
@@ -32,6 +34,7 @@ func lambdaConfig(getenv func(string) string) (aws.Config, error) {
 	if ep := getenv("AWS_ENDPOINT_URL"); ep != "" {
 		cfg.BaseEndpoint = aws.String(ep)
 	}
+	cfg.ConfigSources = append(cfg.ConfigSources, serviceEndpoints(getenv))
 	switch full, rel := getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI"), getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"); {
 	case full != "" || rel != "":
 		uri := full
@@ -54,4 +57,15 @@ func lambdaConfig(getenv func(string) string) (aws.Config, error) {
 		return cfg, errors.New("load AWS config: no credentials: neither AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY nor AWS_CONTAINER_CREDENTIALS_FULL_URI/RELATIVE_URI is set (Lambda sets them)")
 	}
 	return cfg, nil
+}
+
+// serviceEndpoints answers the SDK clients' lookup of a service's own
+// endpoint (AWS_ENDPOINT_URL_<SDK ID upper-cased, spaces as underscores>,
+// e.g. AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME), as config.LoadDefaultConfig's env
+// source does; each client asks it only when that variable is set.
+type serviceEndpoints func(string) string
+
+func (f serviceEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
+	v := f("AWS_ENDPOINT_URL_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_")))
+	return v, v != "", nil
 }

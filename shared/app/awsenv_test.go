@@ -1,6 +1,10 @@
 package app
 
 import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sagemakerruntime"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"os"
 	"strings"
 	"testing"
 )
@@ -40,5 +44,25 @@ func TestLambdaConfig(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A per-service endpoint (AWS_ENDPOINT_URL_<SERVICE>) reaches that service's
+// client and no other, beside the general AWS_ENDPOINT_URL.
+func TestLambdaConfigServiceEndpoint(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "k")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
+	t.Setenv("AWS_ENDPOINT_URL", "http://moto.invalid")
+	t.Setenv("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", "http://sim.invalid")
+	cfg, err := lambdaConfig(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := aws.ToString(sagemakerruntime.NewFromConfig(cfg).Options().BaseEndpoint); got != "http://sim.invalid" {
+		t.Errorf("SageMaker Runtime endpoint %q, want the per-service one", got)
+	}
+	if got := aws.ToString(sns.NewFromConfig(cfg).Options().BaseEndpoint); got != "http://moto.invalid" {
+		t.Errorf("SNS endpoint %q, want the general one", got)
 	}
 }

@@ -11,9 +11,9 @@ import (
 
 // Catalog loads the model catalog (the embedded one, with the operator's
 // MCPBATCH_MODELS_FILE / MCPBATCH_MODELS_JSON applied) and keeps the models the
-// providers allow. An allowed id the catalog does not know stops the function
-// at init: without its limits and prices the suite could neither check a
-// submit nor price a job.
+// providers allow. An allowed id the catalog does not know is kept for the
+// account's facts to supply (a model the account offers runs unpriced; see
+// shared/service/refresh); until they do, a submit naming it is refused.
 func Catalog(d *graph.Deps, region string) error {
 	cat, err := model.FromEnv(os.Getenv)
 	if err != nil {
@@ -23,9 +23,9 @@ func Catalog(d *graph.Deps, region string) error {
 	for _, p := range d.Providers {
 		ids = append(ids, p.Models()...)
 	}
-	if miss := cat.Missing(ids); len(miss) > 0 {
-		return fmt.Errorf("allowed models %s have no entry in the model catalog; add them with %s (see README, model catalog)",
-			strings.Join(miss, ", "), model.EnvModelsJSON)
+	if miss := cat.Missing(ids); len(miss) > 0 && d.Log != nil {
+		d.Log.Warn(fmt.Sprintf("allowed models %s have no entry in the model catalog: usable once the account's facts list them, or add them with %s (see README, model catalog)",
+			strings.Join(miss, ", "), model.EnvModelsJSON))
 	}
 	d.Catalog, d.Region = cat.Filter("", ids), region
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 )
 
@@ -41,6 +42,9 @@ func Settings(d *graph.Deps) error {
 		return err
 	}
 	d.InputAllow = config.List(os.Getenv(config.EnvInputAllow))
+	if err := service.CheckInputAllow(d.InputAllow); err != nil {
+		return fmt.Errorf("%s: %w", config.EnvInputAllow, err)
+	}
 	d.StaleAfter, err = config.Minutes(config.EnvStaleMinutes)
 	return err
 }

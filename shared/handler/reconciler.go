@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
 )
 
@@ -30,7 +31,16 @@ type Reconciler struct {
 	// SageMaker, when set, also probes in-flight SageMaker async jobs for an
 	// output or failure object that no notification announced.
 	SageMaker SageMakerReconciler
-	Log       *slog.Logger
+	// Models, when set, refreshes the account's model facts once they are a
+	// day old (each run reads the stored snapshot's date; one run a day reads
+	// the account).
+	Models ModelsRefresher
+	Log    *slog.Logger
+}
+
+// ModelsRefresher refreshes the account's model facts when they are stale.
+type ModelsRefresher interface {
+	Fresh(ctx context.Context) (*model.Account, error)
 }
 
 // sageMakerGrace leaves a fresh job to its own notification; probing earlier
@@ -43,6 +53,13 @@ const sageMakerLimit = 500
 // Handle runs one reconciler pass. An error fails the invocation, which the
 // stack's alarm on the function's Errors metric reports.
 func (h *Reconciler) Handle(ctx context.Context, ev events.CloudWatchEvent) (reconcile.ReconcileReport, error) {
+	if h.Models != nil {
+		// A failed refresh keeps the facts already stored; it is logged, not
+		// an error of the run, so the jobs' reconciliation alarms stay meaningful.
+		if _, err := h.Models.Fresh(ctx); err != nil {
+			h.Log.WarnContext(ctx, "account model facts not refreshed", "error", err)
+		}
+	}
 	rep, err := h.Svc.Reconcile(ctx)
 	if h.SageMaker != nil {
 		n, smErr := h.SageMaker.ReconcileSageMaker(ctx, time.Now().Add(-sageMakerGrace), sageMakerLimit)

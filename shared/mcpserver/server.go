@@ -36,6 +36,8 @@ type Presigner interface {
 
 // Server holds the tool handlers' dependencies.
 type Server struct {
+	// listings caches list_models' answer per catalog view (models.go).
+	listings listingCache
 	// Svc serves the job tools and resources.
 	Svc     Service
 	Presign Presigner
@@ -115,6 +117,7 @@ func (s *Server) register(srv *mcp.Server) {
 		{"submit_batch, get_job, get_job_results, cancel_job, list_jobs", true, s.addJobTools},
 		{"list_models", true, s.addModelTools},
 		{"retry_failed", s.Retries != nil, s.addRetryTool},
+		{"get_webhook_secret", s.webhookSecrets() != nil, s.addWebhookSecretTool},
 		{"create_upload", f.Uploads, s.addUploadTool},
 		{"export_results", f.Exports, s.addExportTool},
 		{"invoke_endpoint_async, invoke_endpoint", f.SageMaker, s.addSageMakerTools},
@@ -270,8 +273,12 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		return s.submitFile(ctx, req, in)
 	}
 	return call(s, ctx, req, "submit_batch", "", func(owner string) (JobHandle, string, string, error) {
+		ttl, err := in.ttlDays()
+		if err != nil {
+			return JobHandle{}, "", "", err
+		}
 		sr := batch.SubmitRequest{
-			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays, Mode: in.Mode, Provider: in.Provider,
+			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: ttl, Mode: in.Mode, Provider: in.Provider,
 			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Tier: in.Tier}, BudgetUSD: in.BudgetUSD,
 		}
 		embedParams(in, &sr)
@@ -292,7 +299,6 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 			sr.Records[i] = in
 		}
 		sr.Progress = progress(ctx, req)
-		var err error
 		if sr.Notify, err = s.checkNotify(ctx, in.Notify); err != nil {
 			return JobHandle{}, "", "", err
 		}
@@ -305,6 +311,12 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		}
 		if j.Status == job.StatusFailed {
 			return JobHandle{}, "", j.ID, &toolErr{msg: fmt.Sprintf("submit_batch: the job could not be started (job_id %s is kept as failed): %s", j.ID, j.Error)}
+		}
+		if j.Mode == job.ModeOnDemand {
+			// On-demand runs start at submit: answer with the status get_job shows now.
+			if cur, err := s.Svc.Get(ctx, owner, j.ID); err == nil {
+				j = cur
+			}
 		}
 		h := jobHandle(j)
 		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; results stay until %s.",

@@ -35,7 +35,7 @@ type SubmitIn struct {
 	MaxTokens     int       `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..the model's max_output_tokens (list_models), default 1024"`
 	Temperature   *float64  `json:"temperature,omitempty" jsonschema:"0..1"`
 	Name          string    `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
-	TTLDays       int       `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365, default 7"`
+	TTLDays       *int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365; omit it for the default 7"`
 	Mode          string    `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
 	DryRun        bool      `json:"dry_run,omitempty" jsonschema:"true: validate and estimate only (tokens, cost, provider jobs, problems with images and documents); nothing is stored or submitted"`
 	Notify        *NotifyIn `json:"notify,omitempty" jsonschema:"announce the job's end: a signed webhook POST and/or the stack's SNS topic"`
@@ -52,14 +52,15 @@ type SubmitIn struct {
 
 // JobHandle is what submit_batch returns.
 type JobHandle struct {
-	JobID       string   `json:"job_id"`
+	JobID       string   `json:"job_id,omitempty" jsonschema:"absent on a dry run: nothing was created"`
 	Status      string   `json:"status"`
+	Mode        string   `json:"mode,omitempty" jsonschema:"batch or on_demand: how the job runs"`
 	Provider    string   `json:"provider"`
 	Model       string   `json:"model"`
 	RecordCount int      `json:"record_count"`
 	Parts       int      `json:"provider_jobs" jsonschema:"number of provider jobs the batch was split into"`
 	SubmittedAt string   `json:"submitted_at,omitempty"`
-	ExpiresAt   string   `json:"expires_at"`
+	ExpiresAt   string   `json:"expires_at,omitempty"`
 	Warnings    []string `json:"warnings,omitempty" jsonschema:"what to know about how the job runs, e.g. a legacy model and its end-of-life date"`
 	// DryRun is the estimate of a dry run (then nothing else is set but model and provider).
 	DryRun *batch.DryRunResult `json:"dry_run,omitempty"`
@@ -218,9 +219,21 @@ func costView(c *job.Cost) *CostView {
 		TotalUSD: c.TotalUSD, Basis: c.Basis, Tier: c.Tier, AsOf: c.PricesAsOf, Unpriced: c.Unpriced}
 }
 
+// ttlDays is ttl_days as the service takes it: 0 when absent (the default),
+// and an explicit 0 refused rather than read as "absent".
+func (in SubmitIn) ttlDays() (int, error) {
+	switch {
+	case in.TTLDays == nil:
+		return 0, nil
+	case *in.TTLDays == 0:
+		return 0, job.Fieldf("ttl_days", "must be 1..365 (got 0); omit it for the default of 7 days")
+	}
+	return *in.TTLDays, nil
+}
+
 // jobHandle is what submit_batch answers for a job it stored.
 func jobHandle(j *job.Job) JobHandle {
-	return JobHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
+	return JobHandle{JobID: j.ID, Status: string(j.Status), Mode: j.Mode, Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
 		Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt), Warnings: j.Warnings}
 }
 

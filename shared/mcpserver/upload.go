@@ -135,8 +135,12 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		if err != nil {
 			return JobHandle{}, "", "", err
 		}
+		ttl, err := in.ttlDays()
+		if err != nil {
+			return JobHandle{}, "", "", err
+		}
 		fr := transfer.FileSubmitRequest{
-			SubmitRequest: batch.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: in.TTLDays,
+			SubmitRequest: batch.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: ttl,
 				Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Tier: in.Tier},
 				Notify: n,
 			},

@@ -81,8 +81,9 @@ type DeleteIndexIn struct {
 
 // DeleteIndexOut is what delete_index returns.
 type DeleteIndexOut struct {
-	Index   string `json:"index"`
-	Deleted bool   `json:"deleted"`
+	Index string `json:"index"`
+	// Deleted is false when there was no such index of yours (already deleted).
+	Deleted bool `json:"deleted"`
 }
 
 // embedParams copies submit_batch's embedding settings into the request.
@@ -201,7 +202,12 @@ func (s *Server) listIndexes(ctx context.Context, req *mcp.CallToolRequest, _ Li
 
 func (s *Server) deleteIndex(ctx context.Context, req *mcp.CallToolRequest, in DeleteIndexIn) (*mcp.CallToolResult, DeleteIndexOut, error) {
 	return call(s, ctx, req, "delete_index", "", func(owner string) (DeleteIndexOut, string, string, error) {
-		if err := s.Indexes.Delete(ctx, owner, in.Index); err != nil {
+		err := s.Indexes.Delete(ctx, owner, in.Index)
+		if errors.Is(err, index.ErrNotFound) {
+			// Idempotent: a repeated call (or one naming no index of yours) finds nothing to delete.
+			return DeleteIndexOut{Index: in.Index, Deleted: false}, fmt.Sprintf("You have no index %s (already deleted, or never created); nothing to delete.", in.Index), "", nil
+		}
+		if err != nil {
 			return DeleteIndexOut{}, "", "", indexError(in.Index, err)
 		}
 		return DeleteIndexOut{Index: in.Index, Deleted: true}, fmt.Sprintf("Index %s and its vectors are deleted.", in.Index), "", nil

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +32,13 @@ type Catalog struct {
 	index  map[string]*Model
 	asOf   string
 	source string
+	// wanted are ids the deployment allows that the catalog lacks (Filter):
+	// the account may offer them (merge.go). nil: every account model.
+	wanted []string
+	// account is the snapshot a merged catalog was made from; over is the
+	// merged view Apply laid over this catalog (merge.go).
+	account *Account
+	over    atomic.Pointer[Catalog]
 }
 
 var (
@@ -502,6 +510,7 @@ func FromEnv(getenv func(string) string) (*Catalog, error) {
 // Application inference profile ARNs name no model and resolve only when an
 // operator lists the ARN as an alias.
 func (c *Catalog) Lookup(id string) (*Model, bool) {
+	c = c.view()
 	if m, ok := c.index[id]; ok {
 		return m, true
 	}
@@ -529,6 +538,7 @@ func bedrockARN(s string) (kind, rest string, ok bool) {
 
 // Resolve is Lookup with an error that says why a model is not found.
 func (c *Catalog) Resolve(id string) (*Model, error) {
+	c = c.view()
 	if strings.TrimSpace(id) == "" {
 		return nil, errors.New("model: required")
 	}
@@ -542,7 +552,7 @@ func (c *Catalog) Resolve(id string) (*Model, error) {
 }
 
 // All returns the models ordered by provider, then id.
-func (c *Catalog) All() []*Model { return slices.Clone(c.models) }
+func (c *Catalog) All() []*Model { return slices.Clone(c.view().models) }
 
 // Filter keeps the models of provider ("" for any) that ids name (by id,
 // alias, profile id or ARN); an empty ids list keeps every model of provider.
@@ -568,11 +578,15 @@ func (c *Catalog) Filter(provider string, ids []string) *Catalog {
 	if err != nil { // a subset of a valid catalog cannot clash
 		panic("model: Filter: " + err.Error())
 	}
+	if len(ids) > 0 {
+		out.wanted = append([]string{}, c.Missing(ids)...) // non-nil: only these
+	}
 	return out
 }
 
 // Missing returns the ids that name no model in the catalog, in order.
 func (c *Catalog) Missing(ids []string) []string {
+	c = c.view()
 	var out []string
 	for _, id := range ids {
 		if _, ok := c.Lookup(id); !ok {

@@ -121,6 +121,9 @@ type Model struct {
 	PricesAsOf   string `json:"prices_as_of,omitempty"`
 	PricesSource string `json:"prices_source,omitempty"`
 	Notes        string `json:"notes,omitempty"`
+	// Account holds what the account says of the model (account.go); set only
+	// on a catalog merged with the account's facts, never read from JSON.
+	Account *AccountFacts `json:"-"`
 }
 
 // Supports reports whether the model can run in mode.
@@ -249,6 +252,7 @@ type Listing struct {
 	InputModalities  []string      `json:"input_modalities"`
 	PricesPerMillion ListingPrices `json:"prices_per_million"`
 	AsOf             string        `json:"as_of"`
+	AccountListing
 }
 
 // ListingPrices are the prices list_models shows, USD per million tokens;
@@ -273,6 +277,7 @@ func (m *Model) Listing() Listing {
 			Input: p.Input, Output: p.Output, BatchInput: p.BatchInput, BatchOutput: p.BatchOutput,
 			CacheWrite: p.CacheWrite, CacheRead: p.CacheRead,
 		},
-		AsOf: m.PricesAsOf,
+		AsOf:           m.PricesAsOf,
+		AccountListing: m.accountListing(),
 	}
 }

@@ -1,29 +1,48 @@
 // Package notify delivers completion webhooks: one signed POST per terminal
 // state of a job, retried with capped exponential backoff, and never to a
-// private, loopback, link-local or metadata address unless the deployment
-// allows it (make dev).
+// private, link-local, metadata or otherwise special address (loopback only
+// in make dev).
 //
 // # What a receiver gets
 //
 //	POST <your https URL>
 //	Content-Type: application/json
 //	X-Mcpbatch-Delivery-Id: whd_<32 hex>   the same on every retry of one delivery: deduplicate on it
+//	X-Mcpbatch-Owner: <owner>               the job's owner (the caller identity that submitted it)
 //	X-Mcpbatch-Timestamp: 1796068800        Unix seconds when this attempt was signed
-//	X-Mcpbatch-Signature: v1=<64 hex>       HMAC-SHA256(secret, "<timestamp>.<raw body>")
+//	X-Mcpbatch-Signature: v1=<64 hex>       HMAC-SHA256(owner secret, "<timestamp>\n<owner>\n<url>\n<raw body>")
+//
+// # Secrets
+//
+// Each owner verifies with its own secret, which the get_webhook_secret tool
+// returns to that owner only: hex(HMAC-SHA256(master, "mcpbatch webhook
+// owner\n" + owner)) (OwnerSecret), where master is the deployment's signing
+// secret (Secrets Manager in AWS, .mcpbatch/webhook-secret in make dev) that
+// no owner holds. The signed string names the owner and the webhook URL
+// exactly as given at submit, so a delivery is good for one owner's one
+// receiver: a tenant can neither forge a delivery to another tenant's
+// receiver (it lacks that secret) nor replay one it received elsewhere.
+//
+// # Rotation
+//
+// The master secret value may hold several secrets separated by whitespace,
+// the current one first. While it does, every delivery carries one v1= value
+// per secret ("v1=<new>,v1=<old>") and get_webhook_secret returns the
+// previous owner secrets too, so receivers move to the new secret at their
+// pace; drop the old one from the value to end the rotation.
 //
 // # Verifying a delivery
 //
 // Read the raw body (before any JSON decoding), then:
 //
-//	err := notify.Verify(secret, r.Header.Get("X-Mcpbatch-Timestamp"),
+//	err := notify.Verify(secret, owner, webhookURL, r.Header.Get("X-Mcpbatch-Timestamp"),
 //		r.Header.Get("X-Mcpbatch-Signature"), body, time.Now(), 5*time.Minute)
 //
-// Verify recomputes the HMAC over "<timestamp>.<body>", compares it in
-// constant time, and refuses a timestamp further than tolerance from now (a
-// replayed old delivery). In another language: hex(HMAC_SHA256(secret,
-// timestamp + "." + body)) must equal the value after "v1="; the header may
-// carry several comma-separated v1= values while a secret is rotated, and any
-// one matching is enough.
+// Verify recomputes the HMAC, compares it in constant time, and refuses a
+// timestamp further than tolerance from now (a replayed old delivery). A
+// malformed header is ErrMalformed (answer 400), a wrong or stale signature
+// ErrMismatch or ErrStale (answer 401); Receiver is a complete handler that
+// does this. Any one matching v1= value is enough.
 //
 // Answer 2xx quickly. 5xx, 429 and network errors are retried (MaxAttempts
 // attempts in all); any other status, redirects included, is final.
@@ -55,7 +74,75 @@ const (
 	HeaderTimestamp  = "X-Mcpbatch-Timestamp"
 	HeaderSignature  = "X-Mcpbatch-Signature"
 	HeaderDeliveryID = "X-Mcpbatch-Delivery-Id"
+	HeaderOwner      = "X-Mcpbatch-Owner"
 )
+
+// MinKeyLen is the shortest master secret accepted (16 bytes of entropy in hex).
+const MinKeyLen = 32
+
+// Verification errors: ErrMalformed is the caller's request (answer 400);
+// ErrMismatch and ErrStale are a delivery not to trust (answer 401).
+var (
+	ErrMalformed = errors.New("malformed webhook header")
+	ErrMismatch  = errors.New("webhook signature does not match")
+	ErrStale     = errors.New("webhook timestamp outside the tolerance")
+)
+
+// Keys gives the master signing secrets, the current one first (several
+// while rotating). It is read on every Send, so a rotation reaches a warm
+// function without a restart when the source re-reads.
+type Keys interface {
+	Masters(ctx context.Context) ([][]byte, error)
+}
+
+// StaticKeys is a fixed set of master secrets.
+type StaticKeys [][]byte
+
+// Masters returns k.
+func (k StaticKeys) Masters(context.Context) ([][]byte, error) { return k, nil }
+
+// ParseKeys splits a stored secret value into master secrets (whitespace
+// separated, current first), refusing any shorter than MinKeyLen.
+func ParseKeys(value string) ([][]byte, error) {
+	var keys [][]byte
+	for _, f := range strings.Fields(value) {
+		if len(f) < MinKeyLen {
+			return nil, fmt.Errorf("webhook signing secret %d of the stored value is %d characters; at least %d", len(keys)+1, len(f), MinKeyLen)
+		}
+		keys = append(keys, []byte(f))
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("webhook signing secret is empty")
+	}
+	return keys, nil
+}
+
+// OwnerSecret is owner's verifying secret under master (see the package comment).
+func OwnerSecret(master []byte, owner string) []byte {
+	mac := hmac.New(sha256.New, master)
+	mac.Write([]byte("mcpbatch webhook owner\n"))
+	mac.Write([]byte(owner))
+	return []byte(hex.EncodeToString(mac.Sum(nil)))
+}
+
+// OwnerSecrets are owner's secrets under every master of k, current first.
+func OwnerSecrets(ctx context.Context, k Keys, owner string) ([]string, error) {
+	if k == nil {
+		return nil, errors.New("notify: no signing secret configured")
+	}
+	masters, err := k.Masters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(masters) == 0 {
+		return nil, errors.New("notify: no signing secret configured")
+	}
+	out := make([]string, len(masters))
+	for i, m := range masters {
+		out[i] = string(OwnerSecret(m, owner))
+	}
+	return out, nil
+}
 
 // Field is the input field webhook errors name.
 const Field = "notify.webhook"
@@ -78,16 +165,18 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// Webhook sends signed deliveries. The zero value needs only Secret.
+// Webhook sends signed deliveries. The zero value needs only Keys.
 type Webhook struct {
 	// Client's Transport (an *http.Transport, or nil for the default) is cloned
 	// per send with its dialer pinned to the checked address; its Timeout
 	// bounds each attempt (DefaultTimeout when Client is nil).
 	Client *http.Client
-	Secret []byte
-	// AllowPrivate lets http:// URLs and private or loopback hosts through
-	// (make dev, where receivers run on the same machine).
-	AllowPrivate bool
+	// Keys are the master secrets owner secrets derive from.
+	Keys Keys
+	// AllowLoopback lets http:// URLs and loopback hosts through (make dev,
+	// where receivers run on the same machine); every other private or
+	// special address stays refused there too.
+	AllowLoopback bool
 	// MaxAttempts bounds the attempts of one Send (DefaultMaxAttempts when 0).
 	MaxAttempts int
 	// Backoff is the wait before attempt n+1 after attempt n failed (n from 1);
@@ -97,41 +186,99 @@ type Webhook struct {
 	Resolver Resolver
 }
 
-// Sign returns the X-Mcpbatch-Signature value for a timestamp and body.
-func Sign(secret []byte, timestamp string, body []byte) string {
+// Sign returns one v1= value of the X-Mcpbatch-Signature header: the HMAC
+// of the timestamp, owner, webhook URL and body under the owner's secret.
+// Neither owner nor URL can hold a newline (url.Parse refuses control
+// characters; owners are principal ARNs or key names), so the fields cannot
+// run into each other.
+func Sign(secret []byte, timestamp, owner, url string, body []byte) string {
 	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(timestamp))
-	mac.Write([]byte{'.'})
+	for _, f := range []string{timestamp, owner, url} {
+		mac.Write([]byte(f))
+		mac.Write([]byte{'\n'})
+	}
 	mac.Write(body)
 	return "v1=" + hex.EncodeToString(mac.Sum(nil))
 }
 
-// Verify checks a delivery's signature and timestamp (see the package comment).
-func Verify(secret []byte, timestamp, signature string, body []byte, now time.Time, tolerance time.Duration) error {
-	sec, err := strconv.ParseInt(strings.TrimSpace(timestamp), 10, 64)
-	if err != nil {
-		return fmt.Errorf("%s header %q is not Unix seconds", HeaderTimestamp, timestamp)
+// Verify checks a delivery to owner's receiver at url (the webhook URL as
+// given at submit): see the package comment. Errors wrap ErrMalformed,
+// ErrStale or ErrMismatch.
+func Verify(secret []byte, owner, url, timestamp, signature string, body []byte, now time.Time, tolerance time.Duration) error {
+	timestamp = strings.TrimSpace(timestamp)
+	sec, err := strconv.ParseInt(timestamp, 10, 64)
+	if err != nil || sec <= 0 {
+		return fmt.Errorf("%w: %s %q is not Unix seconds", ErrMalformed, HeaderTimestamp, timestamp)
+	}
+	var sigs [][]byte
+	for _, v := range strings.Split(signature, ",") {
+		h, ok := strings.CutPrefix(strings.TrimSpace(v), "v1=")
+		if !ok || len(h) != 64 {
+			return fmt.Errorf("%w: %s must be comma-separated v1=<64 hex> values", ErrMalformed, HeaderSignature)
+		}
+		raw, err := hex.DecodeString(h)
+		if err != nil {
+			return fmt.Errorf("%w: %s value %q is not hex", ErrMalformed, HeaderSignature, h)
+		}
+		sigs = append(sigs, raw)
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > tolerance || d < -tolerance {
-		return fmt.Errorf("%s is %s away from now, over the %s tolerance: a replayed or delayed delivery", HeaderTimestamp, d.Round(time.Second), tolerance)
+		return fmt.Errorf("%w: %s is %s away from now, over the %s tolerance: a replayed or delayed delivery", ErrStale, HeaderTimestamp, d.Round(time.Second), tolerance)
 	}
-	want := []byte(Sign(secret, strings.TrimSpace(timestamp), body))
-	for _, got := range strings.Split(signature, ",") {
-		if hmac.Equal([]byte(strings.TrimSpace(got)), want) {
+	want, _ := hex.DecodeString(strings.TrimPrefix(Sign(secret, timestamp, owner, url, body), "v1="))
+	for _, got := range sigs {
+		if hmac.Equal(got, want) {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s does not match the body: wrong secret, or the body was changed", HeaderSignature)
+	return fmt.Errorf("%w: wrong secret, another owner or receiver, or the body was changed", ErrMismatch)
+}
+
+// Receiver is an example webhook endpoint: it verifies each delivery for
+// one owner and URL and passes the body to Handle. It answers 400 to a
+// malformed header, 401 to a wrong or stale signature, 204 when Handle
+// succeeds and 500 only when Handle fails (so the delivery is retried).
+type Receiver struct {
+	Secret     []byte
+	Owner, URL string
+	Handle     func(body []byte) error
+	Now        func() time.Time // time.Now when nil
+}
+
+func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	now := time.Now
+	if rc.Now != nil {
+		now = rc.Now
+	}
+	err = Verify(rc.Secret, rc.Owner, rc.URL, r.Header.Get(HeaderTimestamp), r.Header.Get(HeaderSignature), body, now(), 5*time.Minute)
+	switch {
+	case errors.Is(err, ErrMalformed):
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	if err := rc.Handle(body); err != nil {
+		http.Error(w, "handle: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // ValidateURL checks a webhook URL when it is given: https (http too when
-// allowPrivate), at most MaxURLLen characters, and a host that is not and
+// allowLoopback), at most MaxURLLen characters, and a host that is not and
 // does not resolve to a forbidden address. Errors are *job.FieldError on
 // notify.webhook.
-func ValidateURL(raw string, allowPrivate bool) error {
+func ValidateURL(raw string, allowLoopback bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, _, err := (&Webhook{AllowPrivate: allowPrivate}).check(ctx, raw)
+	_, _, err := (&Webhook{AllowLoopback: allowLoopback}).check(ctx, raw)
 	return err
 }
 
@@ -152,7 +299,7 @@ func (w *Webhook) check(ctx context.Context, raw string) (*url.URL, []netip.Addr
 	}
 	switch {
 	case u.Scheme == "https":
-	case u.Scheme == "http" && w.AllowPrivate:
+	case u.Scheme == "http" && w.AllowLoopback:
 	default:
 		return nil, nil, job.Fieldf(Field, "scheme %q: only https:// webhooks are allowed", u.Scheme)
 	}
@@ -169,16 +316,25 @@ func (w *Webhook) check(ctx context.Context, raw string) (*url.URL, []netip.Addr
 			return nil, nil, job.Fieldf(Field, "host %q does not resolve: %v", host, err)
 		}
 	}
-	if !w.AllowPrivate {
-		for _, a := range addrs {
-			if why := forbidden(a); why != "" {
-				return nil, nil, fmt.Errorf("%w: %w", job.Fieldf(Field, "host %q resolves to %s, a %s address; webhooks go only to public addresses", host, a, why), ErrForbiddenAddress)
-			}
+	for _, a := range addrs {
+		why, loopback := forbidden(a)
+		if why == "" || (loopback && w.AllowLoopback) {
+			continue
 		}
+		where := "public addresses"
+		if w.AllowLoopback {
+			where = "public addresses and, here, loopback"
+		}
+		return nil, nil, fmt.Errorf("%w: %w", job.Fieldf(Field, "host %q resolves to %s, a %s address; webhooks go only to %s", host, a, why, where), ErrForbiddenAddress)
 	}
 	return u, addrs, nil
 }
 
+// blocked are the address blocks webhooks never reach, from the IANA IPv4
+// and IPv6 Special-Purpose Address Registries (as of 2026-12-01) plus the
+// deprecated forms that still route somewhere (RFC 4291 IPv4-compatible,
+// RFC 3879 site-local). Where a block is only partly globally reachable
+// (2001::/23, 2002::/16) the whole block is refused: the stricter reading.
 var blocked = []struct {
 	prefix netip.Prefix
 	why    string
@@ -191,6 +347,7 @@ var blocked = []struct {
 	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignment"},
 	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "6to4 relay anycast"},
 	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
 	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
@@ -199,17 +356,29 @@ var blocked = []struct {
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible (deprecated)"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "SIIT IPv4-translated"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64"},
+	{netip.MustParsePrefix("100::/64"), "discard-only"},
+	{netip.MustParsePrefix("2001::/23"), "IETF protocol assignment (Teredo, benchmarking, ORCHID)"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
+	{netip.MustParsePrefix("2002::/16"), "6to4"},
+	{netip.MustParsePrefix("3fff::/20"), "documentation"},
+	{netip.MustParsePrefix("5f00::/16"), "segment routing"},
 	{netip.MustParsePrefix("fc00::/7"), "unique-local (includes the instance metadata fd00:ec2::254)"},
 	{netip.MustParsePrefix("fe80::/10"), "link-local"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local (deprecated)"},
 	{netip.MustParsePrefix("ff00::/8"), "multicast"},
-	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
 }
 
 var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
-// forbidden names the class of a non-public address ("" when public). IPv4
-// addresses embedded in IPv6 (mapped, NAT64) are judged as IPv4.
-func forbidden(a netip.Addr) string {
+// forbidden names the class of a non-public address ("" when public) and
+// whether it is loopback. IPv4 addresses embedded in IPv6 (mapped, the
+// well-known NAT64 prefix) are judged as IPv4. The list is in order of
+// specificity where blocks nest (::1 before ::/96; Teredo's 2001::/32 inside
+// 2001::/23 named in the reason).
+func forbidden(a netip.Addr) (why string, loopback bool) {
 	a = a.WithZone("")
 	if a.Is4In6() {
 		a = a.Unmap()
@@ -218,12 +387,15 @@ func forbidden(a netip.Addr) string {
 		b := a.As16()
 		a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
 	}
+	if a.IsLoopback() {
+		return "loopback", true
+	}
 	for _, b := range blocked {
 		if b.prefix.Contains(a) {
-			return b.why
+			return b.why, false
 		}
 	}
-	return ""
+	return "", false
 }
 
 // DeliveryError is a delivery that did not get a 2xx.
@@ -249,13 +421,19 @@ func DeliveryID(body []byte) string {
 	return "whd_" + hex.EncodeToString(h[:16])
 }
 
-// Send POSTs body to raw, signed, retrying 5xx, 429 and network errors. The
+// OwnerSecrets are owner's secrets under w's keys, current first.
+func (w *Webhook) OwnerSecrets(ctx context.Context, owner string) ([]string, error) {
+	return OwnerSecrets(ctx, w.Keys, owner)
+}
+
+// Send POSTs body to owner's receiver raw, signed with owner's secrets, retrying 5xx, 429 and network errors. The
 // host is resolved and checked on every attempt and the checked address is
 // the one dialed, so a DNS answer that changes after validation (rebinding)
 // cannot reach a private address.
-func (w *Webhook) Send(ctx context.Context, raw string, body []byte) error {
-	if len(w.Secret) == 0 {
-		return errors.New("notify: no signing secret configured; refusing to send an unsigned webhook")
+func (w *Webhook) Send(ctx context.Context, owner, raw string, body []byte) error {
+	secrets, err := OwnerSecrets(ctx, w.Keys, owner)
+	if err != nil || len(secrets) == 0 {
+		return fmt.Errorf("notify: no signing secret; refusing to send an unsigned webhook: %w", err)
 	}
 	attempts := w.MaxAttempts
 	if attempts <= 0 {
@@ -274,7 +452,7 @@ func (w *Webhook) Send(ctx context.Context, raw string, body []byte) error {
 			case <-t.C:
 			}
 		}
-		status, retry, err := w.attempt(ctx, raw, id, body)
+		status, retry, err := w.attempt(ctx, owner, raw, id, secrets, body)
 		if err == nil {
 			return nil
 		}
@@ -299,7 +477,7 @@ func (w *Webhook) backoff(n int) time.Duration {
 }
 
 // attempt makes one POST; retry reports whether a failure may pass on retry.
-func (w *Webhook) attempt(ctx context.Context, raw, id string, body []byte) (status int, retry bool, err error) {
+func (w *Webhook) attempt(ctx context.Context, owner, raw, id string, secrets []string, body []byte) (status int, retry bool, err error) {
 	u, addrs, err := w.check(ctx, raw)
 	if err != nil {
 		var fe *job.FieldError
@@ -320,7 +498,12 @@ func (w *Webhook) attempt(ctx context.Context, raw, id string, body []byte) (sta
 	req.Header.Set("User-Agent", "mcpbatch-webhook/1")
 	req.Header.Set(HeaderDeliveryID, id)
 	req.Header.Set(HeaderTimestamp, ts)
-	req.Header.Set(HeaderSignature, Sign(w.Secret, ts, body))
+	sigs := make([]string, len(secrets))
+	for i, sec := range secrets {
+		sigs[i] = Sign([]byte(sec), ts, owner, raw, body)
+	}
+	req.Header.Set(HeaderOwner, owner)
+	req.Header.Set(HeaderSignature, strings.Join(sigs, ","))
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, ctx.Err() == nil, fmt.Errorf("POST %s: %w", u.Redacted(), err)

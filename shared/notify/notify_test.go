@@ -16,7 +16,12 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
-var secret = []byte("whsec_test_0123456789")
+var secret = []byte("whsec_test_0123456789_master_secret")
+
+const testOwner = "arn:aws:iam::111122223333:role/Analyst"
+
+// ownerSecret is testOwner's verifying secret under secret.
+var ownerSecret = OwnerSecret(secret, testOwner)
 
 // receiver is a local webhook endpoint that answers with the scripted statuses
 // in turn (200 once they run out) and keeps every delivery.
@@ -57,8 +62,8 @@ var body = []byte(`{"job_id":"job_01","status":"partially_completed","succeeded"
 func TestSignatureVerifies(t *testing.T) {
 	rc, srv := newReceiver(t)
 	now := time.Unix(1796068800, 0)
-	w := &Webhook{Secret: secret, AllowPrivate: true, Now: func() time.Time { return now }}
-	if err := w.Send(context.Background(), srv.URL+"/hook", body); err != nil {
+	w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, Now: func() time.Time { return now }}
+	if err := w.Send(context.Background(), testOwner, srv.URL+"/hook", body); err != nil {
 		t.Fatal(err)
 	}
 	if len(rc.got) != 1 {
@@ -76,6 +81,7 @@ func TestSignatureVerifies(t *testing.T) {
 		t.Fatalf("content type %q body %q", d.header.Get("Content-Type"), d.body)
 	}
 	tamperedBody := []byte(strings.Replace(string(d.body), `"failed":10`, `"failed":0`, 1))
+	url := srv.URL + "/hook"
 	tests := []struct {
 		name    string
 		secret  []byte
@@ -84,20 +90,21 @@ func TestSignatureVerifies(t *testing.T) {
 		now     time.Time
 		wantErr string
 	}{
-		{"genuine", secret, ts, sig, d.body, now.Add(time.Minute), ""},
-		{"genuine among rotated signatures", secret, ts, "v1=" + strings.Repeat("0", 64) + ", " + sig, d.body, now, ""},
+		{"genuine", ownerSecret, ts, sig, d.body, now.Add(time.Minute), ""},
+		{"genuine among rotated signatures", ownerSecret, ts, "v1=" + strings.Repeat("0", 64) + ", " + sig, d.body, now, ""},
 		{"wrong secret", []byte("other"), ts, sig, d.body, now, "does not match"},
-		{"tampered body", secret, ts, sig, tamperedBody, now, "does not match"},
-		{"flipped signature digit", secret, ts, sig[:10] + string("01"[(sig[10]-'0'+1)%2]) + sig[11:], d.body, now, "does not match"},
-		{"timestamp changed", secret, strconv.FormatInt(now.Unix()+1, 10), sig, d.body, now, "does not match"},
-		{"old timestamp (replay)", secret, ts, sig, d.body, now.Add(10 * time.Minute), "tolerance"},
-		{"future timestamp", secret, ts, sig, d.body, now.Add(-10 * time.Minute), "tolerance"},
-		{"not a number", secret, "yesterday", sig, d.body, now, "Unix seconds"},
-		{"no signature", secret, ts, "", d.body, now, "does not match"},
+		{"master instead of the owner secret", secret, ts, sig, d.body, now, "does not match"},
+		{"tampered body", ownerSecret, ts, sig, tamperedBody, now, "does not match"},
+		{"flipped signature digit", ownerSecret, ts, sig[:10] + string("01"[(sig[10]-'0'+1)%2]) + sig[11:], d.body, now, "does not match"},
+		{"timestamp changed", ownerSecret, strconv.FormatInt(now.Unix()+1, 10), sig, d.body, now, "does not match"},
+		{"old timestamp (replay)", ownerSecret, ts, sig, d.body, now.Add(10 * time.Minute), "tolerance"},
+		{"future timestamp", ownerSecret, ts, sig, d.body, now.Add(-10 * time.Minute), "tolerance"},
+		{"not a number", ownerSecret, "yesterday", sig, d.body, now, "Unix seconds"},
+		{"no signature", ownerSecret, ts, "", d.body, now, "v1=<64 hex>"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Verify(tc.secret, tc.ts, tc.sig, tc.body, tc.now, 5*time.Minute)
+			err := Verify(tc.secret, testOwner, url, tc.ts, tc.sig, tc.body, tc.now, 5*time.Minute)
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("genuine delivery refused: %v", err)
 			}
@@ -128,9 +135,9 @@ func TestRetries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rc, srv := newReceiver(t, tc.statuses...)
 			var waits []int
-			w := &Webhook{Secret: secret, AllowPrivate: true, MaxAttempts: tc.attempts,
+			w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, MaxAttempts: tc.attempts,
 				Backoff: func(n int) time.Duration { waits = append(waits, n); return 0 }}
-			err := w.Send(context.Background(), srv.URL, body)
+			err := w.Send(context.Background(), testOwner, srv.URL, body)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error %v, want error %v", err, tc.wantErr)
 			}
@@ -144,7 +151,7 @@ func TestRetries(t *testing.T) {
 			ids := map[string]bool{}
 			for _, d := range rc.got {
 				ids[d.header.Get(HeaderDeliveryID)] = true
-				if err := Verify(secret, d.header.Get(HeaderTimestamp), d.header.Get(HeaderSignature), d.body, time.Now(), time.Minute); err != nil {
+				if err := Verify(ownerSecret, testOwner, srv.URL, d.header.Get(HeaderTimestamp), d.header.Get(HeaderSignature), d.body, time.Now(), time.Minute); err != nil {
 					t.Errorf("attempt not verifiable: %v", err)
 				}
 			}
@@ -159,9 +166,9 @@ func TestTransportErrorRetried(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close() // nothing listens: connection refused
-	w := &Webhook{Secret: secret, AllowPrivate: true, MaxAttempts: 3, Backoff: noWait}
+	w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, MaxAttempts: 3, Backoff: noWait}
 	var de *DeliveryError
-	if err := w.Send(context.Background(), url, body); !errors.As(err, &de) || de.Attempts != 3 || de.Status != 0 {
+	if err := w.Send(context.Background(), testOwner, url, body); !errors.As(err, &de) || de.Attempts != 3 || de.Status != 0 {
 		t.Fatalf("error %v, want a transport failure after 3 attempts", err)
 	}
 }
@@ -229,11 +236,11 @@ func TestAddressPolicy(t *testing.T) {
 		{"https://" + strings.Repeat("a", 2030) + ".example.com/", false, "at most 2048"},
 		{"http://127.0.0.1:8080/x", true, ""},
 		{"http://[::1]:8080/x", true, ""},
-		{"http://rebind.example.com/x", true, ""},
+		{"http://rebind.example.com/x", true, "private"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.url[:min(len(tc.url), 40)], func(t *testing.T) {
-			err := (&Webhook{AllowPrivate: tc.allowPrivate, Resolver: res}).Validate(context.Background(), tc.url)
+			err := (&Webhook{AllowLoopback: tc.allowPrivate, Resolver: res}).Validate(context.Background(), tc.url)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -263,9 +270,9 @@ func TestValidateURL(t *testing.T) {
 func TestSendRefusesPrivateAndDoesNotRetry(t *testing.T) {
 	rc, srv := newReceiver(t)
 	calls := 0
-	w := &Webhook{Secret: secret, MaxAttempts: 5, Backoff: func(int) time.Duration { calls++; return 0 }}
+	w := &Webhook{Keys: StaticKeys{secret}, MaxAttempts: 5, Backoff: func(int) time.Duration { calls++; return 0 }}
 	// The receiver is on loopback; the policy refuses it before any connection.
-	err := w.Send(context.Background(), strings.Replace(srv.URL, "http://", "https://", 1), body)
+	err := w.Send(context.Background(), testOwner, strings.Replace(srv.URL, "http://", "https://", 1), body)
 	if !errors.Is(err, ErrForbiddenAddress) || len(rc.got) != 0 || calls != 0 {
 		t.Fatalf("error %v, %d deliveries, %d retries; want a refusal with none", err, len(rc.got), calls)
 	}
@@ -277,12 +284,12 @@ func TestSendRefusesPrivateAndDoesNotRetry(t *testing.T) {
 func TestSendPinsTheCheckedAddress(t *testing.T) {
 	rc, srv := newReceiver(t)
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
-	// With AllowPrivate the name is resolved by our resolver and dialed as
+	// With AllowLoopback the name is resolved by our resolver and dialed as
 	// 127.0.0.1: proof the transport never asks the system resolver (which
 	// knows no such name).
-	w := &Webhook{Secret: secret, AllowPrivate: true, Backoff: noWait,
+	w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, Backoff: noWait,
 		Resolver: fakeResolver{"receiver.invalid": {"127.0.0.1"}}}
-	if err := w.Send(context.Background(), "http://receiver.invalid"+port+"/hook", body); err != nil {
+	if err := w.Send(context.Background(), testOwner, "http://receiver.invalid"+port+"/hook", body); err != nil {
 		t.Fatalf("pinned delivery: %v", err)
 	}
 	if len(rc.got) != 1 {
@@ -290,11 +297,11 @@ func TestSendPinsTheCheckedAddress(t *testing.T) {
 	}
 	// Rebinding: the first lookup (validation) says public, later ones private.
 	flip := &flipResolver{first: "93.184.215.14", then: "127.0.0.1"}
-	w = &Webhook{Secret: secret, Resolver: flip, Backoff: noWait}
+	w = &Webhook{Keys: StaticKeys{secret}, Resolver: flip, Backoff: noWait}
 	if err := w.Validate(context.Background(), "https://rebinding.invalid"+port+"/"); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Send(context.Background(), "https://rebinding.invalid"+port+"/", body); !errors.Is(err, ErrForbiddenAddress) || len(rc.got) != 1 {
+	if err := w.Send(context.Background(), testOwner, "https://rebinding.invalid"+port+"/", body); !errors.Is(err, ErrForbiddenAddress) || len(rc.got) != 1 {
 		t.Fatalf("after rebinding: %v, %d deliveries; want refused", err, len(rc.got))
 	}
 }
@@ -316,15 +323,15 @@ func TestHTTPSReceiver(t *testing.T) {
 	rc := &receiver{}
 	srv := httptest.NewTLSServer(rc)
 	defer srv.Close()
-	w := &Webhook{Secret: secret, AllowPrivate: true, Client: srv.Client(), Backoff: noWait}
-	if err := w.Send(context.Background(), srv.URL, body); err != nil || len(rc.got) != 1 {
+	w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, Client: srv.Client(), Backoff: noWait}
+	if err := w.Send(context.Background(), testOwner, srv.URL, body); err != nil || len(rc.got) != 1 {
 		t.Fatalf("https delivery: %v, %d deliveries", err, len(rc.got))
 	}
 }
 
 func TestNoSecretNoDelivery(t *testing.T) {
 	rc, srv := newReceiver(t)
-	if err := (&Webhook{AllowPrivate: true}).Send(context.Background(), srv.URL, body); err == nil || len(rc.got) != 0 {
+	if err := (&Webhook{AllowLoopback: true}).Send(context.Background(), testOwner, srv.URL, body); err == nil || len(rc.got) != 0 {
 		t.Fatalf("unsigned send: %v, %d deliveries; want a refusal", err, len(rc.got))
 	}
 }
@@ -332,8 +339,79 @@ func TestNoSecretNoDelivery(t *testing.T) {
 func TestContextCancelStopsRetries(t *testing.T) {
 	rc, srv := newReceiver(t, 503, 503, 503, 503)
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Webhook{Secret: secret, AllowPrivate: true, Backoff: func(int) time.Duration { cancel(); return time.Hour }}
-	if err := w.Send(ctx, srv.URL, body); !errors.Is(err, context.Canceled) || len(rc.got) != 1 {
+	w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, Backoff: func(int) time.Duration { cancel(); return time.Hour }}
+	if err := w.Send(ctx, testOwner, srv.URL, body); !errors.Is(err, context.Canceled) || len(rc.got) != 1 {
 		t.Fatalf("error %v after %d deliveries, want cancelled after 1", err, len(rc.got))
+	}
+}
+
+// TestAddressPolicyEdges: make dev allows loopback and nothing else private,
+// and the rare forms that embed or tunnel a private or special address are
+// refused, both at registration (Validate) and at dial time (Send after a
+// DNS answer changed).
+func TestAddressPolicyEdges(t *testing.T) {
+	tests := []struct {
+		addr  string
+		local bool // make dev's policy (loopback allowed)
+		want  string
+	}{
+		{"127.0.0.1", true, ""},
+		{"::1", true, ""},
+		{"::ffff:127.0.0.1", true, ""},
+		{"10.0.0.1", true, "private"},
+		{"169.254.169.254", true, "link-local"},
+		{"192.168.1.1", true, "private"},
+		{"fd00:ec2::254", true, "unique-local"},
+		{"93.184.215.14", true, ""},
+		{"::7f00:1", false, "IPv4-compatible"},
+		{"::a00:1", true, "IPv4-compatible"},
+		{"::ffff:0:7f00:1", false, "SIIT"},
+		{"::ffff:0:a9fe:a9fe", true, "SIIT"},
+		{"64:ff9b:1::a00:1", false, "local-use NAT64"},
+		{"64:ff9b::a00:1", false, "private"},
+		{"64:ff9b::5db8:d70e", false, ""},
+		{"2002:7f00:1::", false, "6to4"},
+		{"2002:5db8:d70e::1", false, "6to4"},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", false, "Teredo"},
+		{"fec0::1", false, "site-local"},
+		{"100::1", false, "discard-only"},
+		{"192.88.99.1", false, "6to4 relay"},
+		{"2606:4700::1111", false, ""},
+		{"2001:4860:4860::8888", false, ""},
+		{"1.1.1.1", false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.addr, func(t *testing.T) {
+			host := "h.invalid"
+			res := fakeResolver{host: {tc.addr}}
+			scheme := "https"
+			if tc.local {
+				scheme = "http"
+			}
+			check := func(err error, when string) {
+				t.Helper()
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("%s: refused %s: %v", when, tc.addr, err)
+					}
+					return
+				}
+				if !errors.Is(err, ErrForbiddenAddress) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("%s: %s: error %v, want forbidden naming %q", when, tc.addr, err, tc.want)
+				}
+			}
+			w := &Webhook{AllowLoopback: tc.local, Resolver: res}
+			check(w.Validate(context.Background(), scheme+"://"+host+"/hook"), "registration")
+			if tc.want == "" {
+				return
+			}
+			// Dial time: the name was public when registered, then rebinds.
+			flip := &flipResolver{first: "93.184.215.14", then: tc.addr}
+			w = &Webhook{Keys: StaticKeys{secret}, AllowLoopback: tc.local, Resolver: flip, Backoff: noWait}
+			if err := w.Validate(context.Background(), scheme+"://"+host+"/hook"); err != nil {
+				t.Fatal(err)
+			}
+			check(w.Send(context.Background(), testOwner, scheme+"://"+host+"/hook", body), "dial time")
+		})
 	}
 }

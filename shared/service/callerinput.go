@@ -1,6 +1,7 @@
 package service
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
@@ -25,13 +26,39 @@ func (c *Core) CheckCallerInput(field, owner, uri string) error {
 	}
 	allowed := append(CallerInputPrefixes(c.Bucket, owner), c.InputAllow...)
 	for _, p := range allowed {
-		if strings.HasPrefix(uri, p) && !strings.Contains(strings.TrimPrefix(uri, p), "..") {
+		if under(uri, p) {
 			return nil
 		}
 	}
 	own := CallerInputPrefixes(c.Bucket, owner)
 	return job.Fieldf(field, "must lie in your own input folders, %s<key> (files you copy in) or %s<key> (your uploads: prefer input_upload_id)%s (got %q)",
 		own[1], own[0], allowList(c.InputAllow), Truncate(uri, 120))
+}
+
+// under reports whether uri lies in folder p: whole path segments (p is
+// read as a folder whether or not it ends in "/", so s3://b/shared does not
+// open s3://b/shared-x/), never a bare bucket, never through "..".
+func under(uri, p string) bool {
+	if _, key, err := blob.ParseURI(p); err != nil || strings.Trim(key, "/") == "" {
+		return false
+	}
+	folder := strings.TrimRight(p, "/") + "/"
+	return strings.HasPrefix(uri, folder) && !strings.Contains(strings.TrimPrefix(uri, folder), "..")
+}
+
+// CheckInputAllow refuses an allow-list (MCPBATCH_INPUT_ALLOW) entry that is
+// not s3://bucket/folder: a bare bucket would open every object in it.
+func CheckInputAllow(list []string) error {
+	for _, p := range list {
+		_, key, err := blob.ParseURI(p)
+		if err != nil {
+			return fmt.Errorf("input allow-list entry %q: want s3://bucket/folder: %w", p, err)
+		}
+		if strings.Trim(key, "/") == "" {
+			return fmt.Errorf("input allow-list entry %q is a whole bucket; name a folder, s3://bucket/folder/", p)
+		}
+	}
+	return nil
 }
 
 func allowList(p []string) string {

@@ -155,6 +155,7 @@ func (s *AnthropicSim) init() {
 		s.mux.HandleFunc("GET /v1/messages/batches/{id}", s.get)
 		s.mux.HandleFunc("POST /v1/messages/batches/{id}/cancel", s.cancelBatch)
 		s.mux.HandleFunc("GET /v1/messages/batches/{id}/results", s.results)
+		s.mux.HandleFunc("GET /v1/models", s.listModels)
 		if s.StepDelay > 0 {
 			s.wg.Add(1)
 			go s.run()

@@ -98,6 +98,9 @@ type BedrockSim struct {
 	// validation. Tests lower them rather than write gigabytes.
 	MaxFileBytes int64
 	MaxJobBytes  int64
+	// Models is the simulated account's model table behind the control-plane
+	// reads (account.go); nil: NewAccount's.
+	Models *Account
 	// Seed makes ids and output order reproducible.
 	Seed uint64
 	// Now is the clock (default time.Now).
@@ -196,6 +199,13 @@ func (s *BedrockSim) init() {
 		s.mux.HandleFunc("GET /model-invocation-job/{id}", s.get)
 		s.mux.HandleFunc("POST /model-invocation-job/{id}/stop", s.stop)
 		s.mux.HandleFunc("GET /model-invocation-jobs", s.list)
+		if s.Models == nil {
+			s.Models = NewAccount()
+		}
+		s.Models.region, s.Models.account = s.Region, s.Account
+		s.mux.HandleFunc("GET /foundation-models", s.Models.listFoundationModels)
+		s.mux.HandleFunc("GET /foundation-model-availability/{modelId}", s.Models.availability)
+		s.mux.HandleFunc("GET /inference-profiles", s.Models.listInferenceProfiles)
 		s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, "UnknownOperationException",
 				fmt.Sprintf("the Bedrock simulator does not implement %s %s", r.Method, r.URL.Path))

@@ -158,9 +158,13 @@ func (s *BedrockSim) validate(ctx context.Context, j *simJob) (validation, error
 		total += inFile
 		jobBytes += size
 	}
-	if total < batchMinRecords || total > batchMaxRecordsPerJob {
+	minN, maxN := int64(batchMinRecords), int64(batchMaxRecordsPerJob)
+	if q := s.Models.batchQuotas(j.model); q != nil { // the account's quotas, when it has them for the model
+		minN, maxN = int64(q.MinRecords), int64(q.MaxRecords)
+	}
+	if total < minN || total > maxN {
 		return validation{}, fmt.Errorf("the job has %d records; a batch inference job takes %d to %d records",
-			total, batchMinRecords, batchMaxRecordsPerJob)
+			total, minN, maxN)
 	}
 	return validation{files: files, total: total}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/config"
@@ -41,6 +42,23 @@ func (n *SNSNotifier) Notify(ctx context.Context, topic, subject, message string
 		return errors.New("no SNS topic: set recipients.sns_topic_arn on the pipeline or " + config.EnvReportTopic)
 	}
 	if _, err := n.Client.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(topic), Subject: aws.String(subject), Message: aws.String(message)}); err != nil {
+		return fmt.Errorf("sns publish to %s: %w", topic, err)
+	}
+	return nil
+}
+
+// OwnerAttribute is the message attribute that names a job notification's
+// owner, so a subscription's filter policy ({"owner": ["<owner>"]}) takes
+// only that owner's notifications.
+const OwnerAttribute = "owner"
+
+// NotifyOwner publishes one message of owner's, with the owner attribute.
+func (n *SNSNotifier) NotifyOwner(ctx context.Context, topic, owner, subject, message string) error {
+	in := &sns.PublishInput{TopicArn: aws.String(topic), Subject: aws.String(subject), Message: aws.String(message),
+		MessageAttributes: map[string]snstypes.MessageAttributeValue{
+			OwnerAttribute: {DataType: aws.String("String"), StringValue: aws.String(owner)},
+		}}
+	if _, err := n.Client.Publish(ctx, in); err != nil {
 		return fmt.Errorf("sns publish to %s: %w", topic, err)
 	}
 	return nil

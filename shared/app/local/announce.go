@@ -23,15 +23,18 @@ import (
 // notifications.jsonl under the data folder).
 const LocalTopic = "local:mcpbatch-notifications"
 
-// WebhookSecretFile is where make dev keeps the webhook signing secret (under
-// the data folder, mode 0600): receivers verify deliveries with it.
+// WebhookSecretFile is where make dev keeps the master webhook signing
+// secret (under the data folder, mode 0600). Receivers verify with their
+// owner's secret (get_webhook_secret, or notify.OwnerSecret of this one).
 const WebhookSecretFile = "webhook-secret"
 
-// WebhookSecret returns make dev's webhook signing secret, generating it on first use.
+// WebhookSecret returns make dev's master webhook signing secret, generating
+// it on first use. The file holds exactly the secret, no newline, so
+// `cat` or a read of the whole file gives it as is.
 func WebhookSecret(dir string) ([]byte, error) {
 	path := filepath.Join(dir, WebhookSecretFile)
 	b, err := os.ReadFile(path)
-	if err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+	if err == nil && len(strings.TrimSpace(string(b))) >= notify.MinKeyLen {
 		return []byte(strings.TrimSpace(string(b))), nil
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -42,14 +45,15 @@ func WebhookSecret(dir string) ([]byte, error) {
 		return nil, err
 	}
 	secret := hex.EncodeToString(raw[:])
-	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(secret), 0o600); err != nil {
 		return nil, fmt.Errorf("write webhook secret: %w", err)
 	}
 	return []byte(secret), nil
 }
 
-// addAnnounce delivers completion notifications for real: webhooks to any URL
-// (loopback allowed here, never in AWS), SNS messages to the notifications file.
+// addAnnounce delivers completion notifications for real: webhooks to public
+// addresses and loopback (loopback never in AWS; other private addresses
+// nowhere), SNS messages to the notifications file.
 // It consumes "Job Completed" beside the report pipelines, as nightly-report does.
 func (l *Suite) addAnnounce(o Options) error {
 	secret, err := WebhookSecret(o.Dir)
@@ -57,7 +61,7 @@ func (l *Suite) addAnnounce(o Options) error {
 		return err
 	}
 	l.Announce = &announce.Service{Jobs: l.store, Log: o.Log,
-		Webhooks: &notify.Webhook{Secret: secret, AllowPrivate: true, Backoff: o.WebhookBackoff},
+		Webhooks: &notify.Webhook{Keys: notify.StaticKeys{secret}, AllowLoopback: true, Backoff: o.WebhookBackoff},
 		Topic:    l.Reports.Notifier, TopicARN: LocalTopic}
 	l.MCP.Notify = l.Announce
 	if l.Router.Others == nil {

@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/notify"
 	"github.com/mcpbatch/mcpbatch/shared/service/announce"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
@@ -144,20 +146,25 @@ func TestWebhookDelivery(t *testing.T) {
 	if a, b := got[0].header.Get(notify.HeaderDeliveryID), got[1].header.Get(notify.HeaderDeliveryID); a == "" || a != b {
 		t.Fatalf("delivery ids %q and %q: want one id on both attempts", a, b)
 	}
-	secret, err := local.WebhookSecret(dir)
-	if err != nil {
-		t.Fatal(err)
+	raw, err := os.ReadFile(filepath.Join(dir, local.WebhookSecretFile))
+	if err != nil || len(raw) != 64 || strings.TrimSpace(string(raw)) != string(raw) {
+		t.Fatalf("secret file %q (%v): want exactly 64 hex characters, no newline", raw, err)
+	}
+	secret, _, err := l.Announce.WebhookSecret(ctx, "local-dev")
+	if err != nil || secret != string(notify.OwnerSecret(raw, "local-dev")) {
+		t.Fatalf("owner secret %q, %v", secret, err)
 	}
 	d := got[1]
+	hook := n.Webhook
 	ts, sig := d.header.Get(notify.HeaderTimestamp), d.header.Get(notify.HeaderSignature)
-	if err := notify.Verify(secret, ts, sig, d.body, time.Now(), 5*time.Minute); err != nil {
-		t.Fatalf("signature with make dev's secret: %v", err)
+	if err := notify.Verify([]byte(secret), "local-dev", hook, ts, sig, d.body, time.Now(), 5*time.Minute); err != nil {
+		t.Fatalf("signature with the owner's secret: %v", err)
 	}
-	if err := notify.Verify([]byte("not-the-secret-0123456789abcdef0123"), ts, sig, d.body, time.Now(), 5*time.Minute); err == nil {
+	if err := notify.Verify([]byte("not-the-secret-0123456789abcdef0123"), "local-dev", hook, ts, sig, d.body, time.Now(), 5*time.Minute); err == nil {
 		t.Fatal("a wrong secret verified the delivery")
 	}
 	tampered := []byte(strings.Replace(string(d.body), `"succeeded":135`, `"succeeded":150`, 1))
-	if string(tampered) == string(d.body) || notify.Verify(secret, ts, sig, tampered, time.Now(), 5*time.Minute) == nil {
+	if string(tampered) == string(d.body) || notify.Verify([]byte(secret), "local-dev", hook, ts, sig, tampered, time.Now(), 5*time.Minute) == nil {
 		t.Fatal("a changed body verified (or the body lacks succeeded=135)")
 	}
 	var body struct {
@@ -202,6 +209,9 @@ func TestWebhookDelivery(t *testing.T) {
 	for _, nt := range notes {
 		if nt.Topic == local.LocalTopic && strings.Contains(nt.Subject, j.ID) {
 			mine++
+			if nt.Attributes["owner"] != "local-dev" {
+				t.Errorf("SNS message attributes %v, want owner local-dev (subscribers filter on it)", nt.Attributes)
+			}
 			if nt.Message != string(d.body) {
 				t.Errorf("SNS message %s, want the webhook body %s", nt.Message, d.body)
 			}
@@ -262,5 +272,22 @@ func TestSageMakerAsyncNotify(t *testing.T) {
 	if msg := toolErr(t, cs, "invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "body": "ping",
 		"content_type": "text/plain", "notify": map[string]any{"webhook": "http://[::1"}}); !strings.Contains(msg, "notify.webhook") {
 		t.Fatalf("bad webhook: %s", msg)
+	}
+}
+
+// TestWebhookSecretPerOwner: over MCP each owner gets its own verifying
+// secret; one owner's secret does not verify a delivery signed for another.
+func TestWebhookSecretPerOwner(t *testing.T) {
+	s := newSuite(t)
+	alice, bob := s.client("alice"), s.client("bob")
+	a := call[mcpserver.WebhookSecretOut](t, alice, "get_webhook_secret", map[string]any{})
+	b := call[mcpserver.WebhookSecretOut](t, bob, "get_webhook_secret", map[string]any{})
+	if a.Secret == "" || a.Secret == b.Secret || a.Owner == b.Owner {
+		t.Fatalf("alice %+v, bob %+v: want two different owners and secrets", a, b)
+	}
+	const url = "https://hooks.example.com/x"
+	sig := notify.Sign([]byte(b.Secret), "1796068800", a.Owner, url, []byte("{}"))
+	if err := notify.Verify([]byte(a.Secret), a.Owner, url, "1796068800", sig, []byte("{}"), time.Unix(1796068800, 0), time.Minute); !errors.Is(err, notify.ErrMismatch) {
+		t.Fatalf("bob's secret signed a delivery alice's receiver accepted: %v", err)
 	}
 }

@@ -52,6 +52,11 @@ func (l *Suite) RunReconciler(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if l.Models != nil {
+				if _, err := l.Models.Fresh(ctx); err != nil {
+					l.log.Warn("account model facts not refreshed", "error", err)
+				}
+			}
 			if _, err := l.Service.Reconciler.Reconcile(ctx); err != nil {
 				l.log.Error("reconcile run", "error", err)
 			}

@@ -31,6 +31,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/announce"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
+	"github.com/mcpbatch/mcpbatch/shared/service/refresh"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
@@ -53,6 +54,9 @@ type Options struct {
 	Meter *cost.Meter
 	// WebhookBackoff overrides the wait between webhook attempts (tests; nil: notify's default).
 	WebhookBackoff func(n int) time.Duration
+	// Account is the simulated account's model table behind the control-plane
+	// and Service Quotas simulators (nil: sim.NewAccount()).
+	Account *sim.Account
 }
 
 // Suite is the whole suite in one process: the MCP handler, the event router,
@@ -84,6 +88,12 @@ type Suite struct {
 	Announce *announce.Service
 	// MetricsFile receives the EMF metric lines the Lambdas would print.
 	MetricsFile *os.File
+	// Account, Quotas and Models: the simulated account's model facts, the
+	// Service Quotas simulator, and the refresh that reads them (account.go).
+	Account   *sim.Account
+	Quotas    *sim.QuotasSim
+	QuotasURL string
+	Models    *refresh.Service
 }
 
 // Bucket is the bucket URI local jobs live under (a folder of Dir).
@@ -121,6 +131,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	l.Sim.StepDelay = o.StepDelay
 	l.Sim.FailEvery = o.FailEvery
 	l.Sim.Log = o.Log
+	l.Sim.Models = l.account(o)
 	if l.SimURL, err = l.Sim.Listen("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
@@ -139,6 +150,9 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	}
 	// The same settings the Lambdas read; the simulators stand in for the clients.
 	if err := app.Settings(&d); err != nil {
+		return nil, err
+	}
+	if err := l.startQuotas(o); err != nil {
 		return nil, err
 	}
 	if err := l.startAnthropic(o, blobs, &d); err != nil {
@@ -186,6 +200,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		return nil, err
 	}
 	l.wireCorpus()
+	l.startModels(ctx)
 	return l, nil
 }
 
@@ -227,7 +242,7 @@ func (l *Suite) postEvent(w http.ResponseWriter, r *http.Request) {
 
 // Close stops the simulator, drains the bus and closes the store.
 func (l *Suite) Close() error {
-	err := errors.Join(l.Sim.Close(), l.closeSageMaker(), l.closeAnthropic(), l.closeVectors())
+	err := errors.Join(l.Sim.Close(), l.closeQuotas(), l.closeSageMaker(), l.closeAnthropic(), l.closeVectors())
 	if l.Reports != nil {
 		err = errors.Join(err, l.Reports.Runtime.Close())
 	}

@@ -148,11 +148,24 @@ type Notification struct {
 	Topic   string `json:"topic"`
 	Subject string `json:"subject"`
 	Message string `json:"message"`
-	Time    string `json:"time"`
+	// Attributes are the SNS message attributes (owner on job notifications).
+	Attributes map[string]string `json:"attributes,omitempty"`
+	Time       string            `json:"time"`
 }
 
 // Notify appends the notification.
 func (n *FileNotifier) Notify(ctx context.Context, topic, subject, message string) error {
+	return n.write(ctx, Notification{Topic: topic, Subject: subject, Message: message})
+}
+
+// NotifyOwner appends a notification of owner's, with the owner attribute SNS would carry.
+func (n *FileNotifier) NotifyOwner(ctx context.Context, topic, owner, subject, message string) error {
+	return n.write(ctx, Notification{Topic: topic, Subject: subject, Message: message, Attributes: map[string]string{"owner": owner}})
+}
+
+func (n *FileNotifier) write(ctx context.Context, note Notification) error {
+	topic, subject := note.Topic, note.Subject
+	note.Time = time.Now().UTC().Format(time.RFC3339)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	f, err := os.OpenFile(n.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -160,7 +173,7 @@ func (n *FileNotifier) Notify(ctx context.Context, topic, subject, message strin
 		return fmt.Errorf("open notifications file: %w", err)
 	}
 	defer f.Close()
-	if err := json.NewEncoder(f).Encode(Notification{Topic: topic, Subject: subject, Message: message, Time: time.Now().UTC().Format(time.RFC3339)}); err != nil {
+	if err := json.NewEncoder(f).Encode(note); err != nil {
 		return fmt.Errorf("write notification: %w", err)
 	}
 	if n.Log != nil {

@@ -36,3 +36,36 @@ func TestDevToken(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondDevKey: make dev has a second key, another owner, for trying
+// owner isolation locally; both files hold the key alone, no newline.
+func TestSecondDevKey(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	key, auth, err := DevToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := SecondDevToken(dir)
+	if err != nil || second == key || !validDevKey(second) {
+		t.Fatalf("second key %q (%v)", second, err)
+	}
+	owners := map[string]bool{}
+	for _, k := range []string{key, second} {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		r.Header.Set("Authorization", "Bearer "+k)
+		owner, err := auth.Owner(r)
+		if err != nil {
+			t.Fatalf("key %q: %v", k, err)
+		}
+		owners[owner] = true
+	}
+	if len(owners) != 2 {
+		t.Fatalf("owners %v, want two", owners)
+	}
+	for _, f := range []string{DevTokenFile, SecondDevTokenFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || len(b) == 0 || b[len(b)-1] == '\n' {
+			t.Errorf("%s: %q (%v): want the key alone, no trailing newline", f, b, err)
+		}
+	}
+}

@@ -75,7 +75,7 @@ var QuirkModels = []string{"mistral.mistral-7b-instruct-v0:2"}
 
 func localModels() []string {
 	out := append([]string(nil), config.DefaultBedrockModels...)
-	for _, m := range slices.Concat(EmbeddingModels, QuirkModels) {
+	for _, m := range slices.Concat(EmbeddingModels, QuirkModels, AccountScenarioModels) {
 		if !slices.Contains(out, m) {
 			out = append(out, m)
 		}

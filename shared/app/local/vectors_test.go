@@ -181,11 +181,13 @@ func TestIndexOwnerIsolation(t *testing.T) {
 		args map[string]any
 	}{
 		{"search_index", map[string]any{"index": "mine", "query": "ferns1"}},
-		{"delete_index", map[string]any{"index": "mine"}},
 	} {
 		if msg := toolErr(t, bob, tc.tool, tc.args); !strings.Contains(msg, "index not found") {
 			t.Errorf("bob %s: %q", tc.tool, msg)
 		}
+	}
+	if d := call[mcpserver.DeleteIndexOut](t, bob, "delete_index", map[string]any{"index": "mine"}); d.Deleted {
+		t.Errorf("bob deleted alice's index: %+v", d)
 	}
 	if ls := call[mcpserver.ListIndexesOut](t, bob, "list_indexes", map[string]any{}); len(ls.Indexes) != 0 {
 		t.Errorf("bob lists %+v", ls.Indexes)
@@ -210,6 +212,28 @@ func TestIndexOwnerIsolation(t *testing.T) {
 
 func callParams(tool string, args map[string]any) *mcp.CallToolParams {
 	return &mcp.CallToolParams{Name: tool, Arguments: args}
+}
+
+// TestDeleteIndexIdempotent: delete_index is annotated idempotent, so a
+// second call (a client retrying after a lost answer) succeeds and says
+// there was nothing left to delete; another owner's call deletes nothing.
+func TestDeleteIndexIdempotent(t *testing.T) {
+	s := newCleanSuite(t)
+	alice, bob := s.client("alice"), s.client("bob")
+	call[mcpserver.JobHandle](t, alice, "submit_batch", map[string]any{"model": titan, "records": docs(5), "index": map[string]any{"name": "twice"}})
+	s.settle()
+	if d := call[mcpserver.DeleteIndexOut](t, bob, "delete_index", map[string]any{"index": "twice"}); d.Deleted {
+		t.Fatalf("bob deleted alice's index: %+v", d)
+	}
+	if ls := call[mcpserver.ListIndexesOut](t, alice, "list_indexes", map[string]any{}); len(ls.Indexes) != 1 {
+		t.Fatalf("alice's index after bob's delete_index: %+v", ls.Indexes)
+	}
+	if d := call[mcpserver.DeleteIndexOut](t, alice, "delete_index", map[string]any{"index": "twice"}); !d.Deleted {
+		t.Fatalf("first delete: %+v", d)
+	}
+	if d := call[mcpserver.DeleteIndexOut](t, alice, "delete_index", map[string]any{"index": "twice"}); d.Deleted || d.Index != "twice" {
+		t.Fatalf("second delete: %+v, want success with deleted false", d)
+	}
 }
 
 // Cohere Embed takes up to 96 texts a call: 200 texts on demand are 3 calls

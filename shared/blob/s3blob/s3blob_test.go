@@ -2,7 +2,10 @@ package s3blob_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -75,5 +78,43 @@ func TestBigObjectsUseMultipart(t *testing.T) {
 				t.Fatalf("multipart uploads %d, parts %d; want parts %d", c.creates.Load(), c.parts.Load(), tt.wantParts)
 			}
 		})
+	}
+}
+
+// TestVersionPinned: OpenVersion reads the version Stat saw; once the object
+// is replaced, S3's If-Match refuses (ErrChanged), and a deleted one is
+// ErrNotFound.
+func TestVersionPinned(t *testing.T) {
+	c := newClient(t, "mcpbatch-pinned")
+	st := s3blob.New(c, s3blob.Options{})
+	ctx := context.Background()
+	uri := "s3://mcpbatch-pinned/in.jsonl"
+	if _, err := st.Put(ctx, uri, strings.NewReader("first\n"), "application/jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := st.Stat(ctx, uri)
+	if err != nil || v.Size != 6 || v.Tag == "" {
+		t.Fatalf("stat: %+v, %v", v, err)
+	}
+	rc, err := st.OpenVersion(ctx, uri, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "first\n" {
+		t.Fatalf("read %q", b)
+	}
+	if _, err := st.Put(ctx, uri, strings.NewReader("second\n"), "application/jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.OpenVersion(ctx, uri, v); !errors.Is(err, blob.ErrChanged) {
+		t.Fatalf("after a replace: %v, want ErrChanged", err)
+	}
+	if err := st.Delete(ctx, uri); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Stat(ctx, uri); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("stat of a deleted object: %v", err)
 	}
 }

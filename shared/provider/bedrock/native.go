@@ -116,8 +116,31 @@ func parseFamily(output []byte, rec *job.Record) error {
 	if err := json.Compact(&buf, output); err != nil {
 		return err
 	}
-	rec.Output = buf.String()
+	rec.Output = string(onceTitan(buf.Bytes()))
 	return nil
+}
+
+// onceTitan drops a Titan V2 response's embeddingsByType when it holds only
+// the float vector, a copy of embedding: stored once, the output is half the
+// size (a 1,024-number vector is most of it) and reads back the same.
+func onceTitan(compact []byte) []byte {
+	if !bytes.HasPrefix(compact, []byte(titanPrefix)) || !bytes.Contains(compact, []byte(`"embeddingsByType"`)) {
+		return compact
+	}
+	var o map[string]json.RawMessage
+	var by map[string]json.RawMessage
+	if json.Unmarshal(compact, &o) != nil || json.Unmarshal(o["embeddingsByType"], &by) != nil {
+		return compact
+	}
+	if len(by) != 1 || !bytes.Equal(by["float"], o["embedding"]) {
+		return compact
+	}
+	delete(o, "embeddingsByType")
+	out, err := json.Marshal(o) // keys sorted: "embedding" stays first
+	if err != nil || !bytes.HasPrefix(out, []byte(titanPrefix)) {
+		return compact
+	}
+	return out
 }
 
 func deref(p *int64) int64 {

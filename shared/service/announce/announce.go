@@ -26,12 +26,15 @@ import (
 // Webhooks checks and delivers webhooks (shared/notify.Webhook).
 type Webhooks interface {
 	Validate(ctx context.Context, raw string) error
-	Send(ctx context.Context, raw string, body []byte) error
+	Send(ctx context.Context, owner, raw string, body []byte) error
+	// OwnerSecrets are the secrets owner's receivers verify with, current first.
+	OwnerSecrets(ctx context.Context, owner string) ([]string, error)
 }
 
-// Topic publishes to a notification topic (SNS in AWS, a file in make dev).
+// Topic publishes to a notification topic (SNS in AWS, a file in make dev),
+// with the owner as a message attribute subscribers filter on.
 type Topic interface {
-	Notify(ctx context.Context, topic, subject, message string) error
+	NotifyOwner(ctx context.Context, topic, owner, subject, message string) error
 }
 
 // Jobs is the part of the store announcing needs.
@@ -76,6 +79,19 @@ func (s *Service) CheckNotify(ctx context.Context, n job.Notify) error {
 	return nil
 }
 
+// WebhookSecret returns the secret owner's receivers verify deliveries with
+// and, while the deployment rotates its signing secret, the previous ones.
+func (s *Service) WebhookSecret(ctx context.Context, owner string) (string, []string, error) {
+	if s.Webhooks == nil {
+		return "", nil, job.Fieldf("notify.webhook", "this deployment delivers no webhooks")
+	}
+	all, err := s.Webhooks.OwnerSecrets(ctx, owner)
+	if err != nil {
+		return "", nil, fmt.Errorf("webhook secret of %s: %w", owner, err)
+	}
+	return all[0], all[1:], nil
+}
+
 // OnJobCompleted announces the job's end if it asked for it and this
 // terminal state was not announced yet.
 func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
@@ -97,7 +113,7 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 	if j.Notify.Webhook != "" {
 		if s.Webhooks == nil {
 			log.ErrorContext(ctx, "webhook delivery failed", "error", "this deployment delivers no webhooks")
-		} else if err := s.Webhooks.Send(ctx, j.Notify.Webhook, body); err != nil {
+		} else if err := s.Webhooks.Send(ctx, j.Owner, j.Notify.Webhook, body); err != nil {
 			// Send already retried with backoff; a receiver that keeps failing is
 			// its owner's to fix, and retrying the event would only resend.
 			log.ErrorContext(ctx, "webhook delivery failed", "error", err)
@@ -108,7 +124,7 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 	if j.Notify.SNS {
 		if s.Topic == nil || s.TopicARN == "" {
 			log.ErrorContext(ctx, "sns notification failed", "error", "no notification topic")
-		} else if err := s.Topic.Notify(ctx, s.TopicARN, fmt.Sprintf("mcpbatch job %s %s", j.ID, j.Status), string(body)); err != nil {
+		} else if err := s.Topic.NotifyOwner(ctx, s.TopicARN, j.Owner, fmt.Sprintf("mcpbatch job %s %s", j.ID, j.Status), string(body)); err != nil {
 			// SNS errors are transient: fail the event so it is delivered again.
 			return fmt.Errorf("notify topic of job %s: %w", j.ID, err)
 		}

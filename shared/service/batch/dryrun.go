@@ -84,7 +84,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		_, sizes, _, err := s.encodeAll(req, prov, md)
 		if err != nil {
 			out.Problems = append(out.Problems, err.Error())
-		} else if parts, err := service.Split(sizes, prov.Limits()); err != nil {
+		} else if parts, err := service.Split(sizes, s.LimitsFor(prov, req.Model)); err != nil {
 			out.Problems = append(out.Problems, err.Error())
 		} else {
 			out.Parts = parts

@@ -17,9 +17,9 @@ import (
 func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*model.Model, error) {
 	m, ok := s.LookupModel(req.Model)
 	if !ok {
-		// The deployment allows the id but the catalog has no entry: a
-		// configuration drift the wiring refuses at start-up; say so plainly.
-		return nil, job.Fieldf("model", "%q has no entry in the model catalog of this deployment; an operator adds it with MCPBATCH_MODELS_JSON (see list_models)", req.Model)
+		// The deployment allows the id, but neither the catalog nor the
+		// account's model list (refreshed daily) knows it.
+		return nil, job.Fieldf("model", "%q has no entry in the model catalog of this deployment and the account's model list does not offer it; an operator adds it with MCPBATCH_MODELS_JSON (see list_models)", req.Model)
 	}
 	if m.Provider != prov.Name() {
 		return nil, job.Fieldf("provider", "model %s is served by %s, not %s", m.ID, m.Provider, prov.Name())
@@ -40,7 +40,9 @@ func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*m
 		if m.MaxOutputTokens > 0 {
 			req.Params.MaxTokens = min(job.DefaultMaxTokens, m.MaxOutputTokens)
 		}
-	case m.Task == model.TaskText && (req.Params.MaxTokens < 1 || req.Params.MaxTokens > m.MaxOutputTokens):
+	case m.Task == model.TaskText && m.MaxOutputTokens == 0 && req.Params.MaxTokens < 1: // a model only the account knows: its limit is the provider's to enforce
+		return nil, job.Fieldf("max_tokens", "must be at least 1 for model %s (got %d)", m.ID, req.Params.MaxTokens)
+	case m.Task == model.TaskText && m.MaxOutputTokens > 0 && (req.Params.MaxTokens < 1 || req.Params.MaxTokens > m.MaxOutputTokens):
 		return nil, job.Fieldf("max_tokens", "must be 1..%d for model %s (got %d)", m.MaxOutputTokens, m.ID, req.Params.MaxTokens)
 	}
 	if m.Task == model.TaskEmbedding {

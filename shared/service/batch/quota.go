@@ -14,9 +14,15 @@ import (
 // model for a quota-limited provider (Bedrock's documented default is 20).
 const DefaultQuota = 20
 
-// QuotaOf is the configured quota of a model.
+// QuotaOf is the quota of a model: the operator's per-model setting (a
+// deliberate share of the account's quota), else the account's Service Quota
+// for the model as the refresh read it, else the operator's default, else
+// DefaultQuota.
 func (s *Service) QuotaOf(model string) int {
 	if q, ok := s.Quota[model]; ok && q > 0 {
+		return q
+	}
+	if q := s.accountQuota(model); q > 0 {
 		return q
 	}
 	if s.DefaultQuota > 0 {

@@ -43,7 +43,8 @@ type SubmitRequest struct {
 	// estimate is over it.
 	BudgetUSD float64
 	// Warnings go onto the job: what validation found the user should know
-	// (a legacy model) and how records were changed to fit the model's rules.
+	// (a legacy model, a model only the account knows) and how records were
+	// changed to fit the model's rules.
 	Warnings []string
 }
 
@@ -94,7 +95,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	for _, n := range sizes {
 		longest = max(longest, n)
 	}
-	parts, err := service.Split(sizes, prov.Limits())
+	parts, err := service.Split(sizes, s.LimitsFor(prov, req.Model))
 	if err != nil {
 		return nil, err
 	}

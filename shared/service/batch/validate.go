@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
@@ -15,10 +16,15 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if err != nil {
 		return err
 	}
-	if err := validateRecords(req, prov.Limits()); err != nil {
+	if err := validateRecords(req, s.LimitsFor(prov, req.Model)); err != nil {
 		return err
 	}
 	m, _ := s.LookupModel(req.Model) // ValidateParams found it
+	if m != nil && m.Task != model.TaskEmbedding {
+		if err := checkMessages(req, m); err != nil {
+			return err
+		}
+	}
 	return checkRecordSampling(req, m)
 }
 
@@ -41,6 +47,9 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	}
 	m, err := s.checkModel(req, prov)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkAccount(req, m); err != nil {
 		return nil, err
 	}
 	if pc, ok := prov.(paramsChecker); ok {
@@ -72,8 +81,10 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 func validateRecords(req *SubmitRequest, lim service.BatchLimits) error {
 	n := len(req.Records)
 	switch {
+	case n == 0 && lim.OnDemand && lim.MinRecords > 1:
+		return job.Fieldf("records", "the list is empty; give at least 1 record (under %d run on demand, %d or more as a %s job)", lim.MinRecords, lim.MinRecords, lim.Title)
 	case n == 0:
-		return job.Fieldf("records", "empty; give at least %d records", max(lim.MinRecords, 1))
+		return job.Fieldf("records", "the list is empty; give at least %d record(s)", max(lim.MinRecords, 1))
 	case n < lim.MinRecords && req.Mode != job.ModeOnDemand:
 		return job.Fieldf("records", "%d records is under %s's minimum of %d per job; add records, or call the model on demand for small sets", n, lim.Title, lim.MinRecords)
 	}

@@ -145,7 +145,8 @@ func (s *Service) requestRun(ctx context.Context, j *job.Job) (*job.Job, error) 
 	if err := s.Bus.Publish(ctx, config.DetailOnDemandRun, OnDemandRun{JobID: j.ID}); err != nil {
 		return nil, fmt.Errorf("request on-demand run of %s: %w", j.ID, err)
 	}
-	j, err := s.Store.UpdateJob(ctx, j.ID, func(j *job.Job) error {
+	id := j.ID
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		if j.OnDemand == nil || j.OnDemand.RunRequested {
 			return store.ErrNoChange
 		}
@@ -153,7 +154,7 @@ func (s *Service) requestRun(ctx context.Context, j *job.Job) (*job.Job, error) 
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) {
-		return nil, fmt.Errorf("record run request of %s: %w", j.ID, err)
+		return nil, fmt.Errorf("record run request of %s: %w", id, err) // j is nil here
 	}
 	return j, nil
 }

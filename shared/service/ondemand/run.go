@@ -375,7 +375,8 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		}
 		stored = &c
 	}
-	j, err := s.Store.UpdateJob(ctx, j.ID, func(j *job.Job) error {
+	id := j.ID
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		if j.Status.Terminal() {
 			return store.ErrNoChange
 		}
@@ -393,6 +394,12 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 			if stored != nil {
 				j.Succeeded, j.Failed = stored.Succeeded, stored.Failed
 			}
+		case j.Succeeded == 0 && j.RecordCount > 0:
+			// Nothing to read but errors: the job failed, not "partially" completed.
+			final = job.StatusFailed
+			if j.Error == "" {
+				j.Error = fmt.Sprintf("all %d records failed; get_job_results status=failed lists each error", j.RecordCount)
+			}
 		case j.Failed > 0 || j.Succeeded < j.RecordCount:
 			final = job.StatusPartiallyCompleted
 		}
@@ -409,7 +416,7 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("finish on-demand job %s: %w", j.ID, err)
+		return fmt.Errorf("finish on-demand job %s: %w", id, err) // j is nil here
 	}
 	s.Logger().InfoContext(ctx, "on-demand job finished", "job_id", j.ID, "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed,
 		"cache_read_tokens", j.CacheReadTokens, "cache_write_tokens", j.CacheWriteTokens, "throttles", j.OnDemand.Throttles)

@@ -23,7 +23,7 @@ func SetRecordCap(n int) (restore func()) {
 
 // Scan runs the validation of the file at uri (text records: no media checker).
 func (s *Service) Scan(ctx context.Context, uri string, req batch.SubmitRequest, prov service.BatchProvider) (count int, taken func(string) bool, err error) {
-	scan, err := s.scanFile(ctx, "input_uri", uri, req, prov, nil)
+	scan, err := s.scanFile(ctx, "input_uri", uri, nil, req, prov, nil)
 	if err != nil {
 		return 0, nil, err
 	}

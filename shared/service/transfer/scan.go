@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/jsonl"
 	"github.com/mcpbatch/mcpbatch/shared/service"
@@ -140,9 +141,9 @@ func candidates(marks []idMark) []candidate {
 
 // scanFile validates the file: every line parsed, checked and encoded, with no
 // more than MaxFileRecords records. See idSeed for how duplicates are found.
-func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media) (*fileScan, error) {
+func (s *Service) scanFile(ctx context.Context, field, uri string, pin *blob.Version, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media) (*fileScan, error) {
 	marks := &markIDs{}
-	scan, probs, err := s.scanPass(ctx, field, uri, req, prov, md, marks)
+	scan, probs, err := s.scanPass(ctx, field, uri, pin, req, prov, md, marks)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.Sub
 	})
 	if cand := candidates(marks.marks); len(cand) > 0 {
 		scan.sizes = nil
-		scan, probs, err = s.scanPass(ctx, field, uri, req, prov, md, &exactIDs{cand: cand, first: map[string]int{}})
+		scan, probs, err = s.scanPass(ctx, field, uri, pin, req, prov, md, &exactIDs{cand: cand, first: map[string]int{}})
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +161,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.Sub
 		return nil, job.Fieldf(field, "%d of %d lines are invalid; nothing was submitted; fix the file and upload it again. First problems:\n%s",
 			probs.bad, scan.count, strings.Join(probs.list, "\n"))
 	}
-	lim := prov.Limits()
+	lim := s.LimitsFor(prov, req.Model)
 	switch {
 	case scan.count == 0:
 		return nil, job.Fieldf(field, "the file holds no records; a %s job needs at least %d", lim.Title, max(lim.MinRecords, 1))
@@ -177,8 +178,8 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, req batch.Sub
 
 // scanPass reads the file once: every line parsed, checked and encoded, the
 // explicit ids handed to dups.
-func (s *Service) scanPass(ctx context.Context, field, uri string, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media, dups dupCheck) (*fileScan, *problemList, error) {
-	rc, err := s.openInput(ctx, field, uri)
+func (s *Service) scanPass(ctx context.Context, field, uri string, pin *blob.Version, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media, dups dupCheck) (*fileScan, *problemList, error) {
+	rc, err := s.openInput(ctx, field, uri, pin)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -148,7 +148,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if req.Mode == job.ModeOnDemand {
 		return nil, job.Fieldf("mode", "on_demand takes inline records (up to %d); file inputs run as %s jobs", job.MaxOnDemandRecords, lim.Title)
 	}
-	rc, err := s.openInput(ctx, field, uri)
+	rc, err := s.openInput(ctx, field, uri, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -216,8 +216,17 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *Service) openInput(ctx context.Context, field, uri string) (io.ReadCloser, error) {
-	rc, err := s.Blobs.Open(ctx, uri, 0)
+func (s *Service) openInput(ctx context.Context, field, uri string, pin *blob.Version) (io.ReadCloser, error) {
+	var rc io.ReadCloser
+	var err error
+	if pin != nil {
+		rc, err = s.Blobs.(blob.Versioned).OpenVersion(ctx, uri, *pin)
+	} else {
+		rc, err = s.Blobs.Open(ctx, uri, 0)
+	}
+	if errors.Is(err, blob.ErrChanged) || (pin != nil && errors.Is(err, blob.ErrNotFound)) {
+		return nil, changedField(field, uri)
+	}
 	if errors.Is(err, blob.ErrNotFound) {
 		if field == "input_upload_id" {
 			return nil, job.Fieldf(field, "no file was uploaded for this id (or it is not yours); PUT the file to the url from create_upload first, within 15 minutes")
@@ -228,6 +237,29 @@ func (s *Service) openInput(ctx context.Context, field, uri string) (io.ReadClos
 		return nil, fmt.Errorf("open input %s: %w", uri, err)
 	}
 	return rc, nil
+}
+
+// pinInput is the version of the input file every pass of a validation
+// reads (nil when the store cannot pin one): a file replaced between passes
+// (an upload link used again) fails the job instead of submitting records no
+// pass checked.
+func (s *Service) pinInput(ctx context.Context, field, uri string) (*blob.Version, error) {
+	v, ok := s.Blobs.(blob.Versioned)
+	if !ok {
+		return nil, nil
+	}
+	ver, err := v.Stat(ctx, uri)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, job.Fieldf(field, "no object at %s (deleted after submit)", uri)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stat input %s: %w", uri, err)
+	}
+	return &ver, nil
+}
+
+func changedField(field, uri string) error {
+	return job.Fieldf(field, "%s changed while it was being validated (replaced or deleted after submit); nothing was submitted; upload the file once and submit again", uri)
 }
 
 func decodeLine(line []byte) (job.Input, error) {

@@ -92,7 +92,7 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	scan, err := s.scanFile(ctx, fr.Field, fr.URI, req, prov, md)
+	pin, err := s.pinInput(ctx, fr.Field, fr.URI)
 	var fe *job.FieldError
 	if errors.As(err, &fe) {
 		_, err = s.failValidation(ctx, id, fe.Error())
@@ -101,7 +101,15 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	lim := prov.Limits()
+	scan, err := s.scanFile(ctx, fr.Field, fr.URI, pin, req, prov, md)
+	if errors.As(err, &fe) {
+		_, err = s.failValidation(ctx, id, fe.Error())
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	lim := s.LimitsFor(prov, j.Model)
 	parts, err := service.Split(scan.sizes, lim)
 	if err != nil {
 		_, err = s.failValidation(ctx, id, job.Fieldf(fr.Field, "%v", err).Error())
@@ -124,7 +132,10 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 			InvocationType: scan.invocation.Type,
 		})
 	}
-	if err := s.writeFileParts(ctx, fr.URI, &draft, req, prov, scan.taken, md); err != nil {
+	if err := s.writeFileParts(ctx, fr.Field, fr.URI, pin, &draft, req, prov, scan.taken, md); err != nil {
+		if errors.As(err, &fe) {
+			_, err = s.failValidation(ctx, id, fe.Error())
+		}
 		return err
 	}
 	j, err = s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {

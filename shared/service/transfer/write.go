@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/jsonl"
 	"github.com/mcpbatch/mcpbatch/shared/service"
@@ -15,8 +16,8 @@ import (
 
 // writeFileParts is the second pass: the file streamed into one provider input
 // per part and the record-id list, generating ids for records without one.
-func (s *Service) writeFileParts(ctx context.Context, uri string, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken idSet, md *batch.Media) error {
-	rc, err := s.Blobs.Open(ctx, uri, 0)
+func (s *Service) writeFileParts(ctx context.Context, field, uri string, pin *blob.Version, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken idSet, md *batch.Media) error {
+	rc, err := s.openInput(ctx, field, uri, pin)
 	if err != nil {
 		return fmt.Errorf("reopen input %s: %w", uri, err)
 	}

@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -389,5 +390,51 @@ func TestFullJitter(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestSnapshotsContract(t *testing.T) {
+	storetest.RunSnapshots(t, func(t *testing.T) store.Snapshots {
+		client, table := newTable(t)
+		return New(&atomicPuts{Client: client}, table)
+	})
+}
+
+// TestSnapshotParts: a snapshot larger than an item is split into parts, and
+// replacing it leaves only META and the new version's parts.
+func TestSnapshotParts(t *testing.T) {
+	client, table := newTable(t)
+	s := New(client, table)
+	big := make([]byte, 900_000)
+	_, _ = rand.Read(big) // does not compress
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for prev := range int64(2) {
+		if _, err := s.PutSnapshot(t.Context(), "acct", prev, big, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := client.Query(t.Context(), &dynamodb.QueryInput{
+		TableName: aws.String(table), KeyConditionExpression: aws.String("PK = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "FACTS#acct"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts int
+	for _, it := range out.Items {
+		sk := it["SK"].(*types.AttributeValueMemberS).Value
+		switch {
+		case sk == "META":
+		case strings.HasPrefix(sk, "PART#000000000002#"):
+			parts++
+			if n := len(it["data"].(*types.AttributeValueMemberB).Value); n > 350_000 {
+				t.Errorf("part %s holds %d bytes", sk, n)
+			}
+		default:
+			t.Errorf("left over: %s", sk)
+		}
+	}
+	if parts < 2 {
+		t.Errorf("%d parts: the document should not fit one item", parts)
 	}
 }

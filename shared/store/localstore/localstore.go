@@ -69,6 +69,13 @@ CREATE TABLE IF NOT EXISTS slots (
 	key    TEXT PRIMARY KEY,
 	holder TEXT NOT NULL
 ) WITHOUT ROWID;
+-- documents replaced whole (FACTS# items in DynamoDB), see snapshot.go
+CREATE TABLE IF NOT EXISTS snapshots (
+	key        TEXT PRIMARY KEY,
+	version    INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL, -- unix nanoseconds
+	data       BLOB NOT NULL
+) WITHOUT ROWID;
 `
 
 // Option configures a Store.

@@ -120,3 +120,14 @@ func TestTwoHandles(t *testing.T) {
 		t.Fatalf("GetJob: %v, succeeded %d version %d; want 20 and 21", err, got.Succeeded, got.Version)
 	}
 }
+
+func TestSnapshotsContract(t *testing.T) {
+	storetest.RunSnapshots(t, func(t *testing.T) store.Snapshots {
+		s, err := Open(":memory:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

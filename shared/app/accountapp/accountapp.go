@@ -1,0 +1,107 @@
+// Package accountapp wires the refresh of the account's model facts
+// (shared/service/refresh): the reconciler reads the account (daily, and at
+// its cold start when the stored facts are a day old); the other functions
+// load the stored facts. It lives apart from package app so only the
+// reconciler links the Service Quotas SDK, and only its role holds the reads.
+package accountapp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	sdkbedrock "github.com/aws/aws-sdk-go-v2/service/bedrock"
+	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
+
+	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/refresh"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// ColdStartTimeout bounds the refresh a cold start may wait for; past it the
+// function serves with the stored (or the embedded) facts.
+const ColdStartTimeout = 20 * time.Second
+
+// Clients are the SDK clients the refresh reads through.
+type Clients struct {
+	Bedrock bedrock.ModelsAPI
+	Quotas  bedrock.QuotasAPI
+	// Anthropic is the Models API (nil: no Anthropic key configured).
+	Anthropic anthropic.ModelsAPI
+}
+
+// New is the refresh service over core's store and catalog.
+func New(core *service.Core, c Clients, log *slog.Logger) *refresh.Service {
+	snaps, _ := core.Store.(store.Snapshots)
+	s := &refresh.Service{Store: snaps, Catalog: core.Catalog, Region: core.Region, Log: log,
+		Bedrock: &bedrock.AccountReader{Models: c.Bedrock, Quotas: c.Quotas}}
+	if core.Clock != nil {
+		s.Now = core.Clock
+	}
+	if c.Anthropic != nil {
+		s.Anthropic = func(ctx context.Context) ([]model.AnthropicFacts, error) {
+			return anthropic.ReadModels(ctx, c.Anthropic)
+		}
+	}
+	return s
+}
+
+// AnthropicModels is the Models API of the deployment's Anthropic provider (nil without one).
+func AnthropicModels(reg *service.Registry) anthropic.ModelsAPI {
+	p, ok := reg.Lookup(job.ProviderAnthropic)
+	if !ok {
+		return nil
+	}
+	ap, ok := p.(*anthropicapp.AnthropicProvider)
+	if !ok || ap.Client == nil {
+		return nil
+	}
+	return &ap.Client.SDK.Models
+}
+
+// FromAWS is the refresh service of a Lambda, over the clients of cfg.
+func FromAWS(a *app.AWS) *refresh.Service {
+	return New(a.Graph.Core, Clients{
+		Bedrock:   sdkbedrock.NewFromConfig(a.Config),
+		Quotas:    servicequotas.NewFromConfig(a.Config),
+		Anthropic: AnthropicModels(a.Graph.Core.Providers),
+	}, a.Log)
+}
+
+// Load lays the stored facts over core's catalog (a function that does not
+// refresh them); none stored yet, or unreadable, leaves the embedded catalog.
+func Load(ctx context.Context, core *service.Core, log *slog.Logger) {
+	snaps, ok := core.Store.(store.Snapshots)
+	if !ok || core.Catalog == nil {
+		return
+	}
+	s := &refresh.Service{Store: snaps, Catalog: core.Catalog, Region: core.Region, Log: log}
+	if _, err := s.Load(ctx); err != nil && !errors.Is(err, store.ErrNotFound) {
+		log.WarnContext(ctx, "account model facts not loaded", "error", err)
+	}
+}
+
+// Warm loads the stored facts and refreshes them when they are older than a
+// day, within ColdStartTimeout; a failure is logged and the function serves
+// with what it has.
+func Warm(ctx context.Context, s *refresh.Service) {
+	if s.Store == nil || s.Catalog == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, ColdStartTimeout)
+	defer cancel()
+	if _, err := s.Fresh(ctx); err != nil {
+		log := s.Log
+		if log == nil {
+			log = slog.Default()
+		}
+		log.WarnContext(ctx, "account model facts not refreshed at start", "error", err)
+	}
+}

@@ -1,0 +1,63 @@
+package local
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	sdkbedrock "github.com/aws/aws-sdk-go-v2/service/bedrock"
+	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
+
+	"github.com/mcpbatch/mcpbatch/shared/app/accountapp"
+	"github.com/mcpbatch/mcpbatch/shared/sim"
+)
+
+// AccountScenarioModels are allowed in make dev so list_models and submits
+// show each case of the simulated account (sim.NewAccount): a legacy model,
+// one past its end of life, one without access, and one the embedded catalog
+// lacks (usable, unpriced).
+var AccountScenarioModels = []string{
+	"anthropic.claude-sonnet-4-20250514-v1:0",
+	"anthropic.claude-3-7-sonnet-20250219-v1:0",
+	"anthropic.claude-opus-4-1-20250805-v1:0",
+	"writer.palmyra-x5-v1:0",
+}
+
+// account is the simulated account's model table, shared by the Bedrock
+// and Service Quotas simulators.
+func (l *Suite) account(o Options) *sim.Account {
+	l.Account = o.Account
+	if l.Account == nil {
+		l.Account = sim.NewAccount()
+	}
+	return l.Account
+}
+
+// startQuotas starts the Service Quotas simulator over the simulated account.
+func (l *Suite) startQuotas(o Options) error {
+	l.Quotas = &sim.QuotasSim{Account: l.Account, Log: o.Log}
+	var err error
+	l.QuotasURL, err = l.Quotas.Listen("127.0.0.1:0")
+	return err
+}
+
+// startModels wires the refresh of the account's model facts through the
+// real Bedrock, Service Quotas and Anthropic SDK clients pointed at the
+// simulators, and runs the cold-start refresh, as the MCP function does.
+func (l *Suite) startModels(ctx context.Context) {
+	cfg := aws.Config{Region: sim.DefaultRegion, Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", "")}
+	l.Models = accountapp.New(l.Service.Core, accountapp.Clients{
+		Bedrock: sdkbedrock.NewFromConfig(cfg, func(o *sdkbedrock.Options) { o.BaseEndpoint = aws.String(l.SimURL) }),
+		Quotas:  servicequotas.NewFromConfig(cfg, func(o *servicequotas.Options) { o.BaseEndpoint = aws.String(l.QuotasURL) }),
+		// The Anthropic simulator's GET /v1/models, through the provider's own client.
+		Anthropic: accountapp.AnthropicModels(l.Service.Core.Providers),
+	}, l.log)
+	accountapp.Warm(ctx, l.Models)
+}
+
+func (l *Suite) closeQuotas() error {
+	if l.Quotas == nil {
+		return nil
+	}
+	return l.Quotas.Close()
+}

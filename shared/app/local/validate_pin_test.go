@@ -1,0 +1,91 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
+)
+
+// swapAfterFirstRead replaces the object at uri with swap as soon as the
+// first reader of it is closed: a caller reusing its upload link between
+// validation's first pass and the next.
+type swapAfterFirstRead struct {
+	*fsblob.Store
+	uri, swap string
+	once      sync.Once
+}
+
+type onClose struct {
+	io.ReadCloser
+	fn func()
+}
+
+func (c onClose) Close() error { err := c.ReadCloser.Close(); c.fn(); return err }
+
+func (s *swapAfterFirstRead) wrap(uri string, rc io.ReadCloser, err error) (io.ReadCloser, error) {
+	if err != nil || uri != s.uri {
+		return rc, err
+	}
+	return onClose{rc, func() {
+		s.once.Do(func() {
+			if _, err := s.Store.Put(context.Background(), s.uri, strings.NewReader(s.swap), "application/jsonl"); err != nil {
+				panic(err)
+			}
+		})
+	}}, nil
+}
+
+func (s *swapAfterFirstRead) Open(ctx context.Context, uri string, offset int64) (io.ReadCloser, error) {
+	rc, err := s.Store.Open(ctx, uri, offset)
+	return s.wrap(uri, rc, err)
+}
+
+func (s *swapAfterFirstRead) OpenVersion(ctx context.Context, uri string, v blob.Version) (io.ReadCloser, error) {
+	rc, err := s.Store.OpenVersion(ctx, uri, v)
+	return s.wrap(uri, rc, err)
+}
+
+// TestValidateFilePinsTheObject: the file is swapped for one with 150
+// copies of one id after validation's first pass; the job fails saying the
+// file changed, and nothing reaches the provider (before: the second pass
+// wrote the swapped file, duplicate ids and all).
+func TestValidateFilePinsTheObject(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	ctx := context.Background()
+	uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/swap.jsonl"
+	good := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"r%d","prompt":"p"}`, i) })
+	dups := jsonlLines(150, func(i int) string { return `{"id":"same","prompt":"p"}` })
+	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(good), "application/jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	held := *s.l.Service.Core
+	held.Bus = noBus{}
+	j, err := (&transfer.Service{Core: &held, Batch: s.l.Service.Service}).SubmitFile(ctx,
+		transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapping := *s.l.Service.Core
+	swapping.Blobs = &swapAfterFirstRead{Store: s.l.Blobs, uri: uri, swap: dups}
+	if err := (&transfer.Service{Core: &swapping, Batch: s.l.Service.Service}).ValidateFile(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": j.ID})
+	if got.Status != "failed" || !strings.Contains(got.Error, "changed") || !strings.Contains(got.Error, "input_uri") {
+		t.Fatalf("job after a swap between passes: %s %q, want failed naming input_uri and the change", got.Status, got.Error)
+	}
+	if n := len(s.l.Sim.Statuses()); n != 0 {
+		t.Errorf("the simulator holds %d provider jobs, want none", n)
+	}
+}

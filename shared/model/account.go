@@ -1,0 +1,285 @@
+package model
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Account is what the AWS account (and, with a key, the Anthropic API) said
+// about models at one refresh: Bedrock's ListFoundationModels,
+// GetFoundationModelAvailability, ListInferenceProfiles and the Service Quotas
+// of service code "bedrock", and Anthropic's GET /v1/models. It is read at run
+// time (shared/service/account), stored in the table, and merged over the
+// embedded catalog by Merge: the account wins for lifecycle, access, profiles
+// and limits; the catalog supplies prices and quirks.
+type Account struct {
+	// Region is the AWS Region the Bedrock facts hold for.
+	Region string `json:"region"`
+	// UpdatedAt is when the refresh read them.
+	UpdatedAt time.Time `json:"updated_at"`
+	// Version is the stored snapshot's version (set by the store).
+	Version int64 `json:"version,omitempty"`
+	// Bedrock are the foundation models ListFoundationModels returned.
+	Bedrock []AccountModel `json:"bedrock,omitempty"`
+	// Profiles are the inference profiles (system-defined and application).
+	Profiles []AccountProfile `json:"profiles,omitempty"`
+	// Anthropic are the models GET /v1/models returned (nil without a key).
+	Anthropic []AnthropicFacts `json:"anthropic,omitempty"`
+	// Gaps name the reads that failed (a denied permission, a throttle): the
+	// facts they would have given stay unknown, and the catalog's apply.
+	Gaps []string `json:"gaps,omitempty"`
+}
+
+// Access says whether the account may invoke a model.
+const (
+	AccessGranted = "granted"
+	AccessDenied  = "not_granted"
+	AccessUnknown = "unknown"
+)
+
+// Sources of a merged model.
+const (
+	SourceCatalog = "catalog"
+	SourceAccount = "account"
+	SourceBoth    = "both"
+)
+
+// AccountModel is one foundation model as the account lists it.
+type AccountModel struct {
+	ID       string `json:"id"`
+	Name     string `json:"name,omitempty"`
+	Provider string `json:"provider,omitempty"` // providerName ("Anthropic", "Amazon", ...)
+	// Lifecycle is modelLifecycle.status as sent (ACTIVE, LEGACY, or a value
+	// newer than the SDK knows); the dates are YYYY-MM-DD.
+	Lifecycle      string `json:"lifecycle,omitempty"`
+	LegacySince    string `json:"legacy_since,omitempty"`
+	ExtendedAccess string `json:"extended_access,omitempty"`
+	EndOfLife      string `json:"end_of_life,omitempty"`
+	// InferenceTypes are inferenceTypesSupported as sent (ON_DEMAND,
+	// PROVISIONED, INFERENCE_PROFILE, ...), kept as strings because the
+	// service adds values before the SDK's enum lists them.
+	InferenceTypes []string `json:"inference_types,omitempty"`
+	Input          []string `json:"input,omitempty"`  // inputModalities (TEXT, IMAGE, ...)
+	Output         []string `json:"output,omitempty"` // outputModalities (TEXT, EMBEDDING, ...)
+	// Access is granted, not_granted or unknown (GetFoundationModelAvailability
+	// not read); AccessDetail carries the statuses that decided it.
+	Access       string  `json:"access,omitempty"`
+	AccessDetail string  `json:"access_detail,omitempty"`
+	Quotas       *Quotas `json:"quotas,omitempty"`
+}
+
+// Quotas are a model's Bedrock batch-inference quotas in this account and
+// Region (Service Quotas, service code "bedrock"); 0 means not known.
+type Quotas struct {
+	MinRecordsPerJob  int   `json:"min_records_per_job,omitempty"`
+	MaxRecordsPerJob  int   `json:"max_records_per_job,omitempty"`
+	MaxRecordsPerFile int   `json:"max_records_per_file,omitempty"`
+	MaxInputFileBytes int64 `json:"max_input_file_bytes,omitempty"`
+	MaxJobBytes       int64 `json:"max_job_bytes,omitempty"`
+	MaxConcurrentJobs int   `json:"max_concurrent_jobs,omitempty"`
+}
+
+// AccountProfile is one inference profile of the account's Region.
+type AccountProfile struct {
+	ID     string `json:"id"`
+	ARN    string `json:"arn,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Type   string `json:"type,omitempty"`   // SYSTEM_DEFINED | APPLICATION
+	Status string `json:"status,omitempty"` // ACTIVE
+	// Models are the base model ids the profile routes to.
+	Models []string `json:"models,omitempty"`
+}
+
+// AnthropicFacts is one model as the Anthropic API's GET /v1/models lists it.
+type AnthropicFacts struct {
+	ID             string   `json:"id"`
+	Name           string   `json:"name,omitempty"`
+	MaxInputTokens int      `json:"max_input_tokens,omitempty"`
+	MaxTokens      int      `json:"max_tokens,omitempty"`
+	Capabilities   []string `json:"capabilities,omitempty"` // batch, image_input, pdf_input, ...
+	// Lifecycle is active, deprecated or retired; the dates are YYYY-MM-DD.
+	Lifecycle    string `json:"lifecycle,omitempty"`
+	DeprecatedAt string `json:"deprecated_at,omitempty"`
+	RetiresAt    string `json:"retires_at,omitempty"`
+}
+
+// AccountFacts is what a merged model carries from the account; nil on a
+// model of a catalog that was never merged with an account.
+type AccountFacts struct {
+	// Source is catalog (the account does not list the model), account (the
+	// catalog lacks it) or both.
+	Source string `json:"source"`
+	// Access is granted, not_granted or unknown.
+	Access string `json:"access"`
+	// AccessDetail says what decided Access.
+	AccessDetail string `json:"access_detail,omitempty"`
+	// Quotas are the model's batch quotas (nil: none read).
+	Quotas *Quotas `json:"quotas,omitempty"`
+	// Profiles are the ids of the inference profiles in this Region that
+	// route to the model (system-defined and application).
+	Profiles []string `json:"profiles,omitempty"`
+	// InferenceTypes as the account lists them.
+	InferenceTypes []string `json:"inference_types,omitempty"`
+	// AsOf is when the account said so (RFC 3339).
+	AsOf string `json:"as_of"`
+}
+
+// Quota names as Service Quotas shows them for service code "bedrock". Word
+// order differs between models ("Batch inference job size (in GB) for X" and
+// "X batch inference job size (in GB)" both occur), so each kind is matched by
+// the words it must contain and the model is what is left.
+type quotaKind struct {
+	field string
+	// words must all appear (lower case); not must not.
+	words, not []string
+}
+
+var quotaKinds = []quotaKind{
+	{field: "min_records", words: []string{"minimum", "records", "batch inference job"}},
+	{field: "records_per_file", words: []string{"records per input file", "batch inference job"}},
+	{field: "records_per_job", words: []string{"records per batch inference job"}, not: []string{"minimum", "input file"}},
+	{field: "file_bytes", words: []string{"batch inference input file size"}},
+	{field: "job_bytes", words: []string{"batch inference job size"}},
+	{field: "concurrent", words: []string{"in-progress and submitted batch inference jobs"}},
+}
+
+// quotaPhrases are the words of the quota kinds, removed from a name whose
+// model does not follow "for"; what is left names the model.
+var quotaPhrases = regexp.MustCompile(`(?i)\(in gb\)|sum of in-progress and submitted batch inference jobs( using a base model)?|minimum number of records per batch inference job|records per input file per batch inference job|records per batch inference job|batch inference input file size|batch inference job size`)
+
+// ParseQuotaName reads a Bedrock batch quota name: which quota (one of
+// min_records, records_per_job, records_per_file, file_bytes, job_bytes,
+// concurrent) and the model name it is for. ok is false for other quotas
+// (on-demand tokens per minute, custom models, ...).
+func ParseQuotaName(name string) (kind, modelName string, ok bool) {
+	clean := strings.Join(strings.Fields(name), " ")
+	lower := strings.ToLower(clean)
+	if strings.Contains(lower, "custom model") || !strings.Contains(lower, "batch inference") {
+		return "", "", false
+	}
+	for _, k := range quotaKinds {
+		if !containsAll(lower, k.words) || containsAny(lower, k.not) {
+			continue
+		}
+		rest := clean
+		if i := strings.LastIndex(lower, " for "); i >= 0 {
+			rest = clean[i+len(" for "):]
+		}
+		rest = quotaPhrases.ReplaceAllString(rest, " ")
+		rest = strings.Trim(strings.Join(strings.Fields(rest), " "), " -:,")
+		if rest == "" {
+			return "", "", false
+		}
+		return k.field, rest, true
+	}
+	return "", "", false
+}
+
+func containsAll(s string, words []string) bool {
+	for _, w := range words {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func containsAny(s string, words []string) bool {
+	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(s, w) })
+}
+
+// SetQuota stores one quota value (as Service Quotas gives it: a count, or
+// gigabytes for the sizes) under its kind.
+func (q *Quotas) SetQuota(kind string, value float64) {
+	const gb = 1 << 30 // Bedrock's "GB" quotas are checked against 2^30 bytes (stricter than 10^9 would be: smaller files)
+	switch kind {
+	case "min_records":
+		q.MinRecordsPerJob = int(value)
+	case "records_per_job":
+		q.MaxRecordsPerJob = int(value)
+	case "records_per_file":
+		q.MaxRecordsPerFile = int(value)
+	case "file_bytes":
+		q.MaxInputFileBytes = int64(value * gb)
+	case "job_bytes":
+		q.MaxJobBytes = int64(value * gb)
+	case "concurrent":
+		q.MaxConcurrentJobs = int(value)
+	}
+}
+
+// MatchName reports whether a quota's model name (as Service Quotas writes it,
+// e.g. "Claude 3.5 Haiku" or "Anthropic Claude 3.5 Haiku") names the model m
+// whose ListFoundationModels name and provider are given: equal ignoring
+// case and punctuation, with or without the provider's name in front.
+func MatchName(quotaModel string, m AccountModel) bool {
+	q := normName(quotaModel)
+	n := normName(m.Name)
+	if q == "" || n == "" {
+		return false
+	}
+	p := normName(m.Provider)
+	return q == n || (p != "" && (q == p+" "+n || p+" "+q == n))
+}
+
+// QuotaNameIndex finds the model a quota names (MatchName's rule) in one
+// map lookup: an account has hundreds of models and quotas.
+func QuotaNameIndex(ms []AccountModel) func(quotaModel string) (int, bool) {
+	idx := make(map[string]int, 2*len(ms))
+	for i := len(ms) - 1; i >= 0; i-- { // the first model wins a shared name
+		n := normName(ms[i].Name)
+		if n == "" {
+			continue
+		}
+		idx[n] = i
+		if p := normName(ms[i].Provider); p != "" {
+			idx[p+" "+n] = i
+			if rest, ok := strings.CutPrefix(n, p+" "); ok {
+				idx[rest] = i
+			}
+		}
+	}
+	return func(q string) (int, bool) {
+		i, ok := idx[normName(q)]
+		return i, ok
+	}
+}
+
+func normName(s string) string {
+	s = strings.ToLower(s)
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.':
+			return r
+		}
+		return ' '
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// day renders a time as YYYY-MM-DD (UTC); "" for nil.
+func day(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.DateOnly)
+}
+
+// Day is day for callers building AccountModel rows from the SDK's times.
+func Day(t *time.Time) string { return day(t) }
+
+// Validate checks a snapshot read back from the store.
+func (a *Account) Validate() error {
+	if a.UpdatedAt.IsZero() {
+		return fmt.Errorf("account facts: updated_at: required")
+	}
+	for i, m := range a.Bedrock {
+		if m.ID == "" {
+			return fmt.Errorf("account facts: bedrock[%d].id: required", i)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package service
+
+import "github.com/mcpbatch/mcpbatch/shared/model"
+
+// LimitsFor are prov's limits for one model: for a quota-limited provider
+// (Bedrock batch inference) the account's Service Quotas for the model, when
+// the refresh read them, replace the documented defaults the provider
+// declares: the minimum records per job (the on-demand threshold of auto
+// mode), the records per job and per input file, and the input-file and job
+// sizes (the split). Each part is one input file, so a part is held to both.
+func (c *Core) LimitsFor(prov BatchProvider, modelID string) BatchLimits {
+	lim := prov.Limits()
+	if !lim.QuotaLimited {
+		return lim
+	}
+	m, ok := c.LookupModel(modelID)
+	if !ok || m.Account == nil || m.Account.Quotas == nil {
+		return lim
+	}
+	return WithQuotas(lim, m.Account.Quotas)
+}
+
+// WithQuotas lays known quotas (non-zero) over lim.
+func WithQuotas(lim BatchLimits, q *model.Quotas) BatchLimits {
+	if q.MinRecordsPerJob > 0 {
+		lim.MinRecords = q.MinRecordsPerJob
+	}
+	if n := minPositive(q.MaxRecordsPerJob, q.MaxRecordsPerFile); n > 0 {
+		lim.MaxRecordsPerPart = n // raised quotas raise it too: the account wins
+	}
+	if b := minPositive(q.MaxInputFileBytes, q.MaxJobBytes); b > 0 {
+		lim.MaxBytesPerPart = b
+	}
+	return lim
+}
+
+// minPositive is the smaller of the positive ones of a and b (0: neither is).
+func minPositive[T int | int64](a, b T) T {
+	switch {
+	case a <= 0:
+		return max(b, 0)
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
+}
