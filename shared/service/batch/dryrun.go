@@ -72,7 +72,8 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	out.EstimatedInputTokens, out.Cost = s.estimate(req, md)
 	m, _ := s.LookupModel(req.Model)
 	if out.Counted, err = s.countInput(ctx, req, m); err != nil {
-		out.Problems = append(out.Problems, "counting input tokens: "+err.Error())
+		// Not a reason to refuse the submit: the estimate above stands.
+		out.Warnings = append(out.Warnings, "input tokens not counted (the estimate stands): "+err.Error())
 	}
 	if m != nil {
 		s.pricePaths(out, m, prov.Limits())
