@@ -143,7 +143,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"Use it for bulk work that can wait minutes to hours: it costs about 50% of on-demand inference. " +
 			"Fewer than 100 prompts run on demand instead (mode auto: full price, bounded concurrency, same job tools); mode batch or on_demand forces one way. " +
 			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids any text up to 256 characters, unique; " +
-			"max_tokens up to the model's max_output_tokens (list_models); " +
+			"max_tokens up to the model's max_output_tokens (list_models; batch jobs up to batch_max_output where listed); " +
 			"inputs above 5 MB (the request limit is 6 MB): call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
 			"messages may hold image and document blocks (Anthropic shape; source base64, or s3 with an s3_uri from create_upload), checked against the model's input modalities and the documented limits before anything is submitted; " +
 			"dry_run: true returns the estimate (tokens, cost, provider jobs, problems) and submits nothing. " +

@@ -32,7 +32,7 @@ type SubmitIn struct {
 	InputUploadID string    `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
 	InputURI      string    `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<your owner tag>/<key> of a JSONL file (a refusal names your folders); instead of records"`
 	System        string    `json:"system,omitempty" jsonschema:"system prompt for every record"`
-	MaxTokens     int       `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..the model's max_output_tokens (list_models), default 1024"`
+	MaxTokens     int       `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..the model's max_output_tokens (list_models; batch jobs up to its batch_max_output where listed), default 1024"`
 	Temperature   *float64  `json:"temperature,omitempty" jsonschema:"0..1"`
 	Name          string    `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
 	TTLDays       *int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365; omit it for the default 7"`

@@ -189,18 +189,50 @@ func (m *Model) OnDemandID(region string) string {
 	return m.ID
 }
 
-// CheckMaxTokens validates a request's max_tokens against the model's limit.
-func (m *Model) CheckMaxTokens(n int) error {
+// MaxTokensLimit is the largest max_tokens the model takes in mode: the
+// batch maximum (sent with its beta header) for batch jobs where the catalog
+// has one, else MaxOutputTokens. An undecided mode ("" or auto) counts as
+// batch; the caller checks again once the mode is settled.
+func (m *Model) MaxTokensLimit(mode Mode) int {
+	if b := m.BatchMaxOutput; b != nil && mode != ModeOnDemand {
+		return b.Tokens
+	}
+	return m.MaxOutputTokens
+}
+
+// BatchBeta is the beta header a batch job asking for n output tokens per
+// record must send: "" when n is within the model's normal maximum.
+func (m *Model) BatchBeta(n int) string {
+	if b := m.BatchMaxOutput; b != nil && n > m.MaxOutputTokens {
+		return b.BetaHeader
+	}
+	return ""
+}
+
+// CheckMaxTokens validates a request's max_tokens against the model's limit
+// in mode (see MaxTokensLimit). The error names the field, the limit, and
+// the batch maximum where the model has one.
+func (m *Model) CheckMaxTokens(n int, mode Mode) error {
 	if m.Task != TaskText || m.MaxOutputTokens <= 0 {
 		return fmt.Errorf("max_tokens: model %s is an %s model and takes no max_tokens", m.ID, m.Task)
 	}
+	limit := m.MaxTokensLimit(mode)
 	if n < 1 {
-		return fmt.Errorf("max_tokens: %d is below 1 (model %s allows 1..%d)", n, m.ID, m.MaxOutputTokens)
+		return fmt.Errorf("max_tokens: %d is below 1 (model %s allows 1..%d)", n, m.ID, limit)
 	}
-	if n > m.MaxOutputTokens {
-		return fmt.Errorf("max_tokens: %d exceeds the limit of %d for model %s", n, m.MaxOutputTokens, m.ID)
+	if n <= limit {
+		return nil
 	}
-	return nil
+	b := m.BatchMaxOutput
+	switch {
+	case b == nil:
+		return fmt.Errorf("max_tokens: %d exceeds the limit of %d for model %s (allowed: 1..%d)", n, limit, m.ID, limit)
+	case limit == b.Tokens:
+		return fmt.Errorf("max_tokens: %d exceeds the batch limit of %d for model %s (allowed: 1..%d; above its normal limit of %d the %s beta is sent for you)",
+			n, limit, m.ID, limit, m.MaxOutputTokens, b.BetaHeader)
+	}
+	return fmt.Errorf("max_tokens: %d exceeds the limit of %d for model %s in %s mode (allowed: 1..%d); batch mode allows up to %d with the %s beta",
+		n, limit, m.ID, mode, limit, b.Tokens, b.BetaHeader)
 }
 
 // Partition is the ARN partition of an AWS Region.
@@ -243,15 +275,18 @@ func (m *Model) IAMResources(region, account string) (foundationModels []string,
 
 // Listing is a model as the list_models tool shows it.
 type Listing struct {
-	ID               string        `json:"id"`
-	Provider         string        `json:"provider"`
-	Family           string        `json:"family"`
-	Task             Task          `json:"task"`
-	Modes            []Mode        `json:"modes"`
-	MaxOutputTokens  int           `json:"max_output_tokens"`
-	InputModalities  []string      `json:"input_modalities"`
-	PricesPerMillion ListingPrices `json:"prices_per_million"`
-	AsOf             string        `json:"as_of"`
+	ID              string `json:"id"`
+	Provider        string `json:"provider"`
+	Family          string `json:"family"`
+	Task            Task   `json:"task"`
+	Modes           []Mode `json:"modes"`
+	MaxOutputTokens int    `json:"max_output_tokens"`
+	// BatchMaxOutput is the larger max_tokens batch jobs may ask for (the
+	// beta header is sent for them).
+	BatchMaxOutput   *BatchMaxOutput `json:"batch_max_output,omitempty"`
+	InputModalities  []string        `json:"input_modalities"`
+	PricesPerMillion ListingPrices   `json:"prices_per_million"`
+	AsOf             string          `json:"as_of"`
 	AccountListing
 }
 
@@ -271,7 +306,7 @@ func (m *Model) Listing() Listing {
 	p := m.Prices
 	return Listing{
 		ID: m.ID, Provider: m.Provider, Family: m.Family, Task: m.Task,
-		Modes: slices.Clone(m.Modes), MaxOutputTokens: m.MaxOutputTokens,
+		Modes: slices.Clone(m.Modes), MaxOutputTokens: m.MaxOutputTokens, BatchMaxOutput: m.BatchMaxOutput,
 		InputModalities: slices.Clone(m.InputModalities),
 		PricesPerMillion: ListingPrices{
 			Input: p.Input, Output: p.Output, BatchInput: p.BatchInput, BatchOutput: p.BatchOutput,

@@ -247,11 +247,43 @@ func TestCheckMaxTokens(t *testing.T) {
 		{haiku35, 8193, "exceeds the limit of 8192 for model " + haiku35},
 		{haiku3, 0, "max_tokens: 0 is below 1"},
 		{titanV2, 10, "max_tokens: model " + titanV2 + " is an embedding model"},
+		// Batch jobs reach the 300K-output beta's limit where the catalog has one.
+		{"claude-haiku-5-5", 300000, ""},
+		{"claude-haiku-5-5", 300001, "max_tokens: 300001 exceeds the batch limit of 300000 for model claude-haiku-5-5 (allowed: 1..300000; above its normal limit of 128000 the output-300k-2026-03-24 beta is sent for you)"},
+		{"claude-sonnet-5", 128001, "max_tokens: 128001 exceeds the limit of 128000 for model claude-sonnet-5"},
 	}
 	for _, tt := range tests {
-		err := mustModel(t, c, tt.model).CheckMaxTokens(tt.n)
+		err := mustModel(t, c, tt.model).CheckMaxTokens(tt.n, ModeBatch)
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%s.CheckMaxTokens(%d) = %v, want %q", tt.model, tt.n, err, tt.want)
+		}
+	}
+}
+
+// On demand keeps the normal limit, and says what batch mode allows; the
+// beta header is asked for only above the normal limit.
+func TestMaxTokensBatchBeta(t *testing.T) {
+	m := &Model{ID: "x", Task: TaskText, Modes: []Mode{ModeBatch, ModeOnDemand}, MaxOutputTokens: 128000,
+		BatchMaxOutput: &BatchMaxOutput{Tokens: 300000, BetaHeader: "output-300k-2026-03-24"}}
+	tests := []struct {
+		mode     Mode
+		n        int
+		want     string // "" = ok
+		wantBeta string
+	}{
+		{ModeBatch, 128000, "", ""},
+		{ModeBatch, 128001, "", "output-300k-2026-03-24"},
+		{"", 300000, "", "output-300k-2026-03-24"},
+		{ModeOnDemand, 128000, "", ""},
+		{ModeOnDemand, 128001, "max_tokens: 128001 exceeds the limit of 128000 for model x in on_demand mode (allowed: 1..128000); batch mode allows up to 300000 with the output-300k-2026-03-24 beta", "output-300k-2026-03-24"},
+	}
+	for _, tt := range tests {
+		err := m.CheckMaxTokens(tt.n, tt.mode)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || err.Error() != tt.want) {
+			t.Errorf("CheckMaxTokens(%d, %q) = %v, want %q", tt.n, tt.mode, err, tt.want)
+		}
+		if got := m.BatchBeta(tt.n); got != tt.wantBeta {
+			t.Errorf("BatchBeta(%d) = %q, want %q", tt.n, got, tt.wantBeta)
 		}
 	}
 }
@@ -337,14 +369,16 @@ func TestListingGolden(t *testing.T) {
 	if err := json.Unmarshal(got, &objs); err != nil {
 		t.Fatal(err)
 	}
-	// Every row has the documented keys; lifecycle only where the catalog
-	// knows it, and the account's columns only once its facts are merged
-	// (TestWithAccount), never in the embedded catalog's own rendering.
+	// Every row has the documented keys; lifecycle and batch_max_output only
+	// where the catalog knows them, and the account's columns only once its
+	// facts are merged (TestWithAccount), never in the embedded catalog's own
+	// rendering.
 	required := []string{"as_of", "family", "id", "input_modalities", "max_output_tokens", "modes", "prices_per_million", "provider", "task"}
+	optional := []string{"batch_max_output", "lifecycle"}
 	for _, o := range objs {
-		keys := sortedKeysAny(o)
-		if want := append(slices.Clone(required), "lifecycle"); !slices.Equal(keys, required) && !slices.Equal(keys, slices.Sorted(slices.Values(want))) {
-			t.Errorf("listing keys %v, want %v (+ lifecycle)", keys, required)
+		keys := slices.DeleteFunc(sortedKeysAny(o), func(k string) bool { return slices.Contains(optional, k) })
+		if !slices.Equal(keys, required) {
+			t.Errorf("listing keys %v, want %v (+ %v)", sortedKeysAny(o), required, optional)
 		}
 	}
 }

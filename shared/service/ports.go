@@ -33,6 +33,10 @@ type BatchSubmit struct {
 	Records int
 	// InvocationType is the part's (job.Part.InvocationType).
 	InvocationType string
+	// BetaHeaders are provider beta flags the job needs (the catalog's
+	// batch_max_output.beta_header when max_tokens is above the model's
+	// normal maximum); providers without betas ignore them.
+	BetaHeaders []string
 }
 
 // InvocationTyper is a provider whose jobs each run their records one way of

@@ -14,7 +14,9 @@ package sim
 //   - errors are {"type":"error","error":{"type":...,"message":...}}.
 //   - params are validated when the batch ends: max_tokens above the model's
 //     documented maximum (table in models.go) makes that request errored
-//     (invalid_request_error), not the batch refused.
+//     (invalid_request_error), not the batch refused. A batch created with
+//     anthropic-beta: output-300k-2026-03-24 reaches the larger batch maximum
+//     of the models that have one; without it they keep the normal one.
 //   - a succeeded result's usage reports cache_creation_input_tokens and
 //     cache_read_input_tokens apart from input_tokens: a system prefix marked
 //     with cache_control and at least the model's minimum cacheable length is
@@ -32,6 +34,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -102,7 +105,7 @@ type simBatch struct {
 	reqs        []simReq
 	seed        uint64
 	counts      map[string]int64
-	beta128k    bool // created with anthropic-beta: output-128k-2025-02-19
+	betas       []string // the anthropic-beta header's flags at create
 }
 
 type simReq struct {
@@ -301,8 +304,11 @@ func (s *AnthropicSim) decide(b *simBatch, r *simReq) {
 		s.permissive.warn(s.Log, "anthropic sim", r.model, "model id not in the simulator's table")
 	}
 	limit := m.maxOut
-	if b.beta128k && m.maxOutBeta > 0 {
+	if m.maxOutBeta > 0 && slices.Contains(b.betas, output128k) {
 		limit = m.maxOutBeta
+	}
+	if m.batchMaxOut > 0 && slices.Contains(b.betas, output300k) {
+		limit = m.batchMaxOut
 	}
 	if known && m.fixedSampling && r.sampling != "" {
 		r.outcome, r.errorType = "errored", "invalid_request_error"

@@ -192,7 +192,7 @@ func (s *AnthropicSim) create(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	b := &simBatch{id: s.newID(), model: model, created: s.Now().UTC(), status: anthropicInProgress, reqs: reqs, seed: s.Seed + uint64(s.seq),
-		beta128k: strings.Contains(r.Header.Get("anthropic-beta"), output128k)}
+		betas: betaFlags(r.Header)}
 	s.batches[b.id] = b
 	s.order = append(s.order, b)
 	v := s.view(b, baseURL(r))
@@ -439,4 +439,18 @@ func (s *AnthropicSim) resultLine(q simReq, i int, pad string) map[string]any {
 		res = map[string]any{"type": q.outcome}
 	}
 	return map[string]any{"custom_id": q.id, "result": res}
+}
+
+// betaFlags reads the anthropic-beta header: comma-separated flags, possibly
+// repeated.
+func betaFlags(h http.Header) []string {
+	var flags []string
+	for _, v := range h.Values("anthropic-beta") {
+		for f := range strings.SplitSeq(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				flags = append(flags, f)
+			}
+		}
+	}
+	return flags
 }

@@ -52,12 +52,18 @@ func (r batchReq) param() anthropic.MessageBatchNewParamsRequest {
 // runBatch submits reqs through the SDK, ends the batch and returns its results by custom_id.
 func runBatch(t *testing.T, s *sim.AnthropicSim, c anthropic.Client, reqs ...batchReq) map[string]anthropic.MessageBatchResultUnion {
 	t.Helper()
+	return runBatchWith(t, s, c, nil, reqs...)
+}
+
+// runBatchWith is runBatch with request options on the create (headers).
+func runBatchWith(t *testing.T, s *sim.AnthropicSim, c anthropic.Client, opts []option.RequestOption, reqs ...batchReq) map[string]anthropic.MessageBatchResultUnion {
+	t.Helper()
 	ctx := context.Background()
 	var params []anthropic.MessageBatchNewParamsRequest
 	for _, r := range reqs {
 		params = append(params, r.param())
 	}
-	b, err := c.Messages.Batches.New(ctx, anthropic.MessageBatchNewParams{Requests: params})
+	b, err := c.Messages.Batches.New(ctx, anthropic.MessageBatchNewParams{Requests: params}, opts...)
 	if err != nil {
 		t.Fatalf("create: %v", err) // a bad request is an errored result, never a refused batch
 	}
@@ -151,5 +157,49 @@ func TestAnthropicCacheTokensAndMaxTokens(t *testing.T) {
 	clk.add(6 * time.Minute)
 	if u := usage(runBatch(t, s, c, batchReq{id: "expired", model: sonnet, system: long, cache: true, maxTokens: 200}), "expired"); u.CacheCreationInputTokens == 0 || u.CacheReadInputTokens != 0 {
 		t.Errorf("6 minutes after the last use: %+v, want a new write", u)
+	}
+}
+
+// The 300K-output beta lifts max_tokens above the normal maximum for the
+// models that have a batch maximum, only on a batch created with its header.
+func TestAnthropicBatchOutput300kBeta(t *testing.T) {
+	s := &sim.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler)}
+	url, err := s.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c := anthropic.NewClient(option.WithAPIKey("k"), option.WithBaseURL(url), option.WithMaxRetries(0))
+	reqs := []batchReq{
+		{id: "haiku55", model: "claude-haiku-5-5", maxTokens: 200_000},
+		{id: "opus46", model: "claude-opus-4-6", maxTokens: 300_000},
+		{id: "opus46over", model: "claude-opus-4-6", maxTokens: 300_001},
+		{id: "sonnet5", model: "claude-sonnet-5", maxTokens: 200_000}, // no batch maximum
+	}
+	tests := []struct {
+		name string
+		opts []option.RequestOption
+		ok   map[string]bool
+	}{
+		{"without the beta", nil, map[string]bool{}},
+		{"with the beta", []option.RequestOption{option.WithHeader("anthropic-beta", "output-300k-2026-03-24")},
+			map[string]bool{"haiku55": true, "opus46": true}},
+		{"with the beta among others", []option.RequestOption{option.WithHeader("anthropic-beta", "files-api-2025-04-14, output-300k-2026-03-24")},
+			map[string]bool{"haiku55": true, "opus46": true}},
+		{"with another beta only", []option.RequestOption{option.WithHeader("anthropic-beta", "output-128k-2025-02-19")}, map[string]bool{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runBatchWith(t, s, c, tc.opts, reqs...)
+			for _, r := range reqs {
+				got := res[r.id]
+				switch {
+				case tc.ok[r.id] && got.Type != "succeeded":
+					t.Errorf("%s (max_tokens %d): %s %q, want succeeded", r.id, r.maxTokens, got.Type, got.Error.Error.Message)
+				case !tc.ok[r.id] && (got.Type != "errored" || !strings.Contains(got.Error.Error.Message, "which is the maximum allowed number of output tokens for "+r.model)):
+					t.Errorf("%s (max_tokens %d): %s %q, want errored over the maximum", r.id, r.maxTokens, got.Type, got.Error.Error.Message)
+				}
+			}
+		})
 	}
 }

@@ -87,6 +87,42 @@ func converseSystemAllowed(inv invocation, req converseRequest) error {
 	return nil
 }
 
+// converseNoSampling: Claude models whose Bedrock endpoint refuses
+// temperature and top_p at any value. Recorded Bedrock answers for Opus 5:
+// "The model returned the following errors: `temperature` is deprecated for
+// this model." and the same for `top_p`, top_k accepted
+// (https://github.com/vercel/ai/blob/main/packages/amazon-bedrock/src/__fixtures__/amazon-bedrock-opus-5-deprecated-sampling-parameter.json
+// and the -top-p fixture beside it, as of 2026-12-01). Anthropic documents
+// fixed sampling from Opus 4.7 on; every later Claude is held to the same
+// rule (the stricter reading).
+var converseNoSampling = map[string]bool{
+	"anthropic.claude-opus-4-7":   true,
+	"anthropic.claude-opus-4-8":   true,
+	"anthropic.claude-opus-5":     true,
+	"anthropic.claude-opus-5-5":   true,
+	"anthropic.claude-sonnet-5":   true,
+	"anthropic.claude-sonnet-5-5": true,
+	"anthropic.claude-haiku-5-5":  true,
+	"anthropic.claude-fable-5":    true,
+}
+
+// converseSamplingAllowed refuses inferenceConfig.temperature and topP for
+// the models above, in Bedrock's wording.
+func converseSamplingAllowed(inv invocation, req converseRequest) error {
+	if !converseNoSampling[inv.base] {
+		return nil
+	}
+	for _, p := range []struct {
+		name string
+		set  bool
+	}{{"temperature", req.InferenceConfig.Temperature != nil}, {"top_p", req.InferenceConfig.TopP != nil}} {
+		if p.set {
+			return fmt.Errorf("The model returned the following errors: `%s` is deprecated for this model.", p.name)
+		}
+	}
+	return nil
+}
+
 // batchConverseLine is one Converse job record's modelInput as the batch
 // simulator reads it: the request plus the members batch refuses.
 type batchConverseLine struct {

@@ -217,6 +217,9 @@ var profilePrefixes = []string{"us.", "eu.", "apac.", "global.", "us-gov.", "jp.
 type anthropicModel struct {
 	maxOut     int
 	maxOutBeta int // with the anthropic-beta header output128k (3.7 Sonnet)
+	// batchMaxOut is the larger limit a Message Batch created with the
+	// anthropic-beta header output300k reaches (batches only).
+	batchMaxOut int
 	// cacheMin is the minimum cacheable prompt length in tokens; a shorter
 	// prefix is processed without caching.
 	cacheMin int
@@ -263,7 +266,7 @@ var anthropicModels = map[string]anthropicModel{
 	// ("What's new in Claude Opus 4.7", as reported in
 	// https://www.totalum.app/blog/claude-4-deprecation-migration-2026);
 	// the generation-5 models are held to the same rule (stricter reading).
-	"claude-opus-4-6":   {maxOut: 128000, cacheMin: 4096},
+	"claude-opus-4-6":   {maxOut: 128000, cacheMin: 4096, batchMaxOut: 300000},
 	"claude-sonnet-4-6": {maxOut: 64000, cacheMin: 4096},
 	"claude-opus-4-7":   {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
 	"claude-opus-4-8":   {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
@@ -271,11 +274,18 @@ var anthropicModels = map[string]anthropicModel{
 	"claude-opus-5-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
 	"claude-sonnet-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
 	"claude-sonnet-5-5": {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
-	"claude-haiku-5-5":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-haiku-5-5":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
 	"claude-fable-5":    {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
 	"claude-fable-5-1":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
 	"claude-fable-5-2":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
 }
+
+// output300k is the anthropic-beta header that lifts a Message Batch's
+// max_tokens to 300K for the models that allow it (Opus 4.6, Haiku 5.5: "batch
+// output up to 300K with the output-300k-2026-03-24 beta header (Message
+// Batches only)", https://platform.claude.com/docs/en/about-claude/models/overview
+// and https://platform.claude.com/docs/en/models/haiku-5-5/overview, as of 2026-12-01).
+const output300k = "output-300k-2026-03-24"
 
 // KnownBedrockModels and KnownAnthropicModels list the ids the simulators hold
 // rules for, so the product's catalogue can be checked against them.

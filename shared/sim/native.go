@@ -517,7 +517,9 @@ type converseRequest struct {
 	} `json:"messages"`
 	System          []converseBlock `json:"system"`
 	InferenceConfig struct {
-		MaxTokens *int `json:"maxTokens"`
+		MaxTokens   *int     `json:"maxTokens"`
+		Temperature *float64 `json:"temperature"`
+		TopP        *float64 `json:"topP"`
 	} `json:"inferenceConfig"`
 	AdditionalModelRequestFields struct {
 		AnthropicBeta []string `json:"anthropic_beta"`
@@ -540,6 +542,9 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 		return answer{}, "", err
 	}
 	if err := converseSystemAllowed(inv, req); err != nil {
+		return answer{}, "", err
+	}
+	if err := converseSamplingAllowed(inv, req); err != nil {
 		return answer{}, "", err
 	}
 	limit := 0

@@ -182,6 +182,45 @@ func TestRuntimeMaxTokens(t *testing.T) {
 	}
 }
 
+// Claude generation-5 models and Opus 4.7+ refuse temperature and top_p on
+// Bedrock whatever the value; top_k (a model field) and requests without them pass.
+func TestRuntimeConverseSampling(t *testing.T) {
+	f := func(v float32) *float32 { return &v }
+	tests := []struct {
+		name, model string
+		temp, topP  *float32
+		want        string // refusal; "" accepts
+	}{
+		{"Sonnet 5 with temperature", "global.anthropic.claude-sonnet-5", f(0.2), nil,
+			"The model returned the following errors: `temperature` is deprecated for this model."},
+		{"Sonnet 5 with temperature 1 (the default)", "global.anthropic.claude-sonnet-5", f(1), nil, "`temperature` is deprecated"},
+		{"Sonnet 5 without sampling", "global.anthropic.claude-sonnet-5", nil, nil, ""},
+		{"Opus 5 with topP", "global.anthropic.claude-opus-5", nil, f(0.9), "`top_p` is deprecated for this model."},
+		{"Opus 4.7 with temperature", "us.anthropic.claude-opus-4-7", f(0.5), nil, "`temperature` is deprecated"},
+		{"Haiku 5.5 without sampling", "global.anthropic.claude-haiku-5-5", nil, nil, ""},
+		{"Sonnet 4.6 with temperature", "global.anthropic.claude-sonnet-4-6", f(0.2), f(0.9), ""},
+	}
+	c := newRuntime(t, &sim.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.Converse(context.Background(), &rt.ConverseInput{ModelId: aws.String(tc.model),
+				Messages:        []rttypes.Message{{Role: rttypes.ConversationRoleUser, Content: []rttypes.ContentBlock{&rttypes.ContentBlockMemberText{Value: "hi"}}}},
+				InferenceConfig: &rttypes.InferenceConfiguration{MaxTokens: aws.Int32(100), Temperature: tc.temp, TopP: tc.topP}})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want == "":
+			case err == nil:
+				t.Fatalf("accepted, want a refusal with %q", tc.want)
+			default:
+				if got := validationMessage(t, err); !strings.Contains(got, tc.want) {
+					t.Errorf("message %q, want it to contain %q", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
 // headerTokens reads Bedrock's token-count headers off an InvokeModel answer.
 func headerTokens(t *testing.T, out *rt.InvokeModelOutput) (in, outTok int64) {
 	t.Helper()

@@ -136,7 +136,7 @@ func (a *AnthropicProvider) Submit(ctx context.Context, in service.BatchSubmit) 
 	defer rc.Close()
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(wrapRequests(rc, pw)) }()
-	b, err := a.Client.Create(ctx, pr)
+	b, err := a.Client.Create(ctx, pr, in.BetaHeaders...)
 	pr.CloseWithError(errors.New("create returned"))
 	if err != nil && anthropic.MayHaveCreated(err) {
 		// A 5xx/529 or a broken connection after the send: Anthropic may have

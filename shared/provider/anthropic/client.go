@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -90,9 +91,14 @@ func MayHaveCreated(err error) bool {
 // Create starts a batch from a streamed request body ({"requests": [...]}, up
 // to 256 MB), so the requests are never all in memory. The body cannot be
 // replayed, so the SDK does not retry; a busy answer leaves the caller to retry.
-func (c *Client) Create(ctx context.Context, body io.Reader) (Batch, error) {
-	b, err := c.SDK.Messages.Batches.New(ctx, sdk.MessageBatchNewParams{},
-		option.WithRequestBody("application/json", body), option.WithMaxRetries(0))
+// betas go out as the anthropic-beta header (e.g. output-300k-2026-03-24,
+// which lifts max_tokens to the model's batch maximum).
+func (c *Client) Create(ctx context.Context, body io.Reader, betas ...string) (Batch, error) {
+	opts := []option.RequestOption{option.WithRequestBody("application/json", body), option.WithMaxRetries(0)}
+	if len(betas) > 0 {
+		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(betas, ",")))
+	}
+	b, err := c.SDK.Messages.Batches.New(ctx, sdk.MessageBatchNewParams{}, opts...)
 	if err != nil {
 		return Batch{}, classify("create message batch", err)
 	}

@@ -418,3 +418,75 @@ func TestStopErrors(t *testing.T) {
 		})
 	}
 }
+
+// The product's Converse encoder and the real SDK against the simulator, the
+// submit check that refuses temperature for Sonnet 5 bypassed: the records
+// carrying temperature fail with Bedrock's wording, the others succeed.
+func TestConverseJobSamplingRefusedBySimulator(t *testing.T) {
+	const sonnet5 = "global.anthropic.claude-sonnet-5"
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	id := job.NewID(time.Now())
+	temp := 0.4
+	var b bytes.Buffer
+	for i := range 100 {
+		p := job.Params{MaxTokens: 100}
+		if i%10 == 0 {
+			p.Temperature = &temp
+		}
+		line, err := bedrock.EncodeRecordAt(i, sonnet5, job.Input{ID: fmt.Sprintf("r%05d", i), Prompt: "q"}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	uri := "s3://bucket/input/" + id + "/records.jsonl"
+	if _, err := f.blobs.Put(ctx, uri, &b, "application/jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	in := submitInput(id, uri)
+	in.ModelID = sonnet5
+	arn, err := f.client.Submit(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sim.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := f.blobs.List(ctx, bedrock.OutputPrefix(in.OutputURI, arn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed, ok := 0, 0
+	for _, o := range objs {
+		if !strings.HasSuffix(o.URI, bedrock.OutputSuffix) || strings.HasSuffix(o.URI, bedrock.ManifestName) {
+			continue
+		}
+		r, err := f.blobs.Open(ctx, o.URI, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			rec, err := bedrock.ParseConverseLine(sc.Bytes())
+			if err != nil {
+				t.Fatalf("parse %s: %v", sc.Bytes(), err)
+			}
+			var i int
+			fmt.Sscanf(rec.ID, "r%05d", &i)
+			switch {
+			case i%10 == 0 && rec.Status == job.RecordFailed && strings.Contains(rec.ErrorMessage, "`temperature` is deprecated for this model"):
+				failed++
+			case i%10 != 0 && rec.Status == job.RecordSucceeded:
+				ok++
+			default:
+				t.Errorf("record %s: %s %q", rec.ID, rec.Status, rec.ErrorMessage)
+			}
+		}
+		r.Close()
+	}
+	if failed != 10 || ok != 90 {
+		t.Errorf("%d failed with temperature, %d succeeded; want 10 and 90", failed, ok)
+	}
+}

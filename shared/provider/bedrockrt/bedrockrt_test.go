@@ -112,3 +112,34 @@ func TestPromptCache(t *testing.T) {
 		t.Fatal("SupportsPromptCache table is wrong")
 	}
 }
+
+// The submit check that refuses temperature for these models bypassed, the
+// simulator (its own table) refuses it the way Bedrock does: a record with
+// temperature to Sonnet 5 fails with a ValidationException naming it; one
+// without it runs.
+func TestSamplingRefusedBySimulator(t *testing.T) {
+	m := model(t, &sim.RuntimeSim{})
+	temp := 0.3
+	for _, tc := range []struct {
+		name, model string
+		p           job.Params
+		want        string // "" runs
+	}{
+		{"Sonnet 5 with temperature", "global.anthropic.claude-sonnet-5", job.Params{MaxTokens: 50, Temperature: &temp}, "`temperature` is deprecated for this model"},
+		{"Sonnet 5 without it", "global.anthropic.claude-sonnet-5", job.Params{MaxTokens: 50}, ""},
+		{"Opus 4.7 with temperature", "us.anthropic.claude-opus-4-7", job.Params{MaxTokens: 50, Temperature: &temp}, "`temperature` is deprecated for this model"},
+		{"Sonnet 4.6 with temperature", "global.anthropic.claude-sonnet-4-6", job.Params{MaxTokens: 50, Temperature: &temp}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := m.Invoke(context.Background(), tc.model, job.Input{ID: "a", Prompt: "hi"}, tc.p)
+			var ce *ondemand.CallError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want == "":
+			case !errors.As(err, &ce) || ce.Code != "ValidationException" || !strings.Contains(ce.Message, tc.want):
+				t.Fatalf("got %v, want a ValidationException containing %q", err, tc.want)
+			}
+		})
+	}
+}

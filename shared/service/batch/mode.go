@@ -29,6 +29,12 @@ func (s *Service) resolveMode(req *SubmitRequest, prov service.BatchProvider, m 
 		return err
 	}
 	req.Mode = mode
+	if m.Task == model.TaskText && m.MaxOutputTokens > 0 {
+		// checkModel allowed the batch maximum before the mode was settled.
+		if err := checkMaxTokens(m, req.Params.MaxTokens, req.Mode); err != nil {
+			return err
+		}
+	}
 	if req.Mode == job.ModeOnDemand && n > job.MaxOnDemandRecords {
 		return job.Fieldf("records", "%d records is over the on-demand maximum of %d; use mode batch (about half the price)", n, job.MaxOnDemandRecords)
 	}

@@ -42,8 +42,12 @@ func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*m
 		}
 	case m.Task == model.TaskText && m.MaxOutputTokens == 0 && req.Params.MaxTokens < 1: // a model only the account knows: its limit is the provider's to enforce
 		return nil, job.Fieldf("max_tokens", "must be at least 1 for model %s (got %d)", m.ID, req.Params.MaxTokens)
-	case m.Task == model.TaskText && m.MaxOutputTokens > 0 && (req.Params.MaxTokens < 1 || req.Params.MaxTokens > m.MaxOutputTokens):
-		return nil, job.Fieldf("max_tokens", "must be 1..%d for model %s (got %d)", m.MaxOutputTokens, m.ID, req.Params.MaxTokens)
+	case m.Task == model.TaskText && m.MaxOutputTokens > 0:
+		// Batch (or a mode still to settle) may reach the batch maximum;
+		// resolveMode holds the settled mode to its own limit.
+		if err := checkMaxTokens(m, req.Params.MaxTokens, req.Mode); err != nil {
+			return nil, err
+		}
 	}
 	if m.Task == model.TaskEmbedding {
 		if err := checkEmbedding(req, m); err != nil {
@@ -63,6 +67,15 @@ func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*m
 		}
 	}
 	return m, nil
+}
+
+// checkMaxTokens holds max_tokens to the model's limit in mode, as a field
+// error naming the limit (and the batch maximum where there is one).
+func checkMaxTokens(m *model.Model, n int, mode string) error {
+	if err := m.CheckMaxTokens(n, model.Mode(mode)); err != nil {
+		return job.Fieldf("max_tokens", "%s", strings.TrimPrefix(err.Error(), "max_tokens: "))
+	}
+	return nil
 }
 
 // modeFor settles auto and checks an explicit mode against the modes the

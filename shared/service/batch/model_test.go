@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,3 +135,86 @@ func TestSamplingByModel(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// anthropicLimits is a provider with Message Batches' limits: no minimum, no on demand.
+type anthropicLimits struct{ namedProvider }
+
+func (anthropicLimits) Limits() service.BatchLimits {
+	return service.BatchLimits{Title: "Anthropic Message Batches", MinRecords: 1}
+}
+
+// Anthropic's 300K-output beta: max_tokens above the normal maximum is
+// accepted for batch jobs of the models that have a batch maximum, and the
+// provider is told to send the beta header; elsewhere the normal limit holds,
+// and the refusal names the field, the limit and what batch mode allows.
+func TestBatchOutputBeta(t *testing.T) {
+	const beta = "output-300k-2026-03-24"
+	anth := anthropicLimits{namedProvider{name: "anthropic"}}
+	s := &Service{Core: &service.Core{}, OnDemand: noOnDemand{}}
+	tests := []struct {
+		name, model, mode string
+		maxTokens         int
+		wantBetas         []string
+		wantErr           string // "" for success
+	}{
+		{"Haiku 5.5 above 128K in batch", "claude-haiku-5-5", "", 200_000, []string{beta}, ""},
+		{"Haiku 5.5 at the batch maximum", "claude-haiku-5-5", "batch", 300_000, []string{beta}, ""},
+		{"Haiku 5.5 within the normal limit: no beta", "claude-haiku-5-5", "", 128_000, nil, ""},
+		{"Opus 4.6 above the batch maximum", "claude-opus-4-6", "", 300_001, nil,
+			"max_tokens: 300001 exceeds the batch limit of 300000 for model claude-opus-4-6 (allowed: 1..300000; above its normal limit of 128000 the " + beta + " beta is sent for you)"},
+		{"Sonnet 5 has no batch maximum", "claude-sonnet-5", "", 128_001, nil, "max_tokens: 128001 exceeds the limit of 128000 for model claude-sonnet-5"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &SubmitRequest{Model: tc.model, Mode: tc.mode, Records: []job.Input{{Prompt: "hi"}}, Params: job.Params{MaxTokens: tc.maxTokens}}
+			m, err := s.checkModel(req, anth)
+			if err == nil {
+				err = s.resolveMode(req, anth, m)
+			}
+			if tc.wantErr != "" {
+				var fe *job.FieldError
+				if !errors.As(err, &fe) || fe.Field != "max_tokens" || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want a max_tokens error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := &job.Job{Model: tc.model, Params: &req.Params}
+			if got := s.betaHeaders(j); !slices.Equal(got, tc.wantBetas) || req.Mode != job.ModeBatch {
+				t.Errorf("mode %s betas %v, want batch %v", req.Mode, got, tc.wantBetas)
+			}
+		})
+	}
+}
+
+// On demand keeps the normal limit even for a model with a batch maximum.
+func TestBatchOutputBetaNotOnDemand(t *testing.T) {
+	c, err := model.Parse([]byte(`{"prices_as_of":"2026-12-01","models":[
+	 {"id":"m","provider":"bedrock","family":"claude","name":"M","task":"text","modes":["batch","on_demand"],"max_output_tokens":100,
+	  "context_window":1000,"input_modalities":["text"],"prices":{},"batch_max_output":{"tokens":300,"beta_header":"b-1"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bedrock := limitsProvider{namedProvider{name: "bedrock"}}
+	s := &Service{Core: &service.Core{Catalog: c}, OnDemand: noOnDemand{}}
+	for _, tc := range []struct {
+		mode    string
+		records int
+		want    string
+	}{
+		{"on_demand", 100, "max_tokens: 200 exceeds the limit of 100 for model m in on_demand mode (allowed: 1..100); batch mode allows up to 300 with the b-1 beta"},
+		{"", 5, "in on_demand mode (allowed: 1..100); batch mode allows up to 300"}, // auto under the batch minimum settles on on_demand
+		{"batch", 100, ""},
+	} {
+		req := &SubmitRequest{Model: "m", Mode: tc.mode, Records: make([]job.Input, tc.records), Params: job.Params{MaxTokens: 200}}
+		m, err := s.checkModel(req, bedrock)
+		if err == nil {
+			err = s.resolveMode(req, bedrock, m)
+		}
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("mode %q: %v, want %q", tc.mode, err, tc.want)
+		}
+	}
+}

@@ -219,7 +219,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		in := service.BatchSubmit{
 			Name: p.Name, ClientToken: p.Name, Model: j.Model, InputURI: p.InputURI, OutputURI: p.OutputURI,
 			TimeoutHrs: s.TimeoutHours, Tags: map[string]string{"mcpbatch:job": j.ID, "mcpbatch:owner-hash": service.OwnerTag(j.Owner)},
-			Records: p.RecordCount, InvocationType: p.InvocationType,
+			Records: p.RecordCount, InvocationType: p.InvocationType, BetaHeaders: s.betaHeaders(j),
 		}
 		var ref string
 		if claimed.Status == job.StatusCancelling {
@@ -432,6 +432,23 @@ func (s *Service) writeInput(ctx context.Context, uri string, lines [][]byte, st
 	if _, err := s.Blobs.Put(ctx, uri, pr, "application/jsonl"); err != nil {
 		pr.CloseWithError(err)
 		return fmt.Errorf("write input %s: %w", uri, err)
+	}
+	return nil
+}
+
+// betaHeaders are the beta flags a job's provider creates must send: the
+// catalog's batch-output beta when max_tokens is above the normal maximum
+// (submit allowed it for batch mode only).
+func (s *Service) betaHeaders(j *job.Job) []string {
+	if j.Params == nil {
+		return nil
+	}
+	m, ok := s.LookupModel(j.Model)
+	if !ok {
+		return nil
+	}
+	if b := m.BatchBeta(j.Params.MaxTokens); b != "" {
+		return []string{b}
 	}
 	return nil
 }
