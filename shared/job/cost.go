@@ -11,6 +11,8 @@ type Cost struct {
 	TotalUSD      float64 `json:"totalUsd"`
 	// Basis is the price list used: "batch" (the batch discount) or "on_demand".
 	Basis string `json:"basis"`
+	// Tier is the on-demand service tier priced ("": standard).
+	Tier string `json:"tier,omitempty"`
 	// PricesAsOf is the date of the catalog's figures.
 	PricesAsOf string `json:"pricesAsOf,omitempty"`
 	// Unpriced names token kinds the catalog has no price for (their cost is not in TotalUSD).

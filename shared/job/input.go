@@ -25,6 +25,9 @@ type Params struct {
 	System      string   `json:"system,omitempty"`
 	MaxTokens   int      `json:"maxTokens"`
 	Temperature *float64 `json:"temperature,omitempty"`
+	// Tier is the Bedrock service tier on-demand calls use ("flex",
+	// "priority"; "" is standard), settled at submit and priced in the cost.
+	Tier string `json:"tier,omitempty"`
 	// Embed holds the settings of embedding models (nil for text models).
 	Embed *EmbedParams `json:"embed,omitempty"`
 }

@@ -280,7 +280,7 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		}
 		sr := batch.SubmitRequest{
 			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: ttl, Mode: in.Mode, Provider: in.Provider,
-			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature}, BudgetUSD: in.BudgetUSD,
+			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Tier: in.Tier}, BudgetUSD: in.BudgetUSD,
 		}
 		embedParams(in, &sr)
 		sr.Records = make([]job.Input, len(in.Records))

@@ -45,6 +45,7 @@ type SubmitIn struct {
 	Normalize  *bool    `json:"normalize,omitempty" jsonschema:"Titan Text Embeddings: unit-length vectors, default true"`
 	InputType  string   `json:"input_type,omitempty" jsonschema:"Cohere Embed: search_document (default), search_query, classification or clustering"`
 	Truncate   string   `json:"truncate,omitempty" jsonschema:"embedding models: a text over the model's max_input_chars is refused (NONE, default) or cut at its END or START"`
+	Tier       string   `json:"tier,omitempty" jsonschema:"on-demand runs: Bedrock service tier standard, flex (discounted, slower, may throttle), priority (premium) or auto (default: flex where the model offers it with known prices, else standard); the tier is priced in the job's cost"`
 	BudgetUSD  float64  `json:"budget_usd,omitempty" jsonschema:"refuse the submit when its estimated cost (estimated input, max_tokens × records of output, at the mode's prices) is over this many USD; get_job then shows spent and remaining"`
 	Index      *IndexIn `json:"index,omitempty" jsonschema:"embedding models: write the vectors, with each record's id, text and metadata, into this vector index of yours (created on first use; its dimension, metric and model are fixed then); search it with search_index"`
 }
@@ -120,6 +121,7 @@ type CostView struct {
 	CacheReadUSD  float64  `json:"cache_read_usd"`
 	TotalUSD      float64  `json:"total_usd"`
 	Basis         string   `json:"basis" jsonschema:"batch (batch prices) or on_demand"`
+	Tier          string   `json:"tier,omitempty" jsonschema:"on-demand service tier priced: flex or priority (absent: standard)"`
 	AsOf          string   `json:"as_of,omitempty" jsonschema:"date of the prices"`
 	Unpriced      []string `json:"unpriced,omitempty" jsonschema:"prices the catalog lacks for tokens the job used (counted as 0)"`
 }
@@ -221,7 +223,7 @@ func costView(c *job.Cost) *CostView {
 		return nil
 	}
 	return &CostView{InputUSD: c.InputUSD, OutputUSD: c.OutputUSD, CacheWriteUSD: c.CacheWriteUSD, CacheReadUSD: c.CacheReadUSD,
-		TotalUSD: c.TotalUSD, Basis: c.Basis, AsOf: c.PricesAsOf, Unpriced: c.Unpriced}
+		TotalUSD: c.TotalUSD, Basis: c.Basis, Tier: c.Tier, AsOf: c.PricesAsOf, Unpriced: c.Unpriced}
 }
 
 // ttlDays is ttl_days as the service takes it: 0 when absent (the default),

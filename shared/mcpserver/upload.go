@@ -141,7 +141,7 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		}
 		fr := transfer.FileSubmitRequest{
 			SubmitRequest: batch.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: ttl,
-				Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature},
+				Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Tier: in.Tier},
 				Notify: n,
 			},
 			UploadID: in.InputUploadID, InputURI: in.InputURI,

@@ -23,7 +23,9 @@ type Cost struct {
 	CacheRead  float64 `json:"cache_read_usd"`
 	Total      float64 `json:"total_usd"`
 	Basis      Basis   `json:"basis"`
-	AsOf       string  `json:"as_of,omitempty"`
+	// Tier is the on-demand service tier priced ("": standard).
+	Tier string `json:"tier,omitempty"`
+	AsOf string `json:"as_of,omitempty"`
 	// Priced is false when a used part has no price; Missing names the prices
 	// (as in the catalog: "batch_input", "cache_read", ...) and those parts
 	// count as 0 in Total.
@@ -36,7 +38,23 @@ func micro(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 // Cost prices u at the model's listed prices on basis b (see the package
 // comment for the rounding rule).
-func (m *Model) Cost(u Usage, b Basis) Cost { return m.cost(u, b, 1) }
+func (m *Model) Cost(u Usage, b Basis) Cost { return m.cost(u, b, 1, m.Prices) }
+
+// CostTier prices u on demand at a service tier's prices ("" or "standard":
+// the listed on-demand prices). A tier's cache prices are not listed, so
+// cache tokens on a tier count as missing prices rather than being guessed.
+func (m *Model) CostTier(u Usage, tier string) Cost {
+	if tier == "" || tier == TierStandard {
+		return m.cost(u, BasisOnDemand, 1, m.Prices)
+	}
+	tp := m.ServiceTiers[tier]
+	c := m.cost(u, BasisOnDemand, 1, Prices{Input: tp.Input, Output: tp.Output})
+	c.Tier = tier
+	for i, name := range c.Missing {
+		c.Missing[i] = tier + "_" + name
+	}
+	return c
+}
 
 // CostVia prices u for calls made through the given profile geography:
 // for models with a RegionalPremium, every geography other than "global"
@@ -46,11 +64,10 @@ func (m *Model) CostVia(u Usage, b Basis, geography string) Cost {
 	if geography != "global" {
 		f += m.RegionalPremium
 	}
-	return m.cost(u, b, f)
+	return m.cost(u, b, f, m.Prices)
 }
 
-func (m *Model) cost(u Usage, b Basis, factor float64) Cost {
-	p := m.Prices
+func (m *Model) cost(u Usage, b Basis, factor float64, p Prices) Cost {
 	type part struct {
 		tokens int64
 		price  *float64

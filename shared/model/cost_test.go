@@ -143,3 +143,28 @@ func TestCostZeroUsage(t *testing.T) {
 		t.Errorf("zero usage: %+v, want priced $0", c)
 	}
 }
+
+// A tier is priced at its own input and output prices; its cache prices are
+// not listed, so cache tokens on a tier are named missing, not guessed; an
+// unpriced tier is not usable.
+func TestCostTier(t *testing.T) {
+	in, out := 0.15, 1.25
+	m := &Model{ID: "m", Prices: Prices{Input: new(0.3), Output: new(2.5), CacheRead: new(0.075)},
+		ServiceTiers: map[string]TierPrices{TierFlex: {Input: &in, Output: &out}, TierPriority: {}}}
+	// 1,234,568 × 0.15 = $0.185185; 234,568 × 1.25 = $0.293210
+	if c := m.CostTier(usageA, TierFlex); c.Input != 0.185185 || c.Output != 0.29321 || c.Total != 0.478395 || c.Tier != TierFlex || !c.Priced {
+		t.Errorf("flex: %+v", c)
+	}
+	if c, std := m.CostTier(usageA, TierStandard), m.Cost(usageA, BasisOnDemand); c.Total != std.Total || c.Tier != "" {
+		t.Errorf("standard: %+v, want %+v", c, std)
+	}
+	if c := m.CostTier(usageB, TierFlex); c.Priced || !slices.Equal(c.Missing, []string{"flex_cache_write", "flex_cache_read"}) {
+		t.Errorf("flex with cache tokens: %+v, want cache prices missing", c)
+	}
+	if _, ok := m.Tier(TierPriority); ok {
+		t.Error("priority without prices reported usable")
+	}
+	if _, ok := m.Tier(TierFlex); !ok {
+		t.Error("priced flex reported unusable")
+	}
+}

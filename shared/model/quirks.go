@@ -42,6 +42,25 @@ type TierPrices struct {
 	Output *float64 `json:"output,omitempty"`
 }
 
+// Bedrock on-demand service tiers, as a job's tier names them. Standard is
+// the runtime's "default"; auto lets the submit choose. Source:
+// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ServiceTier.html
+// (read 2026-12-01).
+const (
+	TierStandard = "standard"
+	TierFlex     = "flex"
+	TierPriority = "priority"
+	TierAuto     = "auto"
+)
+
+// Tier returns the prices of a service tier the model offers with both its
+// input and output price known; false when it does not offer the tier or the
+// catalog lacks a price (such a tier is not used: guessing would misprice it).
+func (m *Model) Tier(tier string) (TierPrices, bool) {
+	tp, ok := m.ServiceTiers[tier]
+	return tp, ok && tp.Input != nil && tp.Output != nil
+}
+
 // BatchMaxOutput is an output limit that applies in batch jobs sent with a
 // beta header (e.g. Anthropic's "output-300k-2026-03-24").
 type BatchMaxOutput struct {

@@ -34,13 +34,18 @@ func (c *Core) PriceJob(j *job.Job) {
 		j.Cost = nil
 		return
 	}
-	basis := model.BasisOnDemand
-	if j.Mode == job.ModeBatch {
-		basis = model.BasisBatch
+	u := model.Usage{Input: j.InputTokens, Output: j.OutputTokens, CacheWrite: j.CacheWriteTokens, CacheRead: j.CacheReadTokens}
+	var cost model.Cost
+	switch {
+	case j.Mode == job.ModeBatch:
+		cost = m.Cost(u, model.BasisBatch)
+	case j.OnDemand != nil:
+		cost = m.CostTier(u, j.OnDemand.Params.Tier)
+	default:
+		cost = m.Cost(u, model.BasisOnDemand)
 	}
-	cost := m.Cost(model.Usage{Input: j.InputTokens, Output: j.OutputTokens, CacheWrite: j.CacheWriteTokens, CacheRead: j.CacheReadTokens}, basis)
 	j.Cost = &job.Cost{
 		InputUSD: cost.Input, OutputUSD: cost.Output, CacheWriteUSD: cost.CacheWrite, CacheReadUSD: cost.CacheRead,
-		TotalUSD: cost.Total, Basis: string(basis), PricesAsOf: cost.AsOf, Unpriced: cost.Missing,
+		TotalUSD: cost.Total, Basis: string(cost.Basis), Tier: cost.Tier, PricesAsOf: cost.AsOf, Unpriced: cost.Missing,
 	}
 }

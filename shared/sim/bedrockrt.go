@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -35,6 +36,10 @@ type RuntimeSim struct {
 	// ThrottleRate is the fraction (0..1) of calls answered 429 ThrottlingException,
 	// spread evenly and deterministically (0.2 throttles every 5th call).
 	ThrottleRate float64
+	// FlexThrottleRate is the fraction (0..1) of calls on the flex service
+	// tier answered 429 ThrottlingException, spread like ThrottleRate: Flex
+	// requests get lower priority when the service is busy.
+	FlexThrottleRate float64
 	// Latency is how long each call takes before it answers.
 	Latency time.Duration
 	// FailMarker makes a call whose prompt contains it fail with a 400 ValidationException.
@@ -45,7 +50,9 @@ type RuntimeSim struct {
 	Log    *slog.Logger
 
 	calls      atomic.Int64
+	flexCalls  atomic.Int64
 	throttled  atomic.Int64
+	tiers      sync.Map // tier name → *atomic.Int64 of calls served on it
 	inFlight   atomic.Int64
 	peak       atomic.Int64
 	cache      promptCache
@@ -56,11 +63,65 @@ type RuntimeSim struct {
 // RuntimeStats are what a RuntimeSim observed.
 type RuntimeStats struct {
 	Calls, Throttled, PeakInFlight int64
+	// Tiers counts the calls answered by service tier ("default", "flex", "priority").
+	Tiers map[string]int64
 }
 
 // Stats returns the calls seen so far.
 func (s *RuntimeSim) Stats() RuntimeStats {
-	return RuntimeStats{Calls: s.calls.Load(), Throttled: s.throttled.Load(), PeakInFlight: s.peak.Load()}
+	st := RuntimeStats{Calls: s.calls.Load(), Throttled: s.throttled.Load(), PeakInFlight: s.peak.Load(), Tiers: map[string]int64{}}
+	s.tiers.Range(func(k, v any) bool {
+		st.Tiers[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return st
+}
+
+// serveTier checks a request's service tier against the model's and counts
+// it; a refusal is the ValidationException message, "throttled" a Flex call
+// turned away under FlexThrottleRate. Wording: an unknown tier is answered
+// "service tier provided is invalid" and reserved without a reservation
+// "Reservation not found." (both as reported in
+// https://github.com/NousResearch/hermes-agent/pull/34476, 2026); no report
+// of the answer for flex/priority on a model without them was found, so the
+// simulator words that one itself.
+func (s *RuntimeSim) serveTier(inv invocation, tier string) (refusal string, throttled bool) {
+	switch tier {
+	case "", "default":
+		tier = "default"
+	case "flex", "priority":
+		if inv.known && !slices.Contains(inv.m.tiers, tier) {
+			return "The model " + inv.modelID + " does not support the " + tier + " service tier.", false
+		}
+	case "reserved":
+		return "Reservation not found.", false
+	default:
+		return "service tier provided is invalid", false
+	}
+	if tier == "flex" && s.FlexThrottleRate > 0 {
+		n := s.flexCalls.Add(1)
+		if int64(float64(n)*s.FlexThrottleRate) > int64(float64(n-1)*s.FlexThrottleRate) {
+			s.throttled.Add(1)
+			return "", true
+		}
+	}
+	c, _ := s.tiers.LoadOrStore(tier, new(atomic.Int64))
+	c.(*atomic.Int64).Add(1)
+	return "", false
+}
+
+// refuseTier writes serveTier's refusal or throttle; false when the call goes on.
+func (s *RuntimeSim) refuseTier(w http.ResponseWriter, inv invocation, tier string) bool {
+	refusal, throttled := s.serveTier(inv, tier)
+	switch {
+	case throttled:
+		rtError(w, http.StatusTooManyRequests, "ThrottlingException", "[simulated] Too many requests, please wait before trying again.")
+	case refusal != "":
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] "+refusal)
+	default:
+		return false
+	}
+	return true
 }
 
 // Listen serves on addr (e.g. 127.0.0.1:0) and returns the base URL.
@@ -106,18 +167,23 @@ func (s *RuntimeSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rtError(w, http.StatusTooManyRequests, "ThrottlingException", "[simulated] Too many requests, please wait before trying again.")
 		return
 	}
-	if op != "converse" && op != "invoke" {
+	if op != "converse" && op != "invoke" && op != "count-tokens" {
 		rtError(w, http.StatusNotFound, "UnknownOperationException", "[simulated] unknown operation "+op)
 		return
 	}
 	inv, refusal := s.resolve(model)
-	if refusal != "" {
+	// CountTokens takes a foundation model id: the on-demand profile rule
+	// is about running the model, not counting for it.
+	if refusal != "" && !(op == "count-tokens" && inv.known) {
 		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] "+refusal)
 		return
 	}
-	if op == "converse" {
+	switch op {
+	case "converse":
 		s.converse(w, r, inv)
-	} else {
+	case "count-tokens":
+		s.countTokens(w, r, inv)
+	default:
 		s.invoke(w, r, inv)
 	}
 }
@@ -216,6 +282,13 @@ func (s *RuntimeSim) converse(w http.ResponseWriter, r *http.Request, inv invoca
 		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] malformed request body: "+err.Error())
 		return
 	}
+	tier := ""
+	if req.ServiceTier != nil {
+		tier = req.ServiceTier.Type
+	}
+	if s.refuseTier(w, inv, tier) {
+		return
+	}
 	a, prompt, err := converse(inv, req, s.Latency.Milliseconds())
 	if err != nil {
 		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] "+err.Error())
@@ -236,6 +309,9 @@ func (s *RuntimeSim) invoke(w http.ResponseWriter, r *http.Request, inv invocati
 	}
 	if !json.Valid(body) {
 		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] Malformed input request: the body is not valid JSON, please reformat your input and try again.")
+		return
+	}
+	if s.refuseTier(w, inv, r.Header.Get("X-Amzn-Bedrock-Service-Tier")) {
 		return
 	}
 	if s.FailMarker != "" && bytes.Contains(body, []byte(s.FailMarker)) {
@@ -268,4 +344,31 @@ func rtError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("X-Amzn-Errortype", code)
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]string{"message": msg})
+}
+
+// countTokens serves CountTokens (POST /model/{id}/count-tokens) for a
+// Converse input: the input tokens the simulator's own Converse would bill
+// for the same request, so a count and a run agree. Invoke-style inputs are
+// refused: the simulator counts only what it can answer through Converse.
+func (s *RuntimeSim) countTokens(w http.ResponseWriter, r *http.Request, inv invocation) {
+	var req struct {
+		Input struct {
+			Converse    *converseRequest `json:"converse"`
+			InvokeModel json.RawMessage  `json:"invokeModel"`
+		} `json:"input"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 10<<20)).Decode(&req); err != nil {
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] malformed request body: "+err.Error())
+		return
+	}
+	if req.Input.Converse == nil {
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] the simulator counts converse inputs only")
+		return
+	}
+	if inv.fam.embedding() {
+		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] "+errConverseUnsupported.Error())
+		return
+	}
+	_, _, in := converseText(*req.Input.Converse)
+	writeJSON(w, http.StatusOK, map[string]any{"inputTokens": max(1, in)})
 }

@@ -56,6 +56,11 @@ type bedrockModel struct {
 	inRegion []string
 	// profiles says whether cross-region inference profiles (us., eu., ...) exist.
 	profiles bool
+	// tiers lists the on-demand service tiers beyond standard the model
+	// takes ("flex", "priority"), per the models-and-regions table of
+	// https://docs.aws.amazon.com/bedrock/latest/userguide/service-tiers-inference.html
+	// (read 2026-12-01).
+	tiers []string
 }
 
 // output128k is the anthropic_beta flag that lifts Claude 3.7 Sonnet's output to 128K.
@@ -115,7 +120,11 @@ var bedrockModels = map[string]bedrockModel{
 	// us./eu. geo profiles (https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-amazon-nova-lite.html).
 	"amazon.nova-micro-v1:0": {fam: famNova, maxOut: 5000, inRegion: []string{"us-east-1"}, profiles: true},
 	"amazon.nova-lite-v1:0":  {fam: famNova, maxOut: 5000, inRegion: []string{"us-east-1"}, profiles: true},
-	"amazon.nova-pro-v1:0":   {fam: famNova, maxOut: 5000, inRegion: []string{"us-east-1"}, profiles: true},
+	"amazon.nova-pro-v1:0":   {fam: famNova, maxOut: 5000, inRegion: []string{"us-east-1"}, profiles: true, tiers: []string{"flex", "priority"}},
+	// Nova 2 Lite: 64K output (model card; 65K elsewhere, stricter reading),
+	// cross-Region profiles only; flex and priority per AWS's IDP sample
+	// (https://aws-solutions-library-samples.github.io/accelerated-intelligent-document-processing-on-aws/service-tiers, read 2026-12-01).
+	"amazon.nova-2-lite-v1:0": {fam: famNova, maxOut: 64000, profiles: true, tiers: []string{"flex", "priority"}},
 
 	// Llama: max_gen_len at most 2048
 	// (https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-meta.html;

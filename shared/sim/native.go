@@ -524,6 +524,9 @@ type converseRequest struct {
 	AdditionalModelRequestFields struct {
 		AnthropicBeta []string `json:"anthropic_beta"`
 	} `json:"additionalModelRequestFields"`
+	ServiceTier *struct {
+		Type string `json:"type"`
+	} `json:"serviceTier"`
 }
 
 // errConverseUnsupported is Bedrock's Converse answer for an embedding model.
@@ -558,30 +561,20 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 	if err != nil {
 		return answer{}, "", err
 	}
-	var sys, cachedPrefix strings.Builder
+	var cachedPrefix strings.Builder
+	var sysText strings.Builder
 	for _, b := range req.System {
 		if b.Text != nil {
-			sys.WriteString(*b.Text)
+			sysText.WriteString(*b.Text)
 		}
 		if len(b.CachePoint) > 0 {
 			cachedPrefix.Reset()
-			cachedPrefix.WriteString(sys.String())
+			cachedPrefix.WriteString(sysText.String())
 		}
 	}
-	prompt := ""
-	in := tokens(sys.String())
-	for _, m := range req.Messages {
-		for _, b := range m.Content {
-			if b.Text != nil {
-				in += tokens(*b.Text)
-				if m.Role == "user" {
-					prompt = *b.Text
-				}
-			}
-		}
-	}
+	sys, prompt, in := converseText(req)
 	in = max(1, in+seenTokens(seen))
-	text, out, capped := cut(withSeen(inv.replyText(sys.String(), prompt), seen), limit)
+	text, out, capped := cut(withSeen(inv.replyText(sys, prompt), seen), limit)
 	stop := "end_turn"
 	if capped {
 		stop = "max_tokens"
@@ -756,4 +749,28 @@ func citedDocument(inv invocation, req converseRequest) string {
 		}
 	}
 	return ""
+}
+
+// converseText is a Converse request's system text, last user text and the
+// tokens of all its text blocks (images and documents not included).
+func converseText(req converseRequest) (system, prompt string, in int64) {
+	var sys strings.Builder
+	for _, b := range req.System {
+		if b.Text != nil {
+			sys.WriteString(*b.Text)
+		}
+	}
+	system = sys.String()
+	in = tokens(system)
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if b.Text != nil {
+				in += tokens(*b.Text)
+				if m.Role == "user" {
+					prompt = *b.Text
+				}
+			}
+		}
+	}
+	return system, prompt, in
 }

@@ -45,20 +45,25 @@ func newCleanSuite(t *testing.T) *suite { return newSuiteFailing(t, 0) }
 // failEvery-th record (0: none), served over HTTP with the upload links
 // pointing at it.
 func newSuiteFailing(t *testing.T, failEvery int) *suite {
+	return newSuiteWith(t, local.Options{FailEvery: failEvery})
+}
+
+// newSuiteWith is the local suite with o's knobs; the directory, log and
+// owner header are the test's.
+func newSuiteWith(t *testing.T, o local.Options) *suite {
 	t.Helper()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	l, err := local.New(context.Background(), local.Options{
-		Dir: t.TempDir(), FailEvery: failEvery, Log: log,
-		Owner: func(r *http.Request) (string, error) {
-			if o := r.Header.Get("X-Test-Owner"); o != "" {
-				return o, nil
-			}
-			return "", fmt.Errorf("no owner")
-		},
-	})
+	o.Dir, o.Log = t.TempDir(), log
+	o.Owner = func(r *http.Request) (string, error) {
+		if o := r.Header.Get("X-Test-Owner"); o != "" {
+			return o, nil
+		}
+		return "", fmt.Errorf("no owner")
+	}
+	l, err := local.New(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,9 @@ type ReportsOptions struct {
 	SourceRoot string
 	// ThrottleRate and Latency are the runtime simulator's knobs.
 	ThrottleRate float64
-	Latency      time.Duration
+	// FlexThrottleRate throttles only calls on the flex service tier.
+	FlexThrottleRate float64
+	Latency          time.Duration
 	// Concurrency bounds on-demand calls per run (default job.DefaultOnDemandConcurrency).
 	Concurrency int
 }
@@ -52,7 +54,7 @@ type Reports struct {
 // runner's model over it.
 func (l *Suite) startRuntime(o Options, d *graph.Deps) error {
 	ro := o.Reports
-	l.Reports = &Reports{Runtime: &sim.RuntimeSim{ThrottleRate: ro.ThrottleRate, Latency: ro.Latency, Log: o.Log}}
+	l.Reports = &Reports{Runtime: &sim.RuntimeSim{ThrottleRate: ro.ThrottleRate, FlexThrottleRate: ro.FlexThrottleRate, Latency: ro.Latency, Log: o.Log}}
 	url, err := l.Reports.Runtime.Listen("127.0.0.1:0")
 	if err != nil {
 		return err

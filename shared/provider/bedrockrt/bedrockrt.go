@@ -70,7 +70,7 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 		in.ModelInput = body
 	}
 	if len(in.ModelInput) > 0 && bedrock.IsNativeBody(in.ModelInput) {
-		return m.invoke(ctx, model, in)
+		return m.invoke(ctx, model, in, p.Tier)
 	}
 	if len(in.ModelInput) > 0 {
 		// A caller's own Converse request, as a Converse batch job takes it.
@@ -78,6 +78,7 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 		if err != nil {
 			return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 		}
+		req.ServiceTier = serviceTier(p.Tier)
 		return m.converse(ctx, req, nil)
 	}
 	rules := m.rules(model)
@@ -95,7 +96,7 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 		}
 		return ondemand.OnDemandResult{}, &ondemand.CallError{Code: "ValidationException", Message: err.Error()}
 	}
-	req := &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs,
+	req := &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs, ServiceTier: serviceTier(p.Tier),
 		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(r.MaxTokens))}}
 	if r.Temperature != nil {
 		req.InferenceConfig.Temperature = aws.Float32(float32(*r.Temperature))
@@ -151,10 +152,14 @@ func (m *Model) converse(ctx context.Context, req *bedrockruntime.ConverseInput,
 
 // invoke passes a native body through InvokeModel and reads the answer the way a
 // batch output line's modelOutput is read, so both paths store identical records.
-func (m *Model) invoke(ctx context.Context, model string, in job.Input) (ondemand.OnDemandResult, error) {
-	out, err := m.Client.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{
+func (m *Model) invoke(ctx context.Context, model string, in job.Input, tier string) (ondemand.OnDemandResult, error) {
+	req := &bedrockruntime.InvokeModelInput{
 		ModelId: aws.String(model), Body: in.ModelInput, ContentType: aws.String("application/json"), Accept: aws.String("application/json"),
-	})
+	}
+	if t := serviceTier(tier); t != nil {
+		req.ServiceTier = t.Type
+	}
+	out, err := m.Client.InvokeModel(ctx, req)
 	if err != nil {
 		return ondemand.OnDemandResult{}, classify(err)
 	}
@@ -261,4 +266,53 @@ func (m *Model) EmbedMany(ctx context.Context, model string, ins []job.Input, p 
 		res[i] = ondemand.OnDemandResult{Output: string(vecs[i]), InputTokens: share}
 	}
 	return res, nil
+}
+
+// serviceTier is the runtime's serviceTier for a job's tier; nil for standard,
+// which is the runtime's default when the field is absent.
+func serviceTier(tier string) *types.ServiceTier {
+	if tier == "" {
+		return nil
+	}
+	return &types.ServiceTier{Type: types.ServiceTierType(tier)}
+}
+
+// tokenCounter is the CountTokens operation of the bedrockruntime client.
+type tokenCounter interface {
+	CountTokens(ctx context.Context, in *bedrockruntime.CountTokensInput, opts ...func(*bedrockruntime.Options)) (*bedrockruntime.CountTokensOutput, error)
+}
+
+// CountTokens counts one record's input tokens exactly with Bedrock's
+// CountTokens, on the Converse request Invoke would send (prompt,
+// conversation and system prompt; images and documents included).
+// Embedding texts and native bodies are not counted (an error says so).
+func (m *Model) CountTokens(ctx context.Context, model string, in job.Input, p job.Params) (int64, error) {
+	tc, ok := m.Client.(tokenCounter)
+	if !ok {
+		return 0, errors.New("the runtime client cannot count tokens")
+	}
+	if in.Text != "" || len(in.ModelInput) > 0 {
+		return 0, errors.New("only prompt and conversation records are counted")
+	}
+	rules := m.rules(model)
+	r, err := bedrock.NewRequest(-1, in, p, rules)
+	if err != nil {
+		return 0, err
+	}
+	msgs, _, release, err := m.converseMessages(ctx, model, in.ID, r, rules)
+	if release != nil {
+		defer release()
+	}
+	if err != nil {
+		return 0, err
+	}
+	req := &types.ConverseTokensRequest{Messages: msgs}
+	if r.System != "" {
+		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: r.System}}
+	}
+	out, err := tc.CountTokens(ctx, &bedrockruntime.CountTokensInput{ModelId: aws.String(model), Input: &types.CountTokensInputMemberConverse{Value: *req}})
+	if err != nil {
+		return 0, fmt.Errorf("count tokens of record %s: %w", in.ID, err)
+	}
+	return int64(aws.ToInt32(out.InputTokens)), nil
 }

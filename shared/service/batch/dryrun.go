@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -29,6 +30,15 @@ type DryRunResult struct {
 	// Cost prices the estimated input and the maximum output at the basis the
 	// mode runs at (batch or on-demand prices from the catalog).
 	Cost model.Cost `json:"estimated_cost"`
+	// Counted is the input counted exactly on a random sample of records
+	// and extrapolated with an interval (nil: no counter for this model).
+	Counted *TokenCount `json:"counted_input,omitempty"`
+	// Paths price the job on each way this deployment could run the model
+	// (counted input when there is a count, else the estimate; maximum output).
+	Paths []PathCost `json:"paths,omitempty"`
+	// Auto is the path mode auto picks, AutoWhy the reason.
+	Auto    string `json:"auto,omitempty"`
+	AutoWhy string `json:"auto_why,omitempty"`
 	// Content counts the images and documents.
 	Content *content.Summary `json:"content,omitempty"`
 	// Problems are everything that would refuse the submit; none: it would go.
@@ -60,6 +70,14 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		}
 	}
 	out.EstimatedInputTokens, out.Cost = s.estimate(req, md)
+	m, _ := s.LookupModel(req.Model)
+	if out.Counted, err = s.countInput(ctx, req, m); err != nil {
+		// Not a reason to refuse the submit: the estimate above stands.
+		out.Warnings = append(out.Warnings, "input tokens not counted (the estimate stands): "+err.Error())
+	}
+	if m != nil {
+		s.pricePaths(out, m, prov.Limits())
+	}
 	if err := s.checkBudget(req, md); err != nil {
 		out.Problems = append(out.Problems, err.Error())
 	}
@@ -88,11 +106,11 @@ func (s *Service) estimate(req SubmitRequest, md *media) (int64, model.Cost) {
 	if !ok {
 		return in, model.Cost{}
 	}
-	basis := model.BasisOnDemand
+	u := model.Usage{Input: in, Output: int64(req.Params.MaxTokens) * int64(len(req.Records))}
 	if req.Mode == job.ModeBatch {
-		basis = model.BasisBatch
+		return in, m.Cost(u, model.BasisBatch)
 	}
-	return in, m.Cost(model.Usage{Input: in, Output: int64(req.Params.MaxTokens) * int64(len(req.Records))}, basis)
+	return in, m.CostTier(u, req.Params.Tier)
 }
 
 // checkBudget refuses a submit whose estimate is over its budget_usd, naming both.
@@ -130,4 +148,55 @@ func (s *Service) recordTokens(r *job.Input, md *media, i int, system string) in
 		return n + content.TextTokens(string(r.Messages))
 	}
 	return n + content.TextTokens(string(r.ModelInput))
+}
+
+// PathCost is a job's estimated cost on one path.
+type PathCost struct {
+	Path string     `json:"path"` // batch, on_demand standard, on_demand flex, on_demand priority
+	Cost model.Cost `json:"cost"`
+}
+
+// pricePaths lists the cost of each path the model and deployment allow and
+// the one mode auto picks, with its reason.
+func (s *Service) pricePaths(out *DryRunResult, m *model.Model, lim service.BatchLimits) {
+	in := out.EstimatedInputTokens
+	if out.Counted != nil {
+		in = out.Counted.Estimate
+	}
+	u := model.Usage{Input: in, Output: out.MaxOutputTokens}
+	odOK := m.Supports(model.ModeOnDemand) && s.OnDemand != nil && lim.OnDemand
+	if m.Supports(model.ModeBatch) {
+		out.Paths = append(out.Paths, PathCost{Path: "batch", Cost: m.Cost(u, model.BasisBatch)})
+	}
+	if odOK {
+		out.Paths = append(out.Paths, PathCost{Path: "on_demand standard", Cost: m.CostTier(u, model.TierStandard)})
+		for _, t := range []string{model.TierFlex, model.TierPriority} {
+			if _, ok := m.Tier(t); ok {
+				out.Paths = append(out.Paths, PathCost{Path: "on_demand " + t, Cost: m.CostTier(u, t)})
+			}
+		}
+	}
+	mode, err := modeFor(m, job.ModeAuto, out.Records, lim, s.OnDemand != nil)
+	switch {
+	case err != nil:
+		out.AutoWhy = err.Error()
+	case mode == job.ModeBatch && !odOK:
+		out.Auto, out.AutoWhy = "batch", "the model runs only as a batch job here"
+	case mode == job.ModeBatch:
+		out.Auto, out.AutoWhy = "batch", fmt.Sprintf("%d records reach %s's minimum of %d per job, and batch prices are the lowest listed", out.Records, lim.Title, lim.MinRecords)
+	default:
+		tier := model.TierStandard
+		if _, ok := m.Tier(model.TierFlex); ok {
+			tier = model.TierFlex
+		}
+		out.Auto = "on_demand " + tier
+		why := fmt.Sprintf("%d records are under %s's minimum of %d per job", out.Records, lim.Title, lim.MinRecords)
+		if !m.Supports(model.ModeBatch) {
+			why = "the model does not run as a batch job"
+		}
+		if tier == model.TierFlex {
+			why += "; the model offers flex with known prices and the job has no deadline"
+		}
+		out.AutoWhy = why
+	}
 }

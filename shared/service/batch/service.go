@@ -43,6 +43,9 @@ type Service struct {
 	// Vectors writes embedding jobs' vectors into their index (nil: submits
 	// naming an index are refused).
 	Vectors VectorSink
+	// Counter counts a sample of a dry run's records exactly (nil: the
+	// estimate stays at one token per 4 characters).
+	Counter TokenCounter
 }
 
 // Cancel stops a job's provider jobs. Cancelling a finished job is not an error:

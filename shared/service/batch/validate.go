@@ -60,6 +60,9 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	if err := s.resolveMode(req, prov, m); err != nil {
 		return nil, err
 	}
+	if err := resolveTier(req, m); err != nil {
+		return nil, err
+	}
 	if len(req.Name) > maxNameLen {
 		return nil, job.Fieldf("name", "at most %d characters (got %d)", maxNameLen, len(req.Name))
 	}

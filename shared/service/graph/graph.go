@@ -105,7 +105,8 @@ func New(d Deps) *Graph {
 		cu.UseContent(&content.Store{Opener: batch.BlobOpener{Blobs: d.Blobs}, Prefix: blob.Join(d.Bucket, "uploads") + "/"})
 	}
 	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency, Vectors: d.Vectors}
-	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel,
+	counter, _ := d.OnDemandModel.(batch.TokenCounter)
+	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel, Counter: counter,
 		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota, Vectors: d.Vectors}
 	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: blob.Join(d.Bucket, "results"), Log: core.Logger(),
 		MaxLineBytesFor: core.OutputLineCap}

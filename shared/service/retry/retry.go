@@ -339,6 +339,9 @@ func childRequest(parent *job.Job, req Request, id string, recs []job.Input) (ba
 	if req.MaxTokens != 0 {
 		p.MaxTokens = req.MaxTokens
 	}
+	// The child settles its own service tier (auto) for its model and mode:
+	// the parent's may not exist on another model or apply to a batch child.
+	p.Tier = ""
 	model, provider := parent.Model, parent.Provider
 	if req.Model != "" && req.Model != parent.Model {
 		model, provider = req.Model, "" // the model picks its provider
