@@ -51,9 +51,11 @@ func main() {
 
 // Result is what one run measured.
 type Result struct {
-	Bytes, Records             int64
-	Put, Answer, Validate      time.Duration
-	Status                     string
+	Bytes, Records        int64
+	Put, Answer, Validate time.Duration
+	// Status is the job's; ProviderStatus its parts' (an upload job stays
+	// validating, never moving backwards, until the provider job runs).
+	Status, ProviderStatus     string
 	Parts                      int
 	PeakRSS, PeakHeap, HeapEnd uint64
 }
@@ -65,11 +67,11 @@ func run(mib, lineBytes int, dir string, out io.Writer) error {
 	}
 	total := res.Put + res.Answer + res.Validate
 	fmt.Fprintf(out, "file_mib=%.0f records=%d put=%s submit_answer=%s validate_and_submit=%s total=%s "+
-		"validate_mib_per_s=%.1f end_to_end_mib_per_s=%.1f status=%s parts=%d peak_rss_mib=%.1f peak_heap_mib=%.1f\n",
+		"validate_mib_per_s=%.1f end_to_end_mib_per_s=%.1f status=%s provider_status=%s parts=%d peak_rss_mib=%.1f peak_heap_mib=%.1f\n",
 		float64(res.Bytes)/(1<<20), res.Records, res.Put.Round(time.Millisecond), res.Answer.Round(time.Millisecond),
 		res.Validate.Round(time.Millisecond), total.Round(time.Millisecond),
 		float64(res.Bytes)/(1<<20)/res.Validate.Seconds(), float64(res.Bytes)/(1<<20)/total.Seconds(),
-		res.Status, res.Parts, float64(res.PeakRSS)/(1<<20), float64(res.PeakHeap)/(1<<20))
+		res.Status, res.ProviderStatus, res.Parts, float64(res.PeakRSS)/(1<<20), float64(res.PeakHeap)/(1<<20))
 	return nil
 }
 
@@ -143,7 +145,7 @@ func probe(size int64, lineBytes int, dir string) (*Result, error) {
 		return nil, fmt.Errorf("job after validation: status %s, %d records (want %d), error %q", j.Status, j.RecordCount, res.Records, j.Error)
 	}
 	full, _ := l.Service.Store.GetJob(ctx, h.JobID)
-	res.Status, res.Parts = j.Status, len(full.Parts)
+	res.Status, res.ProviderStatus, res.Parts = j.Status, j.ProviderStatus, len(full.Parts)
 	peak, err := procstat.PeakRSS()
 	res.PeakRSS = uint64(peak)
 	return res, err

@@ -10,7 +10,7 @@ func TestRun(t *testing.T) {
 	if err := run(2, 1100, "", &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"records=1906 ", "status=submitted", "submit_answer=", "peak_rss_mib=", "peak_heap_mib="} {
+	for _, w := range []string{"records=1906 ", "status=validating provider_status=Submitted parts=1 ", "submit_answer=", "peak_rss_mib=", "peak_heap_mib="} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("output lacks %q: %s", w, out.String())
 		}
@@ -18,7 +18,7 @@ func TestRun(t *testing.T) {
 }
 
 // TestHeapDoesNotFollowTheFile submits a 5 MiB and a 20 MiB file end to end:
-// both answer validating and end submitted with every record, and the Go
+// both answer validating and end with their provider job submitted and every record, and the Go
 // heap's peak during validation grows far less than the file (what it keeps
 // is 24 bytes a record, not the records). Holding the file, or its lines, in
 // memory would grow the peak by at least the 15 MiB between the two.
@@ -35,8 +35,8 @@ func TestHeapDoesNotFollowTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range []*Result{small, big} {
-		if r.Status != "submitted" || r.Records != r.Bytes/1100 {
-			t.Errorf("%d bytes: status %s, %d records", r.Bytes, r.Status, r.Records)
+		if r.Status != "validating" || r.ProviderStatus != "Submitted" || r.Parts == 0 || r.Records != r.Bytes/1100 {
+			t.Errorf("%d bytes: status %s (provider %s, %d parts), %d records", r.Bytes, r.Status, r.ProviderStatus, r.Parts, r.Records)
 		}
 	}
 	fileGrowth := big.Bytes - small.Bytes
