@@ -123,7 +123,7 @@ func measure(ctx context.Context, js jobSpec, n int) (cost.Usage, mcpserver.JobV
 	}
 	defer cs.Close()
 	var h mcpserver.JobHandle
-	if err := call(ctx, cs, "submit_batch", map[string]any{"model": js.model, "records": js.records(n)}, &h); err != nil {
+	if err := local.CallTool(ctx, cs, "submit_batch", map[string]any{"model": js.model, "records": js.records(n)}, &h); err != nil {
 		return cost.Usage{}, mcpserver.JobView{}, err
 	}
 	var view mcpserver.JobView
@@ -132,7 +132,7 @@ func measure(ctx context.Context, js jobSpec, n int) (cost.Usage, mcpserver.JobV
 			return cost.Usage{}, view, err
 		}
 		l.Bus.Wait()
-		if err := call(ctx, cs, "get_job", map[string]any{"job_id": h.JobID}, &view); err != nil {
+		if err := local.CallTool(ctx, cs, "get_job", map[string]any{"job_id": h.JobID}, &view); err != nil {
 			return cost.Usage{}, view, err
 		}
 		if view.Terminal {
@@ -152,7 +152,7 @@ func measure(ctx context.Context, js jobSpec, n int) (cost.Usage, mcpserver.JobV
 		if cursor != "" {
 			args["cursor"] = cursor
 		}
-		if err := call(ctx, cs, "get_job_results", args, &page); err != nil {
+		if err := local.CallTool(ctx, cs, "get_job_results", args, &page); err != nil {
 			return cost.Usage{}, view, err
 		}
 		if cursor = page.NextCursor; cursor == "" {
@@ -186,28 +186,4 @@ type logBytes struct{ m *cost.Meter }
 func (l logBytes) Write(p []byte) (int, error) {
 	l.m.Log(len(p), false)
 	return len(p), nil
-}
-
-func call(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any, out any) error {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return fmt.Errorf("%s: %w", tool, err)
-	}
-	if res.IsError {
-		var b strings.Builder
-		for _, c := range res.Content {
-			if t, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(t.Text)
-			}
-		}
-		return fmt.Errorf("%s: %s", tool, b.String())
-	}
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s: decode: %w", tool, err)
-	}
-	return nil
 }

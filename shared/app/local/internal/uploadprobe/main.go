@@ -15,7 +15,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -101,7 +100,7 @@ func probe(size int64, lineBytes int, dir string) (*Result, error) {
 	defer cs.Close()
 
 	var up mcpserver.CreateUploadOut
-	if err := callTool(ctx, cs, "create_upload", map[string]any{}, &up); err != nil {
+	if err := local.CallTool(ctx, cs, "create_upload", map[string]any{}, &up); err != nil {
 		return nil, err
 	}
 	gen := &generator{size: size, line: lineBytes}
@@ -126,7 +125,7 @@ func probe(size int64, lineBytes int, dir string) (*Result, error) {
 	stop := sampleHeap(&res.PeakHeap)
 	t1 := time.Now()
 	var h mcpserver.JobHandle
-	if err := callTool(ctx, cs, "submit_batch", map[string]any{"model": "anthropic.claude-haiku-4-5-20251001-v1:0", "input_upload_id": up.UploadID}, &h); err != nil {
+	if err := local.CallTool(ctx, cs, "submit_batch", map[string]any{"model": "anthropic.claude-haiku-4-5-20251001-v1:0", "input_upload_id": up.UploadID}, &h); err != nil {
 		return nil, err
 	}
 	res.Answer = time.Since(t1)
@@ -138,7 +137,7 @@ func probe(size int64, lineBytes int, dir string) (*Result, error) {
 	res.Validate = time.Since(t2)
 	stop()
 	var j mcpserver.JobView
-	if err := callTool(ctx, cs, "get_job", map[string]any{"job_id": h.JobID}, &j); err != nil {
+	if err := local.CallTool(ctx, cs, "get_job", map[string]any{"job_id": h.JobID}, &j); err != nil {
 		return nil, err
 	}
 	if j.Error != "" || int64(j.RecordCount) != res.Records {
@@ -149,24 +148,6 @@ func probe(size int64, lineBytes int, dir string) (*Result, error) {
 	peak, err := procstat.PeakRSS()
 	res.PeakRSS = uint64(peak)
 	return res, err
-}
-
-func callTool(ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any, out any) error {
-	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if r.IsError {
-		var b strings.Builder
-		for _, c := range r.Content {
-			if t, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(t.Text)
-			}
-		}
-		return fmt.Errorf("%s: %s", name, b.String())
-	}
-	raw, _ := json.Marshal(r.StructuredContent)
-	return json.Unmarshal(raw, out)
 }
 
 // sampleHeap records the peak of the heap in use until stop is called. GC is
