@@ -465,19 +465,9 @@ func invokeCohereEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return answer{}, malformedInput("%v", err)
 	}
-	truncate := "NONE"
-	if req.Truncate != nil {
-		truncate = *req.Truncate
-	}
-	switch {
-	case req.Texts == nil:
-		return answer{}, malformedInput("#: required key [texts] not found")
-	case len(*req.Texts) > cohereMaxTexts:
-		return answer{}, malformedInput("#/texts: expected maxItems: %d, actual: %d", cohereMaxTexts, len(*req.Texts))
-	case req.InputType == nil:
-		return answer{}, malformedInput("#: required key [input_type] not found")
-	case !slices.Contains(cohereInputTypes, *req.InputType):
-		return answer{}, malformedInput("#/input_type: %s is not a valid enum value", *req.InputType)
+	truncate, err := cohereCommon(req.Texts, req.InputType, req.Truncate)
+	if err != nil {
+		return answer{}, err
 	}
 	var in int64
 	vecs := make([][]float64, 0, len(*req.Texts))
@@ -634,19 +624,11 @@ func invokeCohereEmbedV4(inv invocation, raw json.RawMessage) (answer, error) {
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return answer{}, malformedInput("%v", err)
 	}
-	truncate := "NONE"
-	if req.Truncate != nil {
-		truncate = *req.Truncate
+	truncate, err := cohereCommon(req.Texts, req.InputType, req.Truncate)
+	if err != nil {
+		return answer{}, err
 	}
 	switch {
-	case req.Texts == nil:
-		return answer{}, malformedInput("#: required key [texts] not found")
-	case len(*req.Texts) > cohereMaxTexts:
-		return answer{}, malformedInput("#/texts: expected maxItems: %d, actual: %d", cohereMaxTexts, len(*req.Texts))
-	case req.InputType == nil:
-		return answer{}, malformedInput("#: required key [input_type] not found")
-	case !slices.Contains(cohereInputTypes, *req.InputType):
-		return answer{}, malformedInput("#/input_type: %s is not a valid enum value", *req.InputType)
 	case req.OutputDimension != nil && !slices.Contains(cohereV4Dims, *req.OutputDimension):
 		return answer{}, malformedInput("#/output_dimension: %d is not a valid enum value", *req.OutputDimension)
 	case !slices.Contains([]string{"NONE", "LEFT", "RIGHT"}, truncate):
@@ -773,4 +755,24 @@ func converseText(req converseRequest) (system, prompt string, in int64) {
 		}
 	}
 	return system, prompt, in
+}
+
+// cohereCommon checks what every Cohere Embed body requires (texts, at most
+// cohereMaxTexts of them, a valid input_type) and returns its truncate
+// setting, NONE when absent.
+func cohereCommon(texts *[]string, inputType, truncate *string) (string, error) {
+	switch {
+	case texts == nil:
+		return "", malformedInput("#: required key [texts] not found")
+	case len(*texts) > cohereMaxTexts:
+		return "", malformedInput("#/texts: expected maxItems: %d, actual: %d", cohereMaxTexts, len(*texts))
+	case inputType == nil:
+		return "", malformedInput("#: required key [input_type] not found")
+	case !slices.Contains(cohereInputTypes, *inputType):
+		return "", malformedInput("#/input_type: %s is not a valid enum value", *inputType)
+	}
+	if truncate == nil {
+		return "NONE", nil
+	}
+	return *truncate, nil
 }
