@@ -326,7 +326,7 @@ func TestEndpointIAM(t *testing.T) {
 	}
 	sort.Strings(arns)
 	mcpRole, _ := oneResource(t, tpl, "AWS::IAM::Role", "FunctionsMcpRole")
-	mcp := actionResources(append(roleStatements(t, tpl, mcpRole), managedStatements(tpl, mcpRole)...))
+	mcp := actionResources(roleStatements(t, tpl, mcpRole)) // managed policies included
 	for _, a := range []string{"sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync", "sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"} {
 		if !reflect.DeepEqual(mcp[a], arns) {
 			t.Errorf("mcp %s on %v, want %v", a, mcp[a], arns)
@@ -366,17 +366,4 @@ func TestEndpointNagAndLint(t *testing.T) {
 	if out, err := exec.Command(bin, "--regions", testRegion, "--", path).CombinedOutput(); err != nil {
 		t.Fatalf("cfn-lint: %v\n%s", err, out)
 	}
-}
-
-// managedStatements are the Allow statements of the customer managed policies attached to a role.
-func managedStatements(tpl obj, roleID string) []statement {
-	var out []statement
-	for _, pol := range resources(tpl, "AWS::IAM::ManagedPolicy") {
-		for _, r := range strs(props(pol)["Roles"]) {
-			if r == "<"+roleID+">" {
-				out = append(out, toStatements(props(pol)["PolicyDocument"])...)
-			}
-		}
-	}
-	return out
 }
