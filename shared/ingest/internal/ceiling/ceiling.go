@@ -88,7 +88,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	in := &ingest.Ingester{
 		Records: st,
-		Blobs:   genBlobs{o.Spec},
+		Blobs:   ingesttest.Blobs{Spec: o.Spec},
 		Checkpoints: ingest.SaveFunc(func(ctx context.Context, id string, cp job.Checkpoint) error {
 			_, err := st.UpdateJob(ctx, id, func(j *job.Job) error { j.Checkpoint = &cp; return nil })
 			return err
@@ -210,21 +210,6 @@ type counting struct {
 func (c *counting) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opt ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
 	c.batches.Add(1)
 	return c.Client.BatchWriteItem(ctx, in, opt...)
-}
-
-// genBlobs serves the generated file lazily: it never sits in memory.
-type genBlobs struct{ spec ingesttest.Spec }
-
-func (g genBlobs) Open(_ context.Context, _ string, offset int64) (io.ReadCloser, error) {
-	gen := ingesttest.NewGenerator(g.spec)
-	if _, err := io.CopyN(io.Discard, gen, offset); err != nil {
-		return nil, err
-	}
-	return io.NopCloser(gen), nil
-}
-
-func (genBlobs) Put(_ context.Context, _ string, r io.Reader, _ string) (int64, error) {
-	return io.Copy(io.Discard, r)
 }
 
 // NewClient is a DynamoDB client for endpoint with test credentials and

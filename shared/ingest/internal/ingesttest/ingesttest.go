@@ -5,6 +5,7 @@
 package ingesttest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,4 +171,20 @@ func (g *Generator) makeLine(i int) {
 	}
 	g.line = append(b, tail...)
 	g.pos = 0
+}
+
+// Blobs serves the generated file at any offset, lazily (it never sits in
+// memory); Put discards what is written.
+type Blobs struct{ Spec Spec }
+
+func (b Blobs) Open(_ context.Context, _ string, offset int64) (io.ReadCloser, error) {
+	gen := NewGenerator(b.Spec)
+	if _, err := io.CopyN(io.Discard, gen, offset); err != nil {
+		return nil, err
+	}
+	return io.NopCloser(gen), nil
+}
+
+func (Blobs) Put(_ context.Context, _ string, r io.Reader, _ string) (int64, error) {
+	return io.Copy(io.Discard, r)
 }

@@ -57,7 +57,7 @@ func run(mb, lineBytes int, latency time.Duration, out io.Writer) error {
 	spec := ingesttest.Spec{Records: mb << 20 / lineBytes, LineBytes: lineBytes, ErrorEvery: 50}
 	in := &ingest.Ingester{
 		Records:       writer{latency},
-		Blobs:         genBlobs{spec},
+		Blobs:         ingesttest.Blobs{Spec: spec},
 		Checkpoints:   ingest.SaveFunc(func(context.Context, string, job.Checkpoint) error { return nil }),
 		ResultsPrefix: "s3://results/out",
 		Log:           slog.New(slog.DiscardHandler),
@@ -80,21 +80,6 @@ func run(mb, lineBytes int, latency time.Duration, out io.Writer) error {
 		spec.Size()>>20, spec.Records, lineBytes, took.Round(time.Millisecond),
 		float64(spec.Size())/(1<<20)/took.Seconds(), float64(hwm)/(1<<20))
 	return nil
-}
-
-// genBlobs serves the generated output; Put discards (no output here is big).
-type genBlobs struct{ spec ingesttest.Spec }
-
-func (g genBlobs) Open(_ context.Context, _ string, offset int64) (io.ReadCloser, error) {
-	gen := ingesttest.NewGenerator(g.spec)
-	if _, err := io.CopyN(io.Discard, gen, offset); err != nil {
-		return nil, err
-	}
-	return io.NopCloser(gen), nil
-}
-
-func (genBlobs) Put(_ context.Context, _ string, r io.Reader, _ string) (int64, error) {
-	return io.Copy(io.Discard, r)
 }
 
 type writer struct{ latency time.Duration }
