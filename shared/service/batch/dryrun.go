@@ -78,7 +78,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	if m != nil {
 		s.pricePaths(out, m, prov.Limits())
 	}
-	if err := s.checkBudget(req, md); err != nil {
+	if err := overBudget(req, out.EstimatedInputTokens, out.Cost); err != nil {
 		out.Problems = append(out.Problems, err.Error())
 	}
 	if req.Mode == job.ModeBatch {
@@ -119,6 +119,14 @@ func (s *Service) checkBudget(req SubmitRequest, md *media) error {
 		return nil
 	}
 	in, c := s.estimate(req, md)
+	return overBudget(req, in, c)
+}
+
+// overBudget judges an estimate (in input tokens, cost c) against req's budget_usd.
+func overBudget(req SubmitRequest, in int64, c model.Cost) error {
+	if req.BudgetUSD <= 0 {
+		return nil
+	}
 	if !c.Priced {
 		return job.Fieldf("budget_usd", "model %s has no %s price for %s in the catalog, so a budget cannot be held; submit without budget_usd", req.Model, c.Basis, strings.Join(c.Missing, ", "))
 	}
