@@ -76,7 +76,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		out.Warnings = append(out.Warnings, "input tokens not counted (the estimate stands): "+err.Error())
 	}
 	if m != nil {
-		s.pricePaths(out, m, prov.Limits())
+		s.pricePaths(out, m, s.LimitsFor(prov, req.Model))
 	}
 	if err := overBudget(req, out.EstimatedInputTokens, out.Cost); err != nil {
 		out.Problems = append(out.Problems, err.Error())
