@@ -273,6 +273,9 @@ func (r *run) line(rd *jsonl.Reader, seen map[string]struct{}) {
 	r.counts.CacheWriteTokens += rec.CacheWriteTokens
 	rec.JobID = r.j.ID
 	rec.ExpiresAt = r.j.ExpiresAt
+	if r.j.Mode == job.ModeBatch {
+		rec.Path = job.PathBatch
+	}
 	size := int64(len(rec.Output)+len(rec.ErrorMessage)+len(rec.StopReason)+len(rec.ID)) + recordOverhead
 	if r.cur.recs == nil {
 		r.cur.recs = make([]job.Record, 0, r.batchSize)

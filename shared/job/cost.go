@@ -17,4 +17,18 @@ type Cost struct {
 	PricesAsOf string `json:"pricesAsOf,omitempty"`
 	// Unpriced names token kinds the catalog has no price for (their cost is not in TotalUSD).
 	Unpriced []string `json:"unpriced,omitempty"`
+	// Redrive is what the records a deadline re-drove cost on demand next to
+	// what they would have cost at the batch price (nil: no re-drive).
+	Redrive *RedriveCost `json:"redrive,omitempty"`
+}
+
+// RedriveCost prices a deadline re-drive's records both ways.
+type RedriveCost struct {
+	Records         int     `json:"records"`
+	OnDemandUSD     float64 `json:"onDemandUsd"`
+	AtBatchPriceUSD float64 `json:"atBatchPriceUsd"`
+	// ExtraUSD is OnDemandUSD − AtBatchPriceUSD: what meeting the deadline cost.
+	ExtraUSD float64 `json:"extraUsd"`
+	// Tier is the on-demand service tier the re-drive ran on ("": standard).
+	Tier string `json:"tier,omitempty"`
 }

@@ -52,6 +52,13 @@ type Job struct {
 	// BudgetUSD caps what the job may cost (0: no cap); a submit whose
 	// estimate is over it is refused.
 	BudgetUSD float64 `json:"budgetUsd,omitempty"`
+	// Deadline is when every record must have a result (zero: none); see
+	// deadline.go. DeadlineTokens is the tokens per record the timing counts
+	// (estimated input plus max_tokens), fixed at submit.
+	Deadline       time.Time `json:"deadline,omitzero"`
+	DeadlineTokens int64     `json:"deadlineTokens,omitempty"`
+	// Redrive is the deadline's re-drive of unfinished batch records on demand (nil: none).
+	Redrive *Redrive `json:"redrive,omitempty"`
 	// Checkpoint lets an interrupted ingest resume without double counting.
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 	// OutputReadyPublished records that "Job Output Ready" went out, so a
@@ -182,6 +189,9 @@ type Record struct {
 	// Note says how the output was stored when that differs from what was asked
 	// (non-JSON output under a JSON content type, binary output behind a link).
 	Note string `json:"note,omitempty"`
+	// Path is the way the result was produced: PathBatch or PathOnDemand
+	// ("" for SageMaker results and records stored before paths were kept).
+	Path string `json:"path,omitempty"`
 }
 
 // ShardsFor picks how many partition keys a job's results spread over:

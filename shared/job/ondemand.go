@@ -18,6 +18,9 @@ const DefaultOnDemandConcurrency = 8
 type OnDemand struct {
 	Params      Params `json:"params"`
 	Concurrency int    `json:"concurrency"`
+	// InputURI is the run's input (job.Input lines); "" for an on-demand job,
+	// whose part 0 holds it. A deadline re-drive runs its own file.
+	InputURI string `json:"inputUri,omitempty"`
 	// Checkpoint: every input line before Line (byte Offset) has its result stored,
 	// and the counters hold exactly what those lines contributed.
 	Offset           int64 `json:"offset"`

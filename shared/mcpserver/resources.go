@@ -105,7 +105,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 			Records: make([]RecordOut, 0, len(recs))}
 		for _, r := range recs {
 			ro := RecordOut{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason,
-				ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+				ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Path: r.Path}
 			// As get_job_results does: an output too big for the store is a link.
 			if r.OutputRef != "" && s.Presign != nil {
 				if ro.OutputURL, err = s.Presign.PresignGet(ctx, r.OutputRef, 15*time.Minute); err != nil {

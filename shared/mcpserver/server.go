@@ -278,9 +278,14 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		if err != nil {
 			return JobHandle{}, "", "", err
 		}
+		deadline, err := parseDeadline(in.Deadline)
+		if err != nil {
+			return JobHandle{}, "", "", err
+		}
 		sr := batch.SubmitRequest{
 			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: ttl, Mode: in.Mode, Provider: in.Provider,
 			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Tier: in.Tier}, BudgetUSD: in.BudgetUSD,
+			Deadline: deadline,
 		}
 		embedParams(in, &sr)
 		sr.Records = make([]job.Input, len(in.Records))
@@ -350,8 +355,30 @@ func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in JobIDI
 		if err != nil {
 			return JobView{}, "", "", err
 		}
-		return viewOf(j), jobSummary(j), "", nil
+		v := viewOf(j)
+		if dt, ok := s.Svc.(deadlineTimer); ok {
+			v.StopBatchBy = ts(dt.StopBatchBy(j))
+		}
+		return v, jobSummary(j), "", nil
 	})
+}
+
+// deadlineTimer says when a job's unfinished batch parts are stopped for its
+// deadline (the batch service; zero: not applicable).
+type deadlineTimer interface {
+	StopBatchBy(j *job.Job) time.Time
+}
+
+// parseDeadline reads submit_batch's deadline (zero when absent).
+func parseDeadline(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, job.Fieldf("deadline", "%q is not an RFC 3339 time; give e.g. 2026-12-02T09:00:00Z or 2026-12-02T10:00:00+01:00", service.Truncate(s, 60))
+	}
+	return t, nil
 }
 
 // jobSummary is get_job's text answer (also a finished task's inline result).
@@ -376,7 +403,7 @@ func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in Resul
 		embedding := isEmbedding(j.Model)
 		for _, r := range recs {
 			ro := RecordOut{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason, ErrorCode: r.ErrorCode,
-				ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+				ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Path: r.Path}
 			ro.ContentType, ro.Note = r.ContentType, r.Note
 			if r.JobID != "" && r.JobID != j.ID {
 				ro.JobID = r.JobID

@@ -47,6 +47,7 @@ type SubmitIn struct {
 	Truncate   string   `json:"truncate,omitempty" jsonschema:"embedding models: a text over the model's max_input_chars is refused (NONE, default) or cut at its END or START"`
 	Tier       string   `json:"tier,omitempty" jsonschema:"on-demand runs: Bedrock service tier standard, flex (discounted, slower, may throttle), priority (premium) or auto (default: flex where the model offers it with known prices, else standard); the tier is priced in the job's cost"`
 	BudgetUSD  float64  `json:"budget_usd,omitempty" jsonschema:"refuse the submit when its estimated cost (estimated input, max_tokens × records of output, at the mode's prices) is over this many USD; get_job then shows spent and remaining"`
+	Deadline   string   `json:"deadline,omitempty" jsonschema:"RFC 3339 time every record must have a result by, e.g. 2026-12-02T09:00:00Z; refused when even running all records on demand at the account's quota could not meet it. A batch job's unfinished parts are stopped in time and their unfinished records run on demand (standard tier) in the same job; each result says its path"`
 	Index      *IndexIn `json:"index,omitempty" jsonschema:"embedding models: write the vectors, with each record's id, text and metadata, into this vector index of yours (created on first use; its dimension, metric and model are fixed then); search it with search_index"`
 }
 
@@ -111,6 +112,20 @@ type JobView struct {
 	RetryOf   string   `json:"retry_of,omitempty" jsonschema:"the job this one retries the failed records of"`
 	RetriedBy []string `json:"retried_by,omitempty" jsonschema:"jobs retry_failed made from this one's failed records"`
 	Warnings  []string `json:"warnings,omitempty" jsonschema:"what to know about how the job runs, e.g. a legacy model and its end-of-life date"`
+	// Deadline / StopBatchBy / Redrive: a job submitted with a deadline.
+	Deadline    string       `json:"deadline,omitempty" jsonschema:"the deadline the job was submitted with"`
+	StopBatchBy string       `json:"stop_batch_by,omitempty" jsonschema:"batch jobs with a deadline: when unfinished batch parts are stopped so their records run on demand before the deadline (at the account's on-demand quota, with a safety margin); moves as parts finish"`
+	Redrive     *RedriveView `json:"redrive,omitempty" jsonschema:"the deadline re-drive: the batch parts stopped and the records run on demand"`
+}
+
+// RedriveView is a deadline re-drive as get_job shows it.
+type RedriveView struct {
+	StoppedAt      string `json:"stopped_at" jsonschema:"when the unfinished batch parts were stopped"`
+	StoppedParts   int    `json:"stopped_parts"`
+	Records        int    `json:"records" jsonschema:"records the batch parts left without a result, run on demand (known once the stopped parts' output is read)"`
+	Done           int    `json:"done" jsonschema:"of those, how many have a result now"`
+	BatchSucceeded int    `json:"batch_succeeded" jsonschema:"records the batch parts produced successfully"`
+	BatchFailed    int    `json:"batch_failed"`
 }
 
 // CostView is a job's cost by part, at the model catalog's list prices.
@@ -124,6 +139,17 @@ type CostView struct {
 	Tier          string   `json:"tier,omitempty" jsonschema:"on-demand service tier priced: flex or priority (absent: standard)"`
 	AsOf          string   `json:"as_of,omitempty" jsonschema:"date of the prices"`
 	Unpriced      []string `json:"unpriced,omitempty" jsonschema:"prices the catalog lacks for tokens the job used (counted as 0)"`
+	// Redrive compares the re-driven records' on-demand cost with the batch price.
+	Redrive *RedriveCostView `json:"redrive,omitempty" jsonschema:"a deadline re-drive: what its records cost on demand, what they would have cost at the batch price, and the difference"`
+}
+
+// RedriveCostView prices a deadline re-drive's records both ways.
+type RedriveCostView struct {
+	Records         int     `json:"records"`
+	OnDemandUSD     float64 `json:"on_demand_usd"`
+	AtBatchPriceUSD float64 `json:"at_batch_price_usd"`
+	ExtraUSD        float64 `json:"extra_usd" jsonschema:"on_demand_usd − at_batch_price_usd: what meeting the deadline cost"`
+	Tier            string  `json:"tier,omitempty"`
 }
 
 // ResultsIn is the input of get_job_results.
@@ -149,6 +175,7 @@ type RecordOut struct {
 	ErrorMessage string `json:"error_message,omitempty"`
 	InputTokens  int64  `json:"input_tokens,omitempty"`
 	OutputTokens int64  `json:"output_tokens,omitempty"`
+	Path         string `json:"path,omitempty" jsonschema:"how the result was produced: batch (a provider batch job) or on_demand (the runtime API; also the records a deadline re-drove)"`
 
 	Dimensions int       `json:"dimensions,omitempty" jsonschema:"embedding jobs: the vector's dimension count"`
 	Vector     []float32 `json:"vector,omitempty" jsonschema:"embedding jobs with include_vectors: the vector"`
@@ -215,6 +242,7 @@ func jobView(j *job.Job) JobView {
 		Error: j.Error, Terminal: j.Status.Terminal(),
 		Mode: j.Mode, CacheRead: j.CacheReadTokens, CacheWrite: j.CacheWriteTokens, SubmittedAt: ts(j.SubmittedAt),
 		Cost: costView(j.Cost), RetryOf: j.RetryOf, RetriedBy: j.RetriedBy, Warnings: j.Warnings,
+		Deadline: ts(j.Deadline), Redrive: redriveView(j),
 	}
 }
 
@@ -222,8 +250,26 @@ func costView(c *job.Cost) *CostView {
 	if c == nil {
 		return nil
 	}
-	return &CostView{InputUSD: c.InputUSD, OutputUSD: c.OutputUSD, CacheWriteUSD: c.CacheWriteUSD, CacheReadUSD: c.CacheReadUSD,
+	v := &CostView{InputUSD: c.InputUSD, OutputUSD: c.OutputUSD, CacheWriteUSD: c.CacheWriteUSD, CacheReadUSD: c.CacheReadUSD,
 		TotalUSD: c.TotalUSD, Basis: c.Basis, Tier: c.Tier, AsOf: c.PricesAsOf, Unpriced: c.Unpriced}
+	if r := c.Redrive; r != nil {
+		v.Redrive = &RedriveCostView{Records: r.Records, OnDemandUSD: r.OnDemandUSD, AtBatchPriceUSD: r.AtBatchPriceUSD, ExtraUSD: r.ExtraUSD, Tier: r.Tier}
+	}
+	return v
+}
+
+// redriveView is j's deadline re-drive for get_job (nil: none).
+func redriveView(j *job.Job) *RedriveView {
+	r := j.Redrive
+	if r == nil {
+		return nil
+	}
+	v := &RedriveView{StoppedAt: ts(r.StoppedAt), StoppedParts: len(r.Parts), Records: r.Records,
+		BatchSucceeded: r.BatchSucceeded, BatchFailed: r.BatchFailed}
+	if r.Started && j.OnDemand != nil {
+		v.Done = j.OnDemand.Line
+	}
+	return v
 }
 
 // ttlDays is ttl_days as the service takes it: 0 when absent (the default),

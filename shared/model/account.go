@@ -72,7 +72,8 @@ type AccountModel struct {
 }
 
 // Quotas are a model's Bedrock batch-inference quotas in this account and
-// Region (Service Quotas, service code "bedrock"); 0 means not known.
+// Region (Service Quotas, service code "bedrock"), and its on-demand rates
+// (a deadline's timing); 0 means not known.
 type Quotas struct {
 	MinRecordsPerJob  int   `json:"min_records_per_job,omitempty"`
 	MaxRecordsPerJob  int   `json:"max_records_per_job,omitempty"`
@@ -80,6 +81,13 @@ type Quotas struct {
 	MaxInputFileBytes int64 `json:"max_input_file_bytes,omitempty"`
 	MaxJobBytes       int64 `json:"max_job_bytes,omitempty"`
 	MaxConcurrentJobs int   `json:"max_concurrent_jobs,omitempty"`
+	// RequestsPerMinute and TokensPerMinute are the on-demand runtime
+	// quotas ("On-demand InvokeModel tokens per minute for X", "Cross-Region
+	// InvokeModel tokens per minute for X", and the requests-per-minute rows
+	// older models have): when several apply, the smallest is kept (the
+	// stricter reading; a run may go through either).
+	RequestsPerMinute float64 `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   float64 `json:"tokens_per_minute,omitempty"`
 }
 
 // AccountProfile is one inference profile of the account's Region.
@@ -150,14 +158,30 @@ var quotaKinds = []quotaKind{
 // model does not follow "for"; what is left names the model.
 var quotaPhrases = regexp.MustCompile(`(?i)\(in gb\)|sum of in-progress and submitted batch inference jobs( using a base model)?|minimum number of records per batch inference job|records per input file per batch inference job|records per batch inference job|batch inference input file size|batch inference job size`)
 
-// ParseQuotaName reads a Bedrock batch quota name: which quota (one of
+// rateQuota matches the runtime per-minute quotas of a model, as
+// docs.aws.amazon.com/bedrock/latest/userguide/quotas-runtime.html names them
+// (read 2026-12-01): "On-demand InvokeModel tokens per minute for ${model}",
+// "Cross-Region InvokeModel tokens per minute for ${model}", and the
+// "... requests per minute for ..." rows of older models.
+var rateQuota = regexp.MustCompile(`(?i)^(?:global )?(?:on-demand|cross-region)\b.*\b(requests|tokens) per minute for (.+)$`)
+
+// ParseQuotaName reads a Bedrock quota name: which quota (one of
 // min_records, records_per_job, records_per_file, file_bytes, job_bytes,
-// concurrent) and the model name it is for. ok is false for other quotas
-// (on-demand tokens per minute, custom models, ...).
+// concurrent, requests_per_minute, tokens_per_minute) and the model name it
+// is for. ok is false for other quotas (per day, custom models, ...).
 func ParseQuotaName(name string) (kind, modelName string, ok bool) {
 	clean := strings.Join(strings.Fields(name), " ")
 	lower := strings.ToLower(clean)
-	if strings.Contains(lower, "custom model") || !strings.Contains(lower, "batch inference") {
+	if strings.Contains(lower, "custom model") {
+		return "", "", false
+	}
+	if m := rateQuota.FindStringSubmatch(clean); m != nil {
+		if rest := strings.Trim(m[2], " -:,"); rest != "" {
+			return strings.ToLower(m[1]) + "_per_minute", rest, true
+		}
+		return "", "", false
+	}
+	if !strings.Contains(lower, "batch inference") {
 		return "", "", false
 	}
 	for _, k := range quotaKinds {
@@ -208,7 +232,22 @@ func (q *Quotas) SetQuota(kind string, value float64) {
 		q.MaxJobBytes = int64(value * gb)
 	case "concurrent":
 		q.MaxConcurrentJobs = int(value)
+	case "requests_per_minute":
+		q.RequestsPerMinute = minRate(q.RequestsPerMinute, value)
+	case "tokens_per_minute":
+		q.TokensPerMinute = minRate(q.TokensPerMinute, value)
 	}
+}
+
+// minRate is the smaller of two known rates (0: unknown).
+func minRate(have, v float64) float64 {
+	if v <= 0 {
+		return have
+	}
+	if have <= 0 {
+		return v
+	}
+	return min(have, v)
 }
 
 // MatchName reports whether a quota's model name (as Service Quotas writes it,

@@ -22,8 +22,14 @@ func TestParseQuotaName(t *testing.T) {
 		{"Batch inference input file size for Nova Pro (in GB)", "file_bytes", "Nova Pro", true},
 		{"Nova Micro records per batch inference job", "records_per_job", "Nova Micro", true},
 		{"Minimum number of records per batch inference job  for  Titan Text Embeddings V2", "min_records", "Titan Text Embeddings V2", true},
-		// Not batch quotas of a base model.
-		{"On-demand InvokeModel requests per minute for Anthropic Claude 3 Haiku", "", "", false},
+		// On-demand rates (the deadline's timing).
+		{"On-demand InvokeModel requests per minute for Anthropic Claude 3 Haiku", "requests_per_minute", "Anthropic Claude 3 Haiku", true},
+		{"On-demand InvokeModel tokens per minute for Claude Haiku 4.5", "tokens_per_minute", "Claude Haiku 4.5", true},
+		{"Cross-Region InvokeModel tokens per minute for Anthropic Claude Sonnet 4.5", "tokens_per_minute", "Anthropic Claude Sonnet 4.5", true},
+		{"On-demand model inference requests per minute for Anthropic Claude 3 Haiku", "requests_per_minute", "Anthropic Claude 3 Haiku", true},
+		// Not batch quotas or rates of a base model.
+		{"Model invocation max tokens per day for Claude Haiku 4.5", "", "", false},
+		{"On-demand InvokeModel tokens per minute for", "", "", false},
 		{"Sum of in-progress and submitted batch inference jobs using a custom model", "", "", false},
 		{"Records per batch inference job", "", "", false},
 	}

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"slices"
+
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 )
@@ -26,12 +28,18 @@ func (c *Core) OnDemandID(id string) string {
 }
 
 // PriceJob sets j.Cost from the job's token counts at the catalog's prices:
-// batch prices for batch jobs, on-demand prices otherwise. A model without a
-// catalog entry (a SageMaker endpoint) has no cost.
+// batch prices for batch jobs, on-demand prices otherwise. A batch job whose
+// deadline re-drove records on demand is priced both ways, each at its own
+// list (see priceRedrive). A model without a catalog entry (a SageMaker
+// endpoint) has no cost.
 func (c *Core) PriceJob(j *job.Job) {
 	m, ok := c.LookupModel(j.Model)
 	if !ok {
 		j.Cost = nil
+		return
+	}
+	if r := j.Redrive; r != nil && r.Started && j.OnDemand != nil {
+		priceRedrive(j, m)
 		return
 	}
 	u := model.Usage{Input: j.InputTokens, Output: j.OutputTokens, CacheWrite: j.CacheWriteTokens, CacheRead: j.CacheReadTokens}
@@ -44,8 +52,38 @@ func (c *Core) PriceJob(j *job.Job) {
 	default:
 		cost = m.Cost(u, model.BasisOnDemand)
 	}
-	j.Cost = &job.Cost{
-		InputUSD: cost.Input, OutputUSD: cost.Output, CacheWriteUSD: cost.CacheWrite, CacheReadUSD: cost.CacheRead,
-		TotalUSD: cost.Total, Basis: string(cost.Basis), Tier: cost.Tier, PricesAsOf: cost.AsOf, Unpriced: cost.Missing,
+	j.Cost = costOf(cost)
+}
+
+func costOf(c model.Cost) *job.Cost {
+	return &job.Cost{
+		InputUSD: c.Input, OutputUSD: c.Output, CacheWriteUSD: c.CacheWrite, CacheReadUSD: c.CacheRead,
+		TotalUSD: c.Total, Basis: string(c.Basis), Tier: c.Tier, PricesAsOf: c.AsOf, Unpriced: c.Missing,
 	}
+}
+
+// priceRedrive prices a re-driven batch job: the batch parts' tokens at
+// batch prices, the re-drive's at on-demand prices of its tier, and the
+// re-drive's tokens at batch prices too, so the cost shows what meeting the
+// deadline added.
+func priceRedrive(j *job.Job, m *model.Model) {
+	r, o := j.Redrive, j.OnDemand
+	b := m.Cost(model.Usage{Input: r.BatchInputTokens, Output: r.BatchOutputTokens, CacheWrite: r.BatchCacheWriteTokens, CacheRead: r.BatchCacheReadTokens}, model.BasisBatch)
+	ru := model.Usage{Input: o.InputTokens, Output: o.OutputTokens, CacheWrite: o.CacheWriteTokens, CacheRead: o.CacheReadTokens}
+	od := m.CostTier(ru, o.Params.Tier)
+	atBatch := m.Cost(ru, model.BasisBatch)
+	c := costOf(b)
+	c.InputUSD += od.Input
+	c.OutputUSD += od.Output
+	c.CacheWriteUSD += od.CacheWrite
+	c.CacheReadUSD += od.CacheRead
+	c.TotalUSD += od.Total
+	for _, miss := range od.Missing {
+		if !slices.Contains(c.Unpriced, miss) {
+			c.Unpriced = append(c.Unpriced, miss)
+		}
+	}
+	c.Redrive = &job.RedriveCost{Records: r.Records, OnDemandUSD: od.Total, AtBatchPriceUSD: atBatch.Total,
+		ExtraUSD: od.Total - atBatch.Total, Tier: od.Tier}
+	j.Cost = c
 }

@@ -67,7 +67,10 @@ func (c *Core) Settle(j *job.Job, now time.Time) {
 		j.ProviderStatus = leastAdvanced(prov, j.Parts).ProviderStatus
 	}
 	agg := j.Aggregate()
-	if job.CanMove(j.Status, agg) {
+	// Parts a deadline stopped are not a cancel of the job: it stays in
+	// progress until their output is read and the rest runs on demand.
+	deadlineStop := agg == job.StatusCancelling && j.Redrive != nil
+	if job.CanMove(j.Status, agg) && !deadlineStop {
 		j.Status = agg
 	}
 	if j.Status == job.StatusIngesting {

@@ -382,6 +382,13 @@ func pageStart(tok string, n int) (int, error) {
 	return i, nil
 }
 
+// The simulated account's on-demand rates per model (its own figures, the
+// same for every model): what a deadline's timing reads.
+const (
+	simRequestsPerMinute = 200
+	simTokensPerMinute   = 400_000
+)
+
 // quotaRows are the Service Quotas rows of service code bedrock: the batch
 // quotas of every model that has them, plus an on-demand quota per model
 // (which a client must skip).
@@ -404,7 +411,8 @@ func (a *Account) quotaRows() []map[string]any {
 		if name == "" {
 			name = m.Name
 		}
-		row(fmt.Sprintf("On-demand model inference requests per minute for %s %s", m.Provider, name), 200, "None")
+		row(fmt.Sprintf("On-demand model inference requests per minute for %s %s", m.Provider, name), simRequestsPerMinute, "None")
+		row(fmt.Sprintf("On-demand InvokeModel tokens per minute for %s", name), simTokensPerMinute, "None")
 		b := m.Batch
 		if b == nil {
 			continue

@@ -25,9 +25,12 @@
 //     (modelInvocationType Converse) modelInput is a Converse request and
 //     modelOutput a Converse response. manifest.json.out sums the records' tokens.
 //   - Stopping a job that has ended answers ValidationException naming its state;
-//     stopping a job already Stopping succeeds. A job stopped while InProgress
-//     writes output for the first half of its records; stopped earlier, or Expired,
-//     or Failed, it writes nothing.
+//     stopping a job already Stopping succeeds. A stopped job bills only what it
+//     processed (StopModelInvocationJob's documentation): its output and
+//     manifest hold exactly the records processed before the stop. A job stopped
+//     while InProgress has processed the first half of its records (a SlowJob:
+//     the records its steps reached); stopped earlier, or Expired, or Failed, it
+//     writes nothing.
 //   - A second job with a jobName already taken (and another clientRequestToken)
 //     is a ConflictException.
 package sim
@@ -82,6 +85,10 @@ type BedrockSim struct {
 	FailJob func(jobName string) string
 	// ExpireJob makes a job go Scheduled -> Expired (never started within its timeout).
 	ExpireJob func(jobName string) bool
+	// SlowJob, when it returns n > 0 for a job name, makes that job process n
+	// records per step while InProgress (GetModelInvocationJob shows the
+	// processedRecordCount), so a test can stop it part way through.
+	SlowJob func(jobName string) int
 	// PartialAfter > 0 processes only that many records per job, then ends the job
 	// PartiallyCompleted (its timeout came first).
 	PartialAfter int
@@ -162,7 +169,9 @@ type simJob struct {
 	changedAt   time.Time
 	endTime     time.Time
 	stoppedFrom string
-	busy        bool // a step is doing this job's I/O
+	// progress is how many records a SlowJob has reached.
+	progress int64
+	busy     bool // a step is doing this job's I/O
 	files       []string
 	total       int64
 	processed   int64
@@ -398,6 +407,20 @@ func (s *BedrockSim) advance(ctx context.Context, j *simJob) {
 			next, message = bedrockExpired, "The job was not started before its timeout expired."
 		}
 	case bedrockInProgress:
+		if n := s.slow(j); n > 0 {
+			s.mu.Lock()
+			j.progress = min(j.progress+int64(n), j.total)
+			j.processed = j.progress
+			reached := j.progress >= j.total
+			if !reached {
+				j.busy = false
+				j.changedAt = s.Now().UTC()
+			}
+			s.mu.Unlock()
+			if !reached {
+				return // still running: no new status, no event
+			}
+		}
 		if s.FailJob != nil {
 			if msg := s.FailJob(j.name); msg != "" {
 				next, message = bedrockFailed, msg
@@ -421,8 +444,16 @@ func (s *BedrockSim) advance(ctx context.Context, j *simJob) {
 	case bedrockStopping:
 		next = bedrockStopped
 		if stoppedFrom == bedrockInProgress {
+			limit := int(s.total(j) / 2)
+			if s.slow(j) > 0 {
+				s.mu.Lock()
+				limit = int(j.progress)
+				s.mu.Unlock()
+			}
 			var err error
-			res, err = s.process(ctx, j, files, int(s.total(j)/2))
+			if limit > 0 { // nothing processed: nothing written
+				res, err = s.process(ctx, j, files, limit)
+			}
 			if err != nil {
 				next, message = bedrockFailed, "Internal error while stopping the job: "+err.Error()
 			}
@@ -435,10 +466,18 @@ func (s *BedrockSim) advance(ctx context.Context, j *simJob) {
 	if j.status != status {
 		return // stopped meanwhile: the Stopping step takes over
 	}
-	if res.processed > 0 {
+	if res.processed > 0 || next == bedrockStopped {
 		j.processed, j.succeeded, j.failed = res.processed, res.succeeded, res.failed
 	}
 	s.setStatus(j, next, message)
+}
+
+// slow is the records per step of a SlowJob (0: not slow).
+func (s *BedrockSim) slow(j *simJob) int {
+	if s.SlowJob == nil {
+		return 0
+	}
+	return s.SlowJob(j.name)
 }
 
 func (s *BedrockSim) total(j *simJob) int64 {

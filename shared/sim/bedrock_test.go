@@ -480,16 +480,24 @@ func TestStop(t *testing.T) {
 	tests := []struct {
 		name          string
 		stepsBefore   int // steps from Submitted before Stop
+		slow          int // SlowJob's records per step (0: not slow)
 		wantProcessed int64
 		wantOutput    bool
 	}{
-		{"while submitted", 0, 0, false},
-		{"while scheduled", 2, 0, false},
-		{"while in progress", 3, 100, true},
+		{"while submitted", 0, 0, 0, false},
+		{"while scheduled", 2, 0, 0, false},
+		{"while in progress", 3, 0, 100, true},
+		// A slow job bills and writes exactly the records its steps reached.
+		{"slow job two steps in", 5, 30, 60, true},
+		{"slow job just started", 3, 30, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, nil)
+			e := newEnv(t, func(s *sim.BedrockSim) {
+				if tc.slow > 0 {
+					s.SlowJob = func(string) int { return tc.slow }
+				}
+			})
 			e.put(t, inputURI, claudeLines(200))
 			arn, err := e.create(t, "mcpbatch-stop", "stop", claude)
 			if err != nil {
@@ -497,6 +505,9 @@ func TestStop(t *testing.T) {
 			}
 			for range tc.stepsBefore {
 				e.sim.Step(context.Background())
+			}
+			if g := e.get(t, arn); tc.slow > 0 && (g.Status != types.ModelInvocationJobStatusInProgress || aws.ToInt64(g.ProcessedRecordCount) != tc.wantProcessed) {
+				t.Fatalf("slow job before the stop: %s, %d processed; want InProgress, %d", g.Status, aws.ToInt64(g.ProcessedRecordCount), tc.wantProcessed)
 			}
 			ctx := context.Background()
 			if _, err := e.client.StopModelInvocationJob(ctx, &sdk.StopModelInvocationJobInput{JobIdentifier: aws.String(arn)}); err != nil {

@@ -93,7 +93,7 @@ func TestExportResults(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if strings.Join(rows[0], ",") != "id,status,output,output_uri,stop_reason,error_code,error_message,input_tokens,output_tokens" {
+				if strings.Join(rows[0], ",") != "id,status,output,output_uri,stop_reason,error_code,error_message,input_tokens,output_tokens,path" {
 					t.Errorf("header %v", rows[0])
 				}
 				for _, r := range rows[1:] {

@@ -81,6 +81,9 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	if err := overBudget(req, out.EstimatedInputTokens, out.Cost); err != nil {
 		out.Problems = append(out.Problems, err.Error())
 	}
+	if err := s.checkDeadline(&req, md); err != nil {
+		out.Problems = append(out.Problems, err.Error())
+	}
 	if req.Mode == job.ModeBatch {
 		_, sizes, _, err := s.encodeAll(req, prov, md)
 		if err != nil {

@@ -43,6 +43,12 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 		log.InfoContext(ctx, "job is not waiting for ingest; nothing to do", "status", j.Status)
 		return nil
 	}
+	if j.Redrive != nil && j.Redrive.Started {
+		// The batch output was read and the deadline re-drive runs: a repeated
+		// "Job Output Ready" reads nothing twice.
+		log.InfoContext(ctx, "batch output already read; the deadline re-drive runs on demand")
+		return nil
+	}
 	prov := s.Provider(j.Provider)
 	began := s.Now()
 	var files []ingest.File
@@ -100,9 +106,15 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 			return fmt.Errorf("write vectors of %s: %w", id, err)
 		}
 	}
+	if j.Redrive != nil {
+		started, err := s.startRedrive(ctx, j, res)
+		if started || err != nil {
+			return err
+		}
+	}
 	now := s.Now()
 	j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
-		if j.Status != job.StatusIngesting {
+		if j.Status != job.StatusIngesting || (j.Redrive != nil && j.Redrive.Started) {
 			return store.ErrNoChange
 		}
 		j.Succeeded, j.Failed, j.BadLines = res.Succeeded, res.Failed, res.BadLines
@@ -110,7 +122,8 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 		j.CacheReadTokens, j.CacheWriteTokens = res.CacheReadTokens, res.CacheWriteTokens
 		s.PriceJob(j)
 		final := j.FinalStatus
-		if final == "" {
+		if final == "" || (j.Redrive != nil && final == job.StatusCancelled) {
+			// Parts stopped for a deadline (with every record produced) are no cancel.
 			final = job.StatusCompleted
 		}
 		// Never report success without counting failures: missing records count as failures too.

@@ -55,6 +55,9 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 	if err != nil {
 		return nil, err
 	}
+	if j.Redriving() {
+		return s.cancelRedrive(ctx, j)
+	}
 	if j.Status.Terminal() || j.Status == job.StatusIngesting {
 		return j, nil
 	}
@@ -76,6 +79,12 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 	now := s.Now()
 	j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		changed := false
+		if j.Redrive != nil && !j.Redrive.Started {
+			// A cancel wins over the deadline: what the stopped parts
+			// produced is read, nothing is re-driven, the job ends cancelled.
+			j.Redrive = nil
+			changed = true
+		}
 		for i := range j.Parts {
 			p := &j.Parts[i]
 			switch {

@@ -42,10 +42,19 @@ type SubmitRequest struct {
 	// BudgetUSD caps the job's cost (0: none): Submit refuses a batch whose
 	// estimate is over it.
 	BudgetUSD float64
+	// Deadline is when every record must have a result (zero: none): Submit
+	// refuses one no plan can meet, and the reconciler stops unfinished batch
+	// parts in time to run their records on demand (deadline.go).
+	Deadline time.Time
 	// Warnings go onto the job: what validation found the user should know
 	// (a legacy model, a model only the account knows) and how records were
 	// changed to fit the model's rules.
 	Warnings []string
+
+	// autoTier: the tier was left to auto; deadlineTokens: the tokens per
+	// record a deadline's timing counts (checkDeadline).
+	autoTier       bool
+	deadlineTokens int64
 }
 
 const maxNameLen = 128
@@ -68,6 +77,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	}
 	req.Warnings = append(req.Warnings, s.recordWarnings(&req, md)...)
 	if err := s.checkBudget(req, md); err != nil {
+		return nil, err
+	}
+	if err := s.checkDeadline(&req, md); err != nil {
 		return nil, err
 	}
 	t, err := s.prepareIndex(ctx, &req)
@@ -106,6 +118,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		InputURI:  blob.Join(s.Bucket, "input", id),
 		OutputURI: blob.Join(s.Bucket, "output", id),
 		Mode:      job.ModeBatch, Pipeline: req.Pipeline, Index: req.Target, BudgetUSD: req.BudgetUSD,
+		Deadline: req.Deadline, DeadlineTokens: req.deadlineTokens,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.MaxInputLineBytes = longest
@@ -452,3 +465,7 @@ func (s *Service) betaHeaders(j *job.Job) []string {
 	}
 	return nil
 }
+
+// DeadlineTokens is the tokens per record a deadline's timing counts, as the
+// submit's checks fixed it (0: no deadline).
+func (r SubmitRequest) DeadlineTokens() int64 { return r.deadlineTokens }

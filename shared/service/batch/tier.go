@@ -19,7 +19,7 @@ func resolveTier(req *SubmitRequest, m *model.Model) error {
 	t := req.Params.Tier
 	switch t {
 	case "", model.TierAuto:
-		req.Params.Tier = ""
+		req.Params.Tier, req.autoTier = "", true
 		if req.Mode != job.ModeOnDemand {
 			return nil
 		}

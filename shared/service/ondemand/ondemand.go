@@ -108,6 +108,7 @@ func (s *Service) SubmitOnDemand(ctx context.Context, req batch.SubmitRequest) (
 		InputURI: blob.Join(s.Bucket, "input", id), OutputURI: blob.Join(s.Bucket, "output", id),
 		OnDemand: &job.OnDemand{Params: req.Params, Concurrency: s.concurrency()},
 		Pipeline: req.Pipeline, Index: req.Target, RetryOf: req.RetryOf, Notify: req.Notify, BudgetUSD: req.BudgetUSD,
+		Deadline: req.Deadline, DeadlineTokens: req.DeadlineTokens(),
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.AddWarning(req.Warnings...)

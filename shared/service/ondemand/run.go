@@ -45,7 +45,7 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 	now := s.Now()
 	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		if j.Mode != job.ModeOnDemand || j.Status.Terminal() || j.Status == job.StatusInProgress {
-			return store.ErrNoChange
+			return store.ErrNoChange // a re-drive runs within its ingesting batch job
 		}
 		if j.Status == job.StatusCancelling {
 			return store.ErrNoChange
@@ -62,14 +62,14 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 	case err != nil && !errors.Is(err, store.ErrNoChange):
 		return fmt.Errorf("start on-demand run of %s: %w", id, err)
 	}
-	if j.Mode != job.ModeOnDemand || j.Status.Terminal() {
-		log.InfoContext(ctx, "job is not an unfinished on-demand job; nothing to do", "status", j.Status, "mode", j.Mode)
+	if !(j.Mode == job.ModeOnDemand || j.Redriving()) || j.Status.Terminal() {
+		log.InfoContext(ctx, "job is not an unfinished on-demand job or re-drive; nothing to do", "status", j.Status, "mode", j.Mode)
 		return nil
 	}
-	if j.Status == job.StatusCancelling {
+	if cancelled(j) {
 		return s.finishOnDemand(ctx, j)
 	}
-	rc, err := s.Blobs.Open(ctx, j.Parts[0].InputURI, j.OnDemand.Offset)
+	rc, err := s.Blobs.Open(ctx, inputOf(j), j.OnDemand.Offset)
 	if err != nil {
 		return fmt.Errorf("open on-demand input of %s: %w", id, err)
 	}
@@ -134,9 +134,7 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			o.CacheWriteTokens += stats.CacheWriteTokens
 			o.Throttles += stats.Throttles
 			// Live counts, so get_job shows progress while the run goes on.
-			j.Succeeded, j.Failed = o.Succeeded, o.Failed
-			j.InputTokens, j.OutputTokens = o.InputTokens, o.OutputTokens
-			j.CacheReadTokens, j.CacheWriteTokens = o.CacheReadTokens, o.CacheWriteTokens
+			j.SyncOnDemandCounts()
 			s.PriceJob(j)
 			if overBudget(j) && o.Line < j.RecordCount {
 				j.AddWarning(fmt.Sprintf("budget_usd $%.4f reached after %d of %d records (spent $%.4f): the other %d were not run; retry them with a new submit",
@@ -161,11 +159,25 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 		if stats.Throttles > 0 {
 			s.Measured(ctx, metrics.Throttles, s.Measure().Throttled(j.Provider, j.Model, int(stats.Throttles)))
 		}
-		if j.Status == job.StatusCancelling || overBudget(j) {
+		if cancelled(j) || overBudget(j) {
 			// Over budget: the records not run yet stay unrun; what ran is stored and counted.
 			return s.finishOnDemand(ctx, j)
 		}
 	}
+}
+
+// inputOf is the run's input: a re-drive's own file, else the on-demand job's part.
+func inputOf(j *job.Job) string {
+	if j.OnDemand.InputURI != "" {
+		return j.OnDemand.InputURI
+	}
+	return j.Parts[0].InputURI
+}
+
+// cancelled: cancel_job asked the run to stop (an on-demand job cancelling,
+// or a re-drive whose job was cancelled).
+func cancelled(j *job.Job) bool {
+	return j.Status == job.StatusCancelling || (j.Redrive != nil && j.Redrive.CancelRequested)
 }
 
 // overBudget: the job has a budget and what it has spent reached it.
@@ -288,7 +300,7 @@ func (s *Service) runGroup(ctx context.Context, j *job.Job, ins []job.Input) ([]
 		if err == nil && len(res) == len(ins) {
 			recs := make([]job.Record, len(ins))
 			for k, in := range ins {
-				recs[k] = job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: job.RecordExpiresAt(j, s.Now()),
+				recs[k] = job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: job.RecordExpiresAt(j, s.Now()), Path: job.PathOnDemand,
 					Status: job.RecordSucceeded, Output: res[k].Output, StopReason: res[k].StopReason,
 					InputTokens: res[k].InputTokens, OutputTokens: res[k].OutputTokens}
 			}
@@ -317,7 +329,7 @@ func (s *Service) runGroup(ctx context.Context, j *job.Job, ins []job.Input) ([]
 
 // runRecord calls the model for one record, retrying retryable errors with backoff and jitter.
 func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.Record, OnDemandResult, int64) {
-	rec := job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: job.RecordExpiresAt(j, s.Now())}
+	rec := job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: job.RecordExpiresAt(j, s.Now()), Path: job.PathOnDemand}
 	maxAttempts := s.MaxAttempts
 	if maxAttempts <= 0 {
 		maxAttempts = 8
@@ -368,7 +380,7 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 	}
 	now := s.Now()
 	var stored *storedCounts
-	if j.Status == job.StatusCancelling {
+	if j.Status == job.StatusCancelling && j.Redrive == nil {
 		c, err := s.countStored(ctx, j)
 		if err != nil {
 			return err
@@ -380,14 +392,11 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		if j.Status.Terminal() {
 			return store.ErrNoChange
 		}
-		o := j.OnDemand
-		j.Succeeded, j.Failed = o.Succeeded, o.Failed
-		j.InputTokens, j.OutputTokens = o.InputTokens, o.OutputTokens
-		j.CacheReadTokens, j.CacheWriteTokens = o.CacheReadTokens, o.CacheWriteTokens
+		j.SyncOnDemandCounts()
 		s.PriceJob(j)
 		final := job.StatusCompleted
 		switch {
-		case j.Status == job.StatusCancelling:
+		case cancelled(j):
 			final = job.StatusCancelled
 			// A run killed after storing a chunk and before its checkpoint
 			// is never redone once cancelled: count what is stored.
@@ -403,7 +412,16 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		case j.Failed > 0 || j.Succeeded < j.RecordCount:
 			final = job.StatusPartiallyCompleted
 		}
-		j.Parts[0].Status, j.Parts[0].ProviderStatus = final, "OnDemandDone"
+		if j.Redrive != nil {
+			// A re-drive ends its batch job: every part whose output was read ends with it.
+			for i := range j.Parts {
+				if !j.Parts[i].Status.Terminal() {
+					j.Parts[i].Status = final
+				}
+			}
+		} else {
+			j.Parts[0].Status, j.Parts[0].ProviderStatus = final, "OnDemandDone"
+		}
 		j.Status, j.ProviderStatus = final, "OnDemandDone"
 		if refused != nil {
 			batch.VectorsRefused(j, refused)

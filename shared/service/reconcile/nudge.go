@@ -42,8 +42,9 @@ func (s *Service) nudgeOnDemand(ctx context.Context, j *job.Job, rep *ReconcileR
 	if s.OnDemand == nil || !s.due(j) {
 		return nil
 	}
-	switch j.Status {
-	case job.StatusQueued, job.StatusInProgress, job.StatusCancelling:
+	switch {
+	case j.Status == job.StatusQueued, j.Status == job.StatusInProgress, j.Status == job.StatusCancelling:
+	case j.Redriving(): // a deadline re-drive runs within its ingesting batch job
 	default:
 		return nil
 	}

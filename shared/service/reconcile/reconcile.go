@@ -28,6 +28,7 @@ type batchOps interface {
 	ApplyState(ctx context.Context, id string, idx int, ev batch.ProviderEvent) (*job.Job, bool, job.Status, error)
 	AfterStatus(ctx context.Context, j *job.Job) error
 	QuotaOf(model string) int
+	StopForDeadline(ctx context.Context, j *job.Job) (int, error)
 }
 
 // onDemandOps is the on-demand flow as the reconciler nudges it.
@@ -74,8 +75,10 @@ type ReconcileReport struct {
 	Waiting     int `json:"waiting"`
 	OutputReady int `json:"outputReady"`
 	Resumed     int `json:"resumed"`
-	Calls       int `json:"calls"`
-	Errors      int `json:"errors"`
+	// DeadlineStops counts batch parts stopped so their records meet a deadline on demand.
+	DeadlineStops int `json:"deadlineStops"`
+	Calls         int `json:"calls"`
+	Errors        int `json:"errors"`
 }
 
 // Reconcile is one run of the reconciler. It is idempotent and safe to run
@@ -99,10 +102,10 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	stale := now.Add(-cmp.Or(s.StaleAfter, DefaultStaleAfter))
 	for _, prov := range s.Providers.All() {
 		jobs, err := s.eachInFlight(ctx, prov.Name(), now, limit, func(j *job.Job) error {
-			if j.Mode == job.ModeOnDemand {
+			if j.Mode == job.ModeOnDemand || j.Redriving() {
 				return errors.Join(s.hold(ctx, j), s.nudgeOnDemand(ctx, j, &rep))
 			}
-			return errors.Join(s.hold(ctx, j), s.reconcileJob(ctx, prov, j, stale, &rep))
+			return errors.Join(s.hold(ctx, j), s.stopForDeadline(ctx, j, &rep), s.reconcileJob(ctx, prov, j, stale, &rep))
 		}, &errs)
 		if err != nil {
 			// This provider's jobs cannot be listed now; the others go on.
@@ -181,6 +184,15 @@ func (s *Service) hold(ctx context.Context, j *job.Job) error {
 		return fmt.Errorf("hold the expiry of in-flight job %s: %w", j.ID, err)
 	}
 	return nil
+}
+
+// stopForDeadline stops the unfinished batch parts of a job whose deadline
+// needs their records run on demand from now on (batch.StopForDeadline).
+func (s *Service) stopForDeadline(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
+	n, err := s.Batch.StopForDeadline(ctx, j)
+	rep.Calls += n
+	rep.DeadlineStops += n
+	return err
 }
 
 // reconcileJob asks the provider about a job's parts and applies the answers

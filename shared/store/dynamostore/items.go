@@ -269,6 +269,7 @@ type recordItem struct {
 	ErrorMessage string `dynamodbav:"errorMessage,omitempty"`
 	ContentType  string `dynamodbav:"contentType,omitempty"`
 	Note         string `dynamodbav:"note,omitempty"`
+	Path         string `dynamodbav:"path,omitempty"`
 	InputTokens  int64  `dynamodbav:"inputTokens,omitempty"`
 	OutputTokens int64  `dynamodbav:"outputTokens,omitempty"`
 }
@@ -303,7 +304,7 @@ func encodeRecord(jobID string, shards int, r *job.Record) (map[string]types.Att
 	}
 	for _, f := range [...]struct{ name, v string }{
 		{"output", output}, {"outputRef", r.OutputRef}, {"stopReason", r.StopReason}, {"errorCode", r.ErrorCode},
-		{"errorMessage", r.ErrorMessage}, {"contentType", r.ContentType}, {"note", r.Note},
+		{"errorMessage", r.ErrorMessage}, {"contentType", r.ContentType}, {"note", r.Note}, {"path", r.Path},
 	} {
 		if f.v != "" {
 			m[f.name] = str(f.v)
@@ -344,6 +345,7 @@ func decodeRecord(m map[string]types.AttributeValue) (job.Record, error) {
 		ErrorMessage: it.ErrorMessage,
 		ContentType:  it.ContentType,
 		Note:         it.Note,
+		Path:         it.Path,
 		InputTokens:  it.InputTokens,
 		OutputTokens: it.OutputTokens,
 		ExpiresAt:    storeutil.FromExpiresUnix(it.ExpiresAt),

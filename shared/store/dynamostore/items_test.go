@@ -19,7 +19,7 @@ func TestEncodeRecordAsReflection(t *testing.T) {
 	long := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 60)
 	exp := time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC)
 	for _, r := range []job.Record{
-		{ID: "a", Status: job.RecordSucceeded, Output: "short", InputTokens: 10, OutputTokens: 20, StopReason: "end_turn", ExpiresAt: exp},
+		{ID: "a", Status: job.RecordSucceeded, Output: "short", InputTokens: 10, OutputTokens: 20, StopReason: "end_turn", ExpiresAt: exp, Path: job.PathBatch},
 		{ID: "b", Status: job.RecordSucceeded, Output: long, InputTokens: 1},
 		{ID: "c", Status: job.RecordFailed, ErrorCode: "400", ErrorMessage: "bad", Note: "n"},
 		{ID: "d", Status: job.RecordSucceeded, OutputRef: "s3://b/k", ContentType: "application/json"},
@@ -35,7 +35,7 @@ func TestEncodeRecordAsReflection(t *testing.T) {
 				t.Fatalf("hand-built item\n%#v\nwant (attributevalue)\n%#v", got, want)
 			}
 			back, err := decodeRecord(got)
-			if err != nil || back.Output != r.Output || back.Status != r.Status || back.InputTokens != r.InputTokens {
+			if err != nil || back.Output != r.Output || back.Status != r.Status || back.InputTokens != r.InputTokens || back.Path != r.Path {
 				t.Fatalf("decoded %+v, %v", back, err)
 			}
 		})
@@ -48,7 +48,7 @@ func reflectItem(t *testing.T, jobID string, shards int, r *job.Record) any {
 	it := recordItem{
 		PK: recordPK(jobID, job.RecordShard(r.ID, shards)), SK: recordSK(r.ID), ExpiresAt: storeutil.ExpiresUnix(r.ExpiresAt),
 		JobID: jobID, ID: r.ID, Status: string(r.Status), Output: r.Output, OutputRef: r.OutputRef, StopReason: r.StopReason,
-		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, ContentType: r.ContentType, Note: r.Note,
+		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, ContentType: r.ContentType, Note: r.Note, Path: r.Path,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 	}
 	if len(r.Output) > compressMin {

@@ -1,0 +1,354 @@
+package batch
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/ingest"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/store"
+)
+
+// FallbackRate is the on-demand rate a deadline's timing assumes for a model
+// whose runtime quotas the account refresh did not read. It is an assumption,
+// not a documented default: low, so that batch parts are stopped early rather
+// than late; the account's Service Quotas replace it per model.
+var FallbackRate = job.Rate{RequestsPerMinute: 50, TokensPerMinute: 100_000}
+
+// RateOf is how fast on-demand calls of a model may go in this account: the
+// runtime quotas the refresh read (model.Quotas), each unknown one replaced by
+// FallbackRate's.
+func (s *Service) RateOf(modelID string) job.Rate {
+	r := FallbackRate
+	m, ok := s.LookupModel(modelID)
+	if !ok || m.Account == nil || m.Account.Quotas == nil {
+		return r
+	}
+	if q := m.Account.Quotas; q.RequestsPerMinute > 0 || q.TokensPerMinute > 0 {
+		if q.RequestsPerMinute > 0 {
+			r.RequestsPerMinute = q.RequestsPerMinute
+		}
+		if q.TokensPerMinute > 0 {
+			r.TokensPerMinute = q.TokensPerMinute
+		}
+	}
+	return r
+}
+
+// checkDeadline holds a submit's deadline: it must be in the future, the
+// model must have an on-demand path to re-drive unfinished records on, and
+// running every record on demand at the account's quota must end before it
+// (else no plan can meet it). It fixes the tokens per record the timing
+// counts, and takes the Flex tier away from an on-demand run whose deadline
+// leaves no room for Flex's slower service.
+func (s *Service) checkDeadline(req *SubmitRequest, md *media) error {
+	if req.Deadline.IsZero() {
+		return nil
+	}
+	now := s.Now()
+	if !req.Deadline.After(now) {
+		return job.Fieldf("deadline", "%s is not in the future (now %s); give an RFC 3339 time ahead of now, or omit deadline",
+			req.Deadline.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	prov := s.Provider(req.Provider)
+	m, _ := s.LookupModel(req.Model)
+	if !s.LimitsFor(prov, req.Model).OnDemand || s.OnDemand == nil || m == nil || !m.Supports(model.ModeOnDemand) {
+		return job.Fieldf("deadline", "cannot be held for %s on %s: a deadline re-drives unfinished records on demand, and this model has no on-demand path here; omit deadline", req.Model, prov.Name())
+	}
+	n := len(req.Records)
+	in, _ := s.estimate(*req, md)
+	req.deadlineTokens = (in+int64(n)-1)/int64(max(n, 1)) + int64(req.Params.MaxTokens)
+	rate := s.RateOf(req.Model)
+	need := job.OnDemandTime(n, req.deadlineTokens, rate)
+	if left := req.Deadline.Sub(now); need > left {
+		return job.Fieldf("deadline", "%s is %s away, but even running all %d records on demand at the account's quota for %s (%s) takes about %s (estimate: %d tokens per record, estimated input + max_tokens %d); set a later deadline, submit fewer records or lower max_tokens",
+			req.Deadline.UTC().Format(time.RFC3339), left.Round(time.Second), n, req.Model, rateText(rate), need.Round(time.Second), req.deadlineTokens, req.Params.MaxTokens)
+	}
+	if req.Mode == job.ModeOnDemand && req.autoTier && req.Params.Tier == model.TierFlex && !now.Before(job.StopBatchBy(req.Deadline, need)) {
+		req.Params.Tier = ""
+		req.Warnings = append(req.Warnings, fmt.Sprintf("the deadline %s leaves no room for the flex tier's slower service (the run needs about %s on demand): the run uses standard",
+			req.Deadline.UTC().Format(time.RFC3339), need.Round(time.Second)))
+	}
+	return nil
+}
+
+func rateText(r job.Rate) string {
+	return fmt.Sprintf("%.0f requests and %.0f tokens per minute", r.RequestsPerMinute, r.TokensPerMinute)
+}
+
+// StopBatchBy is when the unfinished batch parts of j must be stopped for its
+// records to be re-driven on demand before its deadline (zero: j has no
+// deadline or nothing left to stop).
+func (s *Service) StopBatchBy(j *job.Job) time.Time {
+	if j.Deadline.IsZero() || j.Mode != job.ModeBatch || j.Redrive != nil || j.Status.Terminal() {
+		return time.Time{}
+	}
+	n := 0
+	for _, p := range j.Parts {
+		if stoppable(p) || queuedUnsent(p) {
+			n += p.RecordCount
+		}
+	}
+	if n == 0 {
+		return time.Time{}
+	}
+	return job.StopBatchBy(j.Deadline, job.OnDemandTime(n, j.DeadlineTokens, s.RateOf(j.Model)))
+}
+
+// stoppable: a part the provider runs and has not ended or been asked to stop.
+func stoppable(p job.Part) bool {
+	return p.Ref != "" && p.Status.Rank() < job.StatusCancelling.Rank()
+}
+
+// queuedUnsent: a part that never reached the provider and no create is on the wire for.
+func queuedUnsent(p job.Part) bool {
+	return p.Ref == "" && p.SubmitLease == "" && p.Status == job.StatusQueued
+}
+
+// StopForDeadline is the reconciler's deadline step for one job: once the
+// time StopBatchBy names has come, every batch part not finished is stopped
+// (Bedrock StopModelInvocationJob; a part never submitted is dropped), and
+// the job is marked for a re-drive: ingest reads what the stopped parts
+// produced, then runs the records they left without a result on demand
+// (startRedrive). A stop the provider refuses (the part ended meanwhile)
+// leaves that part to its own end. It reports how many parts it stopped.
+func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) {
+	by := s.StopBatchBy(j)
+	if by.IsZero() || s.Now().Before(by) {
+		return 0, nil
+	}
+	prov := s.Provider(j.Provider)
+	var stopped []int
+	var errs []error
+	for _, p := range j.Parts {
+		if !stoppable(p) {
+			continue
+		}
+		if err := prov.Stop(ctx, p.Ref); err != nil {
+			errs = append(errs, fmt.Errorf("stop %s of job %s for its deadline: %w", p.Name, j.ID, err))
+			continue
+		}
+		stopped = append(stopped, p.Index)
+	}
+	now := s.Now()
+	_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		if cur.Status.Terminal() || cur.Status == job.StatusIngesting || (cur.Redrive != nil && len(stopped) == 0) {
+			return store.ErrNoChange
+		}
+		if cur.Redrive == nil {
+			cur.Redrive = &job.Redrive{StoppedAt: now}
+		}
+		changed := false
+		for i := range cur.Parts {
+			p := &cur.Parts[i]
+			switch {
+			case queuedUnsent(*p):
+				p.Status, p.Message = job.StatusCancelled, "not submitted: its records run on demand for the deadline"
+			case containsInt(stopped, p.Index) && job.CanMove(p.Status, job.StatusCancelling):
+				p.Status, p.CancelRequested = job.StatusCancelling, true
+			default:
+				continue
+			}
+			changed = true
+			if !containsInt(cur.Redrive.Parts, p.Index) {
+				cur.Redrive.Parts = append(cur.Redrive.Parts, p.Index)
+			}
+		}
+		if !changed && len(cur.Redrive.Parts) > 0 {
+			return store.ErrNoChange
+		}
+		cur.AddWarning(fmt.Sprintf("deadline %s: the batch parts not finished by %s were stopped; what they produced is kept, the rest runs on demand (standard tier) in this job",
+			cur.Deadline.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
+		s.Settle(cur, now)
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) {
+		errs = append(errs, fmt.Errorf("record deadline stop of %s: %w", j.ID, err))
+	}
+	if len(stopped) > 0 {
+		s.Logger().InfoContext(ctx, "batch parts stopped for the deadline", "job_id", j.ID, "parts", stopped, "deadline", j.Deadline, "stop_by", by)
+	}
+	return len(stopped), errors.Join(errs...)
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// cancelRedrive asks a running re-drive to stop: the run ends the job
+// cancelled at its next checkpoint, every result it stored counted.
+func (s *Service) cancelRedrive(ctx context.Context, j *job.Job) (*job.Job, error) {
+	nj, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		if !cur.Redriving() || cur.Redrive.CancelRequested {
+			return store.ErrNoChange
+		}
+		cur.Redrive.CancelRequested = true
+		return nil
+	})
+	if errors.Is(err, store.ErrNoChange) {
+		return j, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cancel the deadline re-drive of %s: %w", j.ID, err)
+	}
+	return nj, nil
+}
+
+// redriveRunner starts a re-drive's on-demand run (the on-demand flow).
+type redriveRunner interface {
+	ContinueOnDemand(ctx context.Context, id string) error
+}
+
+// startRedrive runs on demand, in the same job, the records a deadline-stopped
+// job's batch parts left without a result, once their output is read (res):
+// the records stored now are the batch path's and are never run again. It
+// writes the run's input (the caller's records of those ids), sets the run up
+// on the job (still ingesting, so a repeated "Job Output Ready" reads nothing
+// twice) and asks the on-demand flow to run it. false: every record has a
+// result, and ingest finishes the job as usual.
+func (s *Service) startRedrive(ctx context.Context, j *job.Job, res ingest.Result) (bool, error) {
+	have, counts, err := s.producedRecords(ctx, j)
+	if err != nil {
+		return false, err
+	}
+	uri := blob.Join(j.InputURI, "redrive", "records.jsonl")
+	n, err := s.writeUnproduced(ctx, j, have, uri)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	runner, ok := s.OnDemand.(redriveRunner)
+	if !ok {
+		return false, nil // no on-demand flow: the records stay without a result
+	}
+	now := s.Now()
+	id := j.ID
+	nj, err := s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
+		if cur.Status != job.StatusIngesting || cur.Redrive == nil || cur.Redrive.Started {
+			return store.ErrNoChange
+		}
+		p := job.Params{}
+		if cur.Params != nil {
+			p = *cur.Params
+		}
+		p.Tier = "" // deadline pressure: standard, never the slower flex
+		r := cur.Redrive
+		r.Started, r.Records = true, n
+		r.BatchSucceeded, r.BatchFailed = counts.Succeeded, counts.Failed
+		r.BatchInputTokens, r.BatchOutputTokens = res.InputTokens, res.OutputTokens
+		r.BatchCacheReadTokens, r.BatchCacheWriteTokens = res.CacheReadTokens, res.CacheWriteTokens
+		cur.OnDemand = &job.OnDemand{Params: p, Concurrency: job.DefaultOnDemandConcurrency, InputURI: uri}
+		cur.BadLines = res.BadLines
+		cur.SyncOnDemandCounts()
+		s.PriceJob(cur)
+		cur.Checkpoint = nil
+		cur.ProviderStatus = "OnDemandRedrive"
+		cur.Touch(now)
+		return nil
+	})
+	if errors.Is(err, store.ErrNoChange) {
+		return true, nil // another ingest set it up
+	}
+	if err != nil {
+		return false, fmt.Errorf("set up the deadline re-drive of %s: %w", id, err)
+	}
+	s.Logger().InfoContext(ctx, "deadline re-drive: unfinished batch records run on demand", "job_id", id, "records", n,
+		"batch_succeeded", nj.Redrive.BatchSucceeded, "batch_failed", nj.Redrive.BatchFailed)
+	if err := runner.ContinueOnDemand(ctx, id); err != nil {
+		// The run is set up; the reconciler re-requests a run that does not start.
+		s.Logger().ErrorContext(ctx, "request the deadline re-drive run", "job_id", id, "error", err)
+	}
+	return true, nil
+}
+
+// storedCounts are a job's stored results by outcome.
+type storedCounts struct{ Succeeded, Failed int }
+
+// producedRecords are the ids of the records the job has a result for, and
+// their counts by outcome.
+func (s *Service) producedRecords(ctx context.Context, j *job.Job) (map[string]bool, storedCounts, error) {
+	have := make(map[string]bool, j.RecordCount)
+	var c storedCounts
+	q := store.RecordQuery{Limit: job.MaxPageSize}
+	for {
+		recs, next, err := s.Store.ListRecords(ctx, j.ID, j.Shards, q)
+		if err != nil {
+			return nil, c, fmt.Errorf("list stored results of %s: %w", j.ID, err)
+		}
+		for _, r := range recs {
+			if have[r.ID] {
+				continue
+			}
+			have[r.ID] = true
+			if r.Status == job.RecordSucceeded {
+				c.Succeeded++
+			} else {
+				c.Failed++
+			}
+		}
+		if next == "" {
+			return have, c, nil
+		}
+		q.Cursor = next
+	}
+}
+
+// writeUnproduced writes to uri the caller's records of j that have no
+// result (not in have), as the on-demand runner reads them, and counts them.
+func (s *Service) writeUnproduced(ctx context.Context, j *job.Job, have map[string]bool, uri string) (int, error) {
+	rc, err := s.Blobs.Open(ctx, service.InputsURI(j), 0)
+	if err != nil {
+		return 0, fmt.Errorf("open the caller records of %s: %w", j.ID, err)
+	}
+	defer rc.Close()
+	n := 0
+	pr, pw := io.Pipe()
+	go func() {
+		br := bufio.NewReaderSize(rc, 256<<10)
+		w := bufio.NewWriterSize(pw, 256<<10)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				var in struct {
+					ID string `json:"id"`
+				}
+				if uerr := json.Unmarshal(line, &in); uerr != nil {
+					pw.CloseWithError(fmt.Errorf("caller records of %s: %w", j.ID, uerr))
+					return
+				}
+				if !have[in.ID] {
+					n++
+					w.Write(line)
+					if line[len(line)-1] != '\n' {
+						w.WriteByte('\n')
+					}
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+		pw.CloseWithError(w.Flush())
+	}()
+	if _, err := s.Blobs.Put(ctx, uri, pr, "application/jsonl"); err != nil {
+		pr.CloseWithError(err)
+		return 0, fmt.Errorf("write the re-drive input of %s: %w", j.ID, err)
+	}
+	return n, nil
+}
