@@ -57,6 +57,8 @@ type Options struct {
 	// Account is the simulated account's model table behind the control-plane
 	// and Service Quotas simulators (nil: sim.NewAccount()).
 	Account *sim.Account
+	// Now is the services' clock (nil: time.Now); tests move it to reach a deadline.
+	Now func() time.Time
 }
 
 // Suite is the whole suite in one process: the MCP handler, the event router,
@@ -140,7 +142,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
 	}, func(opts *sdkbedrock.Options) { opts.BaseEndpoint = aws.String(l.SimURL) })
 	d := graph.Deps{
-		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log, Bucket: Bucket, JobPrefix: config.DefaultJobPrefix,
+		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log, Bucket: Bucket, JobPrefix: config.DefaultJobPrefix, Now: o.Now,
 		Providers: []service.BatchProvider{&app.BedrockProvider{Client: bedrock.New(client, o.Log),
 			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: localModels()}},
 	}

@@ -1,0 +1,163 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+)
+
+// testClock is the services' clock, moved by the test to reach a deadline.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *testClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+// TestDeadlineRedrive is a deadline met by a re-drive, end to end: a slow
+// simulated batch job is stopped by the reconciler once the deadline leaves
+// just the time its unfinished records need on demand; the records it
+// produced before the stop are ingested, the others run on demand in the
+// same job, none twice, and every result says its path. Events that come
+// again or late afterwards (a duplicate Stopped, a late Completed, another
+// "Job Output Ready", another run request) change nothing.
+func TestDeadlineRedrive(t *testing.T) {
+	clk := &testClock{now: time.Now().UTC()}
+	s := newSuiteWith(t, local.Options{Now: clk.Now})
+	s.l.Sim.SlowJob = func(string) int { return 40 } // 40 records per step
+	cs := s.client("alice")
+	ctx := context.Background()
+
+	// A deadline that cannot be met even on demand is refused, naming the field, the estimate and the limit.
+	soon := clk.Now().Add(10 * time.Second).Format(time.RFC3339)
+	msg := toolErr(t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(150), "deadline": soon})
+	if !strings.Contains(msg, "deadline") || !strings.Contains(msg, "takes about") || !strings.Contains(msg, "requests and") {
+		t.Fatalf("infeasible deadline: %q, want the field, the estimate and the quota", msg)
+	}
+	for _, bad := range []string{"tomorrow", clk.Now().Add(-time.Hour).Format(time.RFC3339)} {
+		if msg := toolErr(t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(150), "deadline": bad}); !strings.Contains(msg, "deadline") {
+			t.Errorf("deadline %q: %q", bad, msg)
+		}
+	}
+
+	deadline := clk.Now().Add(2 * time.Hour).Truncate(time.Second)
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(150), "deadline": deadline.Format(time.RFC3339)})
+	if h.Mode != job.ModeBatch || h.Parts != 1 {
+		t.Fatalf("handle %+v, want one batch part", h)
+	}
+	// Submitted → Validating → Scheduled → InProgress, then two slow steps: 80 of 150 processed.
+	for range 5 {
+		s.l.Sim.Step(ctx)
+		s.l.Bus.Wait()
+	}
+	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+	if j.Status != "in_progress" || j.Deadline != deadline.Format(time.RFC3339) || j.StopBatchBy == "" || j.Redrive != nil {
+		t.Fatalf("job before the stop = %+v", j)
+	}
+	stopBy, err := time.Parse(time.RFC3339, j.StopBatchBy)
+	if err != nil || !stopBy.After(clk.Now()) || !stopBy.Before(deadline) {
+		t.Fatalf("stop_batch_by %q (%v), want between now and the deadline", j.StopBatchBy, err)
+	}
+	if rep := s.reconcile(); rep.DeadlineStops != 0 {
+		t.Fatalf("stopped before stop_batch_by: %+v", rep)
+	}
+
+	clk.Set(stopBy.Add(time.Second))
+	if rep := s.reconcile(); rep.DeadlineStops != 1 {
+		t.Fatalf("reconcile after stop_batch_by = %+v, want one part stopped", rep)
+	}
+	if j = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID}); j.Status != "in_progress" || j.Redrive == nil || j.Redrive.StoppedParts != 1 || j.StopBatchBy != "" {
+		t.Fatalf("job after the stop = %+v, want in_progress with one stopped part (not cancelling)", j)
+	}
+	if rep := s.reconcile(); rep.DeadlineStops != 0 {
+		t.Fatalf("a second reconcile stopped again: %+v", rep)
+	}
+	// Stopping → Stopped with the 80 records processed; ingest; the re-drive runs on demand.
+	before := s.l.Reports.Runtime.Stats().Calls
+	j = s.finish(cs, h.JobID)
+	if j.Status != "completed" || j.Succeeded != 150 || j.Failed != 0 {
+		t.Fatalf("job = %+v, want completed with 150 succeeded", j)
+	}
+	if r := j.Redrive; r == nil || r.Records != 70 || r.BatchSucceeded != 80 || r.Done != 70 {
+		t.Fatalf("redrive = %+v, want 80 produced by the batch part, 70 on demand", j.Redrive)
+	}
+	if calls := s.l.Reports.Runtime.Stats().Calls - before; calls != 70 {
+		t.Fatalf("%d on-demand calls, want 70 (only the records the batch part left)", calls)
+	}
+	c := j.Cost
+	if c == nil || c.Redrive == nil || c.Basis != "batch" {
+		t.Fatalf("cost = %+v, want the batch basis with the re-drive priced apart", c)
+	}
+	if r := c.Redrive; r.Records != 70 || r.AtBatchPriceUSD <= 0 || r.OnDemandUSD <= r.AtBatchPriceUSD ||
+		fmt.Sprintf("%.6f", r.ExtraUSD) != fmt.Sprintf("%.6f", r.OnDemandUSD-r.AtBatchPriceUSD) {
+		t.Fatalf("re-drive cost = %+v, want on demand above the batch price and the difference", r)
+	}
+	if !strings.Contains(strings.Join(j.Warnings, "\n"), "deadline") {
+		t.Errorf("warnings %v do not say the deadline stopped the batch part", j.Warnings)
+	}
+	results := func() map[string]string {
+		recs := allResults(t, cs, h.JobID, "", 100)
+		paths := map[string]string{}
+		for _, r := range recs {
+			if _, dup := paths[r.ID]; dup {
+				t.Fatalf("record %s listed twice", r.ID)
+			}
+			paths[r.ID] = r.Path
+		}
+		return paths
+	}
+	paths := results()
+	byPath := map[string]int{}
+	for _, p := range paths {
+		byPath[p]++
+	}
+	if len(paths) != 150 || byPath[job.PathBatch] != 80 || byPath[job.PathOnDemand] != 70 {
+		t.Fatalf("%d results by path %v, want 80 batch and 70 on_demand", len(paths), byPath)
+	}
+
+	// Duplicate and late events after the re-drive change nothing.
+	stored, err := s.l.Service.Store.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := stored.Parts[0]
+	for _, status := range []string{"Stopped", "Stopped", "Completed", "InProgress"} {
+		ev := fmt.Sprintf(`{"version":"0","id":"late-%s","detail-type":"Batch Inference Job State Change","source":"aws.bedrock","account":"123456789012","time":"2026-12-01T00:00:00Z","region":"us-east-1","resources":[%q],"detail":{"batchJobName":%q,"batchJobArn":%q,"status":%q}}`,
+			status, part.Ref, part.Name, part.Ref, status)
+		if err := s.l.Router.Route(ctx, []byte(ev)); err != nil {
+			t.Fatalf("late %s event: %v", status, err)
+		}
+	}
+	if err := s.l.Service.Ingest(ctx, h.JobID); err != nil {
+		t.Fatalf("repeated ingest: %v", err)
+	}
+	if err := s.l.Service.OnDemandRuns.RunOnDemand(ctx, h.JobID); err != nil {
+		t.Fatalf("repeated run: %v", err)
+	}
+	s.reconcile()
+	s.l.Bus.Wait()
+	again := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+	if again.Status != j.Status || again.Succeeded != 150 || again.Failed != 0 || again.CostUSD != j.CostUSD {
+		t.Fatalf("after late events: %+v, was %+v", again, j)
+	}
+	if calls := s.l.Reports.Runtime.Stats().Calls - before; calls != 70 {
+		t.Fatalf("%d on-demand calls after late events, want still 70", calls)
+	}
+	for id, p := range results() {
+		if paths[id] != p {
+			t.Fatalf("record %s path %q, was %q", id, p, paths[id])
+		}
+	}
+}
