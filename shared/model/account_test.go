@@ -251,3 +251,23 @@ func TestQuotaNameIndex(t *testing.T) {
 		}
 	}
 }
+
+// On-demand and cross-Region rates of one model both apply to a run that may
+// go either way: the smaller is kept, whichever comes first.
+func TestSetQuotaRatesKeepTheStricter(t *testing.T) {
+	for _, order := range [][]float64{{400_000, 200_000}, {200_000, 400_000}, {0, 200_000}, {200_000, 0}} {
+		var q Quotas
+		for _, v := range order {
+			q.SetQuota("tokens_per_minute", v)
+		}
+		if q.TokensPerMinute != 200_000 {
+			t.Errorf("tokens per minute set %v = %v, want 200000", order, q.TokensPerMinute)
+		}
+	}
+	var q Quotas
+	q.SetQuota("requests_per_minute", 50)
+	q.SetQuota("requests_per_minute", 200)
+	if q.RequestsPerMinute != 50 {
+		t.Errorf("requests per minute = %v, want 50", q.RequestsPerMinute)
+	}
+}
