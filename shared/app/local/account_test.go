@@ -91,7 +91,12 @@ func TestAccountFactsRefresh(t *testing.T) {
 			t.Errorf("%s: facts %+v lifecycle %+v; want source %s access %s lifecycle %s", c.id, f, m.Lifecycle, c.source, c.access, c.lifecycle)
 			continue
 		}
-		if (f.Quotas != nil) != c.hasQuotas || (c.hasQuotas && (f.Quotas.MinRecordsPerJob != c.minRecords || f.Quotas.MaxRecordsPerJob != 50000 ||
+		// Every model has the simulated account's on-demand rates; hasQuotas is about batch quotas.
+		if f.Quotas == nil || f.Quotas.RequestsPerMinute != 200 || f.Quotas.TokensPerMinute != 400_000 {
+			t.Errorf("%s: on-demand rates %+v, want the simulated account's 200 requests and 400,000 tokens per minute", c.id, f.Quotas)
+			continue
+		}
+		if (f.Quotas.MaxRecordsPerJob > 0) != c.hasQuotas || (c.hasQuotas && (f.Quotas.MinRecordsPerJob != c.minRecords || f.Quotas.MaxRecordsPerJob != 50000 ||
 			f.Quotas.MaxInputFileBytes != 1<<30 || f.Quotas.MaxJobBytes != 5<<30 || f.Quotas.MaxConcurrentJobs != 20)) {
 			t.Errorf("%s: quotas %+v", c.id, f.Quotas)
 		}
