@@ -1,5 +1,7 @@
 package job
 
+import "time"
+
 // Job modes.
 const (
 	ModeBatch    = "batch"
@@ -34,4 +36,19 @@ type OnDemand struct {
 	Throttles        int64 `json:"throttles"`
 	// RunRequested records that the "On-Demand Run Requested" event went out.
 	RunRequested bool `json:"runRequested,omitempty"`
+	// TierSwitch records a move off the tier the run started on (Flex
+	// throttled as its deadline neared): the tokens before it are priced at
+	// that tier, the rest at Params.Tier.
+	TierSwitch *TierSwitch `json:"tierSwitch,omitempty"`
+}
+
+// TierSwitch is where an on-demand run changed service tier.
+type TierSwitch struct {
+	From             string    `json:"from"`
+	At               time.Time `json:"at"`
+	Line             int       `json:"line"`
+	InputTokens      int64     `json:"inputTokens"`
+	OutputTokens     int64     `json:"outputTokens"`
+	CacheReadTokens  int64     `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64     `json:"cacheWriteTokens,omitempty"`
 }

@@ -1,6 +1,9 @@
 package service
 
-import "github.com/mcpbatch/mcpbatch/shared/model"
+import (
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/model"
+)
 
 // LimitsFor are prov's limits for one model: for a quota-limited provider
 // (Bedrock batch inference) the account's Service Quotas for the model, when
@@ -43,4 +46,30 @@ func minPositive[T int | int64](a, b T) T {
 		return a
 	}
 	return min(a, b)
+}
+
+// FallbackRate is the on-demand rate a deadline's timing assumes for a model
+// whose runtime quotas the account refresh did not read. It is an assumption,
+// not a documented default: low, so that batch parts are stopped early rather
+// than late; the account's Service Quotas replace it per model.
+var FallbackRate = job.Rate{RequestsPerMinute: 50, TokensPerMinute: 100_000}
+
+// RateOf is how fast on-demand calls of a model may go in this account: the
+// runtime quotas the refresh read (model.Quotas), each unknown one replaced by
+// FallbackRate's.
+func (c *Core) RateOf(modelID string) job.Rate {
+	r := FallbackRate
+	m, ok := c.LookupModel(modelID)
+	if !ok || m.Account == nil || m.Account.Quotas == nil {
+		return r
+	}
+	if q := m.Account.Quotas; q.RequestsPerMinute > 0 || q.TokensPerMinute > 0 {
+		if q.RequestsPerMinute > 0 {
+			r.RequestsPerMinute = q.RequestsPerMinute
+		}
+		if q.TokensPerMinute > 0 {
+			r.TokensPerMinute = q.TokensPerMinute
+		}
+	}
+	return r
 }

@@ -48,7 +48,8 @@ func (c *Core) PriceJob(j *job.Job) {
 	case j.Mode == job.ModeBatch:
 		cost = m.Cost(u, model.BasisBatch)
 	case j.OnDemand != nil:
-		cost = m.CostTier(u, j.OnDemand.Params.Tier)
+		j.Cost = onDemandCost(m, j.OnDemand)
+		return
 	default:
 		cost = m.Cost(u, model.BasisOnDemand)
 	}
@@ -70,20 +71,41 @@ func priceRedrive(j *job.Job, m *model.Model) {
 	r, o := j.Redrive, j.OnDemand
 	b := m.Cost(model.Usage{Input: r.BatchInputTokens, Output: r.BatchOutputTokens, CacheWrite: r.BatchCacheWriteTokens, CacheRead: r.BatchCacheReadTokens}, model.BasisBatch)
 	ru := model.Usage{Input: o.InputTokens, Output: o.OutputTokens, CacheWrite: o.CacheWriteTokens, CacheRead: o.CacheReadTokens}
-	od := m.CostTier(ru, o.Params.Tier)
+	od := onDemandCost(m, o)
 	atBatch := m.Cost(ru, model.BasisBatch)
 	c := costOf(b)
-	c.InputUSD += od.Input
-	c.OutputUSD += od.Output
-	c.CacheWriteUSD += od.CacheWrite
-	c.CacheReadUSD += od.CacheRead
-	c.TotalUSD += od.Total
-	for _, miss := range od.Missing {
+	addCost(c, od)
+	c.Redrive = &job.RedriveCost{Records: r.Records, OnDemandUSD: od.TotalUSD, AtBatchPriceUSD: atBatch.Total,
+		ExtraUSD: od.TotalUSD - atBatch.Total, Tier: od.Tier}
+	j.Cost = c
+}
+
+// onDemandCost prices an on-demand run's tokens at its tier; a run that
+// switched tier pays the tier it left for the tokens before the switch.
+func onDemandCost(m *model.Model, o *job.OnDemand) *job.Cost {
+	all := model.Usage{Input: o.InputTokens, Output: o.OutputTokens, CacheWrite: o.CacheWriteTokens, CacheRead: o.CacheReadTokens}
+	sw := o.TierSwitch
+	if sw == nil {
+		return costOf(m.CostTier(all, o.Params.Tier))
+	}
+	before := model.Usage{Input: sw.InputTokens, Output: sw.OutputTokens, CacheWrite: sw.CacheWriteTokens, CacheRead: sw.CacheReadTokens}
+	after := model.Usage{Input: all.Input - before.Input, Output: all.Output - before.Output,
+		CacheWrite: all.CacheWrite - before.CacheWrite, CacheRead: all.CacheRead - before.CacheRead}
+	c := costOf(m.CostTier(after, o.Params.Tier))
+	addCost(c, costOf(m.CostTier(before, sw.From)))
+	return c
+}
+
+// addCost adds o's amounts and unpriced names to c (c's basis and tier stay).
+func addCost(c, o *job.Cost) {
+	c.InputUSD += o.InputUSD
+	c.OutputUSD += o.OutputUSD
+	c.CacheWriteUSD += o.CacheWriteUSD
+	c.CacheReadUSD += o.CacheReadUSD
+	c.TotalUSD += o.TotalUSD
+	for _, miss := range o.Unpriced {
 		if !slices.Contains(c.Unpriced, miss) {
 			c.Unpriced = append(c.Unpriced, miss)
 		}
 	}
-	c.Redrive = &job.RedriveCost{Records: r.Records, OnDemandUSD: od.Total, AtBatchPriceUSD: atBatch.Total,
-		ExtraUSD: od.Total - atBatch.Total, Tier: od.Tier}
-	j.Cost = c
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 )
 
 // testClock is the services' clock, moved by the test to reach a deadline.
@@ -160,4 +161,64 @@ func TestDeadlineRedrive(t *testing.T) {
 			t.Fatalf("record %s path %q, was %q", id, p, paths[id])
 		}
 	}
+}
+
+// TestDeadlineFlex: an on-demand run with deadline pressure does not take
+// Flex when the tier is left to auto (a warning says so); a run on Flex that
+// is throttled backs off and, its deadline near, moves to standard for the
+// records left (a warning says so), the records before priced at flex.
+func TestDeadlineFlex(t *testing.T) {
+	t.Setenv(model.EnvModelsJSON, tierOverride)
+	// Half the Flex calls are throttled; one call at a time, so the run
+	// checkpoints every 16 records.
+	s := newSuiteWith(t, local.Options{Reports: local.ReportsOptions{FlexThrottleRate: 0.5, Concurrency: 1}})
+	cs := s.client("alice")
+	rt := s.l.Reports.Runtime
+	// Four minutes fit 48 short records at any rate the suite assumes, and
+	// are within the five-minute margin: the deadline presses from the start.
+	deadline := time.Now().Add(4 * time.Minute).UTC().Format(time.RFC3339)
+
+	t.Run("auto takes standard", func(t *testing.T) {
+		before := rt.Stats().Tiers
+		h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": tierModel, "mode": "on_demand", "records": records(20), "max_tokens": 200, "deadline": deadline})
+		j := s.finish(cs, h.JobID)
+		after := rt.Stats().Tiers
+		if j.Status != "completed" || j.Cost == nil || j.Cost.Tier != "" || after["flex"] != before["flex"] || after["default"]-before["default"] != 20 {
+			t.Fatalf("job %+v, calls by tier %v → %v: want 20 standard calls and a standard cost", j, before, after)
+		}
+		if !strings.Contains(strings.Join(j.Warnings, "\n"), "leaves no room for the flex tier") {
+			t.Errorf("warnings %v do not say why standard", j.Warnings)
+		}
+	})
+
+	t.Run("throttled flex moves to standard", func(t *testing.T) {
+		before := rt.Stats()
+		h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": tierModel, "mode": "on_demand", "tier": "flex", "records": records(48), "max_tokens": 200, "deadline": deadline})
+		j := s.finish(cs, h.JobID)
+		after := rt.Stats()
+		flex, std := after.Tiers["flex"]-before.Tiers["flex"], after.Tiers["default"]-before.Tiers["default"]
+		if j.Status != "completed" || j.Succeeded != 48 || flex != 16 || std != 32 || after.Throttled == before.Throttled {
+			t.Fatalf("job %s %d succeeded; %d flex and %d standard calls (throttled %d); want the first 16 on flex, throttled, the other 32 standard",
+				j.Status, j.Succeeded, flex, std, after.Throttled-before.Throttled)
+		}
+		if !strings.Contains(strings.Join(j.Warnings, "\n"), "the 32 records left run on the standard tier") {
+			t.Errorf("warnings %v do not say the run left flex", j.Warnings)
+		}
+		// 16 records at flex prices, 32 at standard: between all-flex and all-standard.
+		cat, err := model.FromEnv(func(k string) string {
+			if k == model.EnvModelsJSON {
+				return tierOverride
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := cat.Lookup(tierModel)
+		u := model.Usage{Input: j.InputTokens, Output: j.OutputTokens}
+		allFlex, allStd := m.CostTier(u, model.TierFlex).Total, m.CostTier(u, model.TierStandard).Total
+		if !(j.CostUSD > allFlex && j.CostUSD < allStd) {
+			t.Errorf("cost $%.6f, want between all-flex $%.6f and all-standard $%.6f", j.CostUSD, allFlex, allStd)
+		}
+	})
 }

@@ -17,32 +17,6 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
-// FallbackRate is the on-demand rate a deadline's timing assumes for a model
-// whose runtime quotas the account refresh did not read. It is an assumption,
-// not a documented default: low, so that batch parts are stopped early rather
-// than late; the account's Service Quotas replace it per model.
-var FallbackRate = job.Rate{RequestsPerMinute: 50, TokensPerMinute: 100_000}
-
-// RateOf is how fast on-demand calls of a model may go in this account: the
-// runtime quotas the refresh read (model.Quotas), each unknown one replaced by
-// FallbackRate's.
-func (s *Service) RateOf(modelID string) job.Rate {
-	r := FallbackRate
-	m, ok := s.LookupModel(modelID)
-	if !ok || m.Account == nil || m.Account.Quotas == nil {
-		return r
-	}
-	if q := m.Account.Quotas; q.RequestsPerMinute > 0 || q.TokensPerMinute > 0 {
-		if q.RequestsPerMinute > 0 {
-			r.RequestsPerMinute = q.RequestsPerMinute
-		}
-		if q.TokensPerMinute > 0 {
-			r.TokensPerMinute = q.TokensPerMinute
-		}
-	}
-	return r
-}
-
 // checkDeadline holds a submit's deadline: it must be in the future, the
 // model must have an on-demand path to re-drive unfinished records on, and
 // running every record on demand at the account's quota must end before it
