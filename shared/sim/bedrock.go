@@ -170,13 +170,13 @@ type simJob struct {
 	endTime     time.Time
 	stoppedFrom string
 	// progress is how many records a SlowJob has reached.
-	progress int64
-	busy     bool // a step is doing this job's I/O
-	files       []string
-	total       int64
-	processed   int64
-	succeeded   int64
-	failed      int64
+	progress  int64
+	busy      bool // a step is doing this job's I/O
+	files     []string
+	total     int64
+	processed int64
+	succeeded int64
+	failed    int64
 }
 
 func (s *BedrockSim) init() {
