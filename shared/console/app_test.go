@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/internal/browsertest"
@@ -237,6 +238,21 @@ func TestMCPAppInChromium(t *testing.T) {
 		if v := read(); !strings.Contains(v.Text, "20 / 20 records") {
 			t.Errorf("finished run: %s", v.Text)
 		}
+		if logs := b.takeLogs(); len(logs) > 0 {
+			t.Fatalf("problems:\n%s", strings.Join(logs, "\n"))
+		}
+	})
+
+	t.Run("shows a job's deadline", func(t *testing.T) {
+		b.t = t
+		deadline := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+		var handle struct {
+			JobID string `json:"job_id"`
+		}
+		b.eval(`host.runTool("submit_batch", {model: `+js(haiku)+`, name: "deadline batch", deadline: `+js(deadline.Format(time.RFC3339))+`, records: `+jsRecords(150)+`})`, &handle)
+		// The first render is the tool result; the View's get_job brings the deadline.
+		want := deadline.Format("2006-01-02 15:04:05") + " UTC"
+		b.waitFor("the deadline", `host.view() && host.view().rendered === `+js(handle.JobID)+` && host.view().text.includes(`+js(want)+`)`)
 		if logs := b.takeLogs(); len(logs) > 0 {
 			t.Fatalf("problems:\n%s", strings.Join(logs, "\n"))
 		}

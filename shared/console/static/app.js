@@ -316,6 +316,10 @@
       ["Cache read / write", `${num(j.cache_read_tokens || 0)} / ${num(j.cache_write_tokens || 0)}`], ["Cost", cost(j.cost_usd)],
     ];
     if (j.provider_status) facts.push(["Provider status", j.provider_status]);
+    if (j.deadline) facts.push(["Deadline", j.deadline]);
+    if (j.stop_batch_by) facts.push(["Batch parts stop by", j.stop_batch_by]);
+    const rd = j.cost && j.cost.redrive;
+    if (rd) facts.push(["Re-driven on demand", `${num(rd.records)} records: ${cost(rd.on_demand_usd)} (${cost(rd.at_batch_price_usd)} at the batch price)`]);
     if (j.retry_of) facts.push(["Retry of", el("a", { href: route("job", j.retry_of) }, j.retry_of)]);
     const retriedBy = [].concat(j.retried_by || []);
     if (retriedBy.length) facts.push(["Retried by", retriedBy.map((c) => el("a", { href: route("job", c) }, c, " "))]);

@@ -49,6 +49,10 @@
       el('p', { class: 'counts' }, `${num(done(j))} / ${num(j.record_count)} records · ${num(j.succeeded)} succeeded · ${num(j.failed)} failed (${pct(j)}%)`),
       el('dl', { class: 'stats' }, stat('input tokens', num(j.input_tokens)), stat('output tokens', num(j.output_tokens)),
         stat('cost', usd(j.cost_usd)), stat('updated', (j.updated_at || '').replace('T', ' ').replace(/\..*|Z$/, ''))));
+    const stats = card.querySelector('dl.stats');
+    if (j.deadline) stats.append(stat('deadline', j.deadline.replace('T', ' ').replace(/Z$/, ' UTC')));
+    const rd = j.cost && j.cost.redrive;
+    if (rd) stats.append(stat('re-driven on demand', `${num(rd.records)} records · +${usd(rd.extra_usd)} over batch`));
     if (j.error) card.append(el('p', { class: 'error' }, j.error));
     for (const w of j.warnings || []) card.append(el('p', { class: 'warning' }, w));
     if (failures && Object.keys(failures).length) card.append(el('h3', {}, 'Failures by error code'), failureTable(failures));
