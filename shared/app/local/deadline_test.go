@@ -14,16 +14,24 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/model"
 )
 
-// testClock is the services' clock, moved by the test to reach a deadline.
+// testClock is the services' clock: real time moved by an offset the test
+// sets to reach a deadline (the stores stamp items with real time, so the
+// clock keeps running).
 type testClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	offset time.Duration
 }
 
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().UTC().Add(c.offset)
+}
+
+// Set moves the clock to t.
 func (c *testClock) Set(t time.Time) {
 	c.mu.Lock()
-	c.now = t
+	c.offset += time.Until(t.Add(-c.offset))
 	c.mu.Unlock()
 }
 
@@ -35,7 +43,7 @@ func (c *testClock) Set(t time.Time) {
 // again or late afterwards (a duplicate Stopped, a late Completed, another
 // "Job Output Ready", another run request) change nothing.
 func TestDeadlineRedrive(t *testing.T) {
-	clk := &testClock{now: time.Now().UTC()}
+	clk := &testClock{}
 	s := newSuiteWith(t, local.Options{Now: clk.Now})
 	s.l.Sim.SlowJob = func(string) int { return 40 } // 40 records per step
 	cs := s.client("alice")
@@ -221,4 +229,50 @@ func TestDeadlineFlex(t *testing.T) {
 			t.Errorf("cost $%.6f, want between all-flex $%.6f and all-standard $%.6f", j.CostUSD, allFlex, allStd)
 		}
 	})
+}
+
+// TestDeadlineDropsQueuedPart: a part still waiting for the model's job quota
+// when its deadline presses never reaches Bedrock; all its records run on
+// demand in the same job.
+func TestDeadlineDropsQueuedPart(t *testing.T) {
+	clk := &testClock{}
+	s := newSuiteWith(t, local.Options{Now: clk.Now})
+	s.l.Service.Quota = map[string]int{haiku: 1}
+	cs := s.client("alice")
+	ctx := context.Background()
+	first := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(100)})
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(120),
+		"deadline": clk.Now().Add(3 * time.Hour).Format(time.RFC3339)})
+	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+	if j.Status != "queued" || j.StopBatchBy == "" {
+		t.Fatalf("second job = %+v, want queued behind the quota with a stop time", j)
+	}
+	stopBy, err := time.Parse(time.RFC3339, j.StopBatchBy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(stopBy.Add(time.Second))
+	before := s.l.Reports.Runtime.Stats().Calls
+	s.reconcile()
+	j = s.finish(cs, h.JobID)
+	if j.Status != "completed" || j.Succeeded != 120 || j.Redrive == nil || j.Redrive.Records != 120 || j.Redrive.BatchSucceeded != 0 {
+		t.Fatalf("job = %+v (redrive %+v), want all 120 records run on demand", j, j.Redrive)
+	}
+	if calls := s.l.Reports.Runtime.Stats().Calls - before; calls != 120 {
+		t.Fatalf("%d on-demand calls, want 120", calls)
+	}
+	for name := range s.l.Sim.Statuses() {
+		if strings.Contains(name, h.JobID) {
+			t.Fatalf("the dropped part reached Bedrock as %s", name)
+		}
+	}
+	for _, r := range allResults(t, cs, h.JobID, "", 100) {
+		if r.Path != job.PathOnDemand {
+			t.Fatalf("record %s path %q, want on_demand", r.ID, r.Path)
+		}
+	}
+	if f := s.finish(cs, first.JobID); !f.Terminal {
+		t.Fatalf("the first job did not end: %+v", f)
+	}
+	_ = ctx
 }

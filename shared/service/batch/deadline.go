@@ -60,9 +60,10 @@ func rateText(r job.Rate) string {
 
 // StopBatchBy is when the unfinished batch parts of j must be stopped for its
 // records to be re-driven on demand before its deadline (zero: j has no
-// deadline or nothing left to stop).
+// deadline or nothing left to stop). Once the deadline stopped parts, a part
+// that reached the provider since (its create was on the wire) is due at once.
 func (s *Service) StopBatchBy(j *job.Job) time.Time {
-	if j.Deadline.IsZero() || j.Mode != job.ModeBatch || j.Redrive != nil || j.Status.Terminal() {
+	if j.Deadline.IsZero() || j.Mode != job.ModeBatch || j.Status.Terminal() || (j.Redrive != nil && j.Redrive.Started) {
 		return time.Time{}
 	}
 	n := 0
@@ -71,8 +72,11 @@ func (s *Service) StopBatchBy(j *job.Job) time.Time {
 			n += p.RecordCount
 		}
 	}
-	if n == 0 {
+	switch {
+	case n == 0:
 		return time.Time{}
+	case j.Redrive != nil:
+		return j.Redrive.StoppedAt
 	}
 	return job.StopBatchBy(j.Deadline, job.OnDemandTime(n, j.DeadlineTokens, s.RateOf(j.Model)))
 }
@@ -87,13 +91,18 @@ func queuedUnsent(p job.Part) bool {
 	return p.Ref == "" && p.SubmitLease == "" && p.Status == job.StatusQueued
 }
 
+// NotSubmitted is the provider_status of a part the deadline dropped before
+// it reached the provider: it waits, with nothing to read, for the re-drive.
+const NotSubmitted = "NotSubmitted"
+
 // StopForDeadline is the reconciler's deadline step for one job: once the
 // time StopBatchBy names has come, every batch part not finished is stopped
-// (Bedrock StopModelInvocationJob; a part never submitted is dropped), and
-// the job is marked for a re-drive: ingest reads what the stopped parts
-// produced, then runs the records they left without a result on demand
-// (startRedrive). A stop the provider refuses (the part ended meanwhile)
-// leaves that part to its own end. It reports how many parts it stopped.
+// (Bedrock StopModelInvocationJob; a part never submitted is dropped: it goes
+// straight to ingesting, with no output), and the job is marked for a
+// re-drive: ingest reads what the stopped parts produced, then runs the
+// records they left without a result on demand (startRedrive). A stop the
+// provider refuses (the part ended meanwhile) leaves that part to its own
+// end. It reports how many parts it stopped.
 func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) {
 	by := s.StopBatchBy(j)
 	if by.IsZero() || s.Now().Before(by) {
@@ -113,39 +122,46 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 		stopped = append(stopped, p.Index)
 	}
 	now := s.Now()
-	_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
-		if cur.Status.Terminal() || cur.Status == job.StatusIngesting || (cur.Redrive != nil && len(stopped) == 0) {
+	nj, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		if cur.Status.Terminal() || cur.Status == job.StatusIngesting {
 			return store.ErrNoChange
 		}
-		if cur.Redrive == nil {
-			cur.Redrive = &job.Redrive{StoppedAt: now}
-		}
-		changed := false
+		var changed []int
 		for i := range cur.Parts {
 			p := &cur.Parts[i]
 			switch {
 			case queuedUnsent(*p):
-				p.Status, p.Message = job.StatusCancelled, "not submitted: its records run on demand for the deadline"
+				p.Status, p.ProviderStatus = job.StatusIngesting, NotSubmitted
 			case containsInt(stopped, p.Index) && job.CanMove(p.Status, job.StatusCancelling):
 				p.Status, p.CancelRequested = job.StatusCancelling, true
 			default:
 				continue
 			}
-			changed = true
-			if !containsInt(cur.Redrive.Parts, p.Index) {
-				cur.Redrive.Parts = append(cur.Redrive.Parts, p.Index)
-			}
+			changed = append(changed, p.Index)
 		}
-		if !changed && len(cur.Redrive.Parts) > 0 {
+		if len(changed) == 0 {
 			return store.ErrNoChange
 		}
+		if cur.Redrive == nil {
+			cur.Redrive = &job.Redrive{StoppedAt: now}
+		}
+		for _, i := range changed {
+			if !containsInt(cur.Redrive.Parts, i) {
+				cur.Redrive.Parts = append(cur.Redrive.Parts, i)
+			}
+		}
 		cur.AddWarning(fmt.Sprintf("deadline %s: the batch parts not finished by %s were stopped; what they produced is kept, the rest runs on demand (standard tier) in this job",
-			cur.Deadline.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
+			cur.Deadline.UTC().Format(time.RFC3339), cur.Redrive.StoppedAt.UTC().Format(time.RFC3339)))
 		s.Settle(cur, now)
 		return nil
 	})
-	if err != nil && !errors.Is(err, store.ErrNoChange) {
+	switch {
+	case errors.Is(err, store.ErrNoChange):
+	case err != nil:
 		errs = append(errs, fmt.Errorf("record deadline stop of %s: %w", j.ID, err))
+	default:
+		// Parts never submitted may have been the last ones: read the output now.
+		errs = append(errs, s.AfterStatus(ctx, nj))
 	}
 	if len(stopped) > 0 {
 		s.Logger().InfoContext(ctx, "batch parts stopped for the deadline", "job_id", j.ID, "parts", stopped, "deadline", j.Deadline, "stop_by", by)
