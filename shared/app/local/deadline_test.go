@@ -276,3 +276,36 @@ func TestDeadlineDropsQueuedPart(t *testing.T) {
 	}
 	_ = ctx
 }
+
+// TestDeadlineNoTimeForBatch: a deadline so near that a batch job's parts
+// would be stopped at once runs an auto job on demand from the start, at
+// the standard tier; the dry run says so.
+func TestDeadlineNoTimeForBatch(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	// 150 records need under a minute at the simulated account's quota; three
+	// minutes are inside the five-minute margin.
+	args := map[string]any{"model": haiku, "records": records(150), "deadline": time.Now().Add(3 * time.Minute).UTC().Format(time.RFC3339)}
+	dry := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": args["model"], "records": args["records"], "deadline": args["deadline"], "dry_run": true})
+	if d := dry.DryRun; d == nil || d.Mode != job.ModeOnDemand || d.Auto != "on_demand standard" || !strings.Contains(d.AutoWhy, "leaves no time for a batch job") || len(d.Problems) > 0 {
+		t.Fatalf("dry run = %+v, want on demand at standard because of the deadline", dry.DryRun)
+	}
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", args)
+	j := s.finish(cs, h.JobID)
+	if h.Mode != job.ModeOnDemand || j.Status != "completed" || j.Succeeded != 150 || j.Cost == nil || j.Cost.Basis != "on_demand" || j.Cost.Tier != "" {
+		t.Fatalf("handle %+v, job %+v: want an on-demand standard run", h, j)
+	}
+	if !strings.Contains(strings.Join(j.Warnings, "\n"), "leaves no time for a batch job") {
+		t.Errorf("warnings %v", j.Warnings)
+	}
+	for _, r := range allResults(t, cs, h.JobID, "", 100) {
+		if r.Path != job.PathOnDemand {
+			t.Fatalf("record %s path %q", r.ID, r.Path)
+		}
+	}
+	// An explicit batch mode stays batch: the reconciler stops it in time.
+	args["mode"] = "batch"
+	if b := call[mcpserver.JobHandle](t, cs, "submit_batch", args); b.Mode != job.ModeBatch {
+		t.Fatalf("explicit batch with a near deadline ran %s", b.Mode)
+	}
+}

@@ -46,7 +46,16 @@ func (s *Service) checkDeadline(req *SubmitRequest, md *media) error {
 		return job.Fieldf("deadline", "%s is %s away, but even running all %d records on demand at the account's quota for %s (%s) takes about %s (estimate: %d tokens per record, estimated input + max_tokens %d); set a later deadline, submit fewer records or lower max_tokens",
 			req.Deadline.UTC().Format(time.RFC3339), left.Round(time.Second), n, req.Model, rateText(rate), need.Round(time.Second), req.deadlineTokens, req.Params.MaxTokens)
 	}
-	if req.Mode == job.ModeOnDemand && req.autoTier && req.Params.Tier == model.TierFlex && !now.Before(job.StopBatchBy(req.Deadline, need)) {
+	pressed := !now.Before(job.StopBatchBy(req.Deadline, need))
+	if pressed && req.autoMode && req.Mode == job.ModeBatch && n <= job.MaxOnDemandRecords && checkMaxTokens(m, req.Params.MaxTokens, job.ModeOnDemand) == nil {
+		// No time for a batch job to run before its parts would be stopped.
+		req.Mode = job.ModeOnDemand
+		req.Params.Tier = ""
+		req.Warnings = append(req.Warnings, fmt.Sprintf("the deadline %s leaves no time for a batch job (its records need about %s on demand, plus the margin): the job runs on demand (standard tier) from the start",
+			req.Deadline.UTC().Format(time.RFC3339), need.Round(time.Second)))
+		return nil
+	}
+	if req.Mode == job.ModeOnDemand && req.autoTier && req.Params.Tier == model.TierFlex && pressed {
 		req.Params.Tier = ""
 		req.Warnings = append(req.Warnings, fmt.Sprintf("the deadline %s leaves no room for the flex tier's slower service (the run needs about %s on demand): the run uses standard",
 			req.Deadline.UTC().Format(time.RFC3339), need.Round(time.Second)))

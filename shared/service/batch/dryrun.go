@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -60,6 +61,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	if err != nil {
 		return nil, err
 	}
+	deadlineErr := s.checkDeadline(&req, md) // may move an auto job on demand
 	out := &DryRunResult{Provider: req.Provider, Model: req.Model, Mode: req.Mode, Records: len(req.Records),
 		MaxOutputTokens: int64(req.Params.MaxTokens) * int64(len(req.Records)),
 		Warnings:        append(slices.Clone(req.Warnings), s.recordWarnings(&req, md)...)}
@@ -77,12 +79,13 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	}
 	if m != nil {
 		s.pricePaths(out, m, s.LimitsFor(prov, req.Model))
+		deadlinePick(out, req, deadlineErr)
 	}
 	if err := overBudget(req, out.EstimatedInputTokens, out.Cost); err != nil {
 		out.Problems = append(out.Problems, err.Error())
 	}
-	if err := s.checkDeadline(&req, md); err != nil {
-		out.Problems = append(out.Problems, err.Error())
+	if deadlineErr != nil {
+		out.Problems = append(out.Problems, deadlineErr.Error())
 	}
 	if req.Mode == job.ModeBatch {
 		_, sizes, _, err := s.encodeAll(req, prov, md)
@@ -161,6 +164,21 @@ func (s *Service) recordTokens(r *job.Input, md *media, i int, system string) in
 	return n + content.TextTokens(string(r.ModelInput))
 }
 
+// deadlinePick corrects what auto picks for a deadline that presses (the
+// submit's checkDeadline moved the job on demand, or off Flex).
+func deadlinePick(out *DryRunResult, req SubmitRequest, deadlineErr error) {
+	if req.Deadline.IsZero() || deadlineErr != nil || !req.autoMode || out.Auto == "" {
+		return
+	}
+	pick := job.ModeBatch
+	if req.Mode == job.ModeOnDemand {
+		pick = "on_demand " + cmp.Or(req.Params.Tier, model.TierStandard)
+	}
+	if pick != out.Auto && len(req.Warnings) > 0 {
+		out.Auto, out.AutoWhy = pick, req.Warnings[len(req.Warnings)-1]
+	}
+}
+
 // PathCost is a job's estimated cost on one path.
 type PathCost struct {
 	Path string     `json:"path"` // batch, on_demand standard, on_demand flex, on_demand priority
@@ -206,7 +224,7 @@ func (s *Service) pricePaths(out *DryRunResult, m *model.Model, lim service.Batc
 			why = "the model does not run as a batch job"
 		}
 		if tier == model.TierFlex {
-			why += "; the model offers flex with known prices and the job has no deadline"
+			why += "; the model offers flex with known prices and no deadline presses the job"
 		}
 		out.AutoWhy = why
 	}

@@ -28,6 +28,7 @@ func (s *Service) resolveMode(req *SubmitRequest, prov service.BatchProvider, m 
 	if err != nil {
 		return err
 	}
+	req.autoMode = req.Mode == "" || req.Mode == job.ModeAuto
 	req.Mode = mode
 	if m.Task == model.TaskText && m.MaxOutputTokens > 0 {
 		// checkModel allowed the batch maximum before the mode was settled.

@@ -51,8 +51,9 @@ type SubmitRequest struct {
 	// changed to fit the model's rules.
 	Warnings []string
 
-	// autoTier: the tier was left to auto; deadlineTokens: the tokens per
-	// record a deadline's timing counts (checkDeadline).
+	// autoMode / autoTier: the mode / tier was left to auto; deadlineTokens:
+	// the tokens per record a deadline's timing counts (checkDeadline).
+	autoMode       bool
 	autoTier       bool
 	deadlineTokens int64
 }
@@ -76,10 +77,11 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		return nil, err
 	}
 	req.Warnings = append(req.Warnings, s.recordWarnings(&req, md)...)
-	if err := s.checkBudget(req, md); err != nil {
+	// Before the budget: a deadline may move an auto job on demand.
+	if err := s.checkDeadline(&req, md); err != nil {
 		return nil, err
 	}
-	if err := s.checkDeadline(&req, md); err != nil {
+	if err := s.checkBudget(req, md); err != nil {
 		return nil, err
 	}
 	t, err := s.prepareIndex(ctx, &req)
