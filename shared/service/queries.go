@@ -188,3 +188,36 @@ func pageLimit(n int) (int, error) {
 	}
 	return n, nil
 }
+
+// StoredCounts are a job's stored results by outcome.
+type StoredCounts struct{ Succeeded, Failed int }
+
+// StoredResults are the ids of the records the job has a result for, and
+// their counts by outcome, each stored result counted once (what a
+// deadline re-drive leaves out, and the counts of a cancelled on-demand run).
+func (c *Core) StoredResults(ctx context.Context, j *job.Job) (map[string]bool, StoredCounts, error) {
+	have := make(map[string]bool, j.RecordCount)
+	var n StoredCounts
+	q := store.RecordQuery{Limit: job.MaxPageSize}
+	for {
+		recs, next, err := c.Store.ListRecords(ctx, j.ID, j.Shards, q)
+		if err != nil {
+			return nil, n, fmt.Errorf("list stored results of %s: %w", j.ID, err)
+		}
+		for _, r := range recs {
+			if have[r.ID] {
+				continue
+			}
+			have[r.ID] = true
+			if r.Status == job.RecordSucceeded {
+				n.Succeeded++
+			} else {
+				n.Failed++
+			}
+		}
+		if next == "" {
+			return have, n, nil
+		}
+		q.Cursor = next
+	}
+}

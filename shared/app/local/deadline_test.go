@@ -213,16 +213,7 @@ func TestDeadlineFlex(t *testing.T) {
 			t.Errorf("warnings %v do not say the run left flex", j.Warnings)
 		}
 		// 16 records at flex prices, 32 at standard: between all-flex and all-standard.
-		cat, err := model.FromEnv(func(k string) string {
-			if k == model.EnvModelsJSON {
-				return tierOverride
-			}
-			return ""
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, _ := cat.Lookup(tierModel)
+		m := tierCatalogModel(t)
 		u := model.Usage{Input: j.InputTokens, Output: j.OutputTokens}
 		allFlex, allStd := m.CostTier(u, model.TierFlex).Total, m.CostTier(u, model.TierStandard).Total
 		if !(j.CostUSD > allFlex && j.CostUSD < allStd) {

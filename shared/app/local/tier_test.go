@@ -29,16 +29,7 @@ func TestServiceTiers(t *testing.T) {
 	// retries them, and every record still completes on Flex.
 	s := newSuiteWith(t, local.Options{Reports: local.ReportsOptions{FlexThrottleRate: 0.25}})
 	cs := s.client("alice")
-	cat, err := model.FromEnv(func(k string) string {
-		if k == model.EnvModelsJSON {
-			return tierOverride
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := cat.Lookup(tierModel)
+	m := tierCatalogModel(t)
 	rt := s.l.Reports.Runtime
 
 	cases := []struct {
@@ -111,4 +102,23 @@ func TestServiceTiers(t *testing.T) {
 			t.Errorf("%s: refusal %q, want it to name tier and say %q", tc.name, msg, tc.want)
 		}
 	}
+}
+
+// tierCatalogModel is tierModel as the catalog with the test's operator prices has it.
+func tierCatalogModel(t *testing.T) *model.Model {
+	t.Helper()
+	cat, err := model.FromEnv(func(k string) string {
+		if k == model.EnvModelsJSON {
+			return tierOverride
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := cat.Lookup(tierModel)
+	if !ok {
+		t.Fatalf("%s not in the catalog", tierModel)
+	}
+	return m
 }

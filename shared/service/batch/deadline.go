@@ -219,7 +219,7 @@ type redriveRunner interface {
 // twice) and asks the on-demand flow to run it. false: every record has a
 // result, and ingest finishes the job as usual.
 func (s *Service) startRedrive(ctx context.Context, j *job.Job, res ingest.Result) (bool, error) {
-	have, counts, err := s.producedRecords(ctx, j)
+	have, counts, err := s.StoredResults(ctx, j)
 	if err != nil {
 		return false, err
 	}
@@ -270,38 +270,6 @@ func (s *Service) startRedrive(ctx context.Context, j *job.Job, res ingest.Resul
 		s.Logger().ErrorContext(ctx, "request the deadline re-drive run", "job_id", id, "error", err)
 	}
 	return true, nil
-}
-
-// storedCounts are a job's stored results by outcome.
-type storedCounts struct{ Succeeded, Failed int }
-
-// producedRecords are the ids of the records the job has a result for, and
-// their counts by outcome.
-func (s *Service) producedRecords(ctx context.Context, j *job.Job) (map[string]bool, storedCounts, error) {
-	have := make(map[string]bool, j.RecordCount)
-	var c storedCounts
-	q := store.RecordQuery{Limit: job.MaxPageSize}
-	for {
-		recs, next, err := s.Store.ListRecords(ctx, j.ID, j.Shards, q)
-		if err != nil {
-			return nil, c, fmt.Errorf("list stored results of %s: %w", j.ID, err)
-		}
-		for _, r := range recs {
-			if have[r.ID] {
-				continue
-			}
-			have[r.ID] = true
-			if r.Status == job.RecordSucceeded {
-				c.Succeeded++
-			} else {
-				c.Failed++
-			}
-		}
-		if next == "" {
-			return have, c, nil
-		}
-		q.Cursor = next
-	}
 }
 
 // writeUnproduced writes to uri the caller's records of j that have no

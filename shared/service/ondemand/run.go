@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
@@ -380,9 +381,12 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		}
 	}
 	now := s.Now()
-	var stored *storedCounts
-	if j.Status == job.StatusCancelling && j.Redrive == nil {
-		c, err := s.countStored(ctx, j)
+	var stored *service.StoredCounts
+	if cancelled(j) {
+		// A chunk stored by a run that died (or was refused) before its
+		// checkpoint is not redone once the job is cancelled, yet its results
+		// stay readable: the counts are the stored results.
+		_, c, err := s.StoredResults(ctx, j)
 		if err != nil {
 			return err
 		}
@@ -448,35 +452,6 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 	return nil
 }
 
-// storedCounts are a job's stored results by outcome.
-type storedCounts struct{ Succeeded, Failed int }
-
-// countStored counts a job's stored results. A cancelled on-demand job's
-// counts are these: a chunk stored by a run that died (or was refused) before
-// its checkpoint is not redone once the job is cancelled, yet its results stay
-// readable, and every stored result is counted exactly once.
-func (s *Service) countStored(ctx context.Context, j *job.Job) (storedCounts, error) {
-	var c storedCounts
-	q := store.RecordQuery{Limit: job.MaxPageSize}
-	for {
-		recs, next, err := s.Store.ListRecords(ctx, j.ID, j.Shards, q)
-		if err != nil {
-			return c, fmt.Errorf("count stored results of %s: %w", j.ID, err)
-		}
-		for _, r := range recs {
-			if r.Status == job.RecordSucceeded {
-				c.Succeeded++
-			} else {
-				c.Failed++
-			}
-		}
-		if next == "" {
-			return c, nil
-		}
-		q.Cursor = next
-	}
-}
-
 // endedByOthers are the ends a run does not set itself: cancel_job, the
 // reconciler giving up on a run that made no progress, expiry.
 func endedByOthers(st job.Status) bool {
@@ -494,7 +469,7 @@ func (s *Service) recountEnded(ctx context.Context, id string) error {
 	if !endedByOthers(j.Status) {
 		return nil
 	}
-	c, err := s.countStored(ctx, j)
+	_, c, err := s.StoredResults(ctx, j)
 	if err != nil {
 		return err
 	}

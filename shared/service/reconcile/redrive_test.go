@@ -9,6 +9,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
@@ -131,4 +132,21 @@ func TestStalledRedriveIsResumedNotReingested(t *testing.T) {
 	if _, err := h.svc.Cancel(context.Background(), "alice", j.ID); err != nil && !errors.Is(err, store.ErrNoChange) {
 		t.Fatalf("second cancel: %v", err)
 	}
+	// The run sees it before any call: the job ends cancelled, every stored
+	// result (2 from the batch part, 1 on demand) counted once.
+	h.svc.OnDemandRuns.Model = noCalls{t}
+	if err := h.svc.OnDemandRuns.RunOnDemand(context.Background(), j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ = h.job(j.ID); cur.Status != job.StatusCancelled || cur.Succeeded != 3 || cur.Failed != 0 || cur.Parts[0].Status != job.StatusCancelled {
+		t.Fatalf("cancelled re-drive = %s, %d succeeded, %d failed, part %s; want cancelled with the 3 stored results", cur.Status, cur.Succeeded, cur.Failed, cur.Parts[0].Status)
+	}
+}
+
+// noCalls is a runtime API no call may reach.
+type noCalls struct{ t *testing.T }
+
+func (n noCalls) Invoke(context.Context, string, job.Input, job.Params) (ondemand.OnDemandResult, error) {
+	n.t.Error("a model call after the cancel")
+	return ondemand.OnDemandResult{}, errors.New("no calls")
 }
