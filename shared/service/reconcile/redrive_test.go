@@ -26,8 +26,8 @@ func redrivingJob(t *testing.T, h *harness) *job.Job {
 		Status: job.StatusIngesting, ProviderStatus: "OnDemandRedrive", RecordCount: 5, Shards: 1, TTLDays: 7,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(7 * 24 * time.Hour), InputURI: "s3://test/input/" + id,
 		Deadline: now.Add(time.Hour), DeadlineTokens: 1100, OutputReadyPublished: true, Params: &job.Params{MaxTokens: 1024},
-		Parts: []job.Part{{Index: 0, Name: "mcpbatch-" + id, Ref: ref, Status: job.StatusIngesting, ProviderStatus: "Stopped", RecordCount: 5, CancelRequested: true}},
-		Redrive: &job.Redrive{StoppedAt: now.Add(-time.Minute), Parts: []int{0}, Started: true, Records: 3, BatchSucceeded: 2, BatchInputTokens: 20, BatchOutputTokens: 40},
+		Parts:    []job.Part{{Index: 0, Name: "mcpbatch-" + id, Ref: ref, Status: job.StatusIngesting, ProviderStatus: "Stopped", RecordCount: 5, CancelRequested: true}},
+		Redrive:  &job.Redrive{StoppedAt: now.Add(-time.Minute), Parts: []int{0}, Started: true, Records: 3, BatchSucceeded: 2, BatchInputTokens: 20, BatchOutputTokens: 40},
 		OnDemand: &job.OnDemand{Params: job.Params{MaxTokens: 1024}, Concurrency: 8, InputURI: "s3://test/input/" + id + "/redrive/records.jsonl", Line: 1, Succeeded: 1, InputTokens: 10, OutputTokens: 20},
 	}
 	j.SyncOnDemandCounts()
