@@ -23,9 +23,10 @@ var (
 			"the grant is limited to one named key prefix of this stack's own data bucket.",
 	}
 	wildRecordIDs = wildcard{
-		pattern: `/^Resource::<[A-Za-z0-9]+\.Arn>\/input\/\*\/ids\.txt$/`,
-		reason: "ingest reads only the record-id list each submit writes at input/<job id>/ids.txt; job ids " +
-			"are created at run time, and the grant names the file, not the job's input.",
+		pattern: `/^Resource::<[A-Za-z0-9]+\.Arn>\/input\/\*\/(ids\.jsonl|ids\.txt|inputs\.jsonl|redrive\/records\.jsonl)$/`,
+		reason: "ingest reads only the record-id list (input/<job id>/ids.jsonl, ids.txt of older jobs) and, for a " +
+			"deadline re-drive, the caller's records (inputs.jsonl) each submit writes, and writes only the " +
+			"re-drive's input (redrive/records.jsonl); job ids are created at run time, and the grant names the files.",
 	}
 	wildJobs = wildcard{
 		// Region and account are literals with a pinned env, <AWS::Region>/<AWS::AccountId> without.

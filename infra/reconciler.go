@@ -175,7 +175,8 @@ func grantReconciler(r *Reconciler, p *ReconcilerProps) {
 	g.Role.AddToPrincipalPolicy(allow("CreateBatchJobs", []string{"bedrock:CreateModelInvocationJob"}, createOn, nil))
 	g.Role.AddToPrincipalPolicy(allow("TagBatchJobs", []string{"bedrock:TagResource"}, jobs,
 		map[string]interface{}{"ForAllValues:StringLike": map[string]interface{}{"aws:TagKeys": jsii.Strings("mcpbatch:*")}}))
-	g.Role.AddToPrincipalPolicy(allow("GetBatchJobs", []string{"bedrock:GetModelInvocationJob"}, jobs, nil))
+	// Stop: a part whose deadline needs its records on demand, or a second job made for one part.
+	g.Role.AddToPrincipalPolicy(allow("ManageBatchJobs", []string{"bedrock:GetModelInvocationJob", "bedrock:StopModelInvocationJob"}, jobs, nil))
 	g.Role.AddToPrincipalPolicy(allow("PassBedrockRole", []string{"iam:PassRole"},
 		[]*string{p.Bedrock.Role.RoleArn()},
 		map[string]interface{}{"StringEquals": map[string]interface{}{"iam:PassedToService": bedrockPrincipal}}))

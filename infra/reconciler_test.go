@@ -102,6 +102,7 @@ func TestReconcilerLeastPrivilege(t *testing.T) {
 		"s3:ListBucket":                    {"<" + dataID + ".Arn>"},
 		"bedrock:CreateModelInvocationJob": create,
 		"bedrock:GetModelInvocationJob":    {jobArns},
+		"bedrock:StopModelInvocationJob":   {jobArns},
 		"bedrock:TagResource":              {jobArns},
 		"iam:PassRole":                     {"<" + bedrockRoleID(t, tpl) + ".Arn>"},
 		"secretsmanager:GetSecretValue":    {anthropicSecret(t, tpl)},
