@@ -93,6 +93,15 @@ func (j *Job) Redriving() bool {
 	return j.Redrive != nil && j.Redrive.Started && j.OnDemand != nil && !j.Status.Terminal()
 }
 
+// OnDemandRecords is how many records j's on-demand run runs: all of an
+// on-demand job's, those a re-drive took over.
+func (j *Job) OnDemandRecords() int {
+	if j.Redrive != nil && j.Redrive.Started {
+		return j.Redrive.Records
+	}
+	return j.RecordCount
+}
+
 // SyncOnDemandCounts sets j's counts from its on-demand run's checkpoint, on
 // top of what the batch parts produced when the run is a re-drive.
 func (j *Job) SyncOnDemandCounts() {

@@ -20,10 +20,7 @@ func (s *Service) leaveFlex(j *job.Job, throttled bool, now time.Time) {
 	if !throttled || o.Params.Tier != model.TierFlex || j.Deadline.IsZero() || o.TierSwitch != nil {
 		return
 	}
-	left := j.RecordCount - o.Line
-	if j.Redrive != nil {
-		left = j.Redrive.Records - o.Line
-	}
+	left := j.OnDemandRecords() - o.Line
 	if left <= 0 {
 		return
 	}

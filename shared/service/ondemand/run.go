@@ -138,9 +138,9 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			j.SyncOnDemandCounts()
 			s.PriceJob(j)
 			s.leaveFlex(j, stats.Throttles > 0, s.Now())
-			if overBudget(j) && o.Line < j.RecordCount {
+			if n := j.OnDemandRecords(); overBudget(j) && o.Line < n {
 				j.AddWarning(fmt.Sprintf("budget_usd $%.4f reached after %d of %d records (spent $%.4f): the other %d were not run; retry them with a new submit",
-					j.BudgetUSD, o.Line, j.RecordCount, j.Cost.TotalUSD, j.RecordCount-o.Line))
+					j.BudgetUSD, o.Line, n, j.Cost.TotalUSD, n-o.Line))
 			}
 			return nil
 		})
