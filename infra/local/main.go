@@ -31,26 +31,27 @@ func main() {
 	dir := flag.String("dir", ".mcpbatch", "state folder (SQLite store, objects)")
 	step := flag.Duration("sim-step", 2*time.Second, "simulated time between two Bedrock job statuses")
 	failEvery := flag.Int("sim-fail-every", 10, "the simulator fails every Nth record (0: none)")
+	slow := flag.Int("sim-slow", 0, "the simulator's Bedrock jobs process this many records per step while in progress (0: all in one step); try a deadline")
 	auth := flag.String("auth", "token", "token: bearer API key (printed, and kept in <dir>/dev-token); none: no auth, every caller is local-dev")
 	reconcileEvery := flag.Duration("reconcile-every", 10*time.Second, "time between two reconciler runs (Anthropic polling, lost events, quota queue)")
 	keys := flag.String("keys", "", `token mode: a file of more API keys beside the dev key, as the deployed secret holds them ({"keys":[{"name","sha256"}]}); each name is an owner`)
 	flag.Parse()
 	log := app.Logger()
-	if err := run(*addr, *dir, *step, *failEvery, *auth, *reconcileEvery, *keys); err != nil {
+	if err := run(*addr, *dir, *step, *failEvery, *slow, *auth, *reconcileEvery, *keys); err != nil {
 		log.Error("make dev", "error", err)
 		os.Exit(1)
 	}
 }
 
 // run serves make dev; reconcileEvery is its reconciler period (the stack schedules every 5 minutes).
-func run(addr, dir string, step time.Duration, failEvery int, auth string, reconcileEvery time.Duration, keysFile string) error {
+func run(addr, dir string, step time.Duration, failEvery, slow int, auth string, reconcileEvery time.Duration, keysFile string) error {
 	if err := checkAuthAddr(auth, addr); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := app.Logger()
-	opts := local.Options{Dir: dir, StepDelay: step, FailEvery: failEvery, Log: log}
+	opts := local.Options{Dir: dir, StepDelay: step, FailEvery: failEvery, SlowRecords: slow, Log: log}
 	var banner string
 	switch auth {
 	case "token":

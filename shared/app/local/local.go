@@ -44,6 +44,9 @@ type Options struct {
 	StepDelay time.Duration
 	// FailEvery makes every Nth record fail in the simulator (0: none).
 	FailEvery int
+	// SlowRecords > 0 makes every simulated Bedrock job process that many
+	// records per step while InProgress (a deadline's stop lands part way).
+	SlowRecords int
 	// Owner names the caller of a request (default: everyone is "local-dev").
 	Owner mcpserver.OwnerFunc
 	Log   *slog.Logger
@@ -132,6 +135,9 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	l.Sim = sim.NewBedrockSim(blobs, func(ctx context.Context, ev []byte) { l.Bus.Send(ev) })
 	l.Sim.StepDelay = o.StepDelay
 	l.Sim.FailEvery = o.FailEvery
+	if o.SlowRecords > 0 {
+		l.Sim.SlowJob = func(string) int { return o.SlowRecords }
+	}
 	l.Sim.Log = o.Log
 	l.Sim.Models = l.account(o)
 	if l.SimURL, err = l.Sim.Listen("127.0.0.1:0"); err != nil {
