@@ -5,16 +5,28 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
 // TokenCounter counts one record's input tokens exactly, as the provider
-// would bill them (Bedrock's CountTokens).
+// would bill them: Bedrock's CountTokens (the on-demand runtime) or
+// Anthropic's Token Count API (the Anthropic batch provider itself).
 type TokenCounter interface {
 	CountTokens(ctx context.Context, model string, in job.Input, p job.Params) (int64, error)
 }
+
+// countMethods name each provider's counting API in a dry run's answer.
+var countMethods = map[string]string{model.ProviderBedrock: "Bedrock CountTokens", model.ProviderAnthropic: "Anthropic count_tokens"}
+
+// countWorkers is how many count calls a dry run has in flight: 400 calls
+// one after another take about a minute at real latencies. Kept low because
+// counting has its own per-minute limit (Anthropic tier 1: 100 a minute);
+// the SDKs retry a throttled call after its retry-after.
+const countWorkers = 4
 
 // CountSample is how many records a dry run counts exactly; a job with no
 // more records is counted whole. 400 keeps the 99% interval near ±7% for
@@ -38,12 +50,30 @@ type TokenCount struct {
 	Confidence float64 `json:"confidence"`
 }
 
-// countInput counts a sample of req's records with s.Counter. The sample is
-// drawn with a seed from the records' ids, so the same dry run gives the
-// same figures. Nil when no counter is wired or the records are not prompts.
-func (s *Service) countInput(ctx context.Context, req SubmitRequest, m *model.Model) (*TokenCount, error) {
+// counter is who counts m's records exactly: the batch provider when it
+// counts (Anthropic), else Bedrock's CountTokens through the on-demand
+// runtime for a Bedrock text model. Nil when nobody counts them.
+func (s *Service) counter(prov service.BatchProvider, m *model.Model) TokenCounter {
+	if m == nil || m.Task != model.TaskText {
+		return nil
+	}
+	if tc, ok := prov.(TokenCounter); ok {
+		return tc
+	}
+	if m.Provider == model.ProviderBedrock && s.Counter != nil {
+		return s.Counter
+	}
+	return nil
+}
+
+// countInput counts a sample of req's records with the provider's counter.
+// The sample is drawn with a seed from the records' ids, so the same dry run
+// gives the same figures. Nil when nobody counts this model's records; an
+// error when a count failed (the caller says so and keeps the estimate).
+func (s *Service) countInput(ctx context.Context, req SubmitRequest, prov service.BatchProvider, m *model.Model) (*TokenCount, error) {
 	n := len(req.Records)
-	if s.Counter == nil || n == 0 || m == nil || m.Provider != "bedrock" || m.Task != model.TaskText {
+	tc := s.counter(prov, m)
+	if tc == nil || n == 0 {
 		return nil, nil
 	}
 	h := fnv.New64a()
@@ -54,19 +84,50 @@ func (s *Service) countInput(ctx context.Context, req SubmitRequest, m *model.Mo
 	rng := rand.New(rand.NewPCG(h.Sum64(), uint64(n)))
 	idx := rng.Perm(n)[:min(n, CountSample)]
 	counts := make([]float64, len(idx))
-	for j, i := range idx {
-		c, err := s.Counter.CountTokens(ctx, m.ID, req.Records[i], req.Params)
-		if err != nil {
-			return nil, err
-		}
-		counts[j] = float64(c)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	errs := make(chan error, countWorkers)
+	var wg sync.WaitGroup
+	for range countWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				c, err := tc.CountTokens(ctx, m.ID, req.Records[idx[j]], req.Params)
+				if err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+				counts[j] = float64(c)
+			}
+		}()
 	}
-	return extrapolate(counts, n), nil
+feed:
+	for j := range idx {
+		select {
+		case next <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return nil, err
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // the caller's context ended
+	}
+	return extrapolate(counts, n, countMethods[m.Provider]), nil
 }
 
 // extrapolate scales a sample's per-record counts to n records with a 99%
 // t-interval on the total, finite-population corrected.
-func extrapolate(counts []float64, n int) *TokenCount {
+func extrapolate(counts []float64, n int, method string) *TokenCount {
 	k := len(counts)
 	var sum, sumSq float64
 	for _, c := range counts {
@@ -74,10 +135,10 @@ func extrapolate(counts []float64, n int) *TokenCount {
 		sumSq += c * c
 	}
 	mean := sum / float64(k)
-	tc := &TokenCount{Method: "Bedrock CountTokens on a random sample, 99% t-interval", Sampled: k, Records: n,
+	tc := &TokenCount{Method: method + " on a random sample, 99% t-interval", Sampled: k, Records: n,
 		Estimate: int64(math.Round(mean * float64(n))), Confidence: 0.99}
 	if k == n {
-		tc.Method = "Bedrock CountTokens on every record"
+		tc.Method = method + " on every record"
 		tc.Low, tc.High, tc.Confidence = tc.Estimate, tc.Estimate, 1
 		return tc
 	}

@@ -26,7 +26,7 @@ func TestExtrapolateCoverage(t *testing.T) {
 		for j, i := range idx {
 			s[j] = pop[i]
 		}
-		c := extrapolate(s, n)
+		c := extrapolate(s, n, "test")
 		if float64(c.Low) <= total && total <= float64(c.High) {
 			in++
 		}
@@ -35,7 +35,7 @@ func TestExtrapolateCoverage(t *testing.T) {
 	if cov := float64(in) / trials; cov < 0.97 || cov > 0.999 {
 		t.Errorf("coverage %.3f over %d samples, want about 0.99", cov, trials)
 	}
-	if c := extrapolate(pop, n); c.Low != int64(total) || c.High != int64(total) || c.Confidence != 1 {
+	if c := extrapolate(pop, n, "test"); c.Low != int64(total) || c.High != int64(total) || c.Confidence != 1 {
 		t.Errorf("every record counted: %+v, want exactly %v", c, total)
 	}
 }
