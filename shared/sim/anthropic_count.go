@@ -54,6 +54,7 @@ func billedInput(p *wireParams) (in int64, prefix string, seen []seenPart, err e
 func (s *AnthropicSim) countTokens(w http.ResponseWriter, r *http.Request) {
 	s.count("count_tokens")
 	if s.CountBusy != nil && s.CountBusy() {
+		w.Header().Set("retry-after", "1") // the API says when to retry a 429
 		anthropicError(w, http.StatusTooManyRequests, "rate_limit_error", "token counting rate limit exceeded (requests per minute); retry after the retry-after header")
 		return
 	}
