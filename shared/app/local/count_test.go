@@ -2,8 +2,11 @@ package local_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,6 +14,9 @@ import (
 	rt "github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	rttypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
@@ -21,13 +27,7 @@ func TestDryRunCountedInterval(t *testing.T) {
 	s := newCleanSuite(t)
 	cs := s.client("alice")
 	const n = 5000
-	recs := make([]map[string]any, n)
-	prompts := make([]string, n)
-	for i := range recs {
-		// Lengths vary (3..~180 words) so the sample's spread is real.
-		prompts[i] = fmt.Sprintf("Summarise fact #%d:%s", i, strings.Repeat(" lorem ipsum dolor", (i*7919)%61))
-		recs[i] = map[string]any{"id": fmt.Sprintf("r%05d", i), "prompt": prompts[i]}
-	}
+	recs, prompts := variedRecords(n)
 	d := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": recs, "dry_run": true})
 	if d.DryRun == nil || d.DryRun.Counted == nil {
 		t.Fatalf("dry run %+v has no counted input", d.DryRun)
@@ -62,4 +62,88 @@ func TestDryRunCountedInterval(t *testing.T) {
 	}
 	t.Logf("true %d, estimate %d, 99%% interval [%d, %d] (±%.2f%%); chars/4 estimate %d", truth, c.Estimate, c.Low, c.High,
 		100*float64(c.High-c.Low)/2/float64(truth), d.DryRun.EstimatedInputTokens)
+}
+
+// variedRecords are n prompt records whose lengths vary (3..~180 words), so
+// a sample's spread is real.
+func variedRecords(n int) ([]map[string]any, []string) {
+	recs := make([]map[string]any, n)
+	prompts := make([]string, n)
+	for i := range recs {
+		prompts[i] = fmt.Sprintf("Summarise fact #%d:%s", i, strings.Repeat(" lorem ipsum dolor", (i*7919)%61))
+		recs[i] = map[string]any{"id": fmt.Sprintf("r%05d", i), "prompt": prompts[i]}
+	}
+	return recs, prompts
+}
+
+// A dry run of a 5,000-record Anthropic job counts 400 records with
+// count_tokens through the SDK, and its interval contains the true count:
+// the input the simulator bills when the same records run as a batch. Its
+// paths list the Message Batches price, and auto keeps the batch.
+func TestDryRunCountedIntervalAnthropic(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	const n = 5000
+	recs, _ := variedRecords(n)
+	d := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": claudeHaiku, "records": recs, "dry_run": true})
+	c := d.DryRun.Counted
+	if c == nil {
+		t.Fatalf("dry run %+v has no counted input", d.DryRun)
+	}
+	if c.Sampled != 400 || c.Records != n || c.Low > c.Estimate || c.Estimate > c.High || c.Low == c.High || !strings.Contains(c.Method, "Anthropic count_tokens") {
+		t.Fatalf("counted %+v, want 400 of %d counted by Anthropic count_tokens and an interval around the estimate", c, n)
+	}
+	if calls := s.l.Anthropic.Calls()["count_tokens"]; calls != 400 {
+		t.Errorf("%d count_tokens calls reached the simulator, want 400", calls)
+	}
+	if len(d.DryRun.Paths) != 1 {
+		t.Fatalf("paths %+v, want the Message Batches path only", d.DryRun.Paths)
+	}
+	p := d.DryRun.Paths[0]
+	if p.Path != "batch" || p.Provider != "anthropic" || !p.Cost.Priced || !strings.Contains(p.Note, "Anthropic Message Batches prices: input 50% below") || d.DryRun.Auto != "batch" {
+		t.Errorf("path %+v, auto %q: want the Anthropic batch at 50%% off, picked", p, d.DryRun.Auto)
+	}
+
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": claudeHaiku, "records": recs})
+	s.l.Anthropic.Step()
+	s.reconcile()
+	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+	if j.Status != "completed" || j.Succeeded != n {
+		t.Fatalf("job %+v, want %d records completed", j, n)
+	}
+	truth := j.InputTokens + j.CacheRead + j.CacheWrite
+	if truth < c.Low || truth > c.High {
+		t.Errorf("billed input %d outside the interval [%d, %d] (estimate %d)", truth, c.Low, c.High, c.Estimate)
+	}
+	t.Logf("billed %d, estimate %d, 99%% interval [%d, %d] (±%.2f%%); chars/4 estimate %d", truth, c.Estimate, c.Low, c.High,
+		100*float64(c.High-c.Low)/2/float64(truth), d.DryRun.EstimatedInputTokens)
+}
+
+// When count_tokens keeps answering 429, the dry run says the input was not
+// counted and why, in its fields and its text, and prices the estimate.
+func TestDryRunCountFallsBackVisibly(t *testing.T) {
+	var busy atomic.Bool
+	busy.Store(true)
+	s := newSuiteWith(t, local.Options{AnthropicCountBusy: busy.Load})
+	cs := s.client("alice")
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "submit_batch",
+		Arguments: map[string]any{"model": claudeHaiku, "records": records(150), "dry_run": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("dry run: %v %s", err, text(res))
+	}
+	var h mcpserver.JobHandle
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &h); err != nil {
+		t.Fatal(err)
+	}
+	d := h.DryRun
+	if d.Counted != nil || !strings.Contains(d.NotCounted, "HTTP 429") || !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "not counted") }) {
+		t.Fatalf("dry run %+v, want not counted (429) with a warning", d)
+	}
+	if len(d.Paths) != 1 || !d.Paths[0].Cost.Priced || d.Paths[0].Cost.Total <= 0 {
+		t.Errorf("paths %+v, want the estimate priced", d.Paths)
+	}
+	if !strings.Contains(text(res), "Input not counted: counting failed") {
+		t.Errorf("answer text does not say the input was not counted:\n%s", text(res))
+	}
 }
