@@ -3,7 +3,9 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -33,6 +35,11 @@ func (c *Client) CountTokens(ctx context.Context, model string, in job.Input, p 
 		return 0, err
 	}
 	res, err := c.SDK.Messages.CountTokens(ctx, sdk.MessageCountTokensParams{}, option.WithRequestBody("application/json", body))
+	var ae *sdk.Error
+	if errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound {
+		// Here a 404 names the model, not a batch (ErrNotFound's meaning).
+		return 0, fmt.Errorf("count tokens of record %s: HTTP 404: the Anthropic API has no model %s: %s", in.ID, model, ae.Message)
+	}
 	if err != nil {
 		return 0, classify("count tokens of record "+in.ID, err)
 	}
