@@ -206,7 +206,11 @@ func (a *AnthropicProvider) CheckParams(model string, p job.Params) error {
 // CountTokens counts a record's input tokens with Anthropic's Token Count
 // API, for a dry run's sample.
 func (a *AnthropicProvider) CountTokens(ctx context.Context, model string, in job.Input, p job.Params) (int64, error) {
-	return a.Client.CountTokens(ctx, model, in, p)
+	n, err := a.Client.CountTokens(ctx, model, in, p)
+	if errors.Is(err, anthropic.ErrBusy) {
+		return 0, errors.Join(service.ErrProviderBusy, err) // throttled: the counts so far may stand
+	}
+	return n, err
 }
 
 // ParseOutputLine parses one results line.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 // A dry run of 5,000 records counts a sample with CountTokens and its
@@ -119,31 +120,58 @@ func TestDryRunCountedIntervalAnthropic(t *testing.T) {
 		100*float64(c.High-c.Low)/2/float64(truth), d.DryRun.EstimatedInputTokens)
 }
 
-// When count_tokens keeps answering 429, the dry run says the input was not
-// counted and why, in its fields and its text, and prices the estimate.
-func TestDryRunCountFallsBackVisibly(t *testing.T) {
-	var busy atomic.Bool
-	busy.Store(true)
-	s := newSuiteWith(t, local.Options{AnthropicCountBusy: busy.Load})
+// When count_tokens answers 429 (after the SDK's retries), the dry run says
+// so: from the first call, the input is not counted (fields, warning, text)
+// and the estimate is priced; part way, the interval comes from the records
+// counted so far, says how many, and still holds the billed input.
+func TestDryRunCountThrottled(t *testing.T) {
+	var calls, limit atomic.Int64
+	s := newSuiteWith(t, local.Options{AnthropicCountBusy: func() bool { return calls.Add(1) > limit.Load() }})
 	cs := s.client("alice")
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "submit_batch",
-		Arguments: map[string]any{"model": claudeHaiku, "records": records(150), "dry_run": true}})
-	if err != nil || res.IsError {
-		t.Fatalf("dry run: %v %s", err, text(res))
+	recs, _ := variedRecords(5000)
+	dryRun := func() (*batch.DryRunResult, string) {
+		t.Helper()
+		calls.Store(0)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "submit_batch",
+			Arguments: map[string]any{"model": claudeHaiku, "records": recs, "dry_run": true}})
+		if err != nil || res.IsError {
+			t.Fatalf("dry run: %v %s", err, text(res))
+		}
+		var h mcpserver.JobHandle
+		raw, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(raw, &h); err != nil {
+			t.Fatal(err)
+		}
+		return h.DryRun, text(res)
 	}
-	var h mcpserver.JobHandle
-	raw, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(raw, &h); err != nil {
-		t.Fatal(err)
+	warned := func(d *batch.DryRunResult, what string) bool {
+		return slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, what) })
 	}
-	d := h.DryRun
-	if d.Counted != nil || !strings.Contains(d.NotCounted, "HTTP 429") || !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "not counted") }) {
-		t.Fatalf("dry run %+v, want not counted (429) with a warning", d)
+
+	limit.Store(0)
+	d, txt := dryRun()
+	if d.Counted != nil || !strings.Contains(d.NotCounted, "HTTP 429") || !warned(d, "not counted") {
+		t.Fatalf("throttled from the start: %+v, want not counted (429) with a warning", d)
 	}
 	if len(d.Paths) != 1 || !d.Paths[0].Cost.Priced || d.Paths[0].Cost.Total <= 0 {
 		t.Errorf("paths %+v, want the estimate priced", d.Paths)
 	}
-	if !strings.Contains(text(res), "Input not counted: counting failed") {
-		t.Errorf("answer text does not say the input was not counted:\n%s", text(res))
+	if !strings.Contains(txt, "Input not counted: counting failed") {
+		t.Errorf("answer text does not say the input was not counted:\n%s", txt)
+	}
+
+	limit.Store(150)
+	d, txt = dryRun()
+	c := d.Counted
+	if c == nil || c.Sampled != 150 || !strings.Contains(c.Short, "after 150 of 400") || !warned(d, "fewer records than planned") || !strings.Contains(txt, "Fewer records counted than planned") {
+		t.Fatalf("throttled after 150: %+v (%s), want an interval from 150 counts that says so", c, txt)
+	}
+	limit.Store(1 << 30)
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": claudeHaiku, "records": recs})
+	s.l.Anthropic.Step()
+	s.reconcile()
+	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
+	if truth := j.InputTokens + j.CacheRead + j.CacheWrite; j.Succeeded != 5000 || truth < c.Low || truth > c.High {
+		t.Errorf("billed input %d (%d succeeded) outside the 150-count interval [%d, %d]", truth, j.Succeeded, c.Low, c.High)
 	}
 }

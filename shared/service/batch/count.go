@@ -2,6 +2,8 @@ package batch
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -33,9 +35,21 @@ const countWorkers = 4
 // prompts whose lengths vary as much as their mean (200 gave ±10%).
 const CountSample = 400
 
-// t99 is Student's t for a two-sided 99% interval with CountSample−1 = 399
-// degrees of freedom (2.588; any t-table, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2).
-const t99 = 2.588
+// minCountSample is the fewest counts a dry run extrapolates from when the
+// provider throttles counting part way (fewer: the estimate stands).
+const minCountSample = 30
+
+// t99 is Student's t for a two-sided 99% interval with df degrees of
+// freedom, by the Cornish-Fisher expansion of Abramowitz & Stegun 26.7.5
+// around the normal quantile 2.5758: 2.588 at 399 (CountSample−1), 2.756 at
+// 29, as t-tables give (e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2).
+func t99(df int) float64 {
+	const z = 2.5758293035489
+	v := float64(df)
+	z3, z5, z7, z9 := z*z*z, math.Pow(z, 5), math.Pow(z, 7), math.Pow(z, 9)
+	return z + (z3+z)/4/v + (5*z5+16*z3+3*z)/96/(v*v) + (3*z7+19*z5+17*z3-15*z)/384/(v*v*v) +
+		(79*z9+776*z7+1482*z5-1920*z3-945*z)/92160/(v*v*v*v)
+}
 
 // TokenCount is a dry run's counted input: a random sample of records counted
 // by the provider, extrapolated to every record with a 99% t-interval
@@ -48,6 +62,9 @@ type TokenCount struct {
 	Low        int64   `json:"low"`
 	High       int64   `json:"high"`
 	Confidence float64 `json:"confidence"`
+	// Short says why fewer records than planned were counted (the provider
+	// throttled counting part way); the interval is from those counted.
+	Short string `json:"short,omitempty"`
 }
 
 // counter is who counts m's records exactly: the batch provider when it
@@ -69,7 +86,12 @@ func (s *Service) counter(prov service.BatchProvider, m *model.Model) TokenCount
 // countInput counts a sample of req's records with the provider's counter.
 // The sample is drawn with a seed from the records' ids, so the same dry run
 // gives the same figures. Nil when nobody counts this model's records; an
-// error when a count failed (the caller says so and keeps the estimate).
+// error when a count failed (the caller says so and keeps the estimate). When
+// the provider throttles counting part way (service.ErrProviderBusy), the
+// counts made so far are still a random sample (the planned ones are a
+// random order, and throttling does not depend on a record's content): with
+// at least minCountSample of them the interval is drawn from those, wider,
+// and Short says so.
 func (s *Service) countInput(ctx context.Context, req SubmitRequest, prov service.BatchProvider, m *model.Model) (*TokenCount, error) {
 	n := len(req.Records)
 	tc := s.counter(prov, m)
@@ -84,6 +106,8 @@ func (s *Service) countInput(ctx context.Context, req SubmitRequest, prov servic
 	rng := rand.New(rand.NewPCG(h.Sum64(), uint64(n)))
 	idx := rng.Perm(n)[:min(n, CountSample)]
 	counts := make([]float64, len(idx))
+	done := make([]bool, len(idx))
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan int)
@@ -100,7 +124,7 @@ func (s *Service) countInput(ctx context.Context, req SubmitRequest, prov servic
 					cancel()
 					return
 				}
-				counts[j] = float64(c)
+				counts[j], done[j] = float64(c), true
 			}
 		}()
 	}
@@ -114,15 +138,27 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	select {
-	case err := <-errs:
-		return nil, err
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+	if err := parent.Err(); err != nil {
 		return nil, err // the caller's context ended
 	}
-	return extrapolate(counts, n, countMethods[m.Provider]), nil
+	method := countMethods[m.Provider]
+	select {
+	case err := <-errs:
+		var got []float64
+		for j := range idx {
+			if done[j] {
+				got = append(got, counts[j])
+			}
+		}
+		if !errors.Is(err, service.ErrProviderBusy) || len(got) < minCountSample {
+			return nil, err
+		}
+		c := extrapolate(got, n, method)
+		c.Short = fmt.Sprintf("%s throttled counting after %d of %d planned records (%v); the interval is drawn from the %d counted", method, len(got), len(idx), err, len(got))
+		return c, nil
+	default:
+	}
+	return extrapolate(counts, n, method), nil
 }
 
 // extrapolate scales a sample's per-record counts to n records with a 99%
@@ -143,7 +179,7 @@ func extrapolate(counts []float64, n int, method string) *TokenCount {
 		return tc
 	}
 	variance := max(0, (sumSq-float64(k)*mean*mean)/float64(k-1))
-	half := t99 * math.Sqrt(variance/float64(k)) * math.Sqrt(float64(n-k)/float64(n-1)) * float64(n)
+	half := t99(k-1) * math.Sqrt(variance/float64(k)) * math.Sqrt(float64(n-k)/float64(n-1)) * float64(n)
 	tc.Low = int64(math.Floor(mean*float64(n) - half))
 	tc.High = int64(math.Ceil(mean*float64(n) + half))
 	return tc
