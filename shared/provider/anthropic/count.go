@@ -57,10 +57,42 @@ func countBody(model string, in job.Input, p job.Params) ([]byte, error) {
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, fmt.Errorf("count tokens of record %s: %w", in.ID, err)
 	}
+	if storedSource(m["messages"]) {
+		// The submit inlines s3:// images and documents as it writes the
+		// batch; count_tokens would refuse the reference.
+		return nil, fmt.Errorf("count tokens of record %s: it holds s3:// images or documents, which are inlined only at submit; count_tokens takes them inline", in.ID)
+	}
 	for k := range m {
 		if !slices.Contains(countFields, k) {
 			delete(m, k)
 		}
 	}
 	return claude.Marshal(m)
+}
+
+// storedSource reports whether a messages array holds an image or document
+// whose source is an s3:// reference (the suite's own source type).
+func storedSource(messages json.RawMessage) bool {
+	var msgs []struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(messages, &msgs) != nil {
+		return false
+	}
+	for _, msg := range msgs {
+		var blocks []struct {
+			Source *struct {
+				Type string `json:"type"`
+			} `json:"source"`
+		}
+		if claude.FirstByte(msg.Content) != '[' || json.Unmarshal(msg.Content, &blocks) != nil {
+			continue
+		}
+		for _, b := range blocks {
+			if b.Source != nil && b.Source.Type == "s3" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -89,6 +89,10 @@ func TestCountTokensAgainstSimulator(t *testing.T) {
 		if _, err := c.CountTokens(ctx, model, job.Input{ID: "x", Messages: json.RawMessage(`[]`)}, job.Params{}); err == nil || !strings.Contains(err.Error(), "records[id=x].messages") {
 			t.Errorf("empty messages: %v, want a field error before any call", err)
 		}
+		s3 := job.Input{ID: "img", Messages: json.RawMessage(`[{"role":"user","content":[{"type":"image","source":{"type":"s3","uri":"s3://b/uploads/u/a.png"}},{"type":"text","text":"What is this?"}]}]`)}
+		if _, err := c.CountTokens(ctx, model, s3, job.Params{}); err == nil || !strings.Contains(err.Error(), "s3:// images or documents") {
+			t.Errorf("s3 source: %v, want an error saying it is inlined only at submit", err)
+		}
 		if _, err := c.CountTokens(ctx, "claude-opus-4-1", job.Input{ID: "x", Prompt: "q"}, job.Params{}); err == nil || !strings.Contains(err.Error(), "HTTP 404") {
 			t.Errorf("retired model: %v, want the API's 404", err)
 		}
