@@ -21,12 +21,7 @@ import (
 func TestAnthropicCountTokens(t *testing.T) {
 	busy := false
 	s := &sim.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler), CountBusy: func() bool { return busy }}
-	url, err := s.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	c := anthropic.NewClient(option.WithAPIKey("k"), option.WithBaseURL(url), option.WithMaxRetries(0))
+	_, c := serveAnthropic(t, s)
 
 	user := func(text string) []anthropic.MessageParam {
 		return []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(text))}
@@ -110,12 +105,7 @@ func TestAnthropicCountTokens(t *testing.T) {
 // A body over the API's 32 MB limit gets 413 request_too_large, and a body
 // that is not JSON 400, on the raw wire.
 func TestAnthropicCountTokensBodyLimits(t *testing.T) {
-	s := &sim.AnthropicSim{Log: slog.New(slog.DiscardHandler)}
-	url, err := s.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	url, _ := serveAnthropic(t, &sim.AnthropicSim{Log: slog.New(slog.DiscardHandler)})
 	big := `{"model":"claude-haiku-4-5","messages":[{"role":"user","content":"` + strings.Repeat("a", 32<<20) + `"}]}`
 	for _, tc := range []struct {
 		name, body string
@@ -145,12 +135,7 @@ func TestAnthropicCountTokensBodyLimits(t *testing.T) {
 // simulator counts with the tokenizer it bills with.
 func TestAnthropicCountMatchesBilledUsage(t *testing.T) {
 	s := &sim.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler)}
-	url, err := s.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	c := anthropic.NewClient(option.WithAPIKey("k"), option.WithBaseURL(url), option.WithMaxRetries(0))
+	_, c := serveAnthropic(t, s)
 	long := strings.Repeat("Refund policy clause. ", 300) // cached once written
 	reqs := []batchReq{
 		{id: "plain", model: "claude-sonnet-4-5", maxTokens: 50},
