@@ -38,12 +38,17 @@ func TestDryRunCountedInterval(t *testing.T) {
 		t.Fatalf("counted %+v, want 400 of %d sampled and an interval around the estimate", c, n)
 	}
 
-	paths := map[string]float64{}
+	paths := map[string]batch.PathCost{}
 	for _, p := range d.DryRun.Paths {
-		paths[p.Path] = p.Cost.Total
+		paths[p.Path] = p
 	}
-	if d.DryRun.Auto != "batch" || paths["batch"] <= 0 || paths["batch"] >= paths["on_demand standard"] || d.DryRun.AutoWhy == "" {
-		t.Errorf("paths %v, auto %q (%s): want batch picked and cheaper than on demand", paths, d.DryRun.Auto, d.DryRun.AutoWhy)
+	if d.DryRun.Auto != "batch" || paths["batch"].Cost.Total <= 0 || paths["batch"].Cost.Total >= paths["on_demand standard"].Cost.Total || d.DryRun.AutoWhy == "" {
+		t.Errorf("paths %+v, auto %q (%s): want batch picked and cheaper than on demand", paths, d.DryRun.Auto, d.DryRun.AutoWhy)
+	}
+	// The same model on Anthropic's Message Batches, offered by this suite, as information.
+	if a := paths["anthropic batch"]; !a.InfoOnly || a.Provider != "anthropic" || a.Model != claudeHaiku || a.Cost.Total <= 0 ||
+		!strings.Contains(a.Note, "submit with provider anthropic and model "+claudeHaiku) {
+		t.Errorf("anthropic batch path %+v, want the information-only Anthropic price with how to run it", a)
 	}
 
 	client := rt.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
