@@ -178,5 +178,7 @@ func TestDryRunCountThrottled(t *testing.T) {
 	j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
 	if truth := j.InputTokens + j.CacheRead + j.CacheWrite; j.Succeeded != 5000 || truth < c.Low || truth > c.High {
 		t.Errorf("billed input %d (%d succeeded) outside the 150-count interval [%d, %d]", truth, j.Succeeded, c.Low, c.High)
+	} else {
+		t.Logf("billed %d, estimate from 150 counts %d, 99%% interval [%d, %d] (±%.2f%%)", truth, c.Estimate, c.Low, c.High, 100*float64(c.High-c.Low)/2/float64(truth))
 	}
 }
