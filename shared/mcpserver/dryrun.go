@@ -37,8 +37,8 @@ func (s *Server) dryRun(ctx context.Context, sr batch.SubmitRequest) (JobHandle,
 	case res.Counted != nil:
 		c := res.Counted
 		fmt.Fprintf(&b, " Input counted by %s: about %d tokens (%.0f%% interval %d–%d).", c.Method, c.Estimate, 100*c.Confidence, c.Low, c.High)
-		if c.Short != "" {
-			fmt.Fprintf(&b, " Fewer records counted than planned: %s.", c.Short)
+		if c.Partial != "" {
+			fmt.Fprintf(&b, " Fewer records counted than planned: %s.", c.Partial)
 		}
 	case res.NotCounted != "":
 		fmt.Fprintf(&b, " Input not counted: %s.", res.NotCounted)

@@ -168,7 +168,7 @@ func TestDryRunCountThrottled(t *testing.T) {
 	limit.Store(150)
 	d, txt = dryRun()
 	c := d.Counted
-	if c == nil || c.Sampled != 150 || !strings.Contains(c.Short, "after 150 of 400") || !warned(d, "fewer records than planned") || !strings.Contains(txt, "Fewer records counted than planned") {
+	if c == nil || c.Sampled != 150 || !strings.Contains(c.Partial, "after 150 of 400") || !warned(d, "fewer records than planned") || !strings.Contains(txt, "Fewer records counted than planned") {
 		t.Fatalf("throttled after 150: %+v (%s), want an interval from 150 counts that says so", c, txt)
 	}
 	limit.Store(1 << 30)

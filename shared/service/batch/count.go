@@ -62,9 +62,9 @@ type TokenCount struct {
 	Low        int64   `json:"low"`
 	High       int64   `json:"high"`
 	Confidence float64 `json:"confidence"`
-	// Short says why fewer records than planned were counted (the provider
+	// Partial says why fewer records than planned were counted (the provider
 	// throttled counting part way); the interval is from those counted.
-	Short string `json:"short,omitempty"`
+	Partial string `json:"partial,omitempty"`
 }
 
 // counter is who counts m's records exactly: the batch provider when it
@@ -91,7 +91,7 @@ func (s *Service) counter(prov service.BatchProvider, m *model.Model) TokenCount
 // counts made so far are still a random sample (the planned ones are a
 // random order, and throttling does not depend on a record's content): with
 // at least minCountSample of them the interval is drawn from those, wider,
-// and Short says so.
+// and Partial says so.
 func (s *Service) countInput(ctx context.Context, req SubmitRequest, prov service.BatchProvider, m *model.Model) (*TokenCount, error) {
 	n := len(req.Records)
 	tc := s.counter(prov, m)
@@ -154,7 +154,7 @@ feed:
 			return nil, err
 		}
 		c := extrapolate(got, n, method)
-		c.Short = fmt.Sprintf("%s throttled counting after %d of %d planned records (%v); the interval is drawn from the %d counted", method, len(got), len(idx), err, len(got))
+		c.Partial = fmt.Sprintf("%s throttled counting after %d of %d planned records (%v); the interval is drawn from the %d counted", method, len(got), len(idx), err, len(got))
 		return c, nil
 	default:
 	}

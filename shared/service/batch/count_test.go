@@ -115,11 +115,11 @@ func TestCountInputThrottled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Sampled != tc.sampled || (c.Short != "") != tc.short || c.Low > total || total > c.High {
+			if c.Sampled != tc.sampled || (c.Partial != "") != tc.short || c.Low > total || total > c.High {
 				t.Errorf("count %+v (true total %d): want %d sampled, short %v, the total inside", c, total, tc.sampled, tc.short)
 			}
-			if tc.short && !strings.Contains(c.Short, "throttled counting after 120 of 400") {
-				t.Errorf("short %q does not say how many were counted", c.Short)
+			if tc.short && !strings.Contains(c.Partial, "throttled counting after 120 of 400") {
+				t.Errorf("short %q does not say how many were counted", c.Partial)
 			}
 		})
 	}

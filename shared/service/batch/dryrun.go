@@ -78,8 +78,8 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		// Not a reason to refuse the submit: the estimate above stands.
 		out.NotCounted = "counting failed, so the paths price the estimate: " + err.Error()
 		out.Warnings = append(out.Warnings, "input tokens not counted (the estimate stands): "+err.Error())
-	} else if out.Counted != nil && out.Counted.Short != "" {
-		out.Warnings = append(out.Warnings, "input counted on fewer records than planned: "+out.Counted.Short)
+	} else if out.Counted != nil && out.Counted.Partial != "" {
+		out.Warnings = append(out.Warnings, "input counted on fewer records than planned: "+out.Counted.Partial)
 	} else if out.Counted == nil && m != nil && m.Task == model.TaskText && len(req.Records) > 0 {
 		out.NotCounted = "this deployment has no token counter for " + req.Model + ", so the paths price the estimate"
 	}
