@@ -285,9 +285,9 @@ func (s *AnthropicSim) readRequests(dec *json.Decoder, version anthropicVersion)
 			}
 			seen[wr.CustomID] = i
 			model = wr.Params.Model
-			in, prefix, seen, err := billedInput(&wr.Params)
+			in, prefix, parts, err := billedInput(&wr.Params)
 			q := simReq{id: wr.CustomID, model: wr.Params.Model, maxTokens: *wr.Params.MaxTokens, inTokens: in,
-				seen: seen, sampling: nonDefaultSampling(&wr.Params)}
+				seen: parts, sampling: nonDefaultSampling(&wr.Params)}
 			if err != nil {
 				q.mediaErr = "SIMULATED: " + err.Error()
 			}
