@@ -117,6 +117,13 @@ func checkCountBody(raw map[string]json.RawMessage) string {
 	case model == "":
 		return "model: String should have at least 1 character"
 	}
+	// Optional fields may be null (absent); otherwise of their type.
+	if sys, ok := raw["system"]; ok && sys[0] != '"' && sys[0] != '[' && string(sys) != "null" {
+		return "system: Input should be a valid string or a list of text blocks"
+	}
+	if tools, ok := raw["tools"]; ok && tools[0] != '[' && string(tools) != "null" {
+		return "tools: Input should be a valid list"
+	}
 	msgsRaw, ok := raw["messages"]
 	if !ok {
 		return "messages: Field required"

@@ -66,6 +66,10 @@ func TestAnthropicCountTokens(t *testing.T) {
 		{name: "broken image", params: anthropic.MessageCountTokensParams{Model: "claude-haiku-4-5", Messages: []anthropic.MessageParam{
 			anthropic.NewUserMessage(anthropic.NewImageBlockBase64("image/png", base64.StdEncoding.EncodeToString([]byte("not a png"))))}},
 			status: 400, errMsg: "image"},
+		{name: "system not text", params: anthropic.MessageCountTokensParams{Model: "claude-haiku-4-5", Messages: user("q")},
+			opts: []option.RequestOption{option.WithJSONSet("system", 7)}, status: 400, errMsg: "system: Input should be a valid string or a list of text blocks"},
+		{name: "tools not a list", params: anthropic.MessageCountTokensParams{Model: "claude-haiku-4-5", Messages: user("q")},
+			opts: []option.RequestOption{option.WithJSONSet("tools", map[string]any{"name": "t"})}, status: 400, errMsg: "tools: Input should be a valid list"},
 		{name: "retired model", params: anthropic.MessageCountTokensParams{Model: "claude-opus-4-1", Messages: user("q")}, status: 404, errMsg: "model: claude-opus-4-1"},
 		{name: "rate limited", params: anthropic.MessageCountTokensParams{Model: "claude-haiku-4-5", Messages: user("q")}, busy: true, status: 429, errMsg: "rate limit"},
 		{name: "no version", params: anthropic.MessageCountTokensParams{Model: "claude-haiku-4-5", Messages: user("q")},
