@@ -55,9 +55,20 @@ func TestDeadlineRedrive(t *testing.T) {
 	if !strings.Contains(msg, "deadline") || !strings.Contains(msg, "takes about") || !strings.Contains(msg, "requests and") {
 		t.Fatalf("infeasible deadline: %q, want the field, the estimate and the quota", msg)
 	}
-	for _, bad := range []string{"tomorrow", clk.Now().Add(-time.Hour).Format(time.RFC3339)} {
-		if msg := toolErr(t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(150), "deadline": bad}); !strings.Contains(msg, "deadline") {
-			t.Errorf("deadline %q: %q", bad, msg)
+	later := clk.Now().Add(2 * time.Hour).Format(time.RFC3339)
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"not RFC 3339", map[string]any{"model": haiku, "records": records(150), "deadline": "tomorrow"}, "not an RFC 3339 time"},
+		{"in the past", map[string]any{"model": haiku, "records": records(150), "deadline": clk.Now().Add(-time.Hour).Format(time.RFC3339)}, "not in the future"},
+		// Message Batches: no on-demand path to re-drive on.
+		{"anthropic", map[string]any{"model": claudeHaiku, "records": records(150), "deadline": later}, "no on-demand path"},
+		{"file submit", map[string]any{"model": haiku, "input_uri": "s3://mcpbatch-local/inputs/alice/x.jsonl", "deadline": later}, "not held for file submits"},
+	} {
+		if msg := toolErr(t, cs, "submit_batch", c.args); !strings.Contains(msg, "deadline") || !strings.Contains(msg, c.want) {
+			t.Errorf("%s: %q, want deadline and %q", c.name, msg, c.want)
 		}
 	}
 
