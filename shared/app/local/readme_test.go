@@ -1,0 +1,453 @@
+package local_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The READMEs that describe the tools: the reference beside the server, and
+// the newcomer's page at the top of the repo.
+const (
+	toolReadme = "../../mcpserver/README.md"
+	rootReadme = "../../../README.md"
+)
+
+// otherReadmes may name tool inputs too (budget_usd in infra's, notify in notify's).
+var otherReadmes = []string{"../../../infra/README.md", "../../../infra/local/README.md", "../../notify/README.md",
+	"../../index/README.md", "../../content/README.md", "../../model/README.md", "../../metrics/README.md"}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// servedTools lists the tools the local suite (every tool set on) serves.
+func servedTools(t *testing.T, cs *mcp.ClientSession) map[string]*mcp.Tool {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*mcp.Tool{}
+	for _, tl := range res.Tools {
+		out[tl.Name] = tl
+	}
+	return out
+}
+
+// docField is one field a README names: `name` or `name?` (optional).
+type docField struct {
+	name     string
+	optional bool
+}
+
+var identRe = regexp.MustCompile(`^[a-z][a-z0-9_]*\??$`)
+
+// topLevelFields reads the field names of a README cell such as
+// "`job_id, status? (all\|failed), limit? (1..500, default 100)`": what is
+// inside parentheses, brackets and braces is a comment or a nested shape,
+// not a field of this level.
+func topLevelFields(cell string) []docField {
+	cell = strings.NewReplacer("`", "", `\|`, ",", "|", ",", ":", " ", `"`, "").Replace(cell)
+	var flat strings.Builder
+	depth := 0
+	for _, r := range cell {
+		switch r {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+		default:
+			if depth == 0 {
+				flat.WriteRune(r)
+			}
+		}
+	}
+	var out []docField
+	for _, tok := range strings.FieldsFunc(flat.String(), func(r rune) bool { return r == ',' || r == ' ' }) {
+		if identRe.MatchString(tok) {
+			out = append(out, docField{strings.TrimSuffix(tok, "?"), strings.HasSuffix(tok, "?")})
+		}
+	}
+	return out
+}
+
+// toolTable is the reference table of shared/mcpserver/README.md: tool →
+// its input and output cells.
+func toolTable(t *testing.T, readme string) map[string][2]string {
+	t.Helper()
+	rows := map[string][2]string{}
+	row := regexp.MustCompile("^\\| `([a-z_]+)` \\| (.*) \\| (.*) \\|$")
+	for _, line := range strings.Split(readme, "\n") {
+		line = strings.ReplaceAll(line, `\|`, "\x00")
+		if m := row.FindStringSubmatch(line); m != nil {
+			rows[m[1]] = [2]string{strings.ReplaceAll(m[2], "\x00", `\|`), strings.ReplaceAll(m[3], "\x00", `\|`)}
+		}
+	}
+	if len(rows) < 10 {
+		t.Fatalf("found %d rows of the tool table in %s", len(rows), toolReadme)
+	}
+	return rows
+}
+
+type schemaView struct {
+	Properties map[string]json.RawMessage `json:"properties"`
+	Required   []string                   `json:"required"`
+}
+
+func schemaOf(t *testing.T, v any) schemaView {
+	t.Helper()
+	raw, _ := json.Marshal(v)
+	var s schemaView
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("schema %s: %v", raw, err)
+	}
+	return s
+}
+
+// proseSignatures finds the tool calls the READMEs spell as
+// "`tool {field, field?}`" in their text.
+var proseSignature = regexp.MustCompile("`([a-z]+_[a-z_]+) (\\{[^`]*\\})`")
+
+// TestReadmeToolReference checks the tool reference of
+// shared/mcpserver/README.md, and the tool lists of both READMEs, against
+// the tools the suite serves: every documented tool is served and every
+// served tool documented; every input field the table names is in the
+// tool's input schema (optional where the table says `?`, and every
+// required one documented); every output field in its output schema; and
+// every input property the schema has is named somewhere in the README.
+func TestReadmeToolReference(t *testing.T) {
+	s := newCleanSuite(t)
+	tools := servedTools(t, s.client("alice"))
+	readme := readFile(t, toolReadme)
+	table := toolTable(t, readme)
+
+	documented := map[string]bool{}
+	for name := range table {
+		documented[name] = true
+	}
+	for _, m := range proseSignature.FindAllStringSubmatch(readme, -1) {
+		documented[m[1]] = true
+	}
+	for name := range tools {
+		if !documented[name] && !strings.Contains(readme, "`"+name+"`") {
+			t.Errorf("tool %s is served but %s does not document it", name, toolReadme)
+		}
+	}
+	root := readFile(t, rootReadme)
+	allReadmes := readme + root
+	for _, path := range otherReadmes {
+		allReadmes += readFile(t, path)
+	}
+	// Every word inside a code span of any README.
+	inCode := map[string]bool{}
+	fence := regexp.MustCompile("(?s)```.*?```")
+	spans := fence.FindAllString(allReadmes, -1)
+	spans = append(spans, regexp.MustCompile("`[^`]+`").FindAllString(fence.ReplaceAllString(allReadmes, ""), -1)...)
+	for _, span := range spans {
+		for _, w := range regexp.MustCompile(`[a-z][a-z0-9_]*`).FindAllString(span, -1) {
+			inCode[w] = true
+		}
+	}
+	rootTable := regexp.MustCompile("(?m)^\\| (`[a-z_]+`(?:, `[a-z_]+`)*) \\|")
+	var rootTools int
+	for _, m := range rootTable.FindAllStringSubmatch(root, -1) {
+		for _, name := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(m[1], -1) {
+			rootTools++
+			if tools[name[1]] == nil {
+				t.Errorf("README.md lists tool %s, which is not served", name[1])
+			}
+		}
+	}
+	if rootTools < 10 {
+		t.Errorf("README.md's tool table names %d tools", rootTools)
+	}
+
+	for name, cells := range table {
+		tl := tools[name]
+		if tl == nil {
+			t.Errorf("%s: in the tool table but not served", name)
+			continue
+		}
+		in := schemaOf(t, tl.InputSchema)
+		inFields := map[string]bool{}
+		if strings.TrimSpace(cells[0]) != "—" {
+			for _, f := range topLevelFields(cells[0]) {
+				inFields[f.name] = true
+				if _, ok := in.Properties[f.name]; !ok {
+					t.Errorf("%s: the table documents input %q, the schema has %v", name, f.name, keys(in.Properties))
+				}
+				if f.optional && slices.Contains(in.Required, f.name) {
+					t.Errorf("%s: the table says %q is optional, the schema requires it", name, f.name)
+				}
+			}
+		}
+		for _, req := range in.Required {
+			if !inFields[req] {
+				t.Errorf("%s: input %q is required but the table does not name it", name, req)
+			}
+		}
+		for prop := range in.Properties {
+			if !inCode[prop] {
+				t.Errorf("%s: input %q is in the schema but no README names it", name, prop)
+			}
+		}
+		if strings.HasPrefix(cells[1], "as `") {
+			continue // "as describe_endpoint": the same answer
+		}
+		if tl.OutputSchema == nil {
+			t.Errorf("%s: documents an output but has no output schema", name)
+			continue
+		}
+		out := schemaOf(t, tl.OutputSchema)
+		for _, f := range topLevelFields(cells[1]) {
+			if _, ok := out.Properties[f.name]; !ok {
+				t.Errorf("%s: the table documents output %q, the schema has %v", name, f.name, keys(out.Properties))
+			}
+		}
+	}
+
+	// "`search_index {index, query, k? ...}`" in the text of every README.
+	for _, path := range append([]string{toolReadme, rootReadme}, otherReadmes...) {
+		for _, m := range proseSignature.FindAllStringSubmatch(readFile(t, path), -1) {
+			tl := tools[m[1]]
+			if tl == nil {
+				t.Errorf("%s: %s is not a served tool", path, m[0])
+				continue
+			}
+			in := schemaOf(t, tl.InputSchema)
+			for _, f := range topLevelFields(m[2][1 : len(m[2])-1]) {
+				if _, ok := in.Properties[f.name]; !ok {
+					t.Errorf("%s: %s names input %q, the schema has %v", path, m[0], f.name, keys(in.Properties))
+				}
+			}
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	return slices.Sorted(func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+}
+
+// validates checks args against the tool's input schema, as a client that
+// validates before calling would.
+func validates(t *testing.T, tl *mcp.Tool, args any) error {
+	t.Helper()
+	raw, _ := json.Marshal(tl.InputSchema)
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(raw, &sch); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := sch.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = json.Marshal(args)
+	var inst any
+	_ = json.Unmarshal(raw, &inst)
+	return rs.Validate(inst)
+}
+
+// inspectorCalls are the Inspector CLI tool calls of a README's shell
+// blocks: the tool and its arguments, "$ARGS" built by the python line
+// before it.
+func inspectorCalls(t *testing.T, readme string) (calls []struct {
+	tool string
+	args map[string]any
+	line string
+}) {
+	t.Helper()
+	var pyArgs map[string]any
+	toolName := regexp.MustCompile(`--tool-name ([a-z_]+)`)
+	toolArg := regexp.MustCompile(`--tool-arg ([a-z_]+)=(\S+)`)
+	argsJSON := regexp.MustCompile(`--tool-args-json '([^']*)'`)
+	for _, line := range strings.Split(readme, "\n") {
+		if strings.HasPrefix(line, "ARGS=$(python3 -c '") {
+			script := strings.TrimSuffix(strings.TrimPrefix(line, "ARGS=$(python3 -c '"), "')")
+			py, err := exec.LookPath("python3")
+			if err != nil {
+				t.Skip("python3 not installed")
+			}
+			out, err := exec.Command(py, "-c", script).Output()
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			pyArgs = nil
+			if err := json.Unmarshal(out, &pyArgs); err != nil {
+				t.Fatalf("%s printed %s: %v", line, out, err)
+			}
+			continue
+		}
+		m := toolName.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		args := map[string]any{}
+		switch {
+		case strings.Contains(line, `--tool-args-json "$ARGS"`):
+			if pyArgs == nil {
+				t.Fatalf("%s: no ARGS line before it", line)
+			}
+			args = pyArgs
+		case argsJSON.MatchString(line):
+			if err := json.Unmarshal([]byte(argsJSON.FindStringSubmatch(line)[1]), &args); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+		}
+		for _, a := range toolArg.FindAllStringSubmatch(line, -1) {
+			// The Inspector CLI sends a value that parses as JSON as that value.
+			var v any
+			if json.Unmarshal([]byte(a[2]), &v) != nil {
+				v = a[2]
+			}
+			args[a[1]] = v
+		}
+		calls = append(calls, struct {
+			tool string
+			args map[string]any
+			line string
+		}{m[1], args, line})
+	}
+	return calls
+}
+
+// TestReadmeExampleCalls: every Inspector call and JSON example in the
+// READMEs is valid input for the tool it names (by the served schema), and
+// the walk-through of README.md runs as written against the local suite:
+// 150 records, the statuses it names, 15 failed records from the
+// simulator's every-10th failure, results page by page and a CSV export.
+func TestReadmeExampleCalls(t *testing.T) {
+	s := newSuite(t) // the simulator fails every 10th record, as make dev's default
+	cs := s.client("alice")
+	tools := servedTools(t, cs)
+	for _, path := range []string{rootReadme, toolReadme} {
+		calls := inspectorCalls(t, readFile(t, path))
+		if len(calls) == 0 {
+			t.Errorf("%s: no Inspector tool calls found", path)
+		}
+		for _, c := range calls {
+			tl := tools[c.tool]
+			if tl == nil {
+				t.Errorf("%s: %s: not a served tool", path, c.line)
+				continue
+			}
+			args := map[string]any{}
+			for k, v := range c.args {
+				if v == "<job_id>" || v == "<next_cursor>" {
+					v = "placeholder"
+				}
+				args[k] = v
+			}
+			if err := validates(t, tl, args); err != nil {
+				t.Errorf("%s: %s: %v", path, c.line, err)
+			}
+		}
+	}
+
+	// The jsonc example after "// submit_batch:".
+	readme := readFile(t, toolReadme)
+	m := regexp.MustCompile("(?s)// submit_batch:\n(.*?)\n```").FindStringSubmatch(readme)
+	if m == nil {
+		t.Fatal("no submit_batch example after // submit_batch:")
+	}
+	var ex map[string]any
+	if err := json.Unmarshal([]byte(m[1]), &ex); err != nil {
+		t.Fatalf("submit_batch example: %v", err)
+	}
+	if err := validates(t, tools["submit_batch"], ex); err != nil {
+		t.Errorf("submit_batch example: %v", err)
+	}
+	// shared/content's record example is a submit_batch record.
+	cm := regexp.MustCompile("(?s)```json\n(\\{\"id\".*?)\n```").FindStringSubmatch(readFile(t, "../../content/README.md"))
+	if cm == nil {
+		t.Fatal("no record example in shared/content/README.md")
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(cm[1]), &rec); err != nil {
+		t.Fatalf("shared/content record example: %v", err)
+	}
+	if err := validates(t, tools["submit_batch"], map[string]any{"model": haiku, "records": []any{rec}}); err != nil {
+		t.Errorf("shared/content record example: %v", err)
+	}
+
+	// The walk-through, run.
+	var submitArgs map[string]any
+	for _, c := range inspectorCalls(t, readFile(t, rootReadme)) {
+		if c.tool == "submit_batch" {
+			submitArgs = c.args
+		}
+	}
+	h := call[struct {
+		JobID       string `json:"job_id"`
+		RecordCount int    `json:"record_count"`
+	}](t, cs, "submit_batch", submitArgs)
+	if h.RecordCount != 150 {
+		t.Errorf("README.md's example submits %d records, it says 150", h.RecordCount)
+	}
+	// "# repeat: submitted → validating → ...": the statuses get_job shows, in order.
+	sm := regexp.MustCompile(`--tool-name get_job --tool-arg job_id=<job_id> +# repeat: (.*)`).FindStringSubmatch(readFile(t, rootReadme))
+	if sm == nil {
+		t.Fatal("README.md: no get_job line with the statuses to expect")
+	}
+	want := strings.Split(sm[1], " → ")
+	var seen []string
+	for i := 0; i < 60 && (len(seen) == 0 || !slices.Contains([]string{"completed", "partially_completed", "failed"}, seen[len(seen)-1])); i++ {
+		s.l.Bus.Wait()
+		st := call[struct {
+			Status string `json:"status"`
+		}](t, cs, "get_job", map[string]any{"job_id": h.JobID}).Status
+		if len(seen) == 0 || seen[len(seen)-1] != st {
+			seen = append(seen, st)
+		}
+		s.l.Sim.Step(context.Background())
+	}
+	// A poll may miss a short status (ingesting passes within one step
+	// here); what it sees must be the README's sequence, in its order, from
+	// its first status to its last.
+	if !isSubsequence(seen, want) || seen[0] != want[0] || seen[len(seen)-1] != want[len(want)-1] {
+		t.Errorf("README.md: get_job shows %v; the README says %v", seen, want)
+	}
+	j := s.finish(cs, h.JobID)
+	if j.Status != "partially_completed" || j.Failed != 15 {
+		t.Errorf("README.md: a 150-record job ends partially_completed with 15 failed records; got %s with %d failed", j.Status, j.Failed)
+	}
+	failed := call[struct {
+		Records []struct {
+			ErrorCode    string `json:"error_code"`
+			ErrorMessage string `json:"error_message"`
+		} `json:"records"`
+	}](t, cs, "get_job_results", map[string]any{"job_id": h.JobID, "status": "failed"})
+	if len(failed.Records) != 15 || failed.Records[0].ErrorMessage == "" {
+		t.Errorf("get_job_results status=failed lists %d records (first %+v), want 15 with their error", len(failed.Records), failed.Records)
+	}
+}
+
+// isSubsequence: every element of sub appears in seq, in order.
+func isSubsequence(sub, seq []string) bool {
+	i := 0
+	for _, x := range seq {
+		if i < len(sub) && sub[i] == x {
+			i++
+		}
+	}
+	return i == len(sub)
+}
