@@ -7,11 +7,14 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
 // The READMEs that describe the tools: the reference beside the server, and
@@ -451,3 +454,177 @@ func isSubsequence(sub, seq []string) bool {
 	}
 	return i == len(sub)
 }
+
+// docBound is a range or default the tool reference promises for one input:
+// "`limit? (1..500, default 100)`", "`custom_attributes? (≤1024)`".
+type docBound struct {
+	tool, field string
+	lo, hi      *float64 // a range lo..hi
+	maxLen      int      // ≤N characters
+	def         *float64 // the default when the field is omitted
+}
+
+var (
+	boundField = regexp.MustCompile(`([a-z_]+)\??:? ?\(([^()]*)\)`)
+	boundRange = regexp.MustCompile(`^(-?[0-9][0-9,.]*)\.\.(-?[0-9][0-9,]*(?:\.[0-9]+)?)`)
+	boundMax   = regexp.MustCompile(`≤([0-9][0-9,]*)`)
+	boundDef   = regexp.MustCompile(`default ([0-9][0-9,]*)`)
+)
+
+func number(s string) *float64 {
+	var f float64
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(s, ",", "")), &f); err != nil {
+		return nil
+	}
+	return &f
+}
+
+// docBounds reads the ranges, lengths and defaults of the tool table's
+// input cells and of the "`tool {...}`" signatures in the text.
+func docBounds(t *testing.T, readme string) []docBound {
+	t.Helper()
+	cells := map[string][]string{}
+	for tool, c := range toolTable(t, readme) {
+		cells[tool] = append(cells[tool], c[0])
+	}
+	for _, m := range proseSignature.FindAllStringSubmatch(readme, -1) {
+		cells[m[1]] = append(cells[m[1]], m[2])
+	}
+	var out []docBound
+	for tool, cs := range cells {
+		for _, cell := range cs {
+			cell = strings.ReplaceAll(cell, "`", "")
+			for _, m := range boundField.FindAllStringSubmatch(cell, -1) {
+				b := docBound{tool: tool, field: m[1]}
+				if r := boundRange.FindStringSubmatch(m[2]); r != nil {
+					b.lo, b.hi = number(r[1]), number(r[2])
+				}
+				if r := boundMax.FindStringSubmatch(m[2]); r != nil {
+					b.maxLen = int(*number(r[1]))
+				}
+				if r := boundDef.FindStringSubmatch(m[2]); r != nil {
+					b.def = number(r[1])
+				}
+				if (b.lo != nil && b.hi != nil) || b.maxLen > 0 || b.def != nil {
+					out = append(out, b)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestReadmeToolBounds calls each tool at and past every range the tool
+// reference of shared/mcpserver/README.md documents, past every length, and
+// without every field that has a documented default: in range is accepted,
+// past it is a tool error naming the field, and the default is what the
+// answer shows.
+func TestReadmeToolBounds(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	done := s.finishedJob(cs, 150)
+	call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": titan, "records": docs(150), "index": map[string]any{"name": "docs"}})
+	s.settle()
+
+	// Valid arguments of each tool the bounds are tried on, and how the
+	// answer shows a field's default.
+	base := map[string]map[string]any{
+		"submit_batch":          {"model": haiku, "records": records(100)},
+		"get_job_results":       {"job_id": done},
+		"search_index":          {"index": "docs", "query": "ferns7 lanterns7"},
+		"invoke_endpoint_async": {"endpoint_name": "demo-async", "body": "ping", "content_type": "text/plain"},
+	}
+	shows := map[string]func(map[string]any) float64{
+		"get_job_results.limit": func(out map[string]any) float64 { return float64(len(out["records"].([]any))) },
+		"search_index.k":        func(out map[string]any) float64 { return float64(len(out["matches"].([]any))) },
+		"submit_batch.ttl_days": func(out map[string]any) float64 { return out["ttl_days"].(float64) },
+		// The dry run's most output tokens are max_tokens × records.
+		"submit_batch.max_tokens": func(out map[string]any) float64 {
+			dr := out["dry_run"].(map[string]any)
+			return dr["max_output_tokens"].(float64) / dr["records"].(float64)
+		},
+	}
+	with := func(tool, field string, v any) map[string]any {
+		args := map[string]any{}
+		for k, x := range base[tool] {
+			args[k] = x
+		}
+		if v != nil {
+			args[field] = v
+		}
+		if field == "input_uri" {
+			delete(args, "body") // one or the other
+		}
+		if tool == "submit_batch" && field == "max_tokens" {
+			args["dry_run"] = true
+		}
+		return args
+	}
+	try := func(tool string, args map[string]any) (map[string]any, string, bool) {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			return nil, err.Error(), true // a schema refusal is an error too
+		}
+		out, _ := res.StructuredContent.(map[string]any)
+		return out, text(res), res.IsError
+	}
+
+	bounds := docBounds(t, readFile(t, toolReadme))
+	if len(bounds) < 8 {
+		t.Fatalf("found %d documented bounds: %+v", len(bounds), bounds)
+	}
+	for _, b := range bounds {
+		if base[b.tool] == nil {
+			t.Errorf("%s.%s: a documented bound this test has no arguments for", b.tool, b.field)
+			continue
+		}
+		t.Run(b.tool+"."+b.field, func(t *testing.T) {
+			if b.lo != nil && b.hi != nil {
+				for _, v := range []float64{*b.lo, *b.hi} {
+					if _, msg, isErr := try(b.tool, with(b.tool, b.field, v)); isErr {
+						t.Errorf("%s=%v is in the documented range %v..%v but refused: %s", b.field, v, *b.lo, *b.hi, msg)
+					}
+				}
+				step := 1.0
+				if *b.hi-*b.lo <= 1 {
+					step = 0.1
+				}
+				// 0 in an integer field is the field omitted (its default, as
+				// limit: 0 gives 100), so below a range from 1 is tried at -1.
+				below := *b.lo - step
+				if below == 0 {
+					below = -1
+				}
+				for _, v := range []float64{below, *b.hi + step} {
+					if _, msg, isErr := try(b.tool, with(b.tool, b.field, v)); !isErr || !strings.Contains(msg, b.field) {
+						t.Errorf("%s=%v is outside the documented range %v..%v: want a tool error naming %s, got error=%v %q", b.field, v, *b.lo, *b.hi, b.field, isErr, msg)
+					}
+				}
+			}
+			if b.maxLen > 0 {
+				v := strings.Repeat("a", b.maxLen+1)
+				if strings.HasSuffix(b.field, "_uri") {
+					v = "s3://" + strings.Repeat("a", b.maxLen-4)
+				}
+				if _, msg, isErr := try(b.tool, with(b.tool, b.field, v)); !isErr || !strings.Contains(msg, b.field) || !strings.Contains(msg, strings.TrimSpace(fmtInt(b.maxLen))) {
+					t.Errorf("%s of %d characters: want a tool error naming it and %d, got error=%v %q", b.field, len(v), b.maxLen, isErr, msg)
+				}
+			}
+			if b.def != nil {
+				show := shows[b.tool+"."+b.field]
+				if show == nil {
+					t.Fatalf("documented default %v: this test does not know how the answer shows it", *b.def)
+				}
+				out, msg, isErr := try(b.tool, with(b.tool, b.field, nil))
+				if isErr {
+					t.Fatalf("without %s: %s", b.field, msg)
+				}
+				if got := show(out); got != *b.def {
+					t.Errorf("without %s the answer shows %v; the README's default is %v", b.field, got, *b.def)
+				}
+			}
+		})
+	}
+}
+
+func fmtInt(n int) string { return strconv.Itoa(n) }
