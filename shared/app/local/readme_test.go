@@ -628,3 +628,41 @@ func TestReadmeToolBounds(t *testing.T) {
 }
 
 func fmtInt(n int) string { return strconv.Itoa(n) }
+
+// TestReadmeErrorExamples: the tool errors the tool reference quotes are
+// what the tools answer, word for word (up to the README's "...").
+func TestReadmeErrorExamples(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	readme := readFile(t, toolReadme)
+	quote := func(re string) string {
+		m := regexp.MustCompile(re).FindStringSubmatch(readme)
+		if m == nil {
+			t.Fatalf("%s: no example matching %s", toolReadme, re)
+		}
+		return strings.SplitN(m[1], "...", 2)[0]
+	}
+	mine := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(3)}).JobID
+	cases := []struct {
+		name, example, tool string
+		args                map[string]any
+	}{
+		{"records under the batch minimum", quote("e\\.g\\.\n`(invalid input: records: [^`]*)`"), "submit_batch",
+			map[string]any{"model": haiku, "records": records(20), "mode": "batch"}},
+		{"an image over the pixel limit", quote("e\\.g\\.\n`(invalid input: records: 1 problem[^`]*) \\(https://"), "submit_batch",
+			map[string]any{"model": haiku, "records": []map[string]any{imageRecord("receipt-17", b64Image("image/png", pngOf(t, 8001, 2, false)))}}},
+		{"another owner's job", quote(`another owner's job is "(job not found)"`), "get_job", map[string]any{"job_id": mine}},
+	}
+	mallory := s.client("mallory")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			session := cs
+			if c.name == "another owner's job" {
+				session = mallory
+			}
+			if msg := toolErr(t, session, c.tool, c.args); !strings.Contains(msg, c.example) {
+				t.Errorf("the README quotes\n  %s\nthe tool answers\n  %s", c.example, msg)
+			}
+		})
+	}
+}
