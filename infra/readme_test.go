@@ -96,7 +96,7 @@ func TestReadmeStack(t *testing.T) {
 			t.Errorf("failed-job rate is not over an hour: %s", flatten(rate["Metrics"]))
 		}
 		for prov, re := range map[string]string{"bedrock": `([0-9]+) h for Bedrock`, "anthropic": `([0-9]+) h for Anthropic`} {
-			if got, want := one("MonitoringStuckJobs"+prov)["Threshold"], figure(t, path, text, re)*3600; got != want {
+			if got, want := one("MonitoringStuckJobs" + prov)["Threshold"], figure(t, path, text, re)*3600; got != want {
 				t.Errorf("stuck %s jobs after %v s, README %v s", prov, got, want)
 			}
 		}
