@@ -326,7 +326,7 @@ func TestReadmeNamedTests(t *testing.T) {
 					found := false
 					for file, s := range src {
 						if filepath.Join(root, filepath.Dir(file)) == dir && strings.HasSuffix(file, "_test.go") &&
-							regexp.MustCompile(`(?m)^func Benchmark[A-Za-z0-9_]*` + regexp.QuoteMeta(b[1])).MatchString(s) {
+							regexp.MustCompile(`(?m)^func Benchmark[A-Za-z0-9_]*`+regexp.QuoteMeta(b[1])).MatchString(s) {
 							found = true
 						}
 					}
@@ -452,4 +452,78 @@ func recvName(e ast.Expr) string {
 		return recvName(e.X)
 	}
 	return ""
+}
+
+// TestReadmeInstalls: README.md names every package the tool scripts and the
+// Makefile install (make test "says what it installs").
+func TestReadmeInstalls(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	installs := []*regexp.Regexp{
+		regexp.MustCompile(`"(@?[A-Za-z0-9./_-]+)@\$[A-Z0-9_]+"`),                                                    // npm and go install, pinned
+		regexp.MustCompile(`(?:npm install|pip install)[^\n]* '?([a-z][a-z0-9-]*(?:\[[a-z]+\])?)(?:@[0-9]+)?'?\s*$`), // last argument
+		regexp.MustCompile(`apt-get install [^\n]* ([a-z][a-z0-9-]+) >`),
+	}
+	n := 0
+	for _, script := range []string{".ci/tools.sh", ".ci/pglite.sh", "Makefile"} {
+		b, err := os.ReadFile(filepath.Join(root, script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, re := range installs {
+				for _, m := range re.FindAllStringSubmatch(line, -1) {
+					pkg := m[1][strings.LastIndex(m[1], "/")+1:]
+					n++
+					if !strings.Contains(string(readme), pkg) {
+						t.Errorf("%s installs %s; README.md does not say so", script, m[1])
+					}
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("found %d installed packages", n)
+	}
+}
+
+// TestReadmeDevDefaults: the defaults README.md states for make dev are the
+// Makefile's and bin/dev/local's, and the Go version it needs is go.mod's.
+func TestReadmeDevDefaults(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(string(b)), " ")
+	}
+	readme, mk, main, gomod := read("README.md"), read("Makefile"), read("infra/local/main.go"), read("go.mod")
+	all := readme + read("shared/mcpserver/README.md")
+	find := func(text, re string) string {
+		t.Helper()
+		m := regexp.MustCompile(re).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("nothing matches %s", re)
+		}
+		return m[1]
+	}
+	flagDefault := func(name string) string { return find(main, `flag\.[A-Za-z]+\("`+name+`", ([^,]+),`) }
+	addr := find(readme, "make dev # the suite on http://([0-9.:]+)/mcp")
+	dir := find(readme, `state in ([.a-z]+)/`)
+	for _, c := range []struct{ what, got, want string }{
+		{"Makefile ADDR", find(mk, `ADDR \?= (\S+)`), addr},
+		{"-addr default", flagDefault("addr"), `"` + addr + `"`},
+		{"Makefile DEV_DIR", find(mk, `DEV_DIR \?= (\S+)`), dir},
+		{"-dir default", flagDefault("dir"), `"` + dir + `"`},
+		{"-sim-fail-every default", flagDefault("sim-fail-every"), find(readme, "fails every ([0-9]+)th record by default \\(`-sim-fail-every`\\)")},
+		{"-reconcile-every default", flagDefault("reconcile-every"), find(all, "runs the reconciler every ([0-9]+) s \\(`-reconcile-every`\\)") + " * time.Second"},
+		{"-auth default", flagDefault("auth"), `"` + find(readme, "make dev & # ([a-z]+) mode, as deployed") + `"`},
+		{"go.mod go version", find(gomod, `^module \S+ go ([0-9]+\.[0-9]+)`), find(readme, `Needs Go ([0-9.]+)`)},
+	} {
+		if strings.ReplaceAll(c.got, "*time.Second", " * time.Second") != c.want {
+			t.Errorf("%s is %s; the READMEs say %s", c.what, c.got, c.want)
+		}
+	}
 }
