@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -664,5 +666,80 @@ func TestReadmeErrorExamples(t *testing.T) {
 				t.Errorf("the README quotes\n  %s\nthe tool answers\n  %s", c.example, msg)
 			}
 		})
+	}
+}
+
+// TestReadmeLinks: the upload and export links are what the READMEs say:
+// create_upload a signed PUT to /local/uploads in make dev for the stated
+// minutes with the stated max_bytes (a JSONL file, an image), export_results
+// a signed GET to /local/objects for the stated minutes.
+func TestReadmeLinks(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	readme := strings.Join(strings.Fields(readFile(t, toolReadme)), " ")
+	root := readFile(t, rootReadme)
+	num := func(text, re string) float64 {
+		t.Helper()
+		m := regexp.MustCompile(re).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("no text matches %s", re)
+		}
+		return *number(m[1])
+	}
+	expiresIn := func(link string) time.Duration {
+		t.Helper()
+		u, err := url.Parse(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp, err := strconv.ParseInt(u.Query().Get("exp"), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: no exp: %v", link, err)
+		}
+		return time.Until(time.Unix(exp, 0)).Round(time.Minute)
+	}
+	unit := map[string]float64{"GiB": 1 << 30, "MiB": 1 << 20}
+	size := func(re string) int64 {
+		m := regexp.MustCompile(re).FindStringSubmatch(readme)
+		if m == nil {
+			t.Fatalf("no text matches %s", re)
+		}
+		return int64(*number(m[1]) * unit[m[2]])
+	}
+
+	putMin := num(readme, `url \(presigned S3 PUT, ([0-9]+) min\)`)
+	if rootMin := num(root, `/local/uploads\?\.\.\.`+"` \\(HMAC-signed, ([0-9]+) minutes\\)"); rootMin != putMin {
+		t.Errorf("README.md says upload links last %v minutes, the tool reference %v", rootMin, putMin)
+	}
+	for _, c := range []struct {
+		contentType string
+		maxBytes    int64
+	}{
+		{"", size(`max_bytes \(([0-9]+) (GiB|MiB);`)},
+		{"image/png", size(`max_bytes \([0-9]+ [GM]iB; ([0-9]+) (GiB|MiB) for an image or document\)`)},
+	} {
+		args := map[string]any{}
+		if c.contentType != "" {
+			args["content_type"] = c.contentType
+		}
+		up := call[mcpserver.CreateUploadOut](t, cs, "create_upload", args)
+		if !strings.Contains(up.URL, "/local/uploads?") || up.Method != "PUT" {
+			t.Errorf("create_upload %q: %s %s, README.md: PUT .../local/uploads?...", c.contentType, up.Method, up.URL)
+		}
+		if got := expiresIn(up.URL); got != time.Duration(putMin)*time.Minute || up.ExpiresIn != int(putMin*60) {
+			t.Errorf("create_upload %q: link lasts %v (expires_in_seconds %d), README %v min", c.contentType, got, up.ExpiresIn, putMin)
+		}
+		if up.MaxBytes != c.maxBytes {
+			t.Errorf("create_upload %q: max_bytes %d, README %d", c.contentType, up.MaxBytes, c.maxBytes)
+		}
+	}
+
+	getMin := num(readme, `url \(presigned GET, ([0-9]+) min\)`)
+	ex := call[mcpserver.ExportOut](t, cs, "export_results", map[string]any{"job_id": s.finishedJob(cs, 3), "format": "csv"})
+	if !strings.Contains(ex.URL, "/local/objects?") {
+		t.Errorf("export link %s, README.md: GET .../local/objects?...", ex.URL)
+	}
+	if got := expiresIn(ex.URL); got != time.Duration(getMin)*time.Minute {
+		t.Errorf("export link lasts %v, README %v min", got, getMin)
 	}
 }
