@@ -743,3 +743,117 @@ func TestReadmeLinks(t *testing.T) {
 		t.Errorf("export link lasts %v, README %v min", got, getMin)
 	}
 }
+
+// TestReadmeToolDetails checks the tool reference's finer promises: the
+// tools that name the MCP App page, the cost fields, the list_models example
+// row, and how many recent jobs resources/list shows.
+func TestReadmeToolDetails(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	tools := servedTools(t, cs)
+	readme := readFile(t, toolReadme)
+	flat := strings.Join(strings.Fields(readme), " ")
+
+	t.Run("MCP App tools", func(t *testing.T) {
+		m := regexp.MustCompile("show a live job view beside (.*?): the tools name `(ui://[a-z/]+)` \\(or `(ui://[a-z/]+)`\\) in `_meta\\.ui\\.resourceUri`").FindStringSubmatch(flat)
+		if m == nil {
+			t.Fatal("no list of the MCP App tools")
+		}
+		var want, got []string
+		for _, n := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(m[1], -1) {
+			want = append(want, n[1])
+		}
+		for name, tl := range tools {
+			ui, _ := tl.Meta["ui"].(map[string]any)
+			if uri, _ := ui["resourceUri"].(string); uri != "" {
+				got = append(got, name)
+				if uri != m[2] && uri != m[3] {
+					t.Errorf("%s names %s, README %s or %s", name, uri, m[2], m[3])
+				}
+			}
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("tools naming the App: %v; README %v", got, want)
+		}
+	})
+
+	t.Run("cost fields", func(t *testing.T) {
+		start := strings.Index(readme, "#### Cost fields")
+		if start < 0 {
+			t.Fatal("no Cost fields section")
+		}
+		section, _, _ := strings.Cut(readme[start:], "Each part is rounded")
+		out := schemaOf(t, tools["get_job"].OutputSchema)
+		cost := schemaOf(t, json.RawMessage(out.Properties["cost"]))
+		n := 0
+		for _, row := range regexp.MustCompile("(?m)^\\| (`[a-z_]+`(?:, `[a-z_]+`)*) \\|").FindAllStringSubmatch(section, -1) {
+			for _, f := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(row[1], -1) {
+				n++
+				if _, ok := cost.Properties[f[1]]; !ok {
+					t.Errorf("cost field %s: not in get_job's cost (%v)", f[1], keys(cost.Properties))
+				}
+			}
+		}
+		if n < 8 {
+			t.Errorf("found %d cost fields", n)
+		}
+	})
+
+	t.Run("list_models example", func(t *testing.T) {
+		m := regexp.MustCompile("(?s)`list_models` returns the models this deployment offers, one object per model:\n\n```json\n(.*?)\n```").FindStringSubmatch(readme)
+		if m == nil {
+			t.Fatal("no list_models example")
+		}
+		var ex map[string]any
+		if err := json.Unmarshal([]byte(m[1]), &ex); err != nil {
+			t.Fatal(err)
+		}
+		listing := call[struct {
+			Models []map[string]any `json:"models"`
+		}](t, cs, "list_models", map[string]any{})
+		var row map[string]any
+		for _, r := range listing.Models {
+			if r["id"] == ex["id"] {
+				row = r
+			}
+		}
+		if row == nil {
+			t.Fatalf("list_models has no %v", ex["id"])
+		}
+		for k, v := range ex {
+			got, _ := json.Marshal(row[k])
+			want, _ := json.Marshal(v)
+			if string(got) != string(want) {
+				t.Errorf("%s: list_models shows %s, the README %s", k, got, want)
+			}
+		}
+	})
+
+	t.Run("recent jobs in resources/list", func(t *testing.T) {
+		m := regexp.MustCompile("`resources/list` shows your ([0-9]+) most recent jobs").FindStringSubmatch(flat)
+		if m == nil {
+			t.Fatal("no resources/list promise")
+		}
+		n, _ := strconv.Atoi(m[1])
+		var ids []string
+		for i := 0; i <= n; i++ {
+			ids = append(ids, call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(1)}).JobID)
+		}
+		res, err := cs.ListResources(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jobs []string
+		for _, r := range res.Resources {
+			if id, ok := strings.CutPrefix(r.URI, "mcpbatch://jobs/"); ok {
+				jobs = append(jobs, id)
+			}
+		}
+		slices.Reverse(ids) // newest first
+		if !slices.Equal(jobs, ids[:n]) {
+			t.Errorf("resources/list shows %d jobs %v; want the %d most recent %v", len(jobs), jobs, n, ids[:n])
+		}
+	})
+}
