@@ -3,6 +3,7 @@ package job
 import (
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,6 +34,43 @@ func TestReadmeRetryableCodes(t *testing.T) {
 			if !Retryable(code) {
 				t.Errorf("the README calls %s retryable; Retryable(%q) is false", c[1], code)
 			}
+		}
+	}
+}
+
+// TestReadmeLimits: the limits the READMEs state are the ones the code
+// enforces (each constant's enforcement has its own test beside the code
+// that uses it).
+func TestReadmeLimits(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(string(b)), " ")
+	}
+	tools, root := read("../mcpserver/README.md"), read("../../README.md")
+	for _, c := range []struct {
+		text, re string
+		want     int
+	}{
+		{tools, "Record ids are yours: any text up to ([0-9,]+) characters", MaxRecordIDLen},
+		{tools, "records: \\[\\{[^`]*\\}\\]` \\(([0-9,]+)\\.\\.[0-9,]+ per provider job", BedrockMinRecords},
+		{tools, "records: \\[\\{[^`]*\\}\\]` \\([0-9,]+\\.\\.([0-9,]+) per provider job", BedrockMaxRecords},
+		{root, "the Bedrock minimum is ([0-9,]+) per job", BedrockMinRecords},
+		{tools, "`on_demand` forces it \\(up to ([0-9,]+) records", MaxOnDemandRecords},
+		{tools, "with bounded concurrency \\(default ([0-9]+)\\)", DefaultOnDemandConcurrency},
+		{tools, "Bodies up to ([0-9,]+) bytes go inline", SageMakerMaxInlineBody},
+		{tools, "stores the one result \\(inline under ~([0-9]+) KB", MaxInlineOutputBytes / 1024},
+		{tools, "`max_tokens\\?` \\(1\\.\\.the model's `max_output_tokens`, in batch jobs its `batch_max_output` where listed; default ([0-9]+)\\)", DefaultMaxTokens},
+	} {
+		m := regexp.MustCompile(c.re).FindStringSubmatch(c.text)
+		if m == nil {
+			t.Errorf("no README text matches %s", c.re)
+			continue
+		}
+		if got := strings.ReplaceAll(m[1], ",", ""); got != strconv.Itoa(c.want) {
+			t.Errorf("%s: the README says %s, the code %d", c.re, m[1], c.want)
 		}
 	}
 }
