@@ -1,11 +1,18 @@
 package mcpserver
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
 // TestReadmeTaskTools: the tools README.md says answer a task-capable client
@@ -31,5 +38,62 @@ func TestReadmeTaskTools(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("task tools %v; README.md says %v", got, want)
+	}
+}
+
+// TestReadmeToolCallLogLine: every tool call logs one JSON line naming the
+// tool, owner, job id, duration and outcome, as README.md says, and nothing
+// of the request or the answer.
+func TestReadmeToolCallLogLine(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "),
+		"Every tool call logs one JSON line: tool, owner, job id, duration, outcome (no bodies, no keys); "+
+			"an unexpected failure (one no tool error explains to the caller) logs a second line with its error.") {
+		t.Fatal("README.md no longer says what a tool call logs: update this test with it")
+	}
+	for _, tc := range []struct {
+		name    string
+		fail    error
+		outcome string
+		lines   int
+	}{
+		{"ok", nil, "ok", 1},
+		{"the caller's error", job.Fieldf("limit", "secret-body sk-key"), "error", 1},
+		{"an internal error", errors.New("store down"), "error", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			s := &Server{Log: slog.New(slog.NewJSONHandler(&buf, nil))}
+			ctx := WithOwner(context.Background(), "alice")
+			_, _, _ = call(s, ctx, nil, "get_job", "", func(owner string) (JobView, string, string, error) {
+				return JobView{JobID: "j1", Error: "secret-body"}, "answer secret-body", "j1", tc.fail
+			})
+			lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+			if len(lines) != tc.lines {
+				t.Fatalf("%d log lines, want %d: %q", len(lines), tc.lines, buf.String())
+			}
+			if tc.lines == 2 && !strings.Contains(lines[1], "store down") {
+				t.Errorf("the second line does not carry the error: %s", lines[1])
+			}
+			var line map[string]any
+			if err := json.Unmarshal([]byte(lines[0]), &line); err != nil {
+				t.Fatalf("not JSON: %s", lines[0])
+			}
+			want := map[string]any{"tool": "get_job", "owner": "alice", "job_id": "j1", "outcome": tc.outcome}
+			for k, v := range want {
+				if line[k] != v {
+					t.Errorf("%s = %v, want %v", k, line[k], v)
+				}
+			}
+			if _, ok := line["duration_ms"]; !ok {
+				t.Error("no duration_ms")
+			}
+			if strings.Contains(lines[0], "secret-body") || strings.Contains(lines[0], "sk-key") {
+				t.Errorf("the line carries the request or answer: %s", lines[0])
+			}
+		})
 	}
 }
