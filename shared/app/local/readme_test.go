@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -856,4 +857,50 @@ func TestReadmeToolDetails(t *testing.T) {
 			t.Errorf("resources/list shows %d jobs %v; want the %d most recent %v", len(jobs), jobs, n, ids[:n])
 		}
 	})
+}
+
+// TestReadmeSubmitProgress: submit_batch with inline records and a
+// progressToken hears progress every README-stated number of records.
+func TestReadmeSubmitProgress(t *testing.T) {
+	m := regexp.MustCompile("`submit_batch` with inline records \\(every ([0-9,]+) records encoded\\)").FindStringSubmatch(strings.Join(strings.Fields(readFile(t, toolReadme)), " "))
+	if m == nil {
+		t.Fatal("no submit progress promise")
+	}
+	every := int(*number(m[1]))
+	s := newCleanSuite(t)
+	var mu sync.Mutex
+	var got []float64
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, req.Params.Progress)
+			mu.Unlock()
+		},
+	})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: s.srv.URL + "/mcp", HTTPClient: clientFor("alice"), DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	n := 2*every + every/2
+	params := &mcp.CallToolParams{Name: "submit_batch", Arguments: map[string]any{"model": haiku, "records": records(n)}}
+	params.SetProgressToken("submit-1")
+	if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+		t.Fatalf("submit: %v %s", err, text(res))
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		k := len(got)
+		mu.Unlock()
+		if k >= 2 {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(got)
+	if want := []float64{float64(every), float64(2 * every)}; !slices.Equal(got, want) {
+		t.Errorf("progress at %v records, want %v", got, want)
+	}
 }
