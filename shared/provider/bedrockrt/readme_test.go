@@ -9,8 +9,8 @@ import (
 )
 
 // TestReadmeMediaBudget: the byte budget shared/content/README.md states for
-// on-demand media in flight is DefaultMediaBytesInFlight
-// (TestMediaReadOnceAndBounded checks it holds).
+// on-demand media in flight is DefaultMediaBytesInFlight, the bound the
+// runtime applies when none is configured.
 func TestReadmeMediaBudget(t *testing.T) {
 	b, err := os.ReadFile("../../content/README.md")
 	if err != nil {
