@@ -904,3 +904,20 @@ func TestReadmeSubmitProgress(t *testing.T) {
 		t.Errorf("progress at %v records, want %v", got, want)
 	}
 }
+
+// TestReadmeSoak: infra/local/README.md's account of the chaos soak: its job
+// count, and a fault override example the soak takes.
+func TestReadmeSoak(t *testing.T) {
+	text := strings.Join(strings.Fields(readFile(t, "../../../infra/local/README.md")), " ")
+	m := regexp.MustCompile("`TestChaosSoak` \\(`shared/app/local/soak_test.go`, with `MCPBATCH_E2E=1`\\) runs ([0-9]+) jobs").FindStringSubmatch(text)
+	if m == nil || m[1] != strconv.Itoa(soakJobs) {
+		t.Errorf("the README says the soak runs %v jobs, it runs %d", m, soakJobs)
+	}
+	ex := regexp.MustCompile("`" + soakFaultsEnv + "=([^`]*)`").FindStringSubmatch(text)
+	if ex == nil {
+		t.Fatal("no fault override example")
+	}
+	if _, err := soakFaultRates(ex[1]); err != nil {
+		t.Errorf("the README's example %s: %v", ex[1], err)
+	}
+}
