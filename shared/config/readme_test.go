@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,5 +52,23 @@ func TestReadmeDefaultModels(t *testing.T) {
 	am := regexp.MustCompile("`MCPBATCH_ANTHROPIC_MODELS` \\(default `([^`]*)`\\)").FindStringSubmatch(text)
 	if am == nil || am[1] != strings.Join(config.DefaultAnthropicModels, ",") {
 		t.Errorf("README's Anthropic default %v, DefaultAnthropicModels %v", am, config.DefaultAnthropicModels)
+	}
+}
+
+// TestReadmeSageMakerDefaults: the invoke_endpoint deadline and response cap
+// the tool reference states are the defaults the wiring applies.
+func TestReadmeSageMakerDefaults(t *testing.T) {
+	b, err := os.ReadFile("../mcpserver/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(b)), " ")
+	d := regexp.MustCompile("overall deadline \\(([0-9]+) s, `" + config.EnvSageMakerDeadlineSeconds + "`\\)").FindStringSubmatch(text)
+	if d == nil || d[1] != strconv.Itoa(config.DefaultSageMakerDeadlineSeconds) {
+		t.Errorf("README's invoke_endpoint deadline %v, default %d s", d, config.DefaultSageMakerDeadlineSeconds)
+	}
+	r := regexp.MustCompile("Responses over ([0-9]+) MiB \\(`-c sagemakerMaxResponseBytes=…`\\)").FindStringSubmatch(text)
+	if r == nil || r[1] != strconv.Itoa(config.DefaultSageMakerMaxResponseBytes>>20) {
+		t.Errorf("README's response cap %v, default %d bytes", r, config.DefaultSageMakerMaxResponseBytes)
 	}
 }
