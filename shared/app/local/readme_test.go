@@ -17,6 +17,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
@@ -919,5 +920,43 @@ func TestReadmeSoak(t *testing.T) {
 	}
 	if _, err := soakFaultRates(ex[1]); err != nil {
 		t.Errorf("the README's example %s: %v", ex[1], err)
+	}
+}
+
+// TestReadmeDevEndpoints: the SageMaker endpoints the tool reference says
+// make dev simulates exist, demo-canary split as it says and
+// demo-async-zero at zero instances.
+func TestReadmeDevEndpoints(t *testing.T) {
+	text := strings.Join(strings.Fields(readFile(t, toolReadme)), " ")
+	m := regexp.MustCompile("In `make dev` the endpoints (.*?) are SIMULATED").FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("no list of make dev's endpoints")
+	}
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	n := 0
+	for _, e := range regexp.MustCompile("`([a-z-]+)`( \\(([0-9]+)/([0-9]+)\\))?( \\(starts at zero instances\\))?").FindAllStringSubmatch(m[1], -1) {
+		n++
+		out := call[struct {
+			Instances int `json:"instances"`
+			Variants  []struct {
+				Weight float64 `json:"current_weight"`
+			} `json:"variants"`
+		}](t, cs, "describe_endpoint", map[string]any{"endpoint_name": e[1]})
+		if e[2] != "" {
+			var got []string
+			for _, v := range out.Variants {
+				got = append(got, strconv.FormatFloat(v.Weight, 'f', -1, 64))
+			}
+			if strings.Join(got, "/") != e[3]+"/"+e[4] {
+				t.Errorf("%s: weights %v, README %s/%s", e[1], got, e[3], e[4])
+			}
+		}
+		if e[5] != "" && out.Instances != 0 {
+			t.Errorf("%s: %d instances, README: starts at zero", e[1], out.Instances)
+		}
+	}
+	if n != len(local.SimEndpoints) {
+		t.Errorf("the README names %d endpoints (%q), make dev simulates %v", n, m[1], local.SimEndpoints)
 	}
 }
