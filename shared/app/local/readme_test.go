@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -958,5 +959,27 @@ func TestReadmeDevEndpoints(t *testing.T) {
 	}
 	if n != len(local.SimEndpoints) {
 		t.Errorf("the README names %d endpoints (%q), make dev simulates %v", n, m[1], local.SimEndpoints)
+	}
+}
+
+// TestReadmeDevMetricsFile: make dev writes the EMF lines the metrics README
+// lists to the file it names, under the state folder.
+func TestReadmeDevMetricsFile(t *testing.T) {
+	m := regexp.MustCompile("`make dev` writes the same lines to `\\.mcpbatch/([a-z.]+)`").FindStringSubmatch(readFile(t, "../../metrics/README.md"))
+	if m == nil {
+		t.Fatal("the metrics README names no file")
+	}
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	s.finishedJob(cs, 3)
+	if got := filepath.Base(s.l.MetricsFile.Name()); got != m[1] {
+		t.Fatalf("make dev writes metrics to %s, the README says %s", got, m[1])
+	}
+	b, err := os.ReadFile(s.l.MetricsFile.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"JobsFinished"`) || !strings.Contains(string(b), `"_aws"`) {
+		t.Errorf("%s holds no JobsFinished EMF line after a job ended:\n%s", m[1], b)
 	}
 }
