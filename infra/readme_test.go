@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -172,6 +174,58 @@ func TestReadmeStack(t *testing.T) {
 		mins := figure(t, "mcpserver", md, "the `validate` function \\([0-9]+ MB, ([0-9]+) min\\)")
 		if props(v)["MemorySize"] != mem || props(v)["Timeout"] != mins*60 {
 			t.Errorf("validate %v MB %v s, README %v MB %v min", props(v)["MemorySize"], props(v)["Timeout"], mem, mins)
+		}
+	})
+	t.Run("endpoint examples", func(t *testing.T) {
+		var entries []string
+		for _, m := range regexp.MustCompile("(?s)```json\n(\\{\"name\": .*?)\n```").FindAllStringSubmatch(docs["README.md"], -1) {
+			entries = append(entries, m[1])
+		}
+		if len(entries) != 3 {
+			t.Fatalf("found %d sagemakerDeploy examples in infra/README.md, want the async, real-time and multi-model ones", len(entries))
+		}
+		app := newApp(map[string]interface{}{CtxAssetDir: fx.assetDir, CtxSageMakerDeploy: "[" + strings.Join(entries, ",") + "]"})
+		s, err := SettingsFromContext(app.Node())
+		if err != nil {
+			t.Fatalf("infra/README.md's sagemakerDeploy examples are refused: %v", err)
+		}
+		if len(s.SageMakerDeploy) != 3 {
+			t.Errorf("%d endpoints read from the examples", len(s.SageMakerDeploy))
+		}
+	})
+
+	t.Run("client configs", func(t *testing.T) {
+		// The README's JSON configs have the shape of the McpClientConfig
+		// output of their auth mode, <McpUrl> standing for the URL.
+		for _, c := range []struct {
+			mode string
+			tpl  obj
+			re   string
+		}{
+			{"token", tok.json, "```json\n(\\{\"mcpServers\": \\{\"mcpbatch\": \\{\"type\": \"http\".*?)\n```"},
+			{"iam", fx.main.json, "```json\n(\\{\"mcpServers\": \\{\"mcpbatch\": \\{\"command\".*?)\n```"},
+		} {
+			m := regexp.MustCompile("(?s)" + c.re).FindStringSubmatch(docs["README.md"])
+			if m == nil {
+				t.Errorf("%s: no client config in infra/README.md", c.mode)
+				continue
+			}
+			out := flatten(c.tpl["Outputs"].(obj)["McpClientConfig"].(obj)["Value"])
+			url := regexp.MustCompile(`<[A-Za-z0-9]+\.FunctionUrl>`).FindString(out)
+			if url == "" {
+				t.Fatalf("%s: McpClientConfig names no function URL: %s", c.mode, out)
+			}
+			want := strings.ReplaceAll(strings.ReplaceAll(m[1], "<McpUrl>", url), "<region>", testRegion)
+			var a, b any
+			if err := json.Unmarshal([]byte(want), &a); err != nil {
+				t.Fatalf("%s: README config: %v", c.mode, err)
+			}
+			if err := json.Unmarshal([]byte(out), &b); err != nil {
+				t.Fatalf("%s: McpClientConfig: %v: %s", c.mode, err, out)
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("%s: infra/README.md shows\n  %s\nthe stack outputs\n  %s", c.mode, want, out)
+			}
 		}
 	})
 }
