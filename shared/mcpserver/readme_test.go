@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
@@ -95,5 +98,40 @@ func TestReadmeToolCallLogLine(t *testing.T) {
 				t.Errorf("the line carries the request or answer: %s", lines[0])
 			}
 		})
+	}
+}
+
+// TestReadmeKeyRefresh: in token mode a new key is accepted, and a revoked
+// one refused, within the minutes infra/README.md states, with the default
+// refresh (MaxAge unset, as the deployed wiring leaves it).
+func TestReadmeKeyRefresh(t *testing.T) {
+	b, err := os.ReadFile("../../infra/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`new or revoked keys take effect within ([0-9]+) minutes`).FindStringSubmatch(strings.Join(strings.Fields(string(b)), " "))
+	if m == nil {
+		t.Fatal("infra/README.md states no key refresh time")
+	}
+	within, _ := time.ParseDuration(m[1] + "m")
+	oldKey, newKey := NewToken(), NewToken()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	keys := []TokenKey{{Name: "alice", SHA256: HashToken(oldKey)}}
+	auth := &TokenAuth{Now: func() time.Time { return now }, Load: func() ([]TokenKey, error) { return keys, nil }}
+	owner := func(key string) (string, error) {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Header.Set("Authorization", "Bearer "+key)
+		return auth.Owner(r)
+	}
+	if got, err := owner(oldKey); err != nil || got != "alice" {
+		t.Fatalf("first key: %q %v", got, err)
+	}
+	keys = []TokenKey{{Name: "bob", SHA256: HashToken(newKey)}} // alice revoked, bob added
+	now = now.Add(within)
+	if got, err := owner(newKey); err != nil || got != "bob" {
+		t.Errorf("%v after the change the new key gives %q %v, want bob", within, got, err)
+	}
+	if _, err := owner(oldKey); !errors.Is(err, ErrBadToken) {
+		t.Errorf("%v after the change the revoked key gives %v, want ErrBadToken", within, err)
 	}
 }
