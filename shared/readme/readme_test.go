@@ -489,8 +489,9 @@ func TestReadmeInstalls(t *testing.T) {
 	}
 }
 
-// TestReadmeDevDefaults: the defaults README.md states for make dev are the
-// Makefile's and bin/dev/local's, and the Go version it needs is go.mod's.
+// TestReadmeDevDefaults: the defaults the READMEs state for make dev, make
+// cost and make fuzz are the Makefile's and bin/dev/local's, and the Go
+// version needed is go.mod's.
 func TestReadmeDevDefaults(t *testing.T) {
 	read := func(p string) string {
 		b, err := os.ReadFile(filepath.Join(root, p))
@@ -499,7 +500,7 @@ func TestReadmeDevDefaults(t *testing.T) {
 		}
 		return strings.Join(strings.Fields(string(b)), " ")
 	}
-	readme, mk, main, gomod := read("README.md"), read("Makefile"), read("infra/local/main.go"), read("go.mod")
+	readme, mk, main, gomod, infra := read("README.md"), read("Makefile"), read("infra/local/main.go"), read("go.mod"), read("infra/README.md")
 	all := readme + read("shared/mcpserver/README.md")
 	find := func(text, re string) string {
 		t.Helper()
@@ -521,6 +522,8 @@ func TestReadmeDevDefaults(t *testing.T) {
 		{"-reconcile-every default", flagDefault("reconcile-every"), find(all, "runs the reconciler every ([0-9]+) s \\(`-reconcile-every`\\)") + " * time.Second"},
 		{"-auth default", flagDefault("auth"), `"` + find(readme, "make dev & # ([a-z]+) mode, as deployed") + `"`},
 		{"go.mod go version", find(gomod, `^module \S+ go ([0-9]+\.[0-9]+)`), find(readme, `Needs Go ([0-9.]+)`)},
+		{"Makefile COST_RECORDS", find(mk, `COST_RECORDS \?= ([0-9]+)`), strings.ReplaceAll(find(infra, "with `COST_RECORDS` \\(([0-9,]+)\\) records"), ",", "")},
+		{"Makefile FUZZ_TIME", find(mk, `FUZZ_TIME \?= ([0-9]+)s`), find(infra, "every fuzz target for `FUZZ_TIME`, ([0-9]+) s each")},
 	} {
 		if strings.ReplaceAll(c.got, "*time.Second", " * time.Second") != c.want {
 			t.Errorf("%s is %s; the READMEs say %s", c.what, c.got, c.want)
