@@ -983,3 +983,28 @@ func TestReadmeDevMetricsFile(t *testing.T) {
 		t.Errorf("%s holds no JobsFinished EMF line after a job ended:\n%s", m[1], b)
 	}
 }
+
+// TestReadmeRetryKeepsRecords: a submit keeps the caller's records where the
+// tool reference says (input/<job>/inputs.jsonl), and a job without them
+// (submitted before retry_failed existed) is refused with "resubmit".
+func TestReadmeRetryKeepsRecords(t *testing.T) {
+	m := regexp.MustCompile("keep your records as you sent them \\(`input/<job>/([a-z.]+)`").FindStringSubmatch(strings.Join(strings.Fields(readFile(t, toolReadme)), " "))
+	if m == nil {
+		t.Fatal("the tool reference does not say where records are kept")
+	}
+	s := newSuite(t) // every 10th record fails: there is something to retry
+	cs := s.client("alice")
+	id := s.finishedJob(cs, 150)
+	uri := local.Bucket + "/input/" + id + "/" + m[1]
+	rc, err := s.l.Blobs.Open(context.Background(), uri, 0)
+	if err != nil {
+		t.Fatalf("the records are not kept at %s: %v", uri, err)
+	}
+	rc.Close()
+	if err := s.l.Blobs.Delete(context.Background(), uri); err != nil {
+		t.Fatal(err)
+	}
+	if msg := toolErr(t, cs, "retry_failed", map[string]any{"job_id": id}); !strings.Contains(msg, "resubmit") {
+		t.Errorf("retry of a job whose records were not kept: %q, want it to say resubmit", msg)
+	}
+}
