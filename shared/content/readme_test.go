@@ -112,3 +112,34 @@ func TestReadmeLimitsTable(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeEstimateFigures: the dry-run estimate's figures README.md states
+// are the ones Summary uses (TestEstimate checks the arithmetic).
+func TestReadmeEstimateFigures(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(strings.Join(strings.Fields(string(b)), " "), ",", "")
+	for _, c := range []struct {
+		re   string
+		want int
+	}{
+		{`text at one token per ([0-9]+) characters`, charsPerToken},
+		{`width×height/([0-9]+) after scaling`, pixelsPerToken},
+		{`scaling to a ([0-9]+) px long edge`, imageLongEdge},
+		{`long edge and ~([0-9]+) tokens`, imageMaxTokens},
+		{`PDFs at ([0-9]+) tokens a page read visually`, pdfTokensPerPage},
+		{`([0-9]+) a page as extracted text`, pdfTextTokensPerPage},
+		{`Office files at one token per ([0-9]+) bytes`, officeBytesPerToken},
+	} {
+		m := regexp.MustCompile(c.re).FindStringSubmatch(text)
+		if m == nil {
+			t.Errorf("README.md: nothing matches %s", c.re)
+			continue
+		}
+		if m[1] != strconv.Itoa(c.want) {
+			t.Errorf("%s: README.md says %s, the estimate uses %d", c.re, m[1], c.want)
+		}
+	}
+}
