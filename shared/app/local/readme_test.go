@@ -1008,3 +1008,33 @@ func TestReadmeRetryKeepsRecords(t *testing.T) {
 		t.Errorf("retry of a job whose records were not kept: %q, want it to say resubmit", msg)
 	}
 }
+
+// TestReadmeEmbeddingDefaults: an embedding submit without dimensions gets
+// the model's largest, and an index without metric the README's default.
+func TestReadmeEmbeddingDefaults(t *testing.T) {
+	text := strings.Join(strings.Fields(readFile(t, toolReadme)), " ")
+	m := regexp.MustCompile("`dimensions` \\(Titan ([0-9/]+), default the largest\\)").FindStringSubmatch(text)
+	mt := regexp.MustCompile("`index: \\{name, metric\\?\\}` \\(`([a-z]+)` default, or `([a-z]+)`\\)").FindStringSubmatch(text)
+	if m == nil || mt == nil {
+		t.Fatalf("the tool reference states no embedding defaults (%v, %v)", m, mt)
+	}
+	dims := strings.Split(m[1], "/")
+	largest, _ := strconv.Atoi(dims[len(dims)-1])
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": titan, "records": docs(3), "index": map[string]any{"name": "defaults"}})
+	s.finish(cs, h.JobID)
+	res := call[mcpserver.ResultsOut](t, cs, "get_job_results", map[string]any{"job_id": h.JobID, "limit": 1})
+	if len(res.Records) != 1 || res.Records[0].Dimensions != largest {
+		t.Errorf("Titan without dimensions: %+v, want %d dimensions", res.Records, largest)
+	}
+	ls := call[mcpserver.ListIndexesOut](t, cs, "list_indexes", map[string]any{})
+	if len(ls.Indexes) != 1 || ls.Indexes[0].Metric != mt[1] || ls.Indexes[0].Dimension != largest {
+		t.Errorf("index without metric: %+v, want metric %s of %d dimensions", ls.Indexes, mt[1], largest)
+	}
+	// The other metric is taken.
+	h = call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": titan, "records": docs(3), "index": map[string]any{"name": "other", "metric": mt[2]}})
+	if j := s.finish(cs, h.JobID); j.Status != "completed" {
+		t.Errorf("an index with metric %s: job %s", mt[2], j.Status)
+	}
+}
