@@ -20,6 +20,8 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline"
+	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
 )
 
 // The READMEs that describe the tools: the reference beside the server, and
@@ -1036,5 +1038,27 @@ func TestReadmeEmbeddingDefaults(t *testing.T) {
 	h = call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": titan, "records": docs(3), "index": map[string]any{"name": "other", "metric": mt[2]}})
 	if j := s.finish(cs, h.JobID); j.Status != "completed" {
 		t.Errorf("an index with metric %s: job %s", mt[2], j.Status)
+	}
+}
+
+// TestReadmeServiceFigures: figures the tool reference states that live in
+// the services' constants.
+func TestReadmeServiceFigures(t *testing.T) {
+	text := strings.ReplaceAll(strings.Join(strings.Fields(readFile(t, toolReadme)), " "), ",", "")
+	for _, c := range []struct {
+		re   string
+		want int
+	}{
+		{"runs every [0-9]+ minutes \\(`-c reconcileMinutes=N`\\) bounded to ([0-9]+) jobs per provider", reconcile.DefaultReconcileLimit},
+		{"chunk_chars \\(default ([0-9]+)\\)", pipeline.DefaultChunkChars},
+	} {
+		m := regexp.MustCompile(c.re).FindStringSubmatch(text)
+		if m == nil {
+			t.Errorf("the tool reference: nothing matches %s", c.re)
+			continue
+		}
+		if m[1] != strconv.Itoa(c.want) {
+			t.Errorf("%s: the README says %s, the code %d", c.re, m[1], c.want)
+		}
 	}
 }
