@@ -135,3 +135,18 @@ func TestReadmeKeyRefresh(t *testing.T) {
 		t.Errorf("%v after the change the revoked key gives %v, want ErrBadToken", within, err)
 	}
 }
+
+// TestReadmeReportLinks: get_report's links last the minutes README.md says.
+func TestReadmeReportLinks(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("`get_report \\{pipeline, date\\}` \\(summary \\+ ([0-9]+)-minute links\\)").FindStringSubmatch(strings.Join(strings.Fields(string(b)), " "))
+	if m == nil {
+		t.Fatal("README.md states no get_report link lifetime")
+	}
+	if m[1]+"m0s" != reportLinkTTL.String() {
+		t.Errorf("README.md says %s-minute links; get_report signs them for %v", m[1], reportLinkTTL)
+	}
+}
