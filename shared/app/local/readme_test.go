@@ -836,6 +836,40 @@ func TestReadmeToolDetails(t *testing.T) {
 		}
 	})
 
+	t.Run("list_models rows", func(t *testing.T) {
+		for _, want := range []string{"Anthropic API models are offered for batch only.", "Embedding models have no `max_tokens` (the field shows 0).",
+			"no batch prices for models that cannot run in batch"} {
+			if !strings.Contains(flat, want) {
+				t.Fatalf("the tool reference no longer says %q: update this test", want)
+			}
+		}
+		rows := call[struct {
+			Models []struct {
+				ID        string             `json:"id"`
+				Provider  string             `json:"provider"`
+				Task      string             `json:"task"`
+				Modes     []string           `json:"modes"`
+				MaxOutput int                `json:"max_output_tokens"`
+				Prices    map[string]float64 `json:"prices_per_million"`
+			} `json:"models"`
+		}](t, cs, "list_models", map[string]any{}).Models
+		for _, r := range rows {
+			if r.Provider == "anthropic" && !slices.Equal(r.Modes, []string{"batch"}) {
+				t.Errorf("%s: an Anthropic API model with modes %v", r.ID, r.Modes)
+			}
+			if r.Task == "embedding" && r.MaxOutput != 0 {
+				t.Errorf("%s: an embedding model with max_output_tokens %d", r.ID, r.MaxOutput)
+			}
+			if !slices.Contains(r.Modes, "batch") {
+				for k := range r.Prices {
+					if strings.HasPrefix(k, "batch_") {
+						t.Errorf("%s: runs no batch but lists %s", r.ID, k)
+					}
+				}
+			}
+		}
+	})
+
 	t.Run("recent jobs in resources/list", func(t *testing.T) {
 		m := regexp.MustCompile("`resources/list` shows your ([0-9]+) most recent jobs").FindStringSubmatch(flat)
 		if m == nil {
