@@ -74,3 +74,41 @@ func TestReadmeLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeStatusOrder: infra/README.md's "Job status only moves forward"
+// chain is what CanMove allows: each status may move to any later one and
+// never back, and a terminal status to nothing.
+func TestReadmeStatusOrder(t *testing.T) {
+	b, err := os.ReadFile("../../infra/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("Job status only moves forward: `([^`]*)`").FindStringSubmatch(strings.Join(strings.Fields(string(b)), " "))
+	if m == nil {
+		t.Fatal("infra/README.md states no status order")
+	}
+	steps := strings.Split(m[1], " → ")
+	last := strings.Split(steps[len(steps)-1], " | ")
+	var order []Status
+	for _, s := range steps[:len(steps)-1] {
+		order = append(order, Status(strings.Trim(s, "()")))
+	}
+	for i, from := range order {
+		for _, to := range order[i+1:] {
+			if !CanMove(from, to) {
+				t.Errorf("%s → %s: the README's order allows it, CanMove does not", from, to)
+			}
+			if CanMove(to, from) {
+				t.Errorf("%s → %s: a move back, CanMove allows it", to, from)
+			}
+		}
+		for _, end := range last {
+			if !Status(end).Terminal() {
+				t.Errorf("%s: the README ends the chain with it, it is not terminal", end)
+			}
+			if CanMove(Status(end), from) {
+				t.Errorf("%s → %s: a move back from the end, CanMove allows it", end, from)
+			}
+		}
+	}
+}
