@@ -213,6 +213,9 @@ func TestReadmeContextKeys(t *testing.T) {
 // repoPath: a code span naming a file or folder of the repo.
 var repoPath = regexp.MustCompile(`^(?:\.\./)*(?:\.\./|\./)?(?:shared|infra|functions|events|\.ci)/[A-Za-z0-9_./-]*$|^[A-Za-z0-9_-]+\.(?:go|json|cjs|js|html|sh|md|png)$`)
 
+// braces: a span naming several folders of one parent.
+var braces = regexp.MustCompile(`^((?:shared|infra|functions|events)/[A-Za-z0-9_/-]*)\{([a-z0-9_,-]+)\}$`)
+
 // TestReadmePaths: every repo file or folder a README names in code, and
 // every relative link or image, exists; a link's #anchor is a heading of
 // the page it points at.
@@ -234,6 +237,15 @@ func TestReadmePaths(t *testing.T) {
 	for path, text := range docs {
 		dir := filepath.Dir(path)
 		for _, c := range code(text) {
+			// shared/provider/{bedrock,anthropic}: each of them.
+			if m := braces.FindStringSubmatch(c); m != nil {
+				for _, name := range strings.Split(m[2], ",") {
+					if !exists(m[1] + name) {
+						t.Errorf("%s: `%s`: no %s%s", path, c, m[1], name)
+					}
+				}
+				continue
+			}
 			if !repoPath.MatchString(c) {
 				continue
 			}
