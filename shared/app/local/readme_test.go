@@ -277,14 +277,17 @@ func validates(t *testing.T, tl *mcp.Tool, args any) error {
 	return rs.Validate(inst)
 }
 
-// inspectorCalls are the Inspector CLI tool calls of a README's shell
-// blocks: the tool and its arguments, "$ARGS" built by the python line
-// before it.
-func inspectorCalls(t *testing.T, readme string) (calls []struct {
+// inspectorCall is one Inspector CLI tool call a README shows.
+type inspectorCall struct {
 	tool string
 	args map[string]any
 	line string
-}) {
+}
+
+// inspectorCalls are the Inspector CLI tool calls of a README's shell
+// blocks: the tool and its arguments, "$ARGS" built by the python line
+// before it.
+func inspectorCalls(t *testing.T, readme string) (calls []inspectorCall) {
 	t.Helper()
 	var pyArgs map[string]any
 	toolName := regexp.MustCompile(`--tool-name ([a-z_]+)`)
@@ -1094,5 +1097,31 @@ func TestReadmeServiceFigures(t *testing.T) {
 		if m[1] != strconv.Itoa(c.want) {
 			t.Errorf("%s: the README says %s, the code %d", c.re, m[1], c.want)
 		}
+	}
+}
+
+// TestReadmeEmbedExample runs the tool reference's two embedding commands
+// as written: the embed submit completes, and the search finds the record
+// whose words the query names first.
+func TestReadmeEmbedExample(t *testing.T) {
+	var calls []inspectorCall
+	for _, c := range inspectorCalls(t, readFile(t, toolReadme)) {
+		if c.tool == "submit_batch" && c.args["index"] != nil || c.tool == "search_index" {
+			calls = append(calls, c)
+		}
+	}
+	if len(calls) != 2 || calls[0].tool != "submit_batch" || calls[1].tool != "search_index" {
+		t.Fatalf("want the embed submit then the search, got %+v", calls)
+	}
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", calls[0].args)
+	if j := s.finish(cs, h.JobID); j.Status != "completed" {
+		t.Fatalf("the README's embed job ended %s", j.Status)
+	}
+	out := call[mcpserver.SearchOut](t, cs, "search_index", calls[1].args)
+	words := regexp.MustCompile(`[a-z]+([0-9]+)`).FindStringSubmatch(calls[1].args["query"].(string))
+	if len(out.Matches) == 0 || words == nil || out.Matches[0].ID != "doc-"+words[1] {
+		t.Errorf("the README's search %v found %+v, want doc-%v first", calls[1].args, out.Matches, words)
 	}
 }
