@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
@@ -198,7 +199,7 @@ func TestReadmeToolReference(t *testing.T) {
 			for _, f := range topLevelFields(cells[0]) {
 				inFields[f.name] = true
 				if _, ok := in.Properties[f.name]; !ok {
-					t.Errorf("%s: the table documents input %q, the schema has %v", name, f.name, keys(in.Properties))
+					t.Errorf("%s: the table documents input %q, the schema has %v", name, f.name, slices.Sorted(maps.Keys(in.Properties)))
 				}
 				if f.optional && slices.Contains(in.Required, f.name) {
 					t.Errorf("%s: the table says %q is optional, the schema requires it", name, f.name)
@@ -225,7 +226,7 @@ func TestReadmeToolReference(t *testing.T) {
 		out := schemaOf(t, tl.OutputSchema)
 		for _, f := range topLevelFields(cells[1]) {
 			if _, ok := out.Properties[f.name]; !ok {
-				t.Errorf("%s: the table documents output %q, the schema has %v", name, f.name, keys(out.Properties))
+				t.Errorf("%s: the table documents output %q, the schema has %v", name, f.name, slices.Sorted(maps.Keys(out.Properties)))
 			}
 		}
 	}
@@ -241,21 +242,11 @@ func TestReadmeToolReference(t *testing.T) {
 			in := schemaOf(t, tl.InputSchema)
 			for _, f := range topLevelFields(m[2][1 : len(m[2])-1]) {
 				if _, ok := in.Properties[f.name]; !ok {
-					t.Errorf("%s: %s names input %q, the schema has %v", path, m[0], f.name, keys(in.Properties))
+					t.Errorf("%s: %s names input %q, the schema has %v", path, m[0], f.name, slices.Sorted(maps.Keys(in.Properties)))
 				}
 			}
 		}
 	}
-}
-
-func keys[V any](m map[string]V) []string {
-	return slices.Sorted(func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	})
 }
 
 // validates checks args against the tool's input schema, as a client that
@@ -616,7 +607,7 @@ func TestReadmeToolBounds(t *testing.T) {
 				if strings.HasSuffix(b.field, "_uri") {
 					v = "s3://" + strings.Repeat("a", b.maxLen-4)
 				}
-				if _, msg, isErr := try(b.tool, with(b.tool, b.field, v)); !isErr || !strings.Contains(msg, b.field) || !strings.Contains(msg, strings.TrimSpace(fmtInt(b.maxLen))) {
+				if _, msg, isErr := try(b.tool, with(b.tool, b.field, v)); !isErr || !strings.Contains(msg, b.field) || !strings.Contains(msg, strconv.Itoa(b.maxLen)) {
 					t.Errorf("%s of %d characters: want a tool error naming it and %d, got error=%v %q", b.field, len(v), b.maxLen, isErr, msg)
 				}
 			}
@@ -636,8 +627,6 @@ func TestReadmeToolBounds(t *testing.T) {
 		})
 	}
 }
-
-func fmtInt(n int) string { return strconv.Itoa(n) }
 
 // TestReadmeErrorExamples: the tool errors the tool reference quotes are
 // what the tools answer, word for word (up to the README's "...").
@@ -800,7 +789,7 @@ func TestReadmeToolDetails(t *testing.T) {
 			for _, f := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(row[1], -1) {
 				n++
 				if _, ok := cost.Properties[f[1]]; !ok {
-					t.Errorf("cost field %s: not in get_job's cost (%v)", f[1], keys(cost.Properties))
+					t.Errorf("cost field %s: not in get_job's cost (%v)", f[1], slices.Sorted(maps.Keys(cost.Properties)))
 				}
 			}
 		}
