@@ -129,7 +129,7 @@ func schemaOf(t *testing.T, v any) schemaView {
 	return s
 }
 
-// proseSignatures finds the tool calls the READMEs spell as
+// proseSignature finds the tool calls the READMEs spell as
 // "`tool {field, field?}`" in their text.
 var proseSignature = regexp.MustCompile("`([a-z]+_[a-z_]+) (\\{[^`]*\\})`")
 
