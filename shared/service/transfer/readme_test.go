@@ -47,3 +47,19 @@ func TestReadmeExportOutputLinkLifetime(t *testing.T) {
 		t.Errorf("output links signed for %v; the README says %d hours", rec.ttls, hours)
 	}
 }
+
+// TestReadmeFileRecordCap: a file submit takes as many records as the tool
+// reference says (TestScanRecordCap checks the cap is enforced).
+func TestReadmeFileRecordCap(t *testing.T) {
+	b, err := os.ReadFile("../../mcpserver/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("`\\{\"recordId\",\"modelInput\"\\}`, up to 1 GiB and ([0-9,]+) records").FindStringSubmatch(strings.Join(strings.Fields(string(b)), " "))
+	if m == nil {
+		t.Fatal("the tool reference states no record cap for files")
+	}
+	if strings.ReplaceAll(m[1], ",", "") != strconv.Itoa(transfer.MaxFileRecords) {
+		t.Errorf("the README says %s records, MaxFileRecords is %d", m[1], transfer.MaxFileRecords)
+	}
+}
