@@ -59,3 +59,33 @@ func TestReadmeOverrideExample(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeBatchHalfPrice: README.md sells batch as "about half the
+// on-demand price"; every catalog model priced both ways is.
+func TestReadmeBatchHalfPrice(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`about half the\s+on-demand price`).Match(b) {
+		t.Fatal("README.md no longer says batch is about half the on-demand price: update this test")
+	}
+	n := 0
+	for _, m := range Default().All() {
+		for _, p := range []struct {
+			name            string
+			onDemand, batch *float64
+		}{{"input", m.Prices.Input, m.Prices.BatchInput}, {"output", m.Prices.Output, m.Prices.BatchOutput}} {
+			if p.onDemand == nil || p.batch == nil || *p.onDemand == 0 {
+				continue
+			}
+			n++
+			if r := *p.batch / *p.onDemand; r < 0.45 || r > 0.55 {
+				t.Errorf("%s: batch %s price is %.0f%% of on demand", m.ID, p.name, r*100)
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("only %d prices compared", n)
+	}
+}
