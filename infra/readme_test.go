@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -226,6 +228,35 @@ func TestReadmeStack(t *testing.T) {
 			if !reflect.DeepEqual(a, b) {
 				t.Errorf("%s: infra/README.md shows\n  %s\nthe stack outputs\n  %s", c.mode, want, out)
 			}
+		}
+	})
+	t.Run("vector actions", func(t *testing.T) {
+		// shared/index/README.md: what the S3 Vectors adapter needs; the
+		// stack's roles together hold exactly that (the bucket is the stack's,
+		// so no CreateVectorBucket).
+		m := regexp.MustCompile("`(s3vectors:[A-Za-z, ]+)`").FindStringSubmatch(strings.Join(strings.Fields(docs["../shared/index/README.md"]), " "))
+		if m == nil {
+			t.Fatal("shared/index/README.md lists no s3vectors actions")
+		}
+		want := map[string]bool{}
+		for i, a := range strings.Split(m[1], ", ") {
+			if i > 0 {
+				a = "s3vectors:" + a
+			}
+			want[a] = true
+		}
+		got := map[string]bool{}
+		for roleID := range resources(fx.main.json, "AWS::IAM::Role") {
+			for _, st := range roleStatements(t, fx.main.json, roleID) {
+				for _, a := range st.Actions {
+					if strings.HasPrefix(a, "s3vectors:") {
+						got[a] = true
+					}
+				}
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("the stack grants %v; shared/index/README.md lists %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 		}
 	})
 }
