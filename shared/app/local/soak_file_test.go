@@ -16,7 +16,6 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
-	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
 // File submits: a JSONL input file under the caller's inputs folder, checked
@@ -203,19 +202,8 @@ func checkFileJob(t *testing.T, ctx context.Context, l *local.Suite, r *soakRepo
 	t.Helper()
 	r.c.merge("file "+soakInputURI(l, it.k)[strings.LastIndexByte(soakInputURI(l, it.k), '/')+1:], j.ID)
 	var ids []string
-	q := store.RecordQuery{Limit: job.MaxPageSize}
-	for {
-		recs, next, err := l.Service.Core.Store.ListRecords(ctx, j.ID, j.Shards, q)
-		if err != nil {
-			t.Fatalf("list results of %s: %v", j.ID, err)
-		}
-		for _, rec := range recs {
-			ids = append(ids, rec.ID)
-		}
-		if next == "" {
-			break
-		}
-		q.Cursor = next
+	for _, rec := range storedRecords(t, ctx, l, j) {
+		ids = append(ids, rec.ID)
 	}
 	orig, swapped := map[string]bool{}, map[string]bool{}
 	for i := range it.records {

@@ -1055,23 +1055,12 @@ func checkRetries(t *testing.T, ctx context.Context, l *local.Suite, r *soakRepo
 		}
 		r.submitted += child.RecordCount
 		want := map[string]bool{}
-		stored := 0
-		q := store.RecordQuery{Limit: job.MaxPageSize}
-		for {
-			recs, next, err := l.Service.Core.Store.ListRecords(ctx, parent.ID, parent.Shards, q)
-			if err != nil {
-				t.Fatalf("list results of %s: %v", parent.ID, err)
+		recs := storedRecords(t, ctx, l, parent)
+		stored := len(recs)
+		for _, rec := range recs {
+			if rec.Status == job.RecordFailed {
+				want[rec.ID] = true
 			}
-			for _, rec := range recs {
-				stored++
-				if rec.Status == job.RecordFailed {
-					want[rec.ID] = true
-				}
-			}
-			if next == "" {
-				break
-			}
-			q.Cursor = next
 		}
 		checkJob(t, ctx, l, r, child, kRetry, want)
 		seen := map[string]int{}
@@ -1164,24 +1153,13 @@ func checkJob(t *testing.T, ctx context.Context, l *local.Suite, r *soakReport, 
 	}
 	seen := map[string]int{}
 	succeeded, failed := 0, 0
-	q := store.RecordQuery{Limit: job.MaxPageSize}
-	for {
-		recs, next, err := l.Service.Core.Store.ListRecords(ctx, j.ID, j.Shards, q)
-		if err != nil {
-			t.Fatalf("list results of %s: %v", j.ID, err)
+	for _, rec := range storedRecords(t, ctx, l, j) {
+		seen[rec.ID]++
+		if rec.Status == job.RecordSucceeded {
+			succeeded++
+		} else {
+			failed++
 		}
-		for _, rec := range recs {
-			seen[rec.ID]++
-			if rec.Status == job.RecordSucceeded {
-				succeeded++
-			} else {
-				failed++
-			}
-		}
-		if next == "" {
-			break
-		}
-		q.Cursor = next
 	}
 	r.stored += succeeded + failed
 	for id, n := range seen {
@@ -1214,6 +1192,24 @@ func checkJob(t *testing.T, ctx context.Context, l *local.Suite, r *soakReport, 
 			r.double += over
 		}
 		r.jobProblem("counts differ from stored results", j.ID, fmt.Sprintf("%s: job says %d succeeded + %d failed, stored %d + %d", tag, j.Succeeded, j.Failed, succeeded, failed))
+	}
+}
+
+// storedRecords are every result stored for j.
+func storedRecords(t *testing.T, ctx context.Context, l *local.Suite, j *job.Job) []job.Record {
+	t.Helper()
+	var all []job.Record
+	q := store.RecordQuery{Limit: job.MaxPageSize}
+	for {
+		recs, next, err := l.Service.Core.Store.ListRecords(ctx, j.ID, j.Shards, q)
+		if err != nil {
+			t.Fatalf("list results of %s: %v", j.ID, err)
+		}
+		all = append(all, recs...)
+		if next == "" {
+			return all
+		}
+		q.Cursor = next
 	}
 }
 

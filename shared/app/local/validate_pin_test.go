@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
@@ -56,6 +57,24 @@ func (s *swapAfterFirstRead) OpenVersion(ctx context.Context, uri string, v blob
 	return s.wrap(uri, rc, err)
 }
 
+// submitHeldFile stores content at uri and submits it as alice's file job,
+// its validation event held back so the test runs the validation itself.
+func submitHeldFile(t *testing.T, s *suite, uri, content string) *job.Job {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(content), "application/jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	held := *s.l.Service.Core
+	held.Bus = noBus{}
+	j, err := (&transfer.Service{Core: &held, Batch: s.l.Service.Service}).SubmitFile(ctx,
+		transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
 // TestValidateFilePinsTheObject: the file is swapped for one with 150
 // copies of one id after validation's first pass; the job fails saying the
 // file changed, and nothing reaches the provider (before: the second pass
@@ -67,16 +86,7 @@ func TestValidateFilePinsTheObject(t *testing.T) {
 	uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/swap.jsonl"
 	good := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"r%d","prompt":"p"}`, i) })
 	dups := jsonlLines(150, func(i int) string { return `{"id":"same","prompt":"p"}` })
-	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(good), "application/jsonl"); err != nil {
-		t.Fatal(err)
-	}
-	held := *s.l.Service.Core
-	held.Bus = noBus{}
-	j, err := (&transfer.Service{Core: &held, Batch: s.l.Service.Service}).SubmitFile(ctx,
-		transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := submitHeldFile(t, s, uri, good)
 	swapping := *s.l.Service.Core
 	swapping.Blobs = &swapAfterFirstRead{Store: s.l.Blobs, uri: uri, swap: dups}
 	if err := (&transfer.Service{Core: &swapping, Batch: s.l.Service.Service}).ValidateFile(ctx, j.ID); err != nil {
@@ -167,16 +177,7 @@ func TestValidateFileRidesOutReadFaults(t *testing.T) {
 	ctx := context.Background()
 	uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/flaky.jsonl"
 	good := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"r%d","prompt":"p"}`, i) })
-	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(good), "application/jsonl"); err != nil {
-		t.Fatal(err)
-	}
-	held := *s.l.Service.Core
-	held.Bus = noBus{}
-	j, err := (&transfer.Service{Core: &held, Batch: s.l.Service.Service}).SubmitFile(ctx,
-		transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := submitHeldFile(t, s, uri, good)
 	flaky := *s.l.Service.Core
 	reads := &flakyReads{Store: s.l.Blobs, uri: uri}
 	flaky.Blobs = reads
