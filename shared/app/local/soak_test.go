@@ -811,7 +811,7 @@ func TestChaosSoak(t *testing.T) {
 	rep.print(t, seed, c.counts(), l.Reports.Runtime.Stats().Throttled, time.Since(start), submitted)
 	if rep.lost != 0 || rep.double != 0 || rep.orphaned != 0 || rep.notTerminal != 0 || rep.webhookDup != 0 || rep.webhookLost != 0 ||
 		rep.webhookBad != 0 || len(rep.problems) != 0 {
-		t.Errorf("chaos soak seed %d: %d lost, %d double-counted, %d orphaned, %d jobs not terminal, webhooks %d delivered twice, %d not delivered as documented, %d wrong; %d problems (see the tables above; replay with %s=%d)",
+		t.Errorf("chaos soak seed %d: %d lost, %d double-counted, %d orphaned, %d jobs not terminal, webhooks %d sent twice, %d not delivered as documented, %d wrong; %d problems (see the tables above; replay with %s=%d)",
 			seed, rep.lost, rep.double, rep.orphaned, rep.notTerminal, rep.webhookDup, rep.webhookLost, rep.webhookBad, len(rep.problems), soakSeedEnv, seed)
 	}
 }
@@ -1317,7 +1317,7 @@ func (r *soakReport) print(t *testing.T, seed uint64, faults map[string]int, run
 	fmt.Fprintf(&b, "\nRECORDS\n  submitted %d, results stored %d\n  lost %d, double-counted %d, orphaned provider jobs %d, jobs not terminal %d\n",
 		r.submitted, r.stored, r.lost, r.double, r.orphaned, r.notTerminal)
 	fmt.Fprintf(&b, "\nFILES\n  %d failed as changed with nothing submitted, %d ran the replacement file\n", r.fileRefused, r.fileSwapped)
-	fmt.Fprintf(&b, "\nWEBHOOKS\n  %d jobs with a webhook: %d delivered twice, %d not delivered as documented, %d wrong\n",
+	fmt.Fprintf(&b, "\nWEBHOOKS\n  %d jobs with a webhook: %d sent twice, %d not delivered as documented, %d wrong\n",
 		r.webhookJobs, r.webhookDup, r.webhookLost, r.webhookBad)
 	if len(r.problems) > 0 {
 		fmt.Fprintf(&b, "\nPROBLEMS (%d)\n", len(r.problems))
