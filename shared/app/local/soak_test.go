@@ -63,7 +63,6 @@ const (
 	soakSeedEnv     = "MCPBATCH_SOAK_SEED"
 	soakDefaultSeed = 20261130
 	soakOwner       = "soak"
-	soakJobs        = 224
 	// soakBound bounds the wait for every job to end; a job still running
 	// then is a failure, not a longer wait.
 	soakBound = 120 * time.Second
@@ -808,7 +807,7 @@ func TestChaosSoak(t *testing.T) {
 	for _, e := range subErrs {
 		rep.problem("submit error", e)
 	}
-	rep.print(t, seed, c.counts(), l.Reports.Runtime.Stats().Throttled, time.Since(start), submitted)
+	rep.print(t, seed, len(jobs), c.counts(), l.Reports.Runtime.Stats().Throttled, time.Since(start), submitted)
 	if rep.lost != 0 || rep.double != 0 || rep.orphaned != 0 || rep.notTerminal != 0 || rep.webhookDup != 0 || rep.webhookLost != 0 ||
 		rep.webhookBad != 0 || len(rep.problems) != 0 {
 		t.Errorf("chaos soak seed %d: %d lost, %d double-counted, %d orphaned, %d jobs not terminal, webhooks %d sent twice, %d not delivered as documented, %d wrong; %d problems (see the tables above; replay with %s=%d)",
@@ -1286,10 +1285,10 @@ func stopAsked(c *chaos, ref string) bool {
 	return ok
 }
 
-func (r *soakReport) print(t *testing.T, seed uint64, faults map[string]int, runtimeThrottles int64, took, submitting time.Duration) {
+func (r *soakReport) print(t *testing.T, seed uint64, jobs int, faults map[string]int, runtimeThrottles int64, took, submitting time.Duration) {
 	faults[fRuntimeThrot] = int(runtimeThrottles)
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nchaos soak, seed %d: %d jobs, %s (submits %s)\n\nFAULTS\n", seed, soakJobs, took.Round(100*time.Millisecond), submitting.Round(100*time.Millisecond))
+	fmt.Fprintf(&b, "\nchaos soak, seed %d: %d jobs, %s (submits %s)\n\nFAULTS\n", seed, jobs, took.Round(100*time.Millisecond), submitting.Round(100*time.Millisecond))
 	for _, f := range []string{fDup, fDelay, fDropProvider, fDropInternal, fThrottle, fBusy, fRuntimeThrot, fSageFail,
 		fKillSubmit, fKillIngest, fKillOnDemand, fCancelInFlite, fCancelAfter, fRecon, fReconOverlap, fReconErr, fClockJump,
 		fDeleteIndex, fSwapMedia, fRetry, fS3Throttle, fS3ReadErr, fSwapInput, fDeleteInput,
