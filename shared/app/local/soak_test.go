@@ -51,9 +51,9 @@ import (
 // duplicate "Job Completed" events. Then every job must be terminal, every
 // record stored exactly once and counted once, no simulator may hold a
 // provider job nobody tracks or that a cancel left running, no file job may
-// run part of a file or a mix of two, and every webhook must be delivered
-// once (one delivery id) when its receiver recovers, or recorded on the job
-// as failed after the documented attempts.
+// run part of a file or a mix of two, and every job end must be sent once
+// to its webhook (one delivery id) and delivered when the receiver
+// recovers, or recorded on the job as failed after the documented attempts.
 //
 // Every fault decision is a hash of the seed and what it is about (an event's
 // job and status and how often it was seen, a part's name, a job id), so a
@@ -936,7 +936,7 @@ type soakReport struct {
 	double      int
 	orphaned    int
 	notTerminal int
-	// Webhooks: jobs that asked for one, and those delivered twice, not
+	// Webhooks: jobs that asked for one, and those sent twice, not
 	// delivered as documented, or wrong (unsigned, another body).
 	webhookJobs, webhookDup, webhookLost, webhookBad int
 	// File jobs that failed because their file changed, and that ran the replacement.
