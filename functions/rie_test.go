@@ -55,19 +55,8 @@ var functions = []string{"mcp", "bedrock-events", "ingest", "sagemaker-events", 
 // sagemakerapp and vectorsapp so only the functions that call an API link its SDK.
 const maxBootstrapBytes = 20_000_000
 
-// bootstrapLimits are the functions still allowed more, and why (measured
-// 2026-12-01, amd64 / arm64):
-//   - mcp: the official Anthropic SDK registers every API type for its
-//     reflective decoder when imported (about +3.5 MB), the vector sinks
-//     (S3 Vectors, pgx for pgvector, Secrets Manager for its password: about
-//     +3 MB), the MCP SDK and the image and document checks; describe_endpoint
-//     and shift_traffic link the SageMaker control-plane, Application Auto
-//     Scaling and CloudWatch clients (shared/app/endpointsapp), about +2.7 MB;
-//     the MCP App page embeds the official ext-apps view bundle (541 KB).
-//     31.6 MB measured on linux/amd64 on 2026-12-01.
-//   - ingest (23.1 MB amd64): the Anthropic SDK (results stream), the vector
-//     sinks, and the Converse/account-facts readers of the merged catalog.
-var bootstrapLimits = map[string]int64{"mcp": 33_000_000, "ingest": 24_000_000}
+// bootstrapLimits are the functions still allowed more, and why.
+var bootstrapLimits = map[string]int64{}
 
 // timeouts are the function timeouts infra/functions.go gives each Lambda, in
 // seconds: the handlers plan with the deadline (ingest keeps 30 s back).
