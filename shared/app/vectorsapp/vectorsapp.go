@@ -9,13 +9,14 @@ package vectorsapp
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/s3vectors"
-	"github.com/jackc/pgx/v5/pgxpool"
+	_ "github.com/lib/pq" // the "postgres" database/sql driver
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/index"
@@ -29,6 +30,10 @@ const (
 	EnvVectorSink   = "MCPBATCH_VECTOR_SINK" // s3vectors (default) or pgvector
 	EnvPGVectorDSN  = "MCPBATCH_PGVECTOR_DSN"
 )
+
+// maxPGConns bounds the connections one Lambda container opens (it serves
+// one invocation at a time; the vector sink writes from a few goroutines).
+const maxPGConns = 4
 
 // Wiring holds the index once Option has run (nil: no vector store configured).
 type Wiring struct {
@@ -55,11 +60,14 @@ func FromEnv(ctx context.Context, e *app.Env) (index.Index, error) {
 		if dsn == "" {
 			return nil, fmt.Errorf("%s=pgvector needs %s", EnvVectorSink, EnvPGVectorDSN)
 		}
-		pool, err := pgxpool.New(ctx, dsn)
+		// Connects lazily, on first use. lib/pq reads the same URL and
+		// key=value DSNs as libpq, sslmode=require when the DSN names none.
+		db, err := sql.Open("postgres", dsn)
 		if err != nil {
 			return nil, fmt.Errorf("pgvector: %w", err)
 		}
-		return index.NewPGVector(pool), nil
+		db.SetMaxOpenConns(maxPGConns)
+		return index.NewPGVector(db), nil
 	case "", "s3vectors":
 		bucket := os.Getenv(EnvVectorBucket)
 		if bucket == "" {
