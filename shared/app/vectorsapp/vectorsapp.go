@@ -14,13 +14,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/s3vectors"
 	_ "github.com/lib/pq" // the "postgres" database/sql driver
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/index"
-	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/vectors"
 )
 
@@ -82,12 +80,13 @@ func FromEnv(ctx context.Context, e *app.Env) (index.Index, error) {
 	}
 }
 
-// Tools serves the index tools, embedding queries through Bedrock's runtime
-// API; nil when no vector store is configured.
-func (w *Wiring) Tools(a *app.AWS) *vectors.Tools {
+// Tools serves the index tools, embedding queries through embed (the mcp
+// function passes Bedrock's runtime API; the caller builds it so that ingest,
+// which writes vectors but never searches, does not link that client); nil
+// when no vector store is configured.
+func (w *Wiring) Tools(a *app.AWS, embed vectors.Embedder) *vectors.Tools {
 	if w.Index == nil {
 		return nil
 	}
-	return &vectors.Tools{Index: w.Index, ModelID: a.Graph.Core.OnDemandID,
-		Embed: &bedrockrt.Model{Client: bedrockruntime.NewFromConfig(a.Config)}}
+	return &vectors.Tools{Index: w.Index, ModelID: a.Graph.Core.OnDemandID, Embed: embed}
 }
