@@ -57,7 +57,7 @@ const maxBootstrapBytes = 20_000_000
 
 // bootstrapLimits are the functions still allowed more, and why (measured
 // 2026-12-01):
-//   - mcp (28.5 MB amd64, 27.0 MB arm64) calls two APIs whose official
+//   - mcp (28.6 MB amd64, 27.0 MB arm64) calls two APIs whose official
 //     clients are heavy to import: the Anthropic SDK (Message Batches created,
 //     found and cancelled at submit and cancel_job) registers every API type
 //     at init, about +6 MB; the SageMaker control plane, Application Auto

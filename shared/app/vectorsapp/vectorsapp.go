@@ -29,8 +29,8 @@ const (
 	EnvPGVectorDSN  = "MCPBATCH_PGVECTOR_DSN"
 )
 
-// maxPGConns bounds the connections one Lambda container opens (it serves
-// one invocation at a time; the vector sink writes from a few goroutines).
+// maxPGConns bounds the connections one Lambda container opens: pgxpool's
+// default (max(4, CPUs)) at the function sizes the stack deploys.
 const maxPGConns = 4
 
 // Wiring holds the index once Option has run (nil: no vector store configured).
