@@ -24,7 +24,7 @@ require (
 	github.com/aws/jsii-runtime-go v1.142.0
 	github.com/aws/smithy-go v1.28.9
 	github.com/cdklabs/cdk-nag-go/cdknag/v2 v2.38.2
-	github.com/jackc/pgx/v5 v5.12.0
+	github.com/lib/pq v1.12.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/pgvector/pgvector-go v0.3.0
 	golang.org/x/image v0.47.0
@@ -32,6 +32,8 @@ require (
 )
 
 require github.com/aws/aws-sdk-go-v2/service/servicequotas v1.43.12 // indirect
+
+require github.com/jackc/pgx/v5 v5.12.0 // indirect
 
 require (
 	github.com/aws/aws-sdk-go-v2/service/applicationautoscaling v1.51.12 // indirect

@@ -6,9 +6,9 @@ import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/lambdaurl"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
-	"github.com/mcpbatch/mcpbatch/shared/app/accountapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/announceapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/auth"
@@ -16,6 +16,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 )
 
 func main() {
@@ -29,7 +30,7 @@ func main() {
 	app.Must("init report pipelines", err)
 	// Submits and list_models read the account's model facts the
 	// reconciler stores.
-	accountapp.Load(ctx, a.Graph.Core, a.Log)
+	app.LoadModelFacts(ctx, a.Graph.Core, a.Log)
 	g := a.Graph
 	srv := &mcpserver.Server{
 		Svc: g, Presign: a.S3, Files: g.Transfer, Uploads: a.S3, Exports: g.Transfer, SageMaker: g.SageMaker,
@@ -40,7 +41,7 @@ func main() {
 		srv.Reports = reports
 	}
 	srv.Notify = announceapp.Checker(a)
-	if t := vw.Tools(a); t != nil {
+	if t := vw.Tools(a, &bedrockrt.Model{Client: bedrockruntime.NewFromConfig(a.Config)}); t != nil {
 		srv.Indexes, srv.Features.Vectors = t, true
 	}
 	lambdaurl.Start(srv.Handler(owner))

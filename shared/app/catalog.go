@@ -1,12 +1,18 @@
 package app
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
+	"github.com/mcpbatch/mcpbatch/shared/service/refresh"
+	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
 // Catalog loads the model catalog (the embedded one, with the operator's
@@ -29,4 +35,19 @@ func Catalog(d *graph.Deps, region string) error {
 	}
 	d.Catalog, d.Region = cat.Filter("", ids), region
 	return nil
+}
+
+// LoadModelFacts lays the account's stored model facts over core's catalog,
+// in a function that does not refresh them (the reconciler does, through
+// shared/app/accountapp); none stored yet, or unreadable, leaves the embedded
+// catalog.
+func LoadModelFacts(ctx context.Context, core *service.Core, log *slog.Logger) {
+	snaps, ok := core.Store.(store.Snapshots)
+	if !ok || core.Catalog == nil {
+		return
+	}
+	s := &refresh.Service{Store: snaps, Catalog: core.Catalog, Region: core.Region, Log: log}
+	if _, err := s.Load(ctx); err != nil && !errors.Is(err, store.ErrNotFound) {
+		log.WarnContext(ctx, "account model facts not loaded", "error", err)
+	}
 }

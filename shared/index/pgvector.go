@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,18 +11,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/lib/pq"
 	"github.com/pgvector/pgvector-go"
 )
 
-// PGDB is what the pgvector adapter needs of a connection; *pgx.Conn and
-// *pgxpool.Pool both provide it.
+// PGDB is what the pgvector adapter needs of a connection pool: a *sql.DB
+// opened with lib/pq's "postgres" driver. database/sql and lib/pq rather than
+// pgx: pgx registers every PostgreSQL type codec at init, about 3 MB more in
+// each Lambda that links this adapter (mcp, ingest, ondemand), for the few
+// column types used here (text, text[], int, boolean, timestamptz, jsonb and
+// vectors sent and read as text).
 type PGDB interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Begin(ctx context.Context) (pgx.Tx, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
 }
 
 // PGVector is the Index adapter for PostgreSQL with the pgvector extension.
@@ -101,12 +105,12 @@ func (p *PGVector) setup(ctx context.Context) error {
 		`CREATE INDEX IF NOT EXISTS ` + pgCatalog + `_owner ON ` + pgCatalog + ` (owner, name)`,
 	}
 	for _, s := range stmts {
-		if _, err := p.db.Exec(ctx, s); err != nil {
+		if _, err := p.db.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("pgvector: setup: %w", err)
 		}
 	}
 	var version string
-	if err := p.db.QueryRow(ctx, `SELECT extversion FROM pg_extension WHERE extname = 'vector'`).Scan(&version); err != nil {
+	if err := p.db.QueryRowContext(ctx, `SELECT extversion FROM pg_extension WHERE extname = 'vector'`).Scan(&version); err != nil {
 		return fmt.Errorf("pgvector: extension version: %w", err)
 	}
 	var major, minor int
@@ -117,15 +121,18 @@ func (p *PGVector) setup(ctx context.Context) error {
 }
 
 func tableOf(phys string) string {
-	return pgx.Identifier{"mbv_" + strings.TrimPrefix(phys, "mb-")}.Sanitize()
+	return pq.QuoteIdentifier("mbv_" + strings.TrimPrefix(phys, "mb-"))
 }
 
 const pgRecordCols = `owner, name, model, dimension, metric, normalize, non_filterable, filterable_keys, completed_jobs, created_at, updated_at`
 
-func scanInfo(row pgx.Row) (Info, error) {
+// scanInfo reads a catalog row selected with pgRecordCols (after any
+// columns in before).
+func scanInfo(row interface{ Scan(...any) error }, before ...any) (Info, error) {
 	var i Info
 	var metric string
-	err := row.Scan(&i.Owner, &i.Name, &i.Model, &i.Dimension, &metric, &i.Normalize, &i.NonFilterable, &i.FilterableKeys, &i.CompletedJobs, &i.CreatedAt, &i.UpdatedAt)
+	err := row.Scan(append(before, &i.Owner, &i.Name, &i.Model, &i.Dimension, &metric, &i.Normalize,
+		pq.Array(&i.NonFilterable), pq.Array(&i.FilterableKeys), pq.Array(&i.CompletedJobs), &i.CreatedAt, &i.UpdatedAt)...)
 	i.Metric = Metric(metric)
 	return normalise(i), err
 }
@@ -138,8 +145,8 @@ func (p *PGVector) load(ctx context.Context, ref Ref) (Info, string, error) {
 		return Info{}, "", err
 	}
 	phys := PhysicalName(ref)
-	i, err := scanInfo(p.db.QueryRow(ctx, `SELECT `+pgRecordCols+` FROM `+pgCatalog+` WHERE physical = $1 AND owner = $2 AND name = $3`, phys, ref.Owner, ref.Name))
-	if errors.Is(err, pgx.ErrNoRows) {
+	i, err := scanInfo(p.db.QueryRowContext(ctx, `SELECT `+pgRecordCols+` FROM `+pgCatalog+` WHERE physical = $1 AND owner = $2 AND name = $3`, phys, ref.Owner, ref.Name))
+	if errors.Is(err, sql.ErrNoRows) {
 		return Info{}, phys, fmt.Errorf("%w: %q", ErrNotFound, ref.Name)
 	}
 	if err != nil {
@@ -149,7 +156,7 @@ func (p *PGVector) load(ctx context.Context, ref Ref) (Info, string, error) {
 }
 
 func (p *PGVector) count(ctx context.Context, phys string, i *Info) error {
-	return p.db.QueryRow(ctx, `SELECT count(*) FROM `+tableOf(phys)).Scan(&i.Vectors)
+	return p.db.QueryRowContext(ctx, `SELECT count(*) FROM `+tableOf(phys)).Scan(&i.Vectors)
 }
 
 // Open implements Index.
@@ -175,26 +182,28 @@ func (p *PGVector) Open(ctx context.Context, ref Ref, spec Spec) (Info, error) {
 		ops = col + "_l2_ops"
 	}
 	tbl := tableOf(phys)
-	tx, err := p.db.Begin(ctx)
+	tx, err := p.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Info{}, fmt.Errorf("pgvector: create %q: %w", ref.Name, err)
 	}
-	defer tx.Rollback(ctx)
+	defer tx.Rollback()
 	var held int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+pgCatalog+` WHERE owner = $1`, ref.Owner).Scan(&held); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+pgCatalog+` WHERE owner = $1`, ref.Owner).Scan(&held); err != nil {
 		return Info{}, fmt.Errorf("pgvector: create %q: count the owner's indexes: %w", ref.Name, err)
 	}
 	if held >= MaxIndexesPerOwner {
 		return Info{}, quotaError(ref, held)
 	}
 	now := time.Now().UTC()
-	tag, err := tx.Exec(ctx, `INSERT INTO `+pgCatalog+` (physical, `+pgRecordCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,'{}','{}',$9,$9) ON CONFLICT (physical) DO NOTHING`,
-		phys, ref.Owner, ref.Name, spec.Model, spec.Dimension, string(spec.Metric), spec.Normalize, nonNil(spec.NonFilterable), now)
+	res, err := tx.ExecContext(ctx, `INSERT INTO `+pgCatalog+` (physical, `+pgRecordCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,'{}','{}',$9,$9) ON CONFLICT (physical) DO NOTHING`,
+		phys, ref.Owner, ref.Name, spec.Model, spec.Dimension, string(spec.Metric), spec.Normalize, pq.Array(nonNil(spec.NonFilterable)), now)
 	if err != nil {
 		return Info{}, fmt.Errorf("pgvector: create %q: %w", ref.Name, err)
 	}
-	if tag.RowsAffected() == 0 { // created concurrently: compare with that one
-		tx.Rollback(ctx)
+	if n, err := res.RowsAffected(); err != nil {
+		return Info{}, fmt.Errorf("pgvector: create %q: %w", ref.Name, err)
+	} else if n == 0 { // created concurrently: compare with that one
+		tx.Rollback()
 		i, _, err := p.load(ctx, ref)
 		if err != nil {
 			return Info{}, err
@@ -205,11 +214,11 @@ func (p *PGVector) Open(ctx context.Context, ref Ref, spec Spec) (Info, error) {
 		fmt.Sprintf(`CREATE TABLE %s (key text PRIMARY KEY, embedding %s(%d) NOT NULL, metadata jsonb NOT NULL DEFAULT '{}')`, tbl, col, spec.Dimension),
 		fmt.Sprintf(`CREATE INDEX ON %s USING hnsw (embedding %s)`, tbl, ops),
 	} {
-		if _, err := tx.Exec(ctx, s); err != nil {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
 			return Info{}, fmt.Errorf("pgvector: create %q: %w", ref.Name, err)
 		}
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := tx.Commit(); err != nil {
 		return Info{}, fmt.Errorf("pgvector: create %q: %w", ref.Name, err)
 	}
 	i, _, err := p.load(ctx, ref)
@@ -237,7 +246,7 @@ func (p *PGVector) List(ctx context.Context, owner string) ([]Info, error) {
 	if err := p.setup(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := p.db.Query(ctx, `SELECT physical, `+pgRecordCols+` FROM `+pgCatalog+` WHERE owner = $1 ORDER BY name`, owner)
+	rows, err := p.db.QueryContext(ctx, `SELECT physical, `+pgRecordCols+` FROM `+pgCatalog+` WHERE owner = $1 ORDER BY name`, owner)
 	if err != nil {
 		return nil, fmt.Errorf("pgvector: list: %w", err)
 	}
@@ -245,13 +254,11 @@ func (p *PGVector) List(ctx context.Context, owner string) ([]Info, error) {
 	var physs []string
 	for rows.Next() {
 		var phys string
-		var i Info
-		var metric string
-		if err := rows.Scan(&phys, &i.Owner, &i.Name, &i.Model, &i.Dimension, &metric, &i.Normalize, &i.NonFilterable, &i.FilterableKeys, &i.CompletedJobs, &i.CreatedAt, &i.UpdatedAt); err != nil {
+		i, err := scanInfo(rows, &phys)
+		if err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("pgvector: list: %w", err)
 		}
-		i.Metric = Metric(metric)
 		out = append(out, i)
 		physs = append(physs, phys)
 	}
@@ -290,18 +297,18 @@ func (p *PGVector) DeleteIndex(ctx context.Context, ref Ref) error {
 	if err != nil {
 		return err
 	}
-	tx, err := p.db.Begin(ctx)
+	tx, err := p.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("pgvector: delete %q: %w", ref.Name, err)
 	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `DROP TABLE IF EXISTS `+tableOf(phys)); err != nil {
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+tableOf(phys)); err != nil {
 		return fmt.Errorf("pgvector: delete %q: %w", ref.Name, err)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM `+pgCatalog+` WHERE physical = $1`, phys); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM `+pgCatalog+` WHERE physical = $1`, phys); err != nil {
 		return fmt.Errorf("pgvector: delete %q: %w", ref.Name, err)
 	}
-	return tx.Commit(ctx)
+	return tx.Commit()
 }
 
 // Put implements Index: validated in full, then written in batches of ≤ 500
@@ -318,11 +325,11 @@ func (p *PGVector) Put(ctx context.Context, ref Ref, vecs []Vector) error {
 	if err != nil {
 		return err
 	}
-	tx, err := p.db.Begin(ctx)
+	tx, err := p.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("pgvector: put into %q: %w", ref.Name, err)
 	}
-	defer tx.Rollback(ctx)
+	defer tx.Rollback()
 	q := `INSERT INTO ` + tableOf(phys) + ` (key, embedding, metadata)
 		SELECT k, e::` + pgColumn(info.Dimension) + `, m::jsonb FROM unnest($1::text[], $2::text[], $3::text[]) AS u(k, e, m)
 		ON CONFLICT (key) DO UPDATE SET embedding = excluded.embedding, metadata = excluded.metadata`
@@ -343,15 +350,15 @@ func (p *PGVector) Put(ctx context.Context, ref Ref, vecs []Vector) error {
 			}
 			metas[i] = string(b)
 		}
-		if _, err := tx.Exec(ctx, q, keys, embs, metas); err != nil {
+		if _, err := tx.ExecContext(ctx, q, pq.Array(keys), pq.Array(embs), pq.Array(metas)); err != nil {
 			return fmt.Errorf("pgvector: put %d vectors into %q: %w", len(batch), ref.Name, err)
 		}
 	}
-	if _, err := tx.Exec(ctx, `UPDATE `+pgCatalog+` SET filterable_keys = ARRAY(SELECT DISTINCT unnest(filterable_keys || $2::text[]) ORDER BY 1), updated_at = $3 WHERE physical = $1`,
-		phys, nonNil(filterable), time.Now().UTC()); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE `+pgCatalog+` SET filterable_keys = ARRAY(SELECT DISTINCT unnest(filterable_keys || $2::text[]) ORDER BY 1), updated_at = $3 WHERE physical = $1`,
+		phys, pq.Array(nonNil(filterable)), time.Now().UTC()); err != nil {
 		return fmt.Errorf("pgvector: put into %q: %w", ref.Name, err)
 	}
-	return tx.Commit(ctx)
+	return tx.Commit()
 }
 
 // Get implements Index.
@@ -360,7 +367,7 @@ func (p *PGVector) Get(ctx context.Context, ref Ref, keys []string) ([]Vector, e
 	if err != nil {
 		return nil, err
 	}
-	rows, err := p.db.Query(ctx, `SELECT key, embedding::text, metadata::text FROM `+tableOf(phys)+` WHERE key = ANY($1::text[]) ORDER BY key`, nonNil(keys))
+	rows, err := p.db.QueryContext(ctx, `SELECT key, embedding::text, metadata::text FROM `+tableOf(phys)+` WHERE key = ANY($1::text[]) ORDER BY key`, pq.Array(nonNil(keys)))
 	if err != nil {
 		return nil, fmt.Errorf("pgvector: get from %q: %w", ref.Name, err)
 	}
@@ -403,18 +410,18 @@ func (p *PGVector) Delete(ctx context.Context, ref Ref, keys []string) error {
 	if err != nil {
 		return err
 	}
-	tx, err := p.db.Begin(ctx)
+	tx, err := p.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("pgvector: delete from %q: %w", ref.Name, err)
 	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `DELETE FROM `+tableOf(phys)+` WHERE key = ANY($1::text[])`, nonNil(keys)); err != nil {
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM `+tableOf(phys)+` WHERE key = ANY($1::text[])`, pq.Array(nonNil(keys))); err != nil {
 		return fmt.Errorf("pgvector: delete from %q: %w", ref.Name, err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE `+pgCatalog+` SET updated_at = $2 WHERE physical = $1`, phys, time.Now().UTC()); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE `+pgCatalog+` SET updated_at = $2 WHERE physical = $1`, phys, time.Now().UTC()); err != nil {
 		return fmt.Errorf("pgvector: delete from %q: %w", ref.Name, err)
 	}
-	return tx.Commit(ctx)
+	return tx.Commit()
 }
 
 // Query implements Index through the HNSW index (approximate, like S3 Vectors).
@@ -455,22 +462,22 @@ func (p *PGVector) Query(ctx context.Context, ref Ref, q Query) ([]Match, error)
 		}
 		where += "(" + strings.Join(ors, " OR ") + ")"
 	}
-	tx, err := p.db.Begin(ctx)
+	tx, err := p.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pgvector: query %q: %w", ref.Name, err)
 	}
-	defer tx.Rollback(ctx)
+	defer tx.Rollback()
 	ef := max(p.EfSearch, 2*q.K)
-	if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, min(ef, 1000))); err != nil {
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, min(ef, 1000))); err != nil {
 		return nil, fmt.Errorf("pgvector: query %q: %w", ref.Name, err)
 	}
 	if p.iterative && where != "" {
-		if _, err := tx.Exec(ctx, `SET LOCAL hnsw.iterative_scan = relaxed_order`); err != nil {
+		if _, err := tx.ExecContext(ctx, `SET LOCAL hnsw.iterative_scan = relaxed_order`); err != nil {
 			return nil, fmt.Errorf("pgvector: query %q: %w", ref.Name, err)
 		}
 	}
-	sql := fmt.Sprintf(`SELECT key, embedding %s $1::%s AS d, metadata::text FROM %s%s ORDER BY d LIMIT $2`, op, pgColumn(info.Dimension), tableOf(phys), where)
-	rows, err := tx.Query(ctx, sql, args...)
+	stmt := fmt.Sprintf(`SELECT key, embedding %s $1::%s AS d, metadata::text FROM %s%s ORDER BY d LIMIT $2`, op, pgColumn(info.Dimension), tableOf(phys), where)
+	rows, err := tx.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgvector: query %q: %w", ref.Name, err)
 	}
@@ -510,7 +517,7 @@ func (p *PGVector) Commit(ctx context.Context, ref Ref, jobID string) error {
 		WHEN $2 = ANY(completed_jobs) THEN completed_jobs
 		ELSE (completed_jobs || $2::text)[greatest(cardinality(completed_jobs) + 2 - $3::int, 1):]
 		END WHERE physical = $1`
-	if _, err := p.db.Exec(ctx, q, phys, jobID, MaxCompletedJobs, time.Now().UTC()); err != nil {
+	if _, err := p.db.ExecContext(ctx, q, phys, jobID, MaxCompletedJobs, time.Now().UTC()); err != nil {
 		return fmt.Errorf("pgvector: commit %q into %q: %w", jobID, ref.Name, err)
 	}
 	return nil

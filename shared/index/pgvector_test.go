@@ -3,6 +3,7 @@ package index_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	_ "github.com/lib/pq" // the "postgres" database/sql driver
 
 	"github.com/mcpbatch/mcpbatch/shared/index"
 	"github.com/mcpbatch/mcpbatch/shared/index/indextest"
@@ -39,10 +40,11 @@ func pgliteModules() (string, error) {
 }
 
 // startPGlite runs .ci/pglite/server.cjs (in-memory PostgreSQL + pgvector over
-// the wire protocol) on a free loopback port and returns a connection to it.
+// the wire protocol) on a free loopback port and returns a pool of one
+// connection to it (PGlite serves one connection at a time).
 // Without node or PGlite the test skips, except under make test
 // (MCPBATCH_E2E=1), where it fails.
-func startPGlite(tb testing.TB) *pgx.Conn {
+func startPGlite(tb testing.TB) *sql.DB {
 	tb.Helper()
 	missing := func(err error) {
 		if os.Getenv("MCPBATCH_E2E") == "1" {
@@ -75,12 +77,15 @@ func startPGlite(tb testing.TB) *pgx.Conn {
 		}
 		tb.Logf("PGlite start attempt %d: %v; trying another port", attempt, err)
 	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres:postgres@127.0.0.1:%d/postgres?sslmode=disable", port))
+	conn, err := sql.Open("postgres", fmt.Sprintf("postgres://postgres:postgres@127.0.0.1:%d/postgres?sslmode=disable", port))
 	if err != nil {
 		tb.Fatalf("connect to PGlite: %v", err)
 	}
-	tb.Cleanup(func() { conn.Close(context.Background()) })
+	conn.SetMaxOpenConns(1)
+	if err := conn.PingContext(context.Background()); err != nil {
+		tb.Fatalf("connect to PGlite: %v", err)
+	}
+	tb.Cleanup(func() { conn.Close() })
 	return conn
 }
 
@@ -153,19 +158,19 @@ func TestPGVectorUsesHNSW(t *testing.T) {
 		}
 		table := "mbv_" + index.PhysicalName(ref)[3:]
 		var def string
-		if err := conn.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%hnsw%'`, table).Scan(&def); err != nil {
+		if err := conn.QueryRowContext(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%hnsw%'`, table).Scan(&def); err != nil {
 			t.Fatalf("%s: no hnsw index on %s: %v", c.m, table, err)
 		}
 		if !strings.Contains(def, c.ops) {
 			t.Fatalf("%s: index %q lacks %s", c.m, def, c.ops)
 		}
 		op := map[index.Metric]string{index.Cosine: "<=>", index.Euclidean: "<->"}[c.m]
-		tx, err := conn.Begin(ctx)
+		tx, err := conn.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _ = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
-		rows, err := tx.Query(ctx, fmt.Sprintf(`EXPLAIN SELECT key, embedding %s '[1,0,0]'::vector AS d FROM %s ORDER BY d LIMIT 5`, op, table))
+		_, _ = tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off")
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(`EXPLAIN SELECT key, embedding %s '[1,0,0]'::vector AS d FROM %s ORDER BY d LIMIT 5`, op, table))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +181,7 @@ func TestPGVectorUsesHNSW(t *testing.T) {
 			plan += line + "\n"
 		}
 		rows.Close()
-		tx.Rollback(ctx)
+		tx.Rollback()
 		if !strings.Contains(plan, "Index Scan") {
 			t.Fatalf("%s: plan does not use the index:\n%s", c.m, plan)
 		}
@@ -221,10 +226,10 @@ func TestPGVectorDimensions(t *testing.T) {
 			}
 			table := "mbv_" + index.PhysicalName(ref)[3:]
 			var typ, def string
-			if err := conn.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`, table).Scan(&typ); err != nil {
+			if err := conn.QueryRowContext(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`, table).Scan(&typ); err != nil {
 				t.Fatal(err)
 			}
-			if err := conn.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%hnsw%'`, table).Scan(&def); err != nil {
+			if err := conn.QueryRowContext(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%hnsw%'`, table).Scan(&def); err != nil {
 				t.Fatalf("no hnsw index: %v", err)
 			}
 			if want := fmt.Sprintf("%s(%d)", tc.col, tc.dim); typ != want || !strings.Contains(def, tc.ops) {
@@ -251,15 +256,15 @@ func TestPGVectorDimensions(t *testing.T) {
 			if err != nil || len(got) != 1 || len(got[0].Data) != tc.dim || math.Abs(float64(got[0].Data[100]-1)) > 1e-3 || math.Abs(float64(got[0].Data[6]-0.006)) > 1e-4 {
 				t.Fatalf("get = %v, %v", len(got), err)
 			}
-			tx, err := conn.Begin(ctx)
+			tx, err := conn.BeginTx(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer tx.Rollback(ctx)
-			_, _ = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+			defer tx.Rollback()
+			_, _ = tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off")
 			op := map[index.Metric]string{index.Cosine: "<=>", index.Euclidean: "<->"}[tc.metric]
 			var plan strings.Builder
-			rows, err := tx.Query(ctx, fmt.Sprintf(`EXPLAIN SELECT key FROM %s ORDER BY embedding %s (SELECT embedding FROM %s WHERE key = 'k0') LIMIT 2`, table, op, table))
+			rows, err := tx.QueryContext(ctx, fmt.Sprintf(`EXPLAIN SELECT key FROM %s ORDER BY embedding %s (SELECT embedding FROM %s WHERE key = 'k0') LIMIT 2`, table, op, table))
 			if err != nil {
 				t.Fatal(err)
 			}

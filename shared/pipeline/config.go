@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // Lambda's minimal image has no zoneinfo; schedules name IANA zones
 
@@ -91,8 +92,12 @@ const (
 var (
 	namePattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 	schedPattern = regexp.MustCompile(`^(cron\(.+\)|rate\(\d+ (minute|minutes|hour|hours|day|days)\))$`)
-	arnPattern   = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$`)
-	fieldTypes   = map[string]bool{"string": true, "number": true, "boolean": true}
+	// arnPattern compiles on first use: its {1,256} expands to a program that
+	// would cost every function linking this package 0.3 MB at init.
+	arnPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$`)
+	})
+	fieldTypes = map[string]bool{"string": true, "number": true, "boolean": true}
 )
 
 // Load reads and validates a pipelines file.
@@ -205,7 +210,7 @@ func (p *Pipeline) validate(at string) error {
 	if p.Title == "" {
 		return job.Fieldf(f("title"), "required")
 	}
-	if a := p.Recipients.SNSTopicARN; a != "" && !arnPattern.MatchString(a) {
+	if a := p.Recipients.SNSTopicARN; a != "" && !arnPattern().MatchString(a) {
 		return job.Fieldf(f("recipients.sns_topic_arn"), "%q is not an SNS topic ARN", a)
 	}
 	switch {

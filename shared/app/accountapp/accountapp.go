@@ -1,13 +1,12 @@
 // Package accountapp wires the refresh of the account's model facts
 // (shared/service/refresh): the reconciler reads the account (daily, and at
 // its cold start when the stored facts are a day old); the other functions
-// load the stored facts. It lives apart from package app so only the
-// reconciler links the Service Quotas SDK, and only its role holds the reads.
+// load them with app.LoadModelFacts. It lives apart from package app so only
+// the reconciler links the Service Quotas SDK, and only its role holds the reads.
 package accountapp
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -19,7 +18,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
-	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockaccount"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/refresh"
 	"github.com/mcpbatch/mcpbatch/shared/store"
@@ -31,8 +30,8 @@ const ColdStartTimeout = 20 * time.Second
 
 // Clients are the SDK clients the refresh reads through.
 type Clients struct {
-	Bedrock bedrock.ModelsAPI
-	Quotas  bedrock.QuotasAPI
+	Bedrock bedrockaccount.ModelsAPI
+	Quotas  bedrockaccount.QuotasAPI
 	// Anthropic is the Models API (nil: no Anthropic key configured).
 	Anthropic anthropic.ModelsAPI
 }
@@ -41,7 +40,7 @@ type Clients struct {
 func New(core *service.Core, c Clients, log *slog.Logger) *refresh.Service {
 	snaps, _ := core.Store.(store.Snapshots)
 	s := &refresh.Service{Store: snaps, Catalog: core.Catalog, Region: core.Region, Log: log,
-		Bedrock: &bedrock.AccountReader{Models: c.Bedrock, Quotas: c.Quotas}}
+		Bedrock: &bedrockaccount.AccountReader{Models: c.Bedrock, Quotas: c.Quotas}}
 	if core.Clock != nil {
 		s.Now = core.Clock
 	}
@@ -73,19 +72,6 @@ func FromAWS(a *app.AWS) *refresh.Service {
 		Quotas:    servicequotas.NewFromConfig(a.Config),
 		Anthropic: AnthropicModels(a.Graph.Core.Providers),
 	}, a.Log)
-}
-
-// Load lays the stored facts over core's catalog (a function that does not
-// refresh them); none stored yet, or unreadable, leaves the embedded catalog.
-func Load(ctx context.Context, core *service.Core, log *slog.Logger) {
-	snaps, ok := core.Store.(store.Snapshots)
-	if !ok || core.Catalog == nil {
-		return
-	}
-	s := &refresh.Service{Store: snaps, Catalog: core.Catalog, Region: core.Region, Log: log}
-	if _, err := s.Load(ctx); err != nil && !errors.Is(err, store.ErrNotFound) {
-		log.WarnContext(ctx, "account model facts not loaded", "error", err)
-	}
 }
 
 // Warm loads the stored facts and refreshes them when they are older than a

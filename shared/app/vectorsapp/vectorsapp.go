@@ -9,17 +9,16 @@ package vectorsapp
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/s3vectors"
-	"github.com/jackc/pgx/v5/pgxpool"
+	_ "github.com/lib/pq" // the "postgres" database/sql driver
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/index"
-	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/vectors"
 )
 
@@ -29,6 +28,10 @@ const (
 	EnvVectorSink   = "MCPBATCH_VECTOR_SINK" // s3vectors (default) or pgvector
 	EnvPGVectorDSN  = "MCPBATCH_PGVECTOR_DSN"
 )
+
+// maxPGConns bounds the connections one Lambda container opens: pgxpool's
+// default (max(4, CPUs)) at the function sizes the stack deploys.
+const maxPGConns = 4
 
 // Wiring holds the index once Option has run (nil: no vector store configured).
 type Wiring struct {
@@ -55,11 +58,14 @@ func FromEnv(ctx context.Context, e *app.Env) (index.Index, error) {
 		if dsn == "" {
 			return nil, fmt.Errorf("%s=pgvector needs %s", EnvVectorSink, EnvPGVectorDSN)
 		}
-		pool, err := pgxpool.New(ctx, dsn)
+		// Connects lazily, on first use. lib/pq reads the same URL and
+		// key=value DSNs as libpq, sslmode=require when the DSN names none.
+		db, err := sql.Open("postgres", dsn)
 		if err != nil {
 			return nil, fmt.Errorf("pgvector: %w", err)
 		}
-		return index.NewPGVector(pool), nil
+		db.SetMaxOpenConns(maxPGConns)
+		return index.NewPGVector(db), nil
 	case "", "s3vectors":
 		bucket := os.Getenv(EnvVectorBucket)
 		if bucket == "" {
@@ -74,12 +80,13 @@ func FromEnv(ctx context.Context, e *app.Env) (index.Index, error) {
 	}
 }
 
-// Tools serves the index tools, embedding queries through Bedrock's runtime
-// API; nil when no vector store is configured.
-func (w *Wiring) Tools(a *app.AWS) *vectors.Tools {
+// Tools serves the index tools, embedding queries through embed (the mcp
+// function passes Bedrock's runtime API; the caller builds it so that ingest,
+// which writes vectors but never searches, does not link that client); nil
+// when no vector store is configured.
+func (w *Wiring) Tools(a *app.AWS, embed vectors.Embedder) *vectors.Tools {
 	if w.Index == nil {
 		return nil
 	}
-	return &vectors.Tools{Index: w.Index, ModelID: a.Graph.Core.OnDemandID,
-		Embed: &bedrockrt.Model{Client: bedrockruntime.NewFromConfig(a.Config)}}
+	return &vectors.Tools{Index: w.Index, ModelID: a.Graph.Core.OnDemandID, Embed: embed}
 }

@@ -1,4 +1,8 @@
-package bedrock
+// Package bedrockaccount reads the account's Bedrock model facts (models,
+// inference profiles, access, batch quotas) for the daily refresh. It lives
+// apart from package bedrock so that only the function that refreshes them
+// (the reconciler) links the Service Quotas client.
+package bedrockaccount
 
 import (
 	"context"
