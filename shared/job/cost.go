@@ -18,3 +18,19 @@ type Cost struct {
 	// Unpriced names token kinds the catalog has no price for (their cost is not in TotalUSD).
 	Unpriced []string `json:"unpriced,omitempty"`
 }
+
+// Spent is what the job has cost so far: its priced tokens, or while a batch
+// job runs (its tokens are counted at ingest) the provider's own totals of
+// the parts whose provider job ended, when those were read (Part.SpentUSD).
+func (j *Job) Spent() float64 {
+	var total, parts float64
+	if j.Cost != nil {
+		total = j.Cost.TotalUSD
+	}
+	for _, p := range j.Parts {
+		if p.SpentUSD != nil {
+			parts += *p.SpentUSD
+		}
+	}
+	return max(total, parts)
+}

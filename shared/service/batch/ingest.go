@@ -84,6 +84,11 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	notRun, err := s.writeHeld(ctx, &held, resolve)
+	if err != nil {
+		return err
+	}
+	res.Failed += notRun
 	if res.InputTokens == 0 && res.OutputTokens == 0 && res.Succeeded > 0 {
 		// Some families (Mistral, Cohere Embed) put no token counts in their
 		// output lines; the provider's manifest has the totals.
@@ -122,6 +127,9 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 		}
 		if res.BadLines > 0 {
 			j.Error = strings.TrimPrefix(j.Error+fmt.Sprintf("; %d output lines could not be read (%s)", res.BadLines, badLineSummary(res.Bad)), "; ")
+		}
+		if msg := budgetStopMessage(j); msg != "" {
+			j.Error = strings.TrimPrefix(j.Error+"; "+msg, "; ")
 		}
 		for i := range j.Parts {
 			if j.Parts[i].Status == job.StatusIngesting {

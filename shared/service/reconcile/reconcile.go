@@ -307,7 +307,7 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 			rep.Waiting++
 			continue
 		}
-		_, n, err := s.Batch.StartParts(ctx, j.ID, room)
+		nj, n, err := s.Batch.StartParts(ctx, j.ID, room)
 		rep.Calls += n
 		rep.Submitted += n
 		active[j.Model] += n
@@ -315,19 +315,33 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 			s.Logger().ErrorContext(ctx, "start queued parts", "job_id", j.ID, "error", err)
 			*errs = append(*errs, err)
 		}
-		if n < queuedParts(j) {
+		if nj == nil {
+			nj = j
+		}
+		if waitingParts(nj) > 0 {
+			// A part held at its job's budget waits for that job, not for
+			// room: it keeps nobody else waiting.
 			rep.Waiting++
 			full[j.Model] = true
 		}
 	}
 }
 
-func hasQueued(j *job.Job) bool { return queuedParts(j) > 0 }
-
-func queuedParts(j *job.Job) int {
-	n := 0
+// hasQueued: a part of j is queued (waiting for room, or held at its budget).
+func hasQueued(j *job.Job) bool {
 	for _, p := range j.Parts {
 		if p.Status == job.StatusQueued {
+			return true
+		}
+	}
+	return false
+}
+
+// waitingParts counts the queued parts waiting for room at the provider.
+func waitingParts(j *job.Job) int {
+	n := 0
+	for _, p := range j.Parts {
+		if p.Status == job.StatusQueued && !p.Held {
 			n++
 		}
 	}

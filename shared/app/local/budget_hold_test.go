@@ -1,0 +1,175 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/sim"
+)
+
+// emojiRecords are n records whose prompts the dry run estimates at one token
+// per 4 characters while the simulator counts one per 4 bytes (4 per emoji):
+// they cost about four times their estimated input.
+func emojiRecords(n int) []map[string]any {
+	out := make([]map[string]any, n)
+	for i := range out {
+		out[i] = map[string]any{"id": fmt.Sprintf("e%03d", i), "prompt": fmt.Sprintf("%d %s", i, strings.Repeat("🙂", 400))}
+	}
+	return out
+}
+
+// TestBudgetHoldsUnsubmittedParts: a 300-record batch job split into three
+// provider jobs (records per job lowered to 100 in the simulated account)
+// that wait for one another behind a quota of one job. Its budget passes the
+// submit check (the estimate), but the first provider job costs about four
+// times its estimated input, so what it spent plus the next part's estimate
+// is over the budget: the other two are held and never reach the simulator,
+// even with reconciler runs overlapping. The job ends partially_completed
+// saying what it spent of the budget and how many records were not run; the
+// held records are failed records (BudgetHeld) that retry_failed, with a new
+// budget, runs.
+func TestBudgetHoldsUnsubmittedParts(t *testing.T) {
+	acct := sim.NewAccount()
+	acct.Update(haiku, func(m *sim.AccountModel) { m.Batch.MaxRecords, m.Batch.Concurrent = 100, 1 })
+	s := newSuiteWith(t, local.Options{Account: acct})
+	s.l.Sim.MaxJobsPerModel = 1
+	s.l.Service.DefaultQuota = 1
+	cs := s.client("alice")
+
+	args := map[string]any{"model": haiku, "records": emojiRecords(300), "max_tokens": 8, "mode": "batch"}
+	dry := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": emojiRecords(300), "max_tokens": 8, "mode": "batch", "dry_run": true})
+	if dry.DryRun == nil || len(dry.DryRun.Parts) != 3 || len(dry.DryRun.Problems) > 0 {
+		t.Fatalf("dry run %+v, want 3 provider jobs and no problem", dry.DryRun)
+	}
+	// Just over the estimate: the submit passes; one part's real cost (about
+	// four times its estimated input) leaves no room for another.
+	budget := dry.DryRun.Cost.Total * 1.05
+	args["budget_usd"] = budget
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", args)
+	if h.Parts != 3 {
+		t.Fatalf("job in %d provider jobs, want 3", h.Parts)
+	}
+	created := func() []string {
+		var names []string
+		for name := range s.l.Sim.Statuses() {
+			if strings.Contains(name, h.JobID) {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	var j mcpserver.JobView
+	for range 20 {
+		s.settle()
+		// Overlapping reconciler runs (duplicated schedules) must not submit
+		// past the budget between them.
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				if _, err := s.l.Service.Reconciler.Reconcile(context.Background()); err != nil {
+					t.Errorf("reconcile: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		s.l.Bus.Wait()
+		if j = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID}); j.Terminal {
+			break
+		}
+	}
+	if !j.Terminal {
+		t.Fatalf("job did not end: %+v", j)
+	}
+	if names := created(); len(names) != 1 || !strings.HasSuffix(names[0], "-p1") {
+		t.Fatalf("the simulator created %v for the job, want only its first provider job", names)
+	}
+	if j.Status != string(job.StatusPartiallyCompleted) || j.Succeeded != 100 || j.Failed != 200 {
+		t.Fatalf("job = %s with %d succeeded, %d failed; want partially_completed, 100 and the 200 held", j.Status, j.Succeeded, j.Failed)
+	}
+	msg := regexp.MustCompile(`spent \$([0-9.]+) of budget \$([0-9.]+); 200 records in 2 held provider jobs were not run`).FindStringSubmatch(j.Error)
+	if msg == nil {
+		t.Fatalf("job error %q does not say what was spent of the budget and what was not run", j.Error)
+	}
+	if want := fmt.Sprintf("%.4f", j.CostUSD); msg[1] != want || msg[2] != fmt.Sprintf("%.4f", budget) {
+		t.Errorf("message names spent $%s of $%s, want cost_usd $%s of $%.4f", msg[1], msg[2], want, budget)
+	}
+	if j.SpentUSD == nil || j.RemainingUSD == nil || *j.SpentUSD != j.CostUSD || *j.RemainingUSD != max(0, budget-j.CostUSD) {
+		t.Errorf("spent %v remaining %v, want cost_usd %v and budget − it", j.SpentUSD, j.RemainingUSD, j.CostUSD)
+	}
+	if j.CostUSD+dry.DryRun.Cost.Total/3 <= budget {
+		t.Fatalf("spent $%.4f plus a part's estimate fits budget $%.4f: the test does not exercise the hold", j.CostUSD, budget)
+	}
+
+	// Nothing lost: every record not run is a failed record saying why.
+	held := allResults(t, cs, h.JobID, "failed", 100)
+	if len(held) != 200 {
+		t.Fatalf("%d failed records, want the 200 held", len(held))
+	}
+	for _, r := range held {
+		if r.ErrorCode != job.RecordBudgetHeld || !strings.Contains(r.ErrorMessage, "budget_usd") {
+			t.Fatalf("held record %+v, want error_code %s and the budget named", r, job.RecordBudgetHeld)
+		}
+	}
+
+	// retry_failed with a new budget runs them.
+	child := call[mcpserver.RetryOut](t, cs, "retry_failed", map[string]any{"job_id": h.JobID, "budget_usd": 1})
+	var c mcpserver.JobView
+	for range 20 {
+		s.settle()
+		s.reconcile()
+		if c = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": child.JobID}); c.Terminal {
+			break
+		}
+	}
+	if c.Status != string(job.StatusCompleted) || c.RecordCount != 200 || c.Succeeded != 200 {
+		t.Fatalf("retry = %s with %d of %d succeeded, want the 200 held records completed", c.Status, c.Succeeded, c.RecordCount)
+	}
+
+	// A budget with room for one more part but not two, and a quota with
+	// room for both once the first part ended: overlapping reconciler runs
+	// submit exactly one of them (the claim's write judges the budget with
+	// the other's lease in view); the last one is held, then stopped.
+	perPart := dry.DryRun.Cost.Total / 3
+	budget2 := j.CostUSD + 1.5*perPart
+	args["budget_usd"] = budget2
+	args["name"] = "second"
+	h2 := call[mcpserver.JobHandle](t, cs, "submit_batch", args)
+	s.settle() // its first part ends; the others wait for the quota
+	s.l.Service.Quota = map[string]int{haiku: 3}
+	s.l.Sim.MaxJobsPerModel = 3
+	var j2 mcpserver.JobView
+	for range 20 {
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				if _, err := s.l.Service.Reconciler.Reconcile(context.Background()); err != nil {
+					t.Errorf("reconcile: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		s.l.Bus.Wait()
+		if j2 = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h2.JobID}); j2.Terminal {
+			break
+		}
+		s.settle()
+	}
+	var names []string
+	for name := range s.l.Sim.Statuses() {
+		if strings.Contains(name, h2.JobID) {
+			names = append(names, name)
+		}
+	}
+	if len(names) != 2 || j2.Status != string(job.StatusPartiallyCompleted) || j2.Succeeded != 200 || j2.Failed != 100 ||
+		!strings.Contains(j2.Error, "100 records in 1 held provider jobs were not run") {
+		t.Fatalf("second job: the simulator created %v; job %s with %d succeeded, %d failed, error %q; want 2 created, 200 succeeded and 100 held",
+			names, j2.Status, j2.Succeeded, j2.Failed, j2.Error)
+	}
+}
