@@ -11,6 +11,8 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline/corpus"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
@@ -171,5 +173,22 @@ func TestBudgetHoldsUnsubmittedParts(t *testing.T) {
 		!strings.Contains(j2.Error, "100 records in 1 held provider jobs were not run") {
 		t.Fatalf("second job: the simulator created %v; job %s with %d succeeded, %d failed, error %q; want 2 created, 200 succeeded and 100 held",
 			names, j2.Status, j2.Succeeded, j2.Failed, j2.Error)
+	}
+}
+
+// TestPipelineBudgetRefused: a pipeline's budget_usd refuses a run whose
+// estimate is over it, naming both, and stores no job.
+func TestPipelineBudgetRefused(t *testing.T) {
+	s := newReportSuite(t, corpus.Spec{Text: 30}, 0)
+	s.l.Reports.Runner.Config.Pipelines[0].BudgetUSD = 0.000001
+	_, err := s.l.Reports.Runner.Tick(context.Background(), pipeline.TickRequest{Pipeline: "support-triage", Date: runDate})
+	if err == nil || !regexp.MustCompile(`budget_usd: the estimated cost \$[0-9.]+ .* is over budget_usd \$0\.0000`).MatchString(err.Error()) {
+		t.Fatalf("tick over budget: %v; want a refusal naming the estimate and the budget", err)
+	}
+	if _, err := s.l.Reports.Runner.Tick(context.Background(), pipeline.TickRequest{Pipeline: "support-triage", Date: runDate}); err == nil {
+		t.Fatal("a second tick over budget started a run")
+	}
+	if runs, _, err := s.l.Reports.Runner.ListReports(context.Background(), "support-triage", "", 10); err != nil || len(runs) != 0 {
+		t.Fatalf("runs after a refused tick: %v, %v; want none", runs, err)
 	}
 }
