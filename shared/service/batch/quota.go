@@ -51,7 +51,7 @@ func (s *Service) roomAtSubmit(ctx context.Context, prov service.BatchProvider, 
 			switch {
 			case OccupiesQuota(p):
 				active++
-			case p.Status == job.StatusQueued:
+			case p.Status == job.StatusQueued && !p.Held: // a held part waits for its job, not for room
 				waiting = true
 			}
 		}
