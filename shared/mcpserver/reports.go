@@ -66,7 +66,8 @@ func (s *Server) addReportTools(srv *mcp.Server) {
 		Name:  "run_pipeline",
 		Title: "Start a report pipeline run by hand",
 		Description: "Start a pipeline run now (for today, or for date). One run per pipeline and date: asking again for a date that already ran " +
-			"returns that run instead of starting another. A date outside the schedule window (today back ttl_days) or a folder with no usable document is refused with the reason. Returns at once; poll get_report with the same pipeline and date.",
+			"returns that run instead of starting another. A date outside the schedule window (today back ttl_days) or a folder with no usable document is refused with the reason. Returns at once; poll get_report with the same pipeline and date " +
+			"(it also says why a run was refused at submit, e.g. an estimate over the pipeline's budget_usd).",
 		Annotations: &mcp.ToolAnnotations{Title: "Run pipeline", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &yes},
 		Meta:        appToolMeta(appJobURI),
 	}, s.runPipeline)

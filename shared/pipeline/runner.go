@@ -272,6 +272,14 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	sub.Records = built.Records
 	sub.Pipeline = &job.PipelineRun{Name: p.Name, Date: date, SkippedURI: blob.Join(dir, "skipped.json"), Skipped: len(built.Skipped), Documents: built.Documents}
 	j, err := r.Svc.Submit(ctx, sub)
+	if fe := (*job.FieldError)(nil); errors.As(err, &fe) {
+		// A refusal (budget_usd under the estimate, a record the model cannot
+		// take) is kept beside the run's files: get_report tells a by-hand
+		// caller, who got "requested" back, why no run started.
+		if perr := r.putJSON(ctx, blob.Join(dir, refusedFile), refusal{Reason: err.Error()}); perr != nil {
+			log.WarnContext(ctx, "keep the refusal of a pipeline run", "error", perr)
+		}
+	}
 	if errors.Is(err, service.ErrJobExists) {
 		// A concurrent tick won the conditional create.
 		j, err = r.Jobs.GetJob(ctx, id)
@@ -287,6 +295,13 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	ri := info(j)
 	ri.Created = true
 	return ri, nil
+}
+
+// refusedFile keeps why a run's submit was refused (see Tick).
+const refusedFile = "refused.json"
+
+type refusal struct {
+	Reason string `json:"reason"`
 }
 
 func (r *Runner) putJSON(ctx context.Context, uri string, v any) error {
@@ -535,6 +550,13 @@ func (r *Runner) GetReport(ctx context.Context, name, date string, linkTTL time.
 	}
 	j, err := r.Jobs.GetJob(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
+		var why refusal
+		if err := r.getJSON(ctx, blob.Join(r.reportDir(p.Name, date), refusedFile), &why); err != nil {
+			return ReportView{}, err
+		}
+		if why.Reason != "" {
+			return ReportView{}, job.Fieldf("date", "the run of pipeline %s for %s was refused and not started: %s", p.Name, date, why.Reason)
+		}
 		return ReportView{}, job.Fieldf("date", "pipeline %s has no run on %s (runs are kept for the pipeline's ttl_days); list_reports shows the runs, run_pipeline starts one", p.Name, date)
 	}
 	if err != nil {

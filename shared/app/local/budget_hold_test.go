@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -190,5 +191,10 @@ func TestPipelineBudgetRefused(t *testing.T) {
 	}
 	if runs, _, err := s.l.Reports.Runner.ListReports(context.Background(), "support-triage", "", 10); err != nil || len(runs) != 0 {
 		t.Fatalf("runs after a refused tick: %v, %v; want none", runs, err)
+	}
+	// run_pipeline answers "requested" at once; get_report then says why no run started.
+	if _, err := s.l.Reports.Runner.GetReport(context.Background(), "support-triage", runDate, time.Minute); err == nil ||
+		!strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "estimated cost") || !strings.Contains(err.Error(), "over budget_usd") {
+		t.Fatalf("get_report after a refused run: %v; want the refusal with both amounts", err)
 	}
 }
