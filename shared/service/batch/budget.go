@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
@@ -148,36 +147,24 @@ func (s *Service) partEstimates(req SubmitRequest, md *media, sizes []int) []flo
 // the provider's token totals, where the provider writes them (a
 // ManifestReader); a part without them keeps counting its estimate.
 func (s *Service) recordSpent(ctx context.Context, j *job.Job) *job.Job {
-	mr, ok := s.Provider(j.Provider).(ManifestReader)
+	prov := s.Provider(j.Provider)
+	mr, ok := prov.(ManifestReader)
 	m, priced := s.LookupModel(j.Model)
 	if !ok || !priced || j.BudgetUSD <= 0 {
 		return j
 	}
-	prov := s.Provider(j.Provider)
 	spent := map[int]float64{}
 	for i, p := range j.Parts {
 		if p.Ref == "" || p.SpentUSD != nil || p.Status.Rank() < job.StatusIngesting.Rank() {
 			continue
 		}
-		_, uri := prov.OutputFiles(p)
-		if uri == "" {
-			continue
-		}
-		rc, err := s.Blobs.Open(ctx, uri, 0)
-		if errors.Is(err, blob.ErrNotFound) {
-			continue // a stopped job may write none: its estimate stands
-		}
+		in, out, found, err := s.partManifest(ctx, prov, mr, j, p)
 		if err != nil {
-			s.Logger().WarnContext(ctx, "read the manifest of an ended part; its estimate counts against the budget", "job_id", j.ID, "part", i, "error", err)
-			continue
+			s.Logger().WarnContext(ctx, "an ended part's estimate counts against the budget", "job_id", j.ID, "part", i, "error", err)
 		}
-		in, out, err := mr.ManifestTokens(rc)
-		rc.Close()
-		if err != nil {
-			s.Logger().WarnContext(ctx, "read the manifest of an ended part; its estimate counts against the budget", "job_id", j.ID, "part", i, "error", err)
-			continue
+		if found {
+			spent[i] = m.Cost(model.Usage{Input: in, Output: out}, model.BasisBatch).Total
 		}
-		spent[i] = m.Cost(model.Usage{Input: in, Output: out}, model.BasisBatch).Total
 	}
 	if len(spent) == 0 {
 		return j
