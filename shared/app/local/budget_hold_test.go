@@ -28,6 +28,21 @@ func emojiRecords(n int) []map[string]any {
 	return out
 }
 
+// reconcileOverlapping runs n reconciler runs at once (duplicated schedules)
+// and waits for what they published.
+func (s *suite) reconcileOverlapping(n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if _, err := s.l.Service.Reconciler.Reconcile(context.Background()); err != nil {
+				s.t.Errorf("reconcile: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	s.l.Bus.Wait()
+}
+
 // TestBudgetHoldsUnsubmittedParts: a 300-record batch job split into three
 // provider jobs (records per job lowered to 100 in the simulated account)
 // that wait for one another behind a quota of one job. Its budget passes the
@@ -71,18 +86,7 @@ func TestBudgetHoldsUnsubmittedParts(t *testing.T) {
 	var j mcpserver.JobView
 	for range 20 {
 		s.settle()
-		// Overlapping reconciler runs (duplicated schedules) must not submit
-		// past the budget between them.
-		var wg sync.WaitGroup
-		for range 3 {
-			wg.Go(func() {
-				if _, err := s.l.Service.Reconciler.Reconcile(context.Background()); err != nil {
-					t.Errorf("reconcile: %v", err)
-				}
-			})
-		}
-		wg.Wait()
-		s.l.Bus.Wait()
+		s.reconcileOverlapping(3)
 		if j = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID}); j.Terminal {
 			break
 		}
@@ -149,16 +153,7 @@ func TestBudgetHoldsUnsubmittedParts(t *testing.T) {
 	s.l.Sim.MaxJobsPerModel = 3
 	var j2 mcpserver.JobView
 	for range 20 {
-		var wg sync.WaitGroup
-		for range 3 {
-			wg.Go(func() {
-				if _, err := s.l.Service.Reconciler.Reconcile(context.Background()); err != nil {
-					t.Errorf("reconcile: %v", err)
-				}
-			})
-		}
-		wg.Wait()
-		s.l.Bus.Wait()
+		s.reconcileOverlapping(3)
 		if j2 = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h2.JobID}); j2.Terminal {
 			break
 		}
