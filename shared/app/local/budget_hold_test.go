@@ -152,10 +152,19 @@ func TestBudgetHoldsUnsubmittedParts(t *testing.T) {
 	s.l.Service.Quota = map[string]int{haiku: 3}
 	s.l.Sim.MaxJobsPerModel = 3
 	var j2 mcpserver.JobView
-	for range 20 {
+	for round := range 20 {
 		s.reconcileOverlapping(3)
 		if j2 = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h2.JobID}); j2.Terminal {
 			break
+		}
+		if round == 0 {
+			// While the second part runs, the third is held, and get_job
+			// counts the first part's cost (its manifest's totals) as spent.
+			if j2.ProviderStatus != "HeldForBudget" || j2.SpentUSD == nil || j2.RemainingUSD == nil ||
+				*j2.SpentUSD < j.CostUSD-1e-9 || *j2.SpentUSD > j.CostUSD+1e-9 || *j2.RemainingUSD != max(0, budget2-*j2.SpentUSD) {
+				t.Fatalf("running job: provider_status %s, spent %v, remaining %v; want HeldForBudget, the first part's $%v and budget − it",
+					j2.ProviderStatus, j2.SpentUSD, j2.RemainingUSD, j.CostUSD)
+			}
 		}
 		s.settle()
 	}
