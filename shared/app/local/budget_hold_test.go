@@ -202,3 +202,30 @@ func TestPipelineBudgetRefused(t *testing.T) {
 		t.Fatalf("get_report after a refused run: %v; want the refusal with both amounts", err)
 	}
 }
+
+// TestBudgetAtEstimateRunsEveryPart: a budget equal to the estimate holds
+// nothing when every part starts at once (the parts' estimates, rounded to
+// the micro-dollar each, may add up to a little more than the job's).
+func TestBudgetAtEstimateRunsEveryPart(t *testing.T) {
+	acct := sim.NewAccount()
+	acct.Update(haiku, func(m *sim.AccountModel) { m.Batch.MaxRecords = 100 })
+	s := newSuiteWith(t, local.Options{Account: acct})
+	cs := s.client("alice")
+	args := map[string]any{"model": haiku, "records": records(300), "max_tokens": 64, "mode": "batch", "dry_run": true}
+	dry := call[mcpserver.JobHandle](t, cs, "submit_batch", args)
+	delete(args, "dry_run")
+	args["budget_usd"] = dry.DryRun.Cost.Total
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", args)
+	var j mcpserver.JobView
+	for range 20 {
+		s.settle()
+		s.reconcile()
+		if j = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID}); j.Terminal {
+			break
+		}
+	}
+	if h.Parts != 3 || j.Status != string(job.StatusCompleted) || j.Succeeded != 300 || j.CostUSD > dry.DryRun.Cost.Total {
+		t.Fatalf("job in %d parts = %s, %d succeeded, cost $%v of budget $%v, error %q; want 3 parts, all 300 completed within the budget",
+			h.Parts, j.Status, j.Succeeded, j.CostUSD, dry.DryRun.Cost.Total, j.Error)
+	}
+}

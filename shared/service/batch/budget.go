@@ -41,9 +41,10 @@ const (
 	StoppedAtBudget = "StoppedAtBudget"
 )
 
-// budgetSlack absorbs float rounding: the parts' estimates add up to the
-// submit's estimate, which was at most the budget.
-const budgetSlack = 1e-9
+// budgetSlack absorbs rounding: prices are rounded to the micro-dollar per
+// token kind (shared/model), so the parts' estimates may add up to a few
+// micro-dollars more than the submit's estimate, which was at most the budget.
+func budgetSlack(j *job.Job) float64 { return float64(len(j.Parts)+1) * 1e-6 }
 
 // budgetMove is what the budget allows for a queued part.
 type budgetMove int
@@ -74,7 +75,7 @@ func committedUSD(j *job.Job, skip int) float64 {
 
 // decideBudget is what j's budget allows for its queued part idx.
 func decideBudget(j *job.Job, idx int) budgetMove {
-	if j.BudgetUSD <= 0 || committedUSD(j, idx)+j.Parts[idx].EstimateUSD <= j.BudgetUSD+budgetSlack {
+	if j.BudgetUSD <= 0 || committedUSD(j, idx)+j.Parts[idx].EstimateUSD <= j.BudgetUSD+budgetSlack(j) {
 		return budgetGo
 	}
 	for i, p := range j.Parts {

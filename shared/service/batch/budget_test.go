@@ -42,7 +42,8 @@ func TestDecideBudget(t *testing.T) {
 		{"a part that only tried and was released counts nothing", 2.5, []job.Part{spent(ended, 1.2), released, queued}, budgetGo},
 		{"held parts count nothing and do not keep it waiting", 2.5, []job.Part{spent(ended, 2), held, queued}, budgetStop},
 		{"a part refused at submit counts nothing", 2, []job.Part{refused, spent(ended, 0.9), queued}, budgetGo},
-		{"one over by rounding only", 1, []job.Part{{Status: job.StatusQueued, EstimateUSD: 1 + 1e-12}}, budgetGo},
+		{"over by the parts' micro-dollar rounding only", 3, []job.Part{running, running, {Status: job.StatusQueued, EstimateUSD: 1 + 2e-6}}, budgetGo},
+		{"over by more than rounding", 3, []job.Part{spent(ended, 1), spent(ended, 1), {Status: job.StatusQueued, EstimateUSD: 1 + 5e-6}}, budgetStop},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
