@@ -151,22 +151,28 @@ func TestBudgetHoldsUnsubmittedParts(t *testing.T) {
 	s.settle() // its first part ends; the others wait for the quota
 	s.l.Service.Quota = map[string]int{haiku: 3}
 	s.l.Sim.MaxJobsPerModel = 3
-	var j2 mcpserver.JobView
-	for round := range 20 {
-		s.reconcileOverlapping(3)
-		if j2 = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h2.JobID}); j2.Terminal {
-			break
-		}
-		if round == 0 {
-			// While the second part runs, the third is held, and get_job
-			// counts the first part's cost (its manifest's totals) as spent.
-			if j2.ProviderStatus != "HeldForBudget" || j2.SpentUSD == nil || j2.RemainingUSD == nil ||
-				*j2.SpentUSD < j.CostUSD-1e-9 || *j2.SpentUSD > j.CostUSD+1e-9 || *j2.RemainingUSD != max(0, budget2-*j2.SpentUSD) {
-				t.Fatalf("running job: provider_status %s, spent %v, remaining %v; want HeldForBudget, the first part's $%v and budget − it",
-					j2.ProviderStatus, j2.SpentUSD, j2.RemainingUSD, j.CostUSD)
-			}
-		}
-		s.settle()
+	s.reconcileOverlapping(3)
+	// While the second part runs, the third is held, and get_job counts the
+	// first part's cost (its manifest's totals) as spent.
+	j2 := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h2.JobID})
+	if j2.ProviderStatus != "HeldForBudget" || j2.SpentUSD == nil || j2.RemainingUSD == nil ||
+		*j2.SpentUSD < j.CostUSD-1e-9 || *j2.SpentUSD > j.CostUSD+1e-9 || *j2.RemainingUSD != max(0, budget2-*j2.SpentUSD) {
+		t.Fatalf("running job: provider_status %s, spent %v, remaining %v; want HeldForBudget, the first part's $%v and budget − it",
+			j2.ProviderStatus, j2.SpentUSD, j2.RemainingUSD, j.CostUSD)
+	}
+	s.settle() // the second part ends
+	// Another job takes the whole quota: the held part stops anyway (a stop
+	// needs no room at the provider), while that job still runs.
+	s.l.Service.Quota = map[string]int{haiku: 1}
+	s.l.Sim.MaxJobsPerModel = 1
+	other := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(100)})
+	if other.Status != string(job.StatusSubmitted) {
+		t.Fatalf("the other job is %s, want submitted (taking the quota)", other.Status)
+	}
+	s.reconcileOverlapping(3)
+	j2 = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h2.JobID})
+	if o := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": other.JobID}); !j2.Terminal || o.Terminal {
+		t.Fatalf("with the quota taken: job %s (terminal %v), the other %s; want the job stopped while the other runs", j2.Status, j2.Terminal, o.Status)
 	}
 	var names []string
 	for name := range s.l.Sim.Statuses() {

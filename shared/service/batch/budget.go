@@ -252,3 +252,49 @@ func budgetStopMessage(j *job.Job) string {
 	return fmt.Sprintf("stopped at budget_usd: spent $%.4f of budget $%.4f; %d records in %d held provider jobs were not run (error_code %s); retry_failed with a new budget_usd runs them",
 		spent, j.BudgetUSD, records, parts, job.RecordBudgetHeld)
 }
+
+// StopHeld stops a job's held parts once nothing else of it runs and they
+// still do not fit, without waiting for room at the provider (a stop takes
+// none; the reconciler's per-job pass calls it). A held part that now fits
+// is left queued for StartParts, which needs room to submit it.
+func (s *Service) StopHeld(ctx context.Context, id string) (*job.Job, error) {
+	j, err := s.Store.GetJob(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("reload job %s: %w", id, err)
+	}
+	if !HoldsParts(j) {
+		return j, nil
+	}
+	j = s.recordSpent(ctx, j)
+	before := j.Status
+	nj, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		for i, p := range j.Parts {
+			if p.Held && p.Status == job.StatusQueued && p.Ref == "" && p.SubmitLease == "" && decideBudget(j, i) == budgetStop {
+				applyBudget(j, i)
+				s.Settle(j, s.Now())
+				return nil
+			}
+		}
+		return store.ErrNoChange
+	})
+	if errors.Is(err, store.ErrNoChange) {
+		return nj, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stop the held parts of job %s: %w", id, err)
+	}
+	if nj.Status == job.StatusIngesting && before != job.StatusIngesting {
+		return nj, s.AfterStatus(ctx, nj)
+	}
+	return nj, nil
+}
+
+// HoldsParts: a part of j is held at its budget and not stopped yet.
+func HoldsParts(j *job.Job) bool {
+	for _, p := range j.Parts {
+		if p.Held && p.Status == job.StatusQueued {
+			return true
+		}
+	}
+	return false
+}

@@ -25,6 +25,7 @@ import (
 // batchOps is the batch flow as the reconciler drives it.
 type batchOps interface {
 	StartParts(ctx context.Context, id string, room int) (*job.Job, int, error)
+	StopHeld(ctx context.Context, id string) (*job.Job, error)
 	ApplyState(ctx context.Context, id string, idx int, ev batch.ProviderEvent) (*job.Job, bool, job.Status, error)
 	AfterStatus(ctx context.Context, j *job.Job) error
 	QuotaOf(model string) int
@@ -194,6 +195,15 @@ func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, 
 	}
 	var errs []error
 	lim := prov.Limits()
+	if batch.HoldsParts(j) {
+		// Parts held at the job's budget stop once nothing else of it runs,
+		// whether or not the provider has room.
+		if nj, err := s.Batch.StopHeld(ctx, j.ID); err != nil {
+			errs = append(errs, err)
+		} else {
+			j = nj
+		}
+	}
 	if batch.StartPending(j) && (!lim.QuotaLimited || !hasQueued(j)) {
 		// Quota-limited queued parts start in startQueued; a part cancelled
 		// while its create was on the wire only has its provider job looked
