@@ -1,5 +1,7 @@
 package job
 
+import "math"
+
 // Cost is what a job's tokens cost in US dollars at the model catalog's prices
 // (shared/model). It is recomputed from the job's token counts whenever they
 // change, so it is never more than the counts say.
@@ -33,4 +35,13 @@ func (j *Job) Spent() float64 {
 		}
 	}
 	return max(total, parts)
+}
+
+// CheckBudget refuses a budget_usd (named field) that is not a positive
+// amount or 0 (no budget).
+func CheckBudget(field string, usd float64) error {
+	if usd < 0 || math.IsNaN(usd) || math.IsInf(usd, 0) {
+		return Fieldf(field, "must be a positive amount in USD (0 or absent: no budget), got %v", usd)
+	}
+	return nil
 }

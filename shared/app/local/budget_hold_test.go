@@ -3,11 +3,14 @@ package local_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -187,8 +190,9 @@ func TestBudgetHoldsUnsubmittedParts(t *testing.T) {
 	}
 }
 
-// TestPipelineBudgetRefused: a pipeline's budget_usd refuses a run whose
-// estimate is over it, naming both, and stores no job.
+// TestPipelineBudgetRefused: a pipeline's budget_usd, or run_pipeline's for
+// one run, refuses a run whose estimate is over it, naming both, and stores
+// no job; get_report says why.
 func TestPipelineBudgetRefused(t *testing.T) {
 	s := newReportSuite(t, corpus.Spec{Text: 30}, 0)
 	s.l.Reports.Runner.Config.Pipelines[0].BudgetUSD = 0.000001
@@ -206,6 +210,37 @@ func TestPipelineBudgetRefused(t *testing.T) {
 	if _, err := s.l.Reports.Runner.GetReport(context.Background(), "support-triage", runDate, time.Minute); err == nil ||
 		!strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "estimated cost") || !strings.Contains(err.Error(), "over budget_usd") {
 		t.Fatalf("get_report after a refused run: %v; want the refusal with both amounts", err)
+	}
+
+	// run_pipeline's budget_usd replaces the pipeline's for its run.
+	s.l.Reports.Runner.Config.Pipelines[0].BudgetUSD = 0
+	srv := httptest.NewServer(s.l.Handler())
+	t.Cleanup(srv.Close)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	day := time.Now().UTC().AddDate(0, 0, -2).Format(time.DateOnly)
+	if msg := toolErr(t, cs, "run_pipeline", map[string]any{"pipeline": "support-triage", "date": day, "budget_usd": -1}); !strings.Contains(msg, "budget_usd") {
+		t.Errorf("negative budget: %q", msg)
+	}
+	run := call[pipeline.RunInfo](t, cs, "run_pipeline", map[string]any{"pipeline": "support-triage", "date": day, "budget_usd": 0.000001})
+	if run.JobStatus != "requested" {
+		t.Fatalf("run_pipeline: %+v, want requested", run)
+	}
+	s.settle()
+	if msg := toolErr(t, cs, "get_report", map[string]any{"pipeline": "support-triage", "date": day}); !strings.Contains(msg, "refused") ||
+		!regexp.MustCompile(`estimated cost \$[0-9.]+ .* is over budget_usd \$0\.0000`).MatchString(msg) {
+		t.Fatalf("get_report after run_pipeline over its budget: %q; want the refusal with both amounts", msg)
+	}
+	if within := call[pipeline.RunInfo](t, cs, "run_pipeline", map[string]any{"pipeline": "support-triage", "date": day, "budget_usd": 5}); within.JobStatus != "requested" {
+		t.Fatalf("run_pipeline within its budget: %+v", within)
+	}
+	s.settle()
+	if rep := call[pipeline.ReportView](t, cs, "get_report", map[string]any{"pipeline": "support-triage", "date": day}); rep.Summary == nil {
+		t.Fatalf("run within its budget: %+v, want a report", rep)
 	}
 }
 
