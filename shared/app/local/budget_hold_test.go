@@ -46,6 +46,21 @@ func (s *suite) reconcileOverlapping(n int) {
 	s.l.Bus.Wait()
 }
 
+// runToEnd steps the simulator and the reconciler (which starts parts queued
+// behind the quota) until the job ends, and returns it.
+func (s *suite) runToEnd(cs *mcp.ClientSession, id string) mcpserver.JobView {
+	s.t.Helper()
+	for range 20 {
+		s.settle()
+		s.reconcile()
+		if j := call[mcpserver.JobView](s.t, cs, "get_job", map[string]any{"job_id": id}); j.Terminal {
+			return j
+		}
+	}
+	s.t.Fatalf("job %s did not end", id)
+	return mcpserver.JobView{}
+}
+
 // TestBudgetHoldsUnsubmittedParts: a 300-record batch job split into three
 // provider jobs (records per job lowered to 100 in the simulated account)
 // that wait for one another behind a quota of one job. Its budget passes the
@@ -130,14 +145,7 @@ func TestBudgetHoldsUnsubmittedParts(t *testing.T) {
 
 	// retry_failed with a new budget runs them.
 	child := call[mcpserver.RetryOut](t, cs, "retry_failed", map[string]any{"job_id": h.JobID, "budget_usd": 1})
-	var c mcpserver.JobView
-	for range 20 {
-		s.settle()
-		s.reconcile()
-		if c = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": child.JobID}); c.Terminal {
-			break
-		}
-	}
+	c := s.runToEnd(cs, child.JobID)
 	if c.Status != string(job.StatusCompleted) || c.RecordCount != 200 || c.Succeeded != 200 {
 		t.Fatalf("retry = %s with %d of %d succeeded, want the 200 held records completed", c.Status, c.Succeeded, c.RecordCount)
 	}
@@ -257,14 +265,7 @@ func TestBudgetAtEstimateRunsEveryPart(t *testing.T) {
 	delete(args, "dry_run")
 	args["budget_usd"] = dry.DryRun.Cost.Total
 	h := call[mcpserver.JobHandle](t, cs, "submit_batch", args)
-	var j mcpserver.JobView
-	for range 20 {
-		s.settle()
-		s.reconcile()
-		if j = call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID}); j.Terminal {
-			break
-		}
-	}
+	j := s.runToEnd(cs, h.JobID)
 	if h.Parts != 3 || j.Status != string(job.StatusCompleted) || j.Succeeded != 300 || j.CostUSD > dry.DryRun.Cost.Total {
 		t.Fatalf("job in %d parts = %s, %d succeeded, cost $%v of budget $%v, error %q; want 3 parts, all 300 completed within the budget",
 			h.Parts, j.Status, j.Succeeded, j.CostUSD, dry.DryRun.Cost.Total, j.Error)
