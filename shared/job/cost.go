@@ -1,5 +1,7 @@
 package job
 
+import "math"
+
 // Cost is what a job's tokens cost in US dollars at the model catalog's prices
 // (shared/model). It is recomputed from the job's token counts whenever they
 // change, so it is never more than the counts say.
@@ -31,4 +33,29 @@ type RedriveCost struct {
 	ExtraUSD float64 `json:"extraUsd"`
 	// Tier is the on-demand service tier the re-drive ran on ("": standard).
 	Tier string `json:"tier,omitempty"`
+}
+
+// Spent is what the job has cost so far: its priced tokens, or while a batch
+// job runs (its tokens are counted at ingest) the provider's own totals of
+// the parts whose provider job ended, when those were read (Part.SpentUSD).
+func (j *Job) Spent() float64 {
+	var total, parts float64
+	if j.Cost != nil {
+		total = j.Cost.TotalUSD
+	}
+	for _, p := range j.Parts {
+		if p.SpentUSD != nil {
+			parts += *p.SpentUSD
+		}
+	}
+	return max(total, parts)
+}
+
+// CheckBudget refuses a budget_usd (named field) that is not a positive
+// amount or 0 (no budget).
+func CheckBudget(field string, usd float64) error {
+	if usd < 0 || math.IsNaN(usd) || math.IsInf(usd, 0) {
+		return Fieldf(field, "must be a positive amount in USD (0 or absent: no budget), got %v", usd)
+	}
+	return nil
 }

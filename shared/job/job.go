@@ -141,6 +141,18 @@ type Part struct {
 	SubmitLease      string    `json:"submitLease,omitempty"`
 	SubmitLeaseUntil time.Time `json:"submitLeaseUntil,omitzero"`
 	SubmitTriedAt    time.Time `json:"submitTriedAt,omitzero"`
+	// EstimateUSD is the most the part may cost by the submit's estimate (its
+	// estimated input and max_tokens × records of output, at batch prices),
+	// kept for a job with a budget; SpentUSD is what it cost by the provider's
+	// own token totals once its provider job ended (nil: not known yet).
+	EstimateUSD float64  `json:"estimateUsd,omitempty"`
+	SpentUSD    *float64 `json:"spentUsd,omitempty"`
+	// Held: the part is not submitted because what the job spent and has in
+	// flight plus its estimate would pass the job's budget (see
+	// shared/service/batch/budget.go). Once nothing else of the job runs, a
+	// held part ends without a provider job and its records are stored as
+	// failed with RecordBudgetHeld, so retry_failed can run them.
+	Held bool `json:"held,omitempty"`
 }
 
 // Checkpoint is the ingest position: every line before Offset of part Part has been

@@ -27,12 +27,16 @@ var retryableCodes = map[string]bool{
 	"timeout": true, "throttled": true, "429": true, "408": true,
 }
 
+// RecordBudgetHeld is the suite's own error code of a record that was never
+// sent to the provider because its part was held at the job's budget.
+const RecordBudgetHeld = "BudgetHeld"
+
 // Retryable reports whether a record failure is transient: throttling,
-// timeouts and 5xx; a client error (400, ValidationException,
-// invalid_request_error) fails the same way again.
+// timeouts and 5xx, and records held at a budget (never run); a client error
+// (400, ValidationException, invalid_request_error) fails the same way again.
 func Retryable(code string) bool {
 	c := strings.ToLower(strings.TrimSpace(strings.Trim(code, `"`)))
-	if retryableCodes[c] {
+	if retryableCodes[c] || c == strings.ToLower(RecordBudgetHeld) {
 		return true
 	}
 	return len(c) == 3 && c[0] == '5' && c[1] >= '0' && c[1] <= '9' && c[2] >= '0' && c[2] <= '9'

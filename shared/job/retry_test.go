@@ -15,6 +15,7 @@ func TestRetryable(t *testing.T) {
 		{"overloaded_error", true}, {"api_error", true}, {"rate_limit_error", true}, {`"429"`, true},
 		{"400", false}, {"404", false}, {"ValidationException", false}, {"invalid_request_error", false},
 		{"AccessDeniedException", false}, {"", false}, {"5000", false}, {"5xx", false}, {"InvokeFailed", false},
+		{RecordBudgetHeld, true}, // never run: held at the job's budget
 	} {
 		if got := Retryable(tc.code); got != tc.want {
 			t.Errorf("Retryable(%q) = %v, want %v", tc.code, got, tc.want)

@@ -15,7 +15,7 @@ import (
 type Reports interface {
 	ListReports(ctx context.Context, pipeline, cursor string, limit int) ([]pipeline.RunInfo, string, error)
 	GetReport(ctx context.Context, pipeline, date string, linkTTL time.Duration) (pipeline.ReportView, error)
-	Request(ctx context.Context, pipeline, date string) (pipeline.RunInfo, error)
+	Request(ctx context.Context, pipeline, date string, budgetUSD float64) (pipeline.RunInfo, error)
 }
 
 // ListReportsIn is the input of list_reports.
@@ -39,8 +39,9 @@ type ReportIn struct {
 
 // RunPipelineIn is the input of run_pipeline.
 type RunPipelineIn struct {
-	Pipeline string `json:"pipeline" jsonschema:"pipeline name from the pipelines configuration"`
-	Date     string `json:"date,omitempty" jsonschema:"run date YYYY-MM-DD, from ttl_days before today up to today; today in the pipeline's time zone when absent"`
+	Pipeline  string  `json:"pipeline" jsonschema:"pipeline name from the pipelines configuration"`
+	Date      string  `json:"date,omitempty" jsonschema:"run date YYYY-MM-DD, from ttl_days before today up to today; today in the pipeline's time zone when absent"`
+	BudgetUSD float64 `json:"budget_usd,omitempty" jsonschema:"this run's budget in USD in place of the pipeline's budget_usd: a run whose estimate is over it is refused (get_report says why); its batch parts are held at it"`
 }
 
 const reportLinkTTL = 15 * time.Minute
@@ -66,7 +67,8 @@ func (s *Server) addReportTools(srv *mcp.Server) {
 		Name:  "run_pipeline",
 		Title: "Start a report pipeline run by hand",
 		Description: "Start a pipeline run now (for today, or for date). One run per pipeline and date: asking again for a date that already ran " +
-			"returns that run instead of starting another. A date outside the schedule window (today back ttl_days) or a folder with no usable document is refused with the reason. Returns at once; poll get_report with the same pipeline and date.",
+			"returns that run instead of starting another. A date outside the schedule window (today back ttl_days) or a folder with no usable document is refused with the reason. Returns at once; poll get_report with the same pipeline and date " +
+			"(it also says why a run was refused at submit, e.g. an estimate over the pipeline's budget_usd).",
 		Annotations: &mcp.ToolAnnotations{Title: "Run pipeline", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &yes},
 		Meta:        appToolMeta(appJobURI),
 	}, s.runPipeline)
@@ -114,7 +116,7 @@ func (s *Server) getReport(ctx context.Context, req *mcp.CallToolRequest, in Rep
 
 func (s *Server) runPipeline(ctx context.Context, req *mcp.CallToolRequest, in RunPipelineIn) (*mcp.CallToolResult, pipeline.RunInfo, error) {
 	return call(s, ctx, req, "run_pipeline", "", func(string) (pipeline.RunInfo, string, string, error) {
-		ri, err := s.Reports.Request(ctx, in.Pipeline, in.Date)
+		ri, err := s.Reports.Request(ctx, in.Pipeline, in.Date, in.BudgetUSD)
 		if err != nil {
 			return pipeline.RunInfo{}, "", "", err
 		}

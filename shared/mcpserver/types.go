@@ -105,9 +105,11 @@ type JobView struct {
 	// CostUSD is the total; Cost has its parts and the price basis.
 	CostUSD float64   `json:"cost_usd" jsonschema:"what the job's tokens so far cost in USD at list prices (see cost for the parts)"`
 	Cost    *CostView `json:"cost,omitempty"`
-	// BudgetUSD / RemainingUSD: the job's budget_usd and what of it cost_usd leaves.
+	// BudgetUSD / SpentUSD / RemainingUSD: the job's budget_usd, what it
+	// spent so far and what of the budget that leaves.
 	BudgetUSD    float64  `json:"budget_usd,omitempty" jsonschema:"the budget the job was submitted with"`
-	RemainingUSD *float64 `json:"remaining_usd,omitempty" jsonschema:"budget_usd minus cost_usd (spent so far), never below 0"`
+	SpentUSD     *float64 `json:"spent_usd,omitempty" jsonschema:"with a budget: spent so far, cost_usd or, while a batch job runs, its ended provider jobs' cost by the provider's token totals"`
+	RemainingUSD *float64 `json:"remaining_usd,omitempty" jsonschema:"budget_usd minus spent_usd, never below 0"`
 	// RetryOf / RetriedBy link retry_failed jobs.
 	RetryOf   string   `json:"retry_of,omitempty" jsonschema:"the job this one retries the failed records of"`
 	RetriedBy []string `json:"retried_by,omitempty" jsonschema:"jobs retry_failed made from this one's failed records"`
@@ -227,8 +229,9 @@ func viewOf(j *job.Job) JobView {
 		v.CostUSD = v.Cost.TotalUSD
 	}
 	if j.BudgetUSD > 0 {
-		left := max(0, j.BudgetUSD-v.CostUSD)
-		v.BudgetUSD, v.RemainingUSD = j.BudgetUSD, &left
+		spent := j.Spent()
+		left := max(0, j.BudgetUSD-spent)
+		v.BudgetUSD, v.SpentUSD, v.RemainingUSD = j.BudgetUSD, &spent, &left
 	}
 	return v
 }

@@ -201,8 +201,8 @@ func (p *Pipeline) validate(at string) error {
 	if p.TTLDays != 0 && (p.TTLDays < job.MinTTLDays || p.TTLDays > job.MaxTTLDays) {
 		return job.Fieldf(f("ttl_days"), "must be %d..%d (got %d)", job.MinTTLDays, job.MaxTTLDays, p.TTLDays)
 	}
-	if p.BudgetUSD < 0 {
-		return job.Fieldf(f("budget_usd"), "must be a positive amount in USD (0 or absent: no budget), got %v", p.BudgetUSD)
+	if err := job.CheckBudget(f("budget_usd"), p.BudgetUSD); err != nil {
+		return err
 	}
 	if p.MaxTokens != 0 && (p.MaxTokens < 1 || p.MaxTokens > 64000) {
 		return job.Fieldf(f("max_tokens"), "must be 1..64000 (got %d)", p.MaxTokens)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,6 +54,8 @@ type TickRequest struct {
 	Pipeline      string `json:"pipeline"`
 	Date          string `json:"date,omitempty"`
 	ScheduledTime string `json:"scheduled_time,omitempty"`
+	// BudgetUSD is run_pipeline's budget_usd for this run (0: the pipeline's).
+	BudgetUSD float64 `json:"budget_usd,omitempty"`
 }
 
 // day is the run date a tick asks for.
@@ -146,8 +149,12 @@ func (r *Runner) runKey(name, date string) (*Pipeline, string, string, error) {
 
 func (r *Runner) reportDir(p, date string) string { return blob.Join(r.Bucket, "reports", p, date) }
 
-// Request asks for a run through the bus (run_pipeline), so the tool call returns at once.
-func (r *Runner) Request(ctx context.Context, name, date string) (RunInfo, error) {
+// Request asks for a run through the bus (run_pipeline), so the tool call
+// returns at once; budgetUSD > 0 replaces the pipeline's budget_usd for it.
+func (r *Runner) Request(ctx context.Context, name, date string, budgetUSD float64) (RunInfo, error) {
+	if err := job.CheckBudget("budget_usd", budgetUSD); err != nil {
+		return RunInfo{}, err
+	}
 	p, date, id, err := r.runKey(name, date)
 	if err != nil {
 		return RunInfo{}, err
@@ -161,7 +168,7 @@ func (r *Runner) Request(ctx context.Context, name, date string) (RunInfo, error
 	if err := r.usable(ctx, p, date); err != nil {
 		return RunInfo{}, err
 	}
-	if err := r.Bus.Publish(ctx, config.DetailPipelineTick, TickRequest{Pipeline: p.Name, Date: date}); err != nil {
+	if err := r.Bus.Publish(ctx, config.DetailPipelineTick, TickRequest{Pipeline: p.Name, Date: date, BudgetUSD: budgetUSD}); err != nil {
 		return RunInfo{}, fmt.Errorf("request run of %s %s: %w", p.Name, date, err)
 	}
 	return RunInfo{Pipeline: p.Name, Date: date, JobID: id, JobStatus: "requested", Created: true}, nil
@@ -254,7 +261,7 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	r.mediaRecords(ctx, p, src, date, built)
 	sub := batch.SubmitRequest{
 		ID: id, Owner: Owner(p.Name), Model: p.Model, Name: p.Name + " " + date, Mode: p.Mode, Records: built.Records,
-		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays, BudgetUSD: p.BudgetUSD,
+		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays, BudgetUSD: cmp.Or(req.BudgetUSD, p.BudgetUSD),
 	}
 	if err := r.dropRefused(ctx, sub, built); err != nil {
 		return RunInfo{}, fmt.Errorf("check images and documents of %s %s: %w", p.Name, date, err)
@@ -272,6 +279,14 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	sub.Records = built.Records
 	sub.Pipeline = &job.PipelineRun{Name: p.Name, Date: date, SkippedURI: blob.Join(dir, "skipped.json"), Skipped: len(built.Skipped), Documents: built.Documents}
 	j, err := r.Svc.Submit(ctx, sub)
+	if fe := (*job.FieldError)(nil); errors.As(err, &fe) {
+		// A refusal (budget_usd under the estimate, a record the model cannot
+		// take) is kept beside the run's files: get_report tells a by-hand
+		// caller, who got "requested" back, why no run started.
+		if perr := r.putJSON(ctx, blob.Join(dir, refusedFile), refusal{Reason: err.Error()}); perr != nil {
+			log.WarnContext(ctx, "keep the refusal of a pipeline run", "error", perr)
+		}
+	}
 	if errors.Is(err, service.ErrJobExists) {
 		// A concurrent tick won the conditional create.
 		j, err = r.Jobs.GetJob(ctx, id)
@@ -287,6 +302,13 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	ri := info(j)
 	ri.Created = true
 	return ri, nil
+}
+
+// refusedFile keeps why a run's submit was refused (see Tick).
+const refusedFile = "refused.json"
+
+type refusal struct {
+	Reason string `json:"reason"`
 }
 
 func (r *Runner) putJSON(ctx context.Context, uri string, v any) error {
@@ -535,6 +557,13 @@ func (r *Runner) GetReport(ctx context.Context, name, date string, linkTTL time.
 	}
 	j, err := r.Jobs.GetJob(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
+		var why refusal
+		if err := r.getJSON(ctx, blob.Join(r.reportDir(p.Name, date), refusedFile), &why); err != nil {
+			return ReportView{}, err
+		}
+		if why.Reason != "" {
+			return ReportView{}, job.Fieldf("date", "the run of pipeline %s for %s was refused and not started: %s", p.Name, date, why.Reason)
+		}
 		return ReportView{}, job.Fieldf("date", "pipeline %s has no run on %s (runs are kept for the pipeline's ttl_days); list_reports shows the runs, run_pipeline starts one", p.Name, date)
 	}
 	if err != nil {

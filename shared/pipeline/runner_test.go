@@ -65,7 +65,7 @@ func TestRequestBounds(t *testing.T) {
 			bus := &pubs{}
 			r := &Runner{Config: cfg, Jobs: noJobs{}, Bus: bus, Now: func() time.Time { return now },
 				SourceFor: func(_ *Pipeline, date string) (Source, error) { return DirSource{Dir: filepath.Join(dirs, date)}, nil }}
-			ri, err := r.Request(context.Background(), "triage", c.date)
+			ri, err := r.Request(context.Background(), "triage", c.date, 0)
 			if c.wantErr == "" {
 				if err != nil || ri.JobID == "" || len(bus.got) != 1 {
 					t.Fatalf("got %+v, %v, published %v", ri, err, bus.got)

@@ -90,6 +90,11 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	notRun, err := s.writeHeld(ctx, &held, resolve)
+	if err != nil {
+		return err
+	}
+	res.Failed += notRun
 	if res.InputTokens == 0 && res.OutputTokens == 0 && res.Succeeded > 0 {
 		// Some families (Mistral, Cohere Embed) put no token counts in their
 		// output lines; the provider's manifest has the totals.
@@ -135,6 +140,9 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 		}
 		if res.BadLines > 0 {
 			j.Error = strings.TrimPrefix(j.Error+fmt.Sprintf("; %d output lines could not be read (%s)", res.BadLines, badLineSummary(res.Bad)), "; ")
+		}
+		if msg := budgetStopMessage(j); msg != "" {
+			j.Error = strings.TrimPrefix(j.Error+"; "+msg, "; ")
 		}
 		for i := range j.Parts {
 			if j.Parts[i].Status == job.StatusIngesting {
@@ -222,6 +230,27 @@ type ManifestReader interface {
 	ManifestTokens(r io.Reader) (input, output int64, err error)
 }
 
+// partManifest reads the token totals of part p's manifest; found is false
+// when the part has none (never submitted, or a stopped job that wrote none).
+func (s *Service) partManifest(ctx context.Context, prov service.BatchProvider, mr ManifestReader, j *job.Job, p job.Part) (in, out int64, found bool, err error) {
+	_, uri := prov.OutputFiles(p)
+	if uri == "" || p.Ref == "" {
+		return 0, 0, false, nil
+	}
+	rc, err := s.Blobs.Open(ctx, uri, 0)
+	if errors.Is(err, blob.ErrNotFound) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("open manifest of %s part %d: %w", j.ID, p.Index, err)
+	}
+	defer rc.Close()
+	if in, out, err = mr.ManifestTokens(rc); err != nil {
+		return 0, 0, false, fmt.Errorf("read manifest of %s part %d: %w", j.ID, p.Index, err)
+	}
+	return in, out, true, nil
+}
+
 // manifestTokens sums the token totals of the parts' manifests (0, 0 when the
 // provider writes none). A missing manifest (a stopped job) counts nothing.
 func (s *Service) manifestTokens(ctx context.Context, j *job.Job, prov service.BatchProvider) (in, out int64, err error) {
@@ -230,21 +259,9 @@ func (s *Service) manifestTokens(ctx context.Context, j *job.Job, prov service.B
 		return 0, 0, nil
 	}
 	for _, p := range j.Parts {
-		_, uri := prov.OutputFiles(p)
-		if uri == "" || p.Ref == "" {
-			continue
-		}
-		rc, err := s.Blobs.Open(ctx, uri, 0)
-		if errors.Is(err, blob.ErrNotFound) {
-			continue
-		}
+		i, o, _, err := s.partManifest(ctx, prov, mr, j, p)
 		if err != nil {
-			return 0, 0, fmt.Errorf("open manifest of %s part %d: %w", j.ID, p.Index, err)
-		}
-		i, o, err := mr.ManifestTokens(rc)
-		rc.Close()
-		if err != nil {
-			return 0, 0, fmt.Errorf("read manifest of %s part %d: %w", j.ID, p.Index, err)
+			return 0, 0, err
 		}
 		in, out = in+i, out+o
 	}

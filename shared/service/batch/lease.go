@@ -28,7 +28,9 @@ func newRunID() string {
 
 // claimPart takes the submitting lease of a queued part without a Ref. It
 // returns the part as it was before the claim (nil when the part is not
-// claimable: another run's lease is live, or the part moved on) and the job.
+// claimable: another run's lease is live, the part moved on, or the job's
+// budget holds it) and the job. The budget is judged in the same conditional
+// write (see budget.go).
 func (s *Service) claimPart(ctx context.Context, id string, idx int, run string) (*job.Part, *job.Job, error) {
 	var before *job.Part
 	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
@@ -40,6 +42,12 @@ func (s *Service) claimPart(ctx context.Context, id string, idx int, run string)
 		now := s.Now()
 		if !startable(*p) || (p.SubmitLease != "" && now.Before(p.SubmitLeaseUntil)) {
 			return store.ErrNoChange
+		}
+		if ok, err := applyBudget(j, idx); !ok {
+			if err == nil {
+				s.Settle(j, now)
+			}
+			return err
 		}
 		cp := *p
 		before = &cp

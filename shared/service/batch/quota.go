@@ -51,7 +51,7 @@ func (s *Service) roomAtSubmit(ctx context.Context, prov service.BatchProvider, 
 			switch {
 			case OccupiesQuota(p):
 				active++
-			case p.Status == job.StatusQueued:
+			case p.Status == job.StatusQueued && !p.Held: // a held part waits for its job, not for room
 				waiting = true
 			}
 		}
@@ -74,7 +74,7 @@ const WaitingForQuota = "WaitingForQuota"
 func (s *Service) markWaiting(ctx context.Context, id string, idx int) (*job.Job, error) {
 	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		p := &j.Parts[idx]
-		if p.Status != job.StatusQueued || p.ProviderStatus == WaitingForQuota {
+		if p.Status != job.StatusQueued || p.ProviderStatus == WaitingForQuota || p.Held {
 			return store.ErrNoChange
 		}
 		p.ProviderStatus = WaitingForQuota

@@ -1,6 +1,7 @@
 // Package batch runs jobs on batch providers: submit (validation, the split into
-// provider jobs, input files), starting parts within a provider's job quota,
-// cancel, provider state changes (events and polls) and ingest of the output.
+// provider jobs, input files), starting parts within a provider's job quota
+// and the job's budget (budget.go), cancel, provider state changes (events and
+// polls) and ingest of the output.
 // Everything provider-specific is asked of the service.BatchProvider the job
 // names; on-demand runs are handed to the on-demand flow.
 package batch

@@ -125,6 +125,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.MaxInputLineBytes = longest
 	j.AddWarning(req.Warnings...)
+	estimates := s.partEstimates(req, md, parts)
 	start := 0
 	for i, size := range parts {
 		p := job.Part{
@@ -133,6 +134,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 			InputURI:       blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
 			OutputURI:      blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
 			InvocationType: invocation,
+		}
+		if estimates != nil {
+			p.EstimateUSD = estimates[i]
 		}
 		if err := s.writeInput(ctx, p.InputURI, lines[start:start+size], start, md); err != nil {
 			return nil, err
@@ -184,7 +188,8 @@ func (s *Service) StartNew(ctx context.Context, prov service.BatchProvider, j *j
 
 // StartParts submits up to room queued parts (room < 0: all). A full provider
 // quota leaves a part queued for the reconciler; any other provider error fails
-// the job with the provider's message.
+// the job with the provider's message. A job's budget may hold parts (see
+// budget.go); when the held parts stop, the job moves to ingesting here.
 //
 // Each part is claimed first with a submitting lease (a conditional write), so
 // a reconciler run that overlaps a slow create leaves the part alone. A Ref
@@ -194,6 +199,9 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 	j, err := s.Store.GetJob(ctx, id)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reload job %s: %w", id, err)
+	}
+	if j.BudgetUSD > 0 && StartPending(j) {
+		j = s.recordSpent(ctx, j)
 	}
 	prov := s.Provider(j.Provider)
 	before := j.Status
@@ -341,6 +349,13 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 	}
 	if j.Status == job.StatusFailed || (j.Status == job.StatusCancelled && before != job.StatusCancelled) {
 		s.PublishCompleted(ctx, j)
+	}
+	if j.Status == job.StatusIngesting && before != job.StatusIngesting {
+		// The held parts stopped at the budget and nothing else runs: the
+		// parts that ran are ingested.
+		if err := s.AfterStatus(ctx, j); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) > 0 {
 		s.Logger().ErrorContext(ctx, "start parts", "job_id", id, "error", errors.Join(errs...))

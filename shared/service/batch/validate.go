@@ -2,7 +2,6 @@ package batch
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
@@ -38,8 +37,8 @@ type paramsChecker interface {
 // ValidateParams checks and defaults everything but the records (also used by
 // submits whose records are in a file).
 func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, error) {
-	if req.BudgetUSD < 0 || math.IsNaN(req.BudgetUSD) || math.IsInf(req.BudgetUSD, 0) {
-		return nil, job.Fieldf("budget_usd", "must be a positive amount in USD (0 or absent: no budget), got %v", req.BudgetUSD)
+	if err := job.CheckBudget("budget_usd", req.BudgetUSD); err != nil {
+		return nil, err
 	}
 	prov, err := s.pickProvider(req)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 // batchOps is the batch flow as the reconciler drives it.
 type batchOps interface {
 	StartParts(ctx context.Context, id string, room int) (*job.Job, int, error)
+	StopHeld(ctx context.Context, id string) (*job.Job, error)
 	ApplyState(ctx context.Context, id string, idx int, ev batch.ProviderEvent) (*job.Job, bool, job.Status, error)
 	AfterStatus(ctx context.Context, j *job.Job) error
 	QuotaOf(model string) int
@@ -206,6 +207,15 @@ func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, 
 	}
 	var errs []error
 	lim := prov.Limits()
+	if batch.HoldsParts(j) {
+		// Parts held at the job's budget stop once nothing else of it runs,
+		// whether or not the provider has room.
+		if nj, err := s.Batch.StopHeld(ctx, j.ID); err != nil {
+			errs = append(errs, err)
+		} else {
+			j = nj
+		}
+	}
 	if batch.StartPending(j) && (!lim.QuotaLimited || !hasQueued(j)) {
 		// Quota-limited queued parts start in startQueued; a part cancelled
 		// while its create was on the wire only has its provider job looked
@@ -319,7 +329,7 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 			rep.Waiting++
 			continue
 		}
-		_, n, err := s.Batch.StartParts(ctx, j.ID, room)
+		nj, n, err := s.Batch.StartParts(ctx, j.ID, room)
 		rep.Calls += n
 		rep.Submitted += n
 		active[j.Model] += n
@@ -327,19 +337,33 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 			s.Logger().ErrorContext(ctx, "start queued parts", "job_id", j.ID, "error", err)
 			*errs = append(*errs, err)
 		}
-		if n < queuedParts(j) {
+		if nj == nil {
+			nj = j
+		}
+		if waitingParts(nj) > 0 {
+			// A part held at its job's budget waits for that job, not for
+			// room: it keeps nobody else waiting.
 			rep.Waiting++
 			full[j.Model] = true
 		}
 	}
 }
 
-func hasQueued(j *job.Job) bool { return queuedParts(j) > 0 }
-
-func queuedParts(j *job.Job) int {
-	n := 0
+// hasQueued: a part of j is queued (waiting for room, or held at its budget).
+func hasQueued(j *job.Job) bool {
 	for _, p := range j.Parts {
 		if p.Status == job.StatusQueued {
+			return true
+		}
+	}
+	return false
+}
+
+// waitingParts counts the queued parts waiting for room at the provider.
+func waitingParts(j *job.Job) int {
+	n := 0
+	for _, p := range j.Parts {
+		if p.Status == job.StatusQueued && !p.Held {
 			n++
 		}
 	}

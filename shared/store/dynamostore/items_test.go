@@ -105,9 +105,12 @@ func TestItemSize(t *testing.T) {
 	}
 }
 
-// TestJobBudgetRoundTrip: budget_usd survives the job item.
+// TestJobBudgetRoundTrip: budget_usd and the parts' estimates, spend and
+// holds survive the job item.
 func TestJobBudgetRoundTrip(t *testing.T) {
-	j := &job.Job{ID: "j1", Owner: "o", Provider: "bedrock", Status: job.StatusQueued, BudgetUSD: 12.5, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	spent := 0.75
+	j := &job.Job{ID: "j1", Owner: "o", Provider: "bedrock", Status: job.StatusQueued, BudgetUSD: 12.5, CreatedAt: time.Now(), UpdatedAt: time.Now(),
+		Parts: []job.Part{{Index: 0, Status: job.StatusIngesting, EstimateUSD: 0.5, SpentUSD: &spent}, {Index: 1, Status: job.StatusQueued, EstimateUSD: 0.5, Held: true}}}
 	item, err := encodeJob(j)
 	if err != nil {
 		t.Fatal(err)
@@ -115,5 +118,8 @@ func TestJobBudgetRoundTrip(t *testing.T) {
 	back, err := decodeJob(item)
 	if err != nil || back.BudgetUSD != 12.5 {
 		t.Fatalf("decoded budget %v, %v; want 12.5", back.BudgetUSD, err)
+	}
+	if p := back.Parts; len(p) != 2 || p[0].EstimateUSD != 0.5 || p[0].SpentUSD == nil || *p[0].SpentUSD != 0.75 || p[0].Held || p[1].SpentUSD != nil || !p[1].Held {
+		t.Fatalf("decoded parts %+v; want the estimates, the first part's spend and the second part held", p)
 	}
 }
