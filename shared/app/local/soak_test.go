@@ -422,10 +422,11 @@ type killWriter struct {
 
 var errKilled = errors.New("soak: process killed")
 
-func (w *killWriter) PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error {
-	if err := w.next.PutRecords(ctx, jobID, shards, recs); err != nil {
+func (w *killWriter) PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
+	if err := w.next.PutRecords(ctx, rs, recs); err != nil {
 		return err
 	}
+	jobID := rs.JobID
 	n := w.c.nth("ingest-write", jobID)
 	if w.c.roll("kill-ingest", fmt.Sprintf("%s#%d", jobID, n)) >= w.c.rate("kill_ingest") {
 		return nil
@@ -986,7 +987,7 @@ func checkRetries(t *testing.T, ctx context.Context, l *local.Suite, r *soakRepo
 		stored := 0
 		q := store.RecordQuery{Limit: job.MaxPageSize}
 		for {
-			recs, next, err := l.Service.Core.Store.ListRecords(ctx, parent.ID, parent.Shards, q)
+			recs, next, err := l.Service.Core.Store.ListRecords(ctx, parent.RecordSet(), q)
 			if err != nil {
 				t.Fatalf("list results of %s: %v", parent.ID, err)
 			}
@@ -1094,7 +1095,7 @@ func checkJob(t *testing.T, ctx context.Context, l *local.Suite, r *soakReport, 
 	succeeded, failed := 0, 0
 	q := store.RecordQuery{Limit: job.MaxPageSize}
 	for {
-		recs, next, err := l.Service.Core.Store.ListRecords(ctx, j.ID, j.Shards, q)
+		recs, next, err := l.Service.Core.Store.ListRecords(ctx, j.RecordSet(), q)
 		if err != nil {
 			t.Fatalf("list results of %s: %v", j.ID, err)
 		}

@@ -69,6 +69,11 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 	if j.Status == job.StatusCancelling {
 		return s.finishOnDemand(ctx, j)
 	}
+	// Input line i is the record of ordinal i (a retry's: the one it kept).
+	ordinal, err := s.Ordinals(ctx, j)
+	if err != nil {
+		return err
+	}
 	rc, err := s.Blobs.Open(ctx, j.Parts[0].InputURI, j.OnDemand.Offset)
 	if err != nil {
 		return fmt.Errorf("open on-demand input of %s: %w", id, err)
@@ -113,7 +118,14 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if err := s.Store.PutRecords(ctx, j.ID, j.Shards, recs); err != nil {
+		for k := range recs {
+			o, ok := ordinal(cp.Line + k)
+			if !ok {
+				return fmt.Errorf("on-demand input of %s line %d: no kept ordinal for it", id, cp.Line+k+1)
+			}
+			recs[k].Ordinal = o
+		}
+		if err := s.Store.PutRecords(ctx, j.RecordSet(), recs); err != nil {
 			return fmt.Errorf("store on-demand results of %s: %w", id, err)
 		}
 		j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
@@ -440,7 +452,7 @@ func (s *Service) countStored(ctx context.Context, j *job.Job) (storedCounts, er
 	var c storedCounts
 	q := store.RecordQuery{Limit: job.MaxPageSize}
 	for {
-		recs, next, err := s.Store.ListRecords(ctx, j.ID, j.Shards, q)
+		recs, next, err := s.Store.ListRecords(ctx, j.RecordSet(), q)
 		if err != nil {
 			return c, fmt.Errorf("count stored results of %s: %w", j.ID, err)
 		}

@@ -65,7 +65,7 @@ func TestPurge(t *testing.T) {
 		if err := s.CreateJob(ctx, j); err != nil {
 			t.Fatalf("CreateJob: %v", err)
 		}
-		if err := s.PutRecords(ctx, j.ID, 1, []job.Record{{ID: "a", Status: job.RecordSucceeded, ExpiresAt: j.ExpiresAt}}); err != nil {
+		if err := s.PutRecords(ctx, j.RecordSet(), []job.Record{{ID: "a", Status: job.RecordSucceeded, ExpiresAt: j.ExpiresAt}}); err != nil {
 			t.Fatalf("PutRecords: %v", err)
 		}
 		return j

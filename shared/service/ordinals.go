@@ -1,0 +1,81 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+)
+
+// OrdinalsURI is where a retry keeps its records' input ordinals in the job
+// first retried (job.Job.KeptOrdinals): one number per line, record i's on
+// line i+1, beside ids.jsonl.
+func OrdinalsURI(j *job.Job) string { return blob.Join(j.InputURI, "ordinals.jsonl") }
+
+// KeyRecords settles how a new job's records are keyed before it is stored:
+// by input ordinal (every new job), with a retry's ordinals kept beside its
+// input; by id only when byID (a retry of a job stored before ordinals is
+// keyed as its parent, so the merged view finds its records by id).
+func (c *Core) KeyRecords(ctx context.Context, j *job.Job, ordinals []int, byID bool) error {
+	j.InputOrder = !byID
+	if byID || ordinals == nil {
+		return nil
+	}
+	if len(ordinals) != j.RecordCount {
+		return fmt.Errorf("job %s: %d ordinals for %d records", j.ID, len(ordinals), j.RecordCount)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		w := bufio.NewWriter(pw)
+		for _, o := range ordinals {
+			w.WriteString(strconv.Itoa(o))
+			w.WriteByte('\n')
+		}
+		pw.CloseWithError(w.Flush())
+	}()
+	if _, err := c.Blobs.Put(ctx, OrdinalsURI(j), pr, "application/jsonl"); err != nil {
+		return fmt.Errorf("write record ordinals of %s: %w", j.ID, err)
+	}
+	j.KeptOrdinals = true
+	return nil
+}
+
+// Ordinals returns the input ordinal of j's record at each position of its
+// input: the kept list of a retry, else the position itself. A position past
+// the list answers ok false.
+func (c *Core) Ordinals(ctx context.Context, j *job.Job) (func(pos int) (int, bool), error) {
+	if !j.KeptOrdinals {
+		return func(pos int) (int, bool) { return pos, pos >= 0 }, nil
+	}
+	rc, err := c.Blobs.Open(ctx, OrdinalsURI(j), 0)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, fmt.Errorf("record ordinals of %s missing (%s): %w", j.ID, OrdinalsURI(j), err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open record ordinals of %s: %w", j.ID, err)
+	}
+	defer rc.Close()
+	ords := make([]int, 0, j.RecordCount)
+	sc := bufio.NewScanner(rc)
+	for sc.Scan() {
+		o, err := strconv.Atoi(sc.Text())
+		if err != nil || o < 0 {
+			return nil, fmt.Errorf("record ordinals of %s: line %d: %q is not an ordinal", j.ID, len(ords)+1, sc.Text())
+		}
+		ords = append(ords, o)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read record ordinals of %s: %w", j.ID, err)
+	}
+	return func(pos int) (int, bool) {
+		if pos < 0 || pos >= len(ords) {
+			return 0, false
+		}
+		return ords[pos], true
+	}, nil
+}
