@@ -76,9 +76,10 @@ func exportIDs(t *testing.T, s *suite, args map[string]any) []string {
 }
 
 // TestResultsInInputOrder: get_job_results and export_results return a job's
-// records in the order the caller gave them, over several pages, for a batch
-// job spread over two shards, an on-demand job, a status filter, and a job's
-// merged view over its retry (whose own results keep that order too).
+// records in the order the caller gave them, over several pages, for a
+// Bedrock batch job spread over two shards, an Anthropic message batch, an
+// on-demand job, a status filter, and a job's merged view over its retry
+// (whose own results keep that order too), batch and on demand.
 func TestResultsInInputOrder(t *testing.T) {
 	s := newSuite(t) // every 10th record fails, so there is something to retry
 	cs := s.client("alice")
@@ -113,6 +114,20 @@ func TestResultsInInputOrder(t *testing.T) {
 		}
 		check(t, "retry get_job_results", resultIDs(allResults(t, cs, c.JobID, "", 31)), failed)
 		check(t, "latest: true", resultIDs(latestResults(t, s, h.JobID, 97)), ids)
+	})
+
+	t.Run("anthropic message batch", func(t *testing.T) {
+		ids := orderIDs(40) // the simulator's results come in no particular order
+		h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": claudeHaiku, "records": orderRecords(ids)})
+		if h.Provider != "anthropic" {
+			t.Fatalf("setup: provider %q", h.Provider)
+		}
+		s.l.Anthropic.Step()
+		s.reconcile()
+		if j := s.finish(cs, h.JobID); j.Succeeded+j.Failed != len(ids) {
+			t.Fatalf("setup: job %+v", j)
+		}
+		check(t, "get_job_results", resultIDs(allResults(t, cs, h.JobID, "", 9)), ids)
 	})
 
 	t.Run("on demand, retried, latest", func(t *testing.T) {

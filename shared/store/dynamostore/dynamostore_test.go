@@ -30,7 +30,7 @@ func TestMain(m *testing.M) { os.Exit(motoserver.Main(m, &srv)) }
 var tableSeq atomic.Int64
 
 // newTable creates a fresh table for one test and returns a client for it.
-func newTable(t *testing.T) (*dynamodb.Client, string) {
+func newTable(t testing.TB) (*dynamodb.Client, string) {
 	t.Helper()
 	client := dynamodb.NewFromConfig(srv.Config(), func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(srv.Endpoint)
