@@ -140,7 +140,7 @@ func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.Recor
 		r.more = len(items) == ask
 		r.n = min(2*r.n, limit+1)
 		for _, it := range items {
-			sk := stringAttr(it, attrSK)
+			sk := keyOf(it, attrSK)[attrSK]
 			if sk == r.after {
 				continue
 			}
@@ -207,13 +207,6 @@ func readEmpty(runs []shardRun, read func(shard int, r *shardRun) error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-func stringAttr(item map[string]types.AttributeValue, name string) string {
-	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
 }
 
 // GetRecords implements store.Store: one BatchGetItem (consistent reads),
