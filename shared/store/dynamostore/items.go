@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,16 +64,18 @@ func recordSK(rs job.RecordSet, k job.RecordKey) string {
 	if !rs.ByOrdinal {
 		return skRecPrefix + k.ID
 	}
-	b := make([]byte, 0, len(skOrdPrefix)+11+len(k.ID))
-	b = append(b, skOrdPrefix...)
 	var d [20]byte
 	digits := strconv.AppendInt(d[:0], int64(k.Ordinal), 10)
+	var b strings.Builder // one allocation: ingest keys every record
+	b.Grow(len(skOrdPrefix) + 11 + len(k.ID))
+	b.WriteString(skOrdPrefix)
 	for range 10 - len(digits) {
-		b = append(b, '0')
+		b.WriteByte('0')
 	}
-	b = append(b, digits...)
-	b = append(b, '#')
-	return string(append(b, k.ID...))
+	b.Write(digits)
+	b.WriteByte('#')
+	b.WriteString(k.ID)
+	return b.String()
 }
 
 // recordPrefix is the sort key prefix of every record of rs.
