@@ -529,22 +529,16 @@ func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.Recor
 		args = append(args, c.Ordinal, c.ID)
 	}
 	args = append(args, limit+1)
-	rows, err := s.db.QueryContext(ctx, "SELECT ordinal, doc FROM records WHERE "+strings.Join(where, " AND ")+
+	rows, err := s.db.QueryContext(ctx, "SELECT doc FROM records WHERE "+strings.Join(where, " AND ")+
 		" ORDER BY ordinal, record_id LIMIT ?", args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("localstore: list records of job %s: %w", jobID, err)
 	}
 	defer rows.Close()
-	var (
-		recs     []job.Record
-		ordinals []int
-	)
+	var recs []job.Record
 	for rows.Next() {
-		var (
-			ordinal int
-			doc     string
-		)
-		if err := rows.Scan(&ordinal, &doc); err != nil {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
 			return nil, "", fmt.Errorf("localstore: list records of job %s: %w", jobID, err)
 		}
 		var r job.Record
@@ -552,7 +546,6 @@ func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.Recor
 			return nil, "", fmt.Errorf("localstore: decode record of job %s: %w", jobID, err)
 		}
 		recs = append(recs, r)
-		ordinals = append(ordinals, ordinal)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("localstore: list records of job %s: %w", jobID, err)
@@ -561,7 +554,12 @@ func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.Recor
 		return recs, "", nil
 	}
 	recs = recs[:limit]
-	next, err := storeutil.EncodeCursor(recordCursor{JobID: jobID, Ordinal: ordinals[limit-1], ID: recs[limit-1].ID})
+	last := recs[limit-1]
+	ordinal := last.Ordinal // the column's value: PutRecords keeps the two equal
+	if !rs.ByOrdinal {
+		ordinal = -1
+	}
+	next, err := storeutil.EncodeCursor(recordCursor{JobID: jobID, Ordinal: ordinal, ID: last.ID})
 	return recs, next, err
 }
 
