@@ -33,6 +33,29 @@ func (s *Server) dryRun(ctx context.Context, sr batch.SubmitRequest) (JobHandle,
 	}
 	fmt.Fprintf(&b, "); about %d input tokens, at most %d output tokens; estimated cost up to $%.4f (%s prices).",
 		res.EstimatedInputTokens, res.MaxOutputTokens, res.Cost.Total, res.Cost.Basis)
+	switch {
+	case res.Counted != nil:
+		c := res.Counted
+		fmt.Fprintf(&b, " Input counted by %s: about %d tokens (%.0f%% interval %d–%d).", c.Method, c.Estimate, 100*c.Confidence, c.Low, c.High)
+		if c.Partial != "" {
+			fmt.Fprintf(&b, " Fewer records counted than planned: %s.", c.Partial)
+		}
+	case res.NotCounted != "":
+		fmt.Fprintf(&b, " Input not counted: %s.", res.NotCounted)
+	}
+	if len(res.Paths) > 0 {
+		parts := make([]string, len(res.Paths))
+		for i, p := range res.Paths {
+			parts[i] = fmt.Sprintf("%s $%.4f", p.Path, p.Cost.Total)
+			if p.InfoOnly {
+				parts[i] += " (information only)"
+			}
+		}
+		fmt.Fprintf(&b, " Paths: %s.", strings.Join(parts, ", "))
+	}
+	if res.Auto != "" {
+		fmt.Fprintf(&b, " Auto picks %s: %s.", res.Auto, res.AutoWhy)
+	}
 	if c := res.Content; c != nil {
 		fmt.Fprintf(&b, " Images: %d, documents: %d (%d bytes).", c.Blocks["image"], c.Blocks["document"], c.Bytes)
 	}

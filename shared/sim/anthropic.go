@@ -1,7 +1,8 @@
 package sim
 
 // AnthropicSim simulates the Anthropic Message Batches API (create, get, list,
-// cancel, results) on the wire, for the official SDK through option.WithBaseURL.
+// cancel, results), the Models API's list and the Token Count API
+// (anthropic_count.go) on the wire, for the official SDK through option.WithBaseURL.
 // It is a test double: no model is called, and every answer says it is simulated.
 //
 // Behaviour it keeps from the real API:
@@ -61,6 +62,9 @@ type AnthropicSim struct {
 	AnswerBytes int
 	// Busy answers 429 rate_limit_error to a create while it returns true.
 	Busy func() bool
+	// CountBusy answers 429 rate_limit_error to a count_tokens call while it
+	// returns true (token counting has its own per-minute limit).
+	CountBusy func() bool
 	// AcceptThenFail, when it returns an HTTP status (500 api_error, 529
 	// overloaded_error), makes a create keep its batch and answer with that
 	// error instead: the caller cannot tell whether its batch exists, as after
@@ -159,6 +163,7 @@ func (s *AnthropicSim) init() {
 		s.mux.HandleFunc("POST /v1/messages/batches/{id}/cancel", s.cancelBatch)
 		s.mux.HandleFunc("GET /v1/messages/batches/{id}/results", s.results)
 		s.mux.HandleFunc("GET /v1/models", s.listModels)
+		s.mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
 		if s.StepDelay > 0 {
 			s.wg.Add(1)
 			go s.run()

@@ -107,17 +107,22 @@ func writeAnthropicJSON(w http.ResponseWriter, v any) {
 
 // wireRequest is what the simulator checks of one batch request.
 type wireRequest struct {
-	CustomID string `json:"custom_id"`
-	Params   struct {
-		Model     string          `json:"model"`
-		MaxTokens *int            `json:"max_tokens"`
-		Messages  json.RawMessage `json:"messages"`
-		System    json.RawMessage `json:"system"`
-		// The sampling parameters, kept to check them against the version.
-		Temperature json.RawMessage `json:"temperature"`
-		TopP        json.RawMessage `json:"top_p"`
-		TopK        json.RawMessage `json:"top_k"`
-	} `json:"params"`
+	CustomID string     `json:"custom_id"`
+	Params   wireParams `json:"params"`
+}
+
+// wireParams are the Messages params the simulator reads, in a batch request
+// or a count_tokens body.
+type wireParams struct {
+	Model     string          `json:"model"`
+	MaxTokens *int            `json:"max_tokens"`
+	Messages  json.RawMessage `json:"messages"`
+	System    json.RawMessage `json:"system"`
+	Tools     json.RawMessage `json:"tools"`
+	// The sampling parameters, kept to check them against the version.
+	Temperature json.RawMessage `json:"temperature"`
+	TopP        json.RawMessage `json:"top_p"`
+	TopK        json.RawMessage `json:"top_k"`
 }
 
 // cacheTTL reads the ttl of the last cache_control in a system value: "1h" or
@@ -139,10 +144,15 @@ func cacheTTL(system json.RawMessage) time.Duration {
 	return ttl
 }
 
-// requestTokens estimates a request's input tokens and its cacheable system prefix.
-func requestTokens(system, messages json.RawMessage) (in int64, prefix string) {
+// requestTokens estimates a request's input tokens and its cacheable system
+// prefix: the text of the system prompt and the messages' text blocks, and
+// the tool definitions as written.
+func requestTokens(system, messages, tools json.RawMessage) (in int64, prefix string) {
 	all, prefix := systemText(system)
 	in = tokens(all)
+	if len(tools) > 0 && string(tools) != "null" {
+		in += tokens(string(tools))
+	}
 	var msgs []struct {
 		Content json.RawMessage `json:"content"`
 	}
@@ -254,7 +264,7 @@ func (s *AnthropicSim) readRequests(dec *json.Decoder, version anthropicVersion)
 				}
 				return bad("requests.%d: malformed: %v", len(reqs), err)
 			}
-			if why := version.versionRefusal(len(reqs), &wr); why != "" {
+			if why := version.versionRefusal(fmt.Sprintf("requests.%d.params.", len(reqs)), &wr.Params); why != "" {
 				return bad("%s", why)
 			}
 			i := len(reqs)
@@ -275,13 +285,11 @@ func (s *AnthropicSim) readRequests(dec *json.Decoder, version anthropicVersion)
 			}
 			seen[wr.CustomID] = i
 			model = wr.Params.Model
-			in, prefix := requestTokens(wr.Params.System, wr.Params.Messages)
+			in, prefix, parts, err := billedInput(&wr.Params)
 			q := simReq{id: wr.CustomID, model: wr.Params.Model, maxTokens: *wr.Params.MaxTokens, inTokens: in,
-				sampling: nonDefaultSampling(&wr)}
-			if seen, err := claudeMedia(messageContents(wr.Params.Messages), anthropicModal(wr.Params.Model), false); err != nil {
+				seen: parts, sampling: nonDefaultSampling(&wr.Params)}
+			if err != nil {
 				q.mediaErr = "SIMULATED: " + err.Error()
-			} else {
-				q.seen, q.inTokens = seen, q.inTokens+seenTokens(seen)
 			}
 			if prefix != "" {
 				q.prefixKey = sha256.Sum256([]byte(wr.Params.Model + "\x00" + prefix))

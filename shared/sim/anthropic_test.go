@@ -49,6 +49,18 @@ func (r batchReq) param() anthropic.MessageBatchNewParamsRequest {
 	return anthropic.MessageBatchNewParamsRequest{CustomID: r.id, Params: p}
 }
 
+// serveAnthropic serves s on a loopback port for the test and returns its
+// URL and an SDK client for it (key "k", no retries, and opts).
+func serveAnthropic(t *testing.T, s *sim.AnthropicSim, opts ...option.RequestOption) (string, anthropic.Client) {
+	t.Helper()
+	url, err := s.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return url, anthropic.NewClient(append([]option.RequestOption{option.WithAPIKey("k"), option.WithBaseURL(url), option.WithMaxRetries(0)}, opts...)...)
+}
+
 // runBatch submits reqs through the SDK, ends the batch and returns its results by custom_id.
 func runBatch(t *testing.T, s *sim.AnthropicSim, c anthropic.Client, reqs ...batchReq) map[string]anthropic.MessageBatchResultUnion {
 	t.Helper()
@@ -86,12 +98,7 @@ func TestAnthropicCacheTokensAndMaxTokens(t *testing.T) {
 	var logs bytes.Buffer
 	clk := &clock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	s := &sim.AnthropicSim{APIKey: "k", Now: clk.Now, Log: slog.New(slog.NewTextHandler(&logs, nil))}
-	url, err := s.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	c := anthropic.NewClient(option.WithAPIKey("k"), option.WithBaseURL(url), option.WithMaxRetries(0))
+	_, c := serveAnthropic(t, s)
 
 	long := strings.Repeat("Refund policy clause. ", 700) // ~15 KB: ~3,850 tokens, over Sonnet's 1,024, under Haiku 4.5's 4,096
 	const sonnet, haiku = "claude-sonnet-4-5", "claude-haiku-4-5"
@@ -164,12 +171,7 @@ func TestAnthropicCacheTokensAndMaxTokens(t *testing.T) {
 // models that have a batch maximum, only on a batch created with its header.
 func TestAnthropicBatchOutput300kBeta(t *testing.T) {
 	s := &sim.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler)}
-	url, err := s.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	c := anthropic.NewClient(option.WithAPIKey("k"), option.WithBaseURL(url), option.WithMaxRetries(0))
+	_, c := serveAnthropic(t, s)
 	reqs := []batchReq{
 		{id: "haiku55", model: "claude-haiku-5-5", maxTokens: 200_000},
 		{id: "opus46", model: "claude-opus-4-6", maxTokens: 300_000},

@@ -24,19 +24,20 @@ var anthropicVersions = map[string]anthropicVersion{
 }
 
 // versionRefusal says why params break the rules of version v ("" when they
-// do not), in the API's wording, prefixed with the request's path.
-func (v anthropicVersion) versionRefusal(i int, wr *wireRequest) string {
+// do not), in the API's wording, each field's path prefixed with at (e.g.
+// "requests.3.params.", or "" for a body that is the params).
+func (v anthropicVersion) versionRefusal(at string, wp *wireParams) string {
 	if v.noSampling {
 		for _, f := range []struct {
 			name string
 			v    json.RawMessage
-		}{{"temperature", wr.Params.Temperature}, {"top_p", wr.Params.TopP}, {"top_k", wr.Params.TopK}} {
+		}{{"temperature", wp.Temperature}, {"top_p", wp.TopP}, {"top_k", wp.TopK}} {
 			if len(f.v) > 0 { // present, even as null or the default value
-				return fmt.Sprintf("requests.%d.params.%s: Extra inputs are not permitted", i, f.name)
+				return fmt.Sprintf("%s%s: Extra inputs are not permitted", at, f.name)
 			}
 		}
 	}
-	msgsRaw := wr.Params.Messages
+	msgsRaw := wp.Messages
 	if !(v.noAssistantDocument && bytes.Contains(msgsRaw, []byte(`"document"`))) && !(v.noUserCitations && bytes.Contains(msgsRaw, []byte(`"citations"`))) {
 		return "" // nothing the rules could refuse; skip the decode
 	}
@@ -58,9 +59,9 @@ func (v anthropicVersion) versionRefusal(i int, wr *wireRequest) string {
 		for k, b := range blocks {
 			switch {
 			case v.noAssistantDocument && m.Role == "assistant" && b.Type == "document":
-				return fmt.Sprintf("requests.%d.params.messages.%d.content.%d: document blocks are not permitted in assistant messages", i, j, k)
+				return fmt.Sprintf("%smessages.%d.content.%d: document blocks are not permitted in assistant messages", at, j, k)
 			case v.noUserCitations && m.Role == "user" && b.Type == "text" && len(b.Citations) > 0:
-				return fmt.Sprintf("requests.%d.params.messages.%d.content.%d.citations: citations are not permitted on text blocks in user messages", i, j, k)
+				return fmt.Sprintf("%smessages.%d.content.%d.citations: citations are not permitted on text blocks in user messages", at, j, k)
 			}
 		}
 	}
@@ -69,8 +70,8 @@ func (v anthropicVersion) versionRefusal(i int, wr *wireRequest) string {
 
 // nonDefaultSampling names the first sampling parameter a request sets to
 // other than its default (temperature 1; top_p and top_k have none), or "".
-func nonDefaultSampling(wr *wireRequest) string {
-	if t := wr.Params.Temperature; len(t) > 0 && string(t) != "null" {
+func nonDefaultSampling(wp *wireParams) string {
+	if t := wp.Temperature; len(t) > 0 && string(t) != "null" {
 		var v float64
 		if json.Unmarshal(t, &v) != nil || v != 1 {
 			return "temperature"
@@ -79,7 +80,7 @@ func nonDefaultSampling(wr *wireRequest) string {
 	for _, f := range []struct {
 		name string
 		v    json.RawMessage
-	}{{"top_p", wr.Params.TopP}, {"top_k", wr.Params.TopK}} {
+	}{{"top_p", wp.TopP}, {"top_k", wp.TopK}} {
 		if len(f.v) > 0 && string(f.v) != "null" {
 			return f.name
 		}

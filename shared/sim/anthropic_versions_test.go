@@ -20,12 +20,7 @@ import (
 // table, with 400 invalid_request_error, and creates no batch.
 func TestAnthropicVersionRules(t *testing.T) {
 	s := &sim.AnthropicSim{}
-	url, err := s.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	c := anthropic.NewClient(option.WithAPIKey("k"), option.WithBaseURL(url), option.WithMaxRetries(0))
+	_, c := serveAnthropic(t, s)
 	user := anthropic.NewUserMessage(anthropic.NewTextBlock("q"))
 	params := anthropic.MessageBatchNewParams{Requests: []anthropic.MessageBatchNewParamsRequest{{
 		CustomID: "r1", Params: anthropic.MessageBatchNewParamsRequestParams{Model: "claude-haiku-4-5", MaxTokens: 10, Messages: []anthropic.MessageParam{user}},
@@ -77,13 +72,7 @@ func TestAnthropicVersionRules(t *testing.T) {
 // sent to Haiku 4.5.
 func TestAnthropicModelSampling(t *testing.T) {
 	s := &sim.AnthropicSim{}
-	url, err := s.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	c := anthropic.NewClient(option.WithAPIKey("k"), option.WithBaseURL(url), option.WithMaxRetries(0),
-		option.WithHeader("anthropic-version", "2023-06-01"))
+	_, c := serveAnthropic(t, s, option.WithHeader("anthropic-version", "2023-06-01"))
 	req := func(id, model string) anthropic.MessageBatchNewParamsRequest {
 		return anthropic.MessageBatchNewParamsRequest{CustomID: id, Params: anthropic.MessageBatchNewParamsRequestParams{
 			Model: anthropic.Model(model), MaxTokens: 10, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("q"))}}}

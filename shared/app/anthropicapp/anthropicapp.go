@@ -22,6 +22,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 // ObjectStore is what the Anthropic adapter needs of object storage.
@@ -81,6 +82,7 @@ var (
 	_ service.BatchProvider = (*AnthropicProvider)(nil)
 	_ service.ResultFetcher = (*AnthropicProvider)(nil)
 	_ service.BatchFinder   = (*AnthropicProvider)(nil)
+	_ batch.TokenCounter    = (*AnthropicProvider)(nil)
 )
 
 // findPageSize is the list page FindSubmitted reads (the API allows 1..1000).
@@ -199,6 +201,16 @@ func (a *AnthropicProvider) EncodeRecord(i int, model string, in job.Input, p jo
 // CheckParams refuses settings the API version this suite sends refuses.
 func (a *AnthropicProvider) CheckParams(model string, p job.Params) error {
 	return anthropic.CheckParams(model, p)
+}
+
+// CountTokens counts a record's input tokens with Anthropic's Token Count
+// API, for a dry run's sample.
+func (a *AnthropicProvider) CountTokens(ctx context.Context, model string, in job.Input, p job.Params) (int64, error) {
+	n, err := a.Client.CountTokens(ctx, model, in, p)
+	if errors.Is(err, anthropic.ErrBusy) {
+		return 0, errors.Join(service.ErrProviderBusy, err) // throttled: the counts so far may stand
+	}
+	return n, err
 }
 
 // ParseOutputLine parses one results line.

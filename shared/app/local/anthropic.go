@@ -24,7 +24,8 @@ func (l *Suite) startAnthropic(o Options, blobs *fsblob.Store, d *graph.Deps) er
 	if key == "" {
 		key = simAPIKey
 	}
-	l.Anthropic = &sim.AnthropicSim{APIKey: key, StepDelay: o.StepDelay, ErrorEvery: o.FailEvery, Log: o.Log}
+	l.Anthropic = &sim.AnthropicSim{APIKey: key, StepDelay: o.StepDelay, ErrorEvery: o.FailEvery, Log: o.Log,
+		CountBusy: o.AnthropicCountBusy}
 	var err error
 	if l.AnthropicURL, err = l.Anthropic.Listen("127.0.0.1:0"); err != nil {
 		return err

@@ -54,6 +54,9 @@ type Options struct {
 	Meter *cost.Meter
 	// WebhookBackoff overrides the wait between webhook attempts (tests; nil: notify's default).
 	WebhookBackoff func(n int) time.Duration
+	// AnthropicCountBusy makes the Anthropic simulator answer count_tokens
+	// with 429 while it returns true (tests of the dry run's fallback).
+	AnthropicCountBusy func() bool
 	// Account is the simulated account's model table behind the control-plane
 	// and Service Quotas simulators (nil: sim.NewAccount()).
 	Account *sim.Account

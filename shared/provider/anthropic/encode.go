@@ -46,6 +46,16 @@ func EncodeRecordAt(i int, model string, in job.Input, p job.Params) ([]byte, er
 	if !job.ValidRecordID(in.ID) {
 		return nil, job.Fieldf(f("id"), "must match %s (Anthropic custom_id), got %q", job.RecordIDPattern, in.ID)
 	}
+	body, err := paramsBody(f, model, in, p)
+	if err != nil {
+		return nil, err
+	}
+	return claude.Marshal(requestLine{CustomID: in.ID, Params: body})
+}
+
+// paramsBody is the Messages params a record sends, checked against the API
+// version this suite speaks.
+func paramsBody(f func(string) string, model string, in job.Input, p job.Params) ([]byte, error) {
 	if err := CheckParams(model, p); err != nil {
 		return nil, err
 	}
@@ -63,7 +73,7 @@ func EncodeRecordAt(i int, model string, in job.Input, p job.Params) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	return claude.Marshal(requestLine{CustomID: in.ID, Params: body})
+	return body, nil
 }
 
 func messagesBody(f func(string) string, model string, in job.Input, p job.Params) ([]byte, error) {

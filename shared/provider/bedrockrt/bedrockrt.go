@@ -24,6 +24,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 )
 
@@ -311,6 +312,11 @@ func (m *Model) CountTokens(ctx context.Context, model string, in job.Input, p j
 		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: r.System}}
 	}
 	out, err := tc.CountTokens(ctx, &bedrockruntime.CountTokensInput{ModelId: aws.String(model), Input: &types.CountTokensInputMemberConverse{Value: *req}})
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "ThrottlingException" {
+		// Throttled after the SDK's retries: the dry run may keep the counts so far.
+		return 0, errors.Join(service.ErrProviderBusy, fmt.Errorf("count tokens of record %s: %w", in.ID, err))
+	}
 	if err != nil {
 		return 0, fmt.Errorf("count tokens of record %s: %w", in.ID, err)
 	}

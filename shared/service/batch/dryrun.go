@@ -33,6 +33,9 @@ type DryRunResult struct {
 	// Counted is the input counted exactly on a random sample of records
 	// and extrapolated with an interval (nil: no counter for this model).
 	Counted *TokenCount `json:"counted_input,omitempty"`
+	// NotCounted says why a text job's input was not counted (the paths
+	// then price the estimate): no counter here, or the count failed.
+	NotCounted string `json:"not_counted,omitempty"`
 	// Paths price the job on each way this deployment could run the model
 	// (counted input when there is a count, else the estimate; maximum output).
 	Paths []PathCost `json:"paths,omitempty"`
@@ -71,9 +74,14 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	}
 	out.EstimatedInputTokens, out.Cost = s.estimate(req, md)
 	m, _ := s.LookupModel(req.Model)
-	if out.Counted, err = s.countInput(ctx, req, m); err != nil {
+	if out.Counted, err = s.countInput(ctx, req, prov, m); err != nil {
 		// Not a reason to refuse the submit: the estimate above stands.
+		out.NotCounted = "counting failed, so the paths price the estimate: " + err.Error()
 		out.Warnings = append(out.Warnings, "input tokens not counted (the estimate stands): "+err.Error())
+	} else if out.Counted != nil && out.Counted.Partial != "" {
+		out.Warnings = append(out.Warnings, "input counted on fewer records than planned: "+out.Counted.Partial)
+	} else if out.Counted == nil && m != nil && m.Task == model.TaskText && len(req.Records) > 0 {
+		out.NotCounted = "this deployment has no token counter for " + req.Model + ", so the paths price the estimate"
 	}
 	if m != nil {
 		s.pricePaths(out, m, s.LimitsFor(prov, req.Model))
@@ -160,8 +168,19 @@ func (s *Service) recordTokens(r *job.Input, md *media, i int, system string) in
 
 // PathCost is a job's estimated cost on one path.
 type PathCost struct {
-	Path string     `json:"path"` // batch, on_demand standard, on_demand flex, on_demand priority
-	Cost model.Cost `json:"cost"`
+	// Path is batch, on_demand standard|flex|priority, or "anthropic batch":
+	// the same Claude model through Anthropic's Message Batches API, listed
+	// beside a Bedrock job's paths.
+	Path string `json:"path"`
+	// Provider runs the path; Model is its model id there.
+	Provider string     `json:"provider"`
+	Model    string     `json:"model"`
+	Cost     model.Cost `json:"cost"`
+	// Note says what the price list is and, for information-only paths,
+	// what running there would take.
+	Note string `json:"note,omitempty"`
+	// InfoOnly: auto never picks this path (another provider).
+	InfoOnly bool `json:"info_only,omitempty"`
 }
 
 // pricePaths lists the cost of each path the model and deployment allow and
@@ -174,15 +193,19 @@ func (s *Service) pricePaths(out *DryRunResult, m *model.Model, lim service.Batc
 	u := model.Usage{Input: in, Output: out.MaxOutputTokens}
 	odOK := m.Supports(model.ModeOnDemand) && s.OnDemand != nil && lim.OnDemand
 	if m.Supports(model.ModeBatch) {
-		out.Paths = append(out.Paths, PathCost{Path: "batch", Cost: m.Cost(u, model.BasisBatch)})
+		out.Paths = append(out.Paths, PathCost{Path: "batch", Provider: m.Provider, Model: m.ID, Cost: m.Cost(u, model.BasisBatch),
+			Note: batchNote(lim.Title, m)})
 	}
 	if odOK {
-		out.Paths = append(out.Paths, PathCost{Path: "on_demand standard", Cost: m.CostTier(u, model.TierStandard)})
+		out.Paths = append(out.Paths, PathCost{Path: "on_demand standard", Provider: m.Provider, Model: m.ID, Cost: m.CostTier(u, model.TierStandard)})
 		for _, t := range []string{model.TierFlex, model.TierPriority} {
 			if _, ok := m.Tier(t); ok {
-				out.Paths = append(out.Paths, PathCost{Path: "on_demand " + t, Cost: m.CostTier(u, t)})
+				out.Paths = append(out.Paths, PathCost{Path: "on_demand " + t, Provider: m.Provider, Model: m.ID, Cost: m.CostTier(u, t)})
 			}
 		}
+	}
+	if p, ok := s.anthropicPath(m, u); ok {
+		out.Paths = append(out.Paths, p)
 	}
 	mode, err := modeFor(m, job.ModeAuto, out.Records, lim, s.OnDemand != nil)
 	switch {
@@ -207,4 +230,64 @@ func (s *Service) pricePaths(out *DryRunResult, m *model.Model, lim service.Batc
 		}
 		out.AutoWhy = why
 	}
+}
+
+// batchNote names a batch path's price list and its discount on the
+// model's standard prices, as the catalog lists both.
+func batchNote(title string, m *model.Model) string {
+	p := m.Prices
+	if p.Input == nil || p.BatchInput == nil || *p.Input <= 0 {
+		return title + " prices"
+	}
+	return fmt.Sprintf("%s prices: input %.0f%% below the standard price (catalog, prices as of %s)", title, 100*(1 - *p.BatchInput / *p.Input), m.PricesAsOf)
+}
+
+// anthropicPath prices a Bedrock Claude job on Anthropic's Message Batches
+// API, as information beside the Bedrock paths. It is listed only where that
+// is an honest comparison: the catalog has the same model on the Anthropic
+// API (same family and name), it has not reached its end of life there, and
+// it has batch prices. The input is the same figure as the Bedrock paths'
+// (counted by Bedrock when counted: the same model reads the same tokens),
+// the output the same maximum. Auto never picks it: another provider means
+// the records leave AWS for Anthropic's API under another agreement and bill,
+// a choice only the caller can make.
+func (s *Service) anthropicPath(m *model.Model, u model.Usage) (PathCost, bool) {
+	if m.Provider != model.ProviderBedrock || m.Family != "claude" || m.Task != model.TaskText {
+		return PathCost{}, false
+	}
+	twin, here := s.anthropicTwin(m)
+	if twin == nil || twin.Prices.BatchInput == nil || twin.Prices.BatchOutput == nil {
+		return PathCost{}, false
+	}
+	if _, err := twin.Usable(s.Now()); err != nil {
+		return PathCost{}, false
+	}
+	note := batchNote("Anthropic Message Batches", twin) + "; information only: auto keeps the job on Bedrock (the records would leave AWS for Anthropic's API)"
+	if p, ok := s.Providers.Lookup(model.ProviderAnthropic); here && ok && p.Allows(twin.ID) {
+		note += fmt.Sprintf("; to run it there, submit with provider %s and model %s", model.ProviderAnthropic, twin.ID)
+	} else {
+		note += "; this deployment does not offer it (no Anthropic API key, or the model is not allowed)"
+	}
+	return PathCost{Path: "anthropic batch", Provider: model.ProviderAnthropic, Model: twin.ID, Cost: twin.Cost(u, model.BasisBatch),
+		Note: note, InfoOnly: true}, true
+}
+
+// anthropicTwin is the Anthropic API model of the same family and name as m
+// in this deployment's catalog (here) or else in the embedded one; nil when
+// neither has it.
+func (s *Service) anthropicTwin(m *model.Model) (twin *model.Model, here bool) {
+	find := func(c *model.Catalog) *model.Model {
+		for _, x := range c.All() {
+			if x.Provider == model.ProviderAnthropic && x.Family == m.Family && strings.EqualFold(x.Name, m.Name) {
+				return x
+			}
+		}
+		return nil
+	}
+	if s.Catalog != nil {
+		if t := find(s.Catalog); t != nil {
+			return t, true
+		}
+	}
+	return find(model.Default()), s.Catalog == nil
 }
