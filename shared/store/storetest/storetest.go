@@ -88,6 +88,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ListInFlight", testListInFlight},
 		{"PutRecordsIdempotent", testPutRecordsIdempotent},
 		{"ListRecordsInInputOrderAcrossShards", testListRecordsPaging},
+		{"ListRecordsSparseOverManyShards", testListRecordsSparse},
 		{"RecordsByID", testRecordsByID},
 		{"RecordCursorBounded", testRecordCursorBounded},
 		{"ListRecordsDefaultLimit", testListRecordsDefaultLimit},
@@ -834,6 +835,38 @@ func testListRecordsPaging(e *env) {
 	other.Shards = shards
 	if got := e.allRecords(e.t, other.RecordSet(), store.RecordQuery{Limit: 10}); len(got) != 0 {
 		e.t.Fatalf("job without records lists %d", len(got))
+	}
+}
+
+// testListRecordsSparse: the most shards a job has, with a status filter that
+// leaves most shards empty and the others holding one match far apart: the
+// matches still come in input order, one small page after another.
+func testListRecordsSparse(e *env) {
+	const n = 120
+	j := e.newJob("alice", job.ProviderBedrock, job.StatusPartiallyCompleted, e.clock.Now())
+	j.Shards = job.ShardsFor(1 << 30) // the cap
+	e.create(j)
+	var recs []job.Record
+	var all, failed []string
+	for i := range n {
+		r := job.Record{ID: fmt.Sprintf("%d", n-i), Ordinal: i, Status: job.RecordSucceeded, Output: "ok"}
+		if i == 0 || i == 77 || i == n-1 {
+			r.Status, r.Output, r.ErrorCode = job.RecordFailed, "", "429"
+			failed = append(failed, r.ID)
+		}
+		all = append(all, r.ID)
+		recs = append(recs, r)
+	}
+	if err := e.s.PutRecords(e.ctx, j.RecordSet(), recs); err != nil {
+		e.t.Fatalf("PutRecords: %v", err)
+	}
+	for _, limit := range []int{1, 2} {
+		if got := recordIDs(e.allRecords(e.t, j.RecordSet(), store.RecordQuery{Status: job.RecordFailed, Limit: limit})); !slices.Equal(got, failed) {
+			e.t.Fatalf("failed records, limit %d: %v, want %v", limit, got, failed)
+		}
+	}
+	if got := recordIDs(e.allRecords(e.t, j.RecordSet(), store.RecordQuery{Limit: 13})); !slices.Equal(got, all) {
+		e.t.Fatalf("all records:\n got %v\nwant %v", got, all)
 	}
 }
 
