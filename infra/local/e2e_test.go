@@ -28,8 +28,7 @@ func inspector(t *testing.T) (node, script string) {
 	if tools == "" {
 		tools = filepath.Join("..", "..", ".tools")
 	}
-	node = filepath.Join(tools, "bin", "node22")
-	script = filepath.Join(tools, "inspector", "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+	node, script = inspectorPaths(tools)
 	for _, p := range []string{node, script} {
 		if _, err := os.Stat(p); err != nil {
 			if os.Getenv("MCPBATCH_E2E") == "1" {
@@ -39,6 +38,13 @@ func inspector(t *testing.T) (node, script string) {
 		}
 	}
 	return node, script
+}
+
+// inspectorPaths are Node 22 and the Inspector CLI's script under tools
+// (README.md's inspect() runs the same two).
+func inspectorPaths(tools string) (node, script string) {
+	return filepath.Join(tools, "bin", "node22"),
+		filepath.Join(tools, "inspector", "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 }
 
 // dev is a running `make dev`: its MCP URL and the API key it printed.

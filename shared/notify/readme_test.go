@@ -1,6 +1,10 @@
 package notify
 
 import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -71,6 +75,59 @@ func TestPythonReceiverExample(t *testing.T) {
 	for i, c := range cases {
 		if got[i] != strconv.Itoa(c.want) {
 			t.Errorf("%s: python answered %s, want %d", c.name, got[i], c.want)
+		}
+	}
+}
+
+// TestReadmeFigures: the limits, headers and tolerance README.md states are
+// the ones the sender and the Go Receiver use.
+func TestReadmeFigures(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(b)), " ")
+	num := func(re string) int {
+		t.Helper()
+		m := regexp.MustCompile(re).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("README.md: nothing matches %s", re)
+		}
+		n, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+		return n
+	}
+	if n := num("must be `https://`, at most ([0-9,]+) characters"); n != MaxURLLen {
+		t.Errorf("README says webhooks of at most %d characters, MaxURLLen is %d", n, MaxURLLen)
+	}
+	if n := num(`5xx, 429 and network errors \(([0-9]+) attempts\)`); n != DefaultMaxAttempts {
+		t.Errorf("README says %d attempts, DefaultMaxAttempts is %d", n, DefaultMaxAttempts)
+	}
+	for _, h := range []string{HeaderDeliveryID, HeaderOwner, HeaderTimestamp, HeaderSignature} {
+		if !strings.Contains(text, h+":") {
+			t.Errorf("README.md's header list lacks %s", h)
+		}
+	}
+	hexLen := num("X-Mcpbatch-Delivery-Id: whd_<([0-9]+) hex>")
+	if id := DeliveryID(body); !regexp.MustCompile(fmt.Sprintf(`^whd_[0-9a-f]{%d}$`, hexLen)).MatchString(id) {
+		t.Errorf("delivery id %s is not whd_<%d hex>", id, hexLen)
+	}
+	// "refuse timestamps more than N minutes away": the Go Receiver does.
+	skew := time.Duration(num(`refuse timestamps more than ([0-9]+) minutes away`)) * time.Minute
+	sec := OwnerSecret(secret, testOwner)
+	const url = "https://hooks.example.com/x"
+	now := time.Now()
+	for _, c := range []struct {
+		age  time.Duration
+		want int
+	}{{skew - time.Minute, 204}, {skew + time.Minute, 401}, {-(skew + time.Minute), 401}} {
+		ts := strconv.FormatInt(now.Add(-c.age).Unix(), 10)
+		r := httptest.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		r.Header.Set(HeaderTimestamp, ts)
+		r.Header.Set(HeaderSignature, Sign(sec, ts, testOwner, url, body))
+		w := httptest.NewRecorder()
+		(&Receiver{Secret: sec, Owner: testOwner, URL: url, Handle: func([]byte) error { return nil }, Now: func() time.Time { return now }}).ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("a delivery signed %v ago: %d, want %d", c.age, w.Code, c.want)
 		}
 	}
 }
