@@ -29,6 +29,16 @@ func (c *Core) KeyRecords(ctx context.Context, j *job.Job, ordinals []int, byID 
 	if len(ordinals) != j.RecordCount {
 		return fmt.Errorf("job %s: %d ordinals for %d records", j.ID, len(ordinals), j.RecordCount)
 	}
+	if err := c.WriteOrdinals(ctx, OrdinalsURI(j), ordinals); err != nil {
+		return fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	j.KeptOrdinals = true
+	return nil
+}
+
+// WriteOrdinals stores a list of record ordinals at uri, one a line: what
+// Ordinals and ReadOrdinals read back by position.
+func (c *Core) WriteOrdinals(ctx context.Context, uri string, ordinals []int) error {
 	pr, pw := io.Pipe()
 	go func() {
 		w := bufio.NewWriter(pw)
@@ -38,10 +48,9 @@ func (c *Core) KeyRecords(ctx context.Context, j *job.Job, ordinals []int, byID 
 		}
 		pw.CloseWithError(w.Flush())
 	}()
-	if _, err := c.Blobs.Put(ctx, OrdinalsURI(j), pr, "application/jsonl"); err != nil {
-		return fmt.Errorf("write record ordinals of %s: %w", j.ID, err)
+	if _, err := c.Blobs.Put(ctx, uri, pr, "application/jsonl"); err != nil {
+		return fmt.Errorf("write record ordinals %s: %w", uri, err)
 	}
-	j.KeptOrdinals = true
 	return nil
 }
 
@@ -52,25 +61,36 @@ func (c *Core) Ordinals(ctx context.Context, j *job.Job) (func(pos int) (int, bo
 	if !j.KeptOrdinals {
 		return func(pos int) (int, bool) { return pos, pos >= 0 }, nil
 	}
-	rc, err := c.Blobs.Open(ctx, OrdinalsURI(j), 0)
+	ord, err := c.ReadOrdinals(ctx, OrdinalsURI(j))
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	return ord, nil
+}
+
+// ReadOrdinals reads a list WriteOrdinals stored: the ordinal at each
+// position, ok false past the list. A missing list is an error: a run that
+// needs one must not fall back to positions.
+func (c *Core) ReadOrdinals(ctx context.Context, uri string) (func(pos int) (int, bool), error) {
+	rc, err := c.Blobs.Open(ctx, uri, 0)
 	if errors.Is(err, blob.ErrNotFound) {
-		return nil, fmt.Errorf("record ordinals of %s missing (%s): %w", j.ID, OrdinalsURI(j), err)
+		return nil, fmt.Errorf("record ordinals %s missing: %w", uri, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open record ordinals of %s: %w", j.ID, err)
+		return nil, fmt.Errorf("open record ordinals %s: %w", uri, err)
 	}
 	defer rc.Close()
-	ords := make([]int, 0, j.RecordCount)
+	var ords []int
 	sc := bufio.NewScanner(rc)
 	for sc.Scan() {
 		o, err := strconv.Atoi(sc.Text())
 		if err != nil || o < 0 {
-			return nil, fmt.Errorf("record ordinals of %s: line %d: %q is not an ordinal", j.ID, len(ords)+1, sc.Text())
+			return nil, fmt.Errorf("record ordinals %s: line %d: %q is not an ordinal", uri, len(ords)+1, sc.Text())
 		}
 		ords = append(ords, o)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read record ordinals of %s: %w", j.ID, err)
+		return nil, fmt.Errorf("read record ordinals %s: %w", uri, err)
 	}
 	return func(pos int) (int, bool) {
 		if pos < 0 || pos >= len(ords) {
