@@ -82,8 +82,14 @@ func (b *BedrockProvider) Submit(ctx context.Context, in service.BatchSubmit) (s
 		InputURI: in.InputURI, OutputURI: in.OutputURI, TimeoutHours: in.TimeoutHrs, Tags: in.Tags,
 		InvocationType: in.InvocationType,
 	})
-	if errors.Is(err, bedrock.ErrQuotaExceeded) {
+	switch {
+	case errors.Is(err, bedrock.ErrQuotaExceeded):
 		return "", errors.Join(service.ErrQuotaFull, err)
+	case errors.Is(err, bedrock.ErrThrottled):
+		// Throttled past the SDK's retries: Bedrock made no job (and the
+		// client token makes a later create idempotent anyway); the part
+		// stays queued for the reconciler instead of failing the job.
+		return "", errors.Join(service.ErrProviderBusy, err)
 	}
 	return arn, err
 }

@@ -35,6 +35,9 @@ type Versioned interface {
 	// OpenVersion reads at most v.Size bytes of the object, and fails with
 	// ErrChanged when it is no longer v.
 	OpenVersion(ctx context.Context, uri string, v Version) (io.ReadCloser, error)
+	// OpenVersionAt is OpenVersion from byte offset on (0 <= offset <= v.Size):
+	// a read cut off mid-object resumes where it stopped, on the same version.
+	OpenVersionAt(ctx context.Context, uri string, v Version, offset int64) (io.ReadCloser, error)
 }
 
 // Object describes a stored object.

@@ -110,6 +110,9 @@ type Job struct {
 	// is the terminal status already announced, so a redelivered event sends nothing twice.
 	Notify         *Notify `json:"notify,omitempty"`
 	NotifiedStatus Status  `json:"notifiedStatus,omitempty"`
+	// NotifyingUntil is a notifier's claim on announcing Status: until then
+	// another delivery of the same event sends nothing (shared/service/announce).
+	NotifyingUntil time.Time `json:"notifyingUntil,omitempty"`
 }
 
 // Part is one provider job under a user-visible job.

@@ -45,7 +45,10 @@ type AsyncHandle struct {
 	OutputLocation  string `json:"output_location,omitempty"`
 	FailureLocation string `json:"failure_location,omitempty"`
 	InputLocation   string `json:"input_location,omitempty" jsonschema:"where a body over 128,000 bytes was streamed to"`
-	ExpiresAt       string `json:"expires_at"`
+	ExpiresAt       string `json:"expires_at" jsonschema:"while the inference runs: a hold kept ahead of the run, not the final expiry (see expires_at_final)"`
+	// ExpiresFinal / TTLDays say what expires_at is, as for submit_batch's answer.
+	ExpiresFinal bool `json:"expires_at_final" jsonschema:"false while the inference runs: expires_at then moves, and once it ends becomes ttl_days after its end (get_job shows it)"`
+	TTLDays      int  `json:"ttl_days,omitempty" jsonschema:"the job and its result are kept this many days after the inference ends"`
 	// Warnings say, e.g., that the endpoint is at zero instances and the first result waits for one to start.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -127,7 +130,8 @@ func (s *Server) invokeAsync(ctx context.Context, req *mcp.CallToolRequest, in I
 			return AsyncHandle{}, "", "", err
 		}
 		h := AsyncHandle{JobID: j.ID, Status: string(j.Status), Provider: j.Provider, EndpointName: j.Model,
-			OutputLocation: j.OutputURI, FailureLocation: j.FailureURI, InputLocation: j.InputURI, ExpiresAt: ts(j.ExpiresAt), Warnings: j.Warnings}
+			OutputLocation: j.OutputURI, FailureLocation: j.FailureURI, InputLocation: j.InputURI, ExpiresAt: ts(j.ExpiresAt),
+			ExpiresFinal: expiresFinal(j), TTLDays: ttlOf(j), Warnings: j.Warnings}
 		summary := fmt.Sprintf("Queued inference %s on endpoint %s, status %s. Poll get_job; then get_job_results.", j.ID, j.Model, j.Status)
 		for _, w := range j.Warnings {
 			summary += " Note: " + w + "."

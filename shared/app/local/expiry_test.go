@@ -53,3 +53,26 @@ func TestExpiryPromisedIsStored(t *testing.T) {
 		t.Errorf("expires_at %s is %s off completed_at %s + 3 days", exp, d, done)
 	}
 }
+
+// TestSageMakerAsyncExpiryFlag: invoke_endpoint_async's answer says what its
+// expires_at is, as submit_batch's does (it lacked expires_at_final and
+// ttl_days, so a caller could not tell the hold from the final expiry).
+func TestSageMakerAsyncExpiryFlag(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	h := call[map[string]any](t, cs, "invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "body": "ping",
+		"content_type": "text/plain", "ttl_days": 2})
+	// The simulator may end the inference before the answer is written: the
+	// flag is then true, and false exactly while the inference runs.
+	terminal := map[string]bool{"completed": true, "failed": true}[h["status"].(string)]
+	if final, ok := h["expires_at_final"]; !ok || final != terminal || h["ttl_days"] != float64(2) || h["expires_at"] == "" {
+		t.Errorf("invoke_endpoint_async answer (status %v) expires_at=%v expires_at_final=%v (present %v) ttl_days=%v, want %v and 2",
+			h["status"], h["expires_at"], final, ok, h["ttl_days"], terminal)
+	}
+	id := h["job_id"].(string)
+	waitTerminal(t, s, "alice", id)
+	j := call[map[string]any](t, cs, "get_job", map[string]any{"job_id": id})
+	if j["expires_at_final"] != true || j["ttl_days"] != float64(2) {
+		t.Errorf("get_job after the end: expires_at_final=%v ttl_days=%v, want true and 2", j["expires_at_final"], j["ttl_days"])
+	}
+}

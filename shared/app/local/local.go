@@ -40,6 +40,10 @@ import (
 type Options struct {
 	// Dir holds the SQLite store and the object folder (default .mcpbatch).
 	Dir string
+	// StoreNow is the store's clock, which stamps UpdatedAt (nil: time.Now).
+	// A test that moves the service's clock moves this one too, as in AWS
+	// both read one time.
+	StoreNow func() time.Time
 	// StepDelay is the simulator's time between two job statuses.
 	StepDelay time.Duration
 	// FailEvery makes every Nth record fail in the simulator (0: none).
@@ -113,7 +117,11 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	if o.Owner == nil {
 		o.Owner = func(*http.Request) (string, error) { return "local-dev", nil }
 	}
-	st, err := localstore.Open(filepath.Join(o.Dir, "mcpbatch.db"))
+	var storeOpts []localstore.Option
+	if o.StoreNow != nil {
+		storeOpts = append(storeOpts, localstore.WithNow(o.StoreNow))
+	}
+	st, err := localstore.Open(filepath.Join(o.Dir, "mcpbatch.db"), storeOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("open local store: %w", err)
 	}

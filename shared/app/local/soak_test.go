@@ -35,6 +35,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/retry"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
@@ -43,9 +44,16 @@ import (
 // on-demand and SageMaker async through the whole local suite while a fault
 // layer duplicates, delays (reorders) and drops bus events, throttles the
 // providers, kills processes mid-submit and mid-ingest and runs reconcilers
-// that overlap. Then every job must be terminal, every record stored exactly
-// once and counted once, and no simulator may hold a provider job nobody
-// tracks or that a cancel left running.
+// that overlap. Jobs submitted from input files meet S3 faults in their
+// validation (throttling, reads cut mid-stream, the file replaced or deleted
+// between passes); jobs with a webhook meet receivers that fail, throttle,
+// time out or never recover, a notifier killed mid-delivery and late
+// duplicate "Job Completed" events. Then every job must be terminal, every
+// record stored exactly once and counted once, no simulator may hold a
+// provider job nobody tracks or that a cancel left running, no file job may
+// run part of a file or a mix of two, and every job end must be sent once
+// to its webhook (one delivery id) and delivered when the receiver
+// recovers, or recorded on the job as failed after the documented attempts.
 //
 // Every fault decision is a hash of the seed and what it is about (an event's
 // job and status and how often it was seen, a part's name, a job id), so a
@@ -55,7 +63,6 @@ const (
 	soakSeedEnv     = "MCPBATCH_SOAK_SEED"
 	soakDefaultSeed = 20261130
 	soakOwner       = "soak"
-	soakJobs        = 224
 	// soakBound bounds the wait for every job to end; a job still running
 	// then is a failure, not a longer wait.
 	soakBound = 120 * time.Second
@@ -77,6 +84,8 @@ var soakRates = map[string]float64{
 	"cancel_during_submit": 0.03, "cancel_after": 0.05,
 	"throttle_bedrock": 0.10, "busy_anthropic": 0.10, "throttle_runtime": 0.10, "fail_sagemaker": 0.10,
 	"delete_index": 0.30, "swap_media": 0.30, "retry": 0.60,
+	"webhook": 0.50, "kill_announce": 0.10, "redeliver": 0.30,
+	"throttle_s3": 0.15, "s3_read_error": 0.15, "swap_input": 0.30,
 }
 
 const soakFaultsEnv = "MCPBATCH_SOAK_FAULTS"
@@ -138,7 +147,9 @@ type chaos struct {
 	created sync.Map
 	// stopped holds the refs the service asked its provider to stop.
 	stopped sync.Map
-	rates   map[string]float64
+	// killedNotifier holds the jobs whose "Job Completed" handling was killed.
+	killedNotifier sync.Map
+	rates          map[string]float64
 }
 
 // rate is the rate of a fault (a name of soakRates).
@@ -162,6 +173,13 @@ func (c *chaos) note(jobID, what string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hit[jobID] = append(c.hit[jobID], what)
+}
+
+// merge adds the faults noted under from (a file, before its job existed) to jobID's.
+func (c *chaos) merge(from, jobID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hit[jobID] = append(c.hit[from], c.hit[jobID]...)
 }
 
 // history is what happened to a job, in order.
@@ -282,7 +300,10 @@ func (c *chaos) wrapBus(l *local.Suite) {
 		if internal {
 			drop, fault = c.rate("drop_internal"), fDropInternal
 			if strings.Contains(key, config.DetailJobCompleted) {
-				drop = 0 // a notification for pipelines: nothing of the job depends on it
+				// Not dropped: nothing publishes a job's end again, so a lost
+				// one would lose the job's webhook and SNS message (its
+				// duplicates and delays still apply).
+				drop = 0
 			}
 		}
 		what := strings.TrimSpace(key)
@@ -469,6 +490,7 @@ type soakItem struct {
 	k        int
 	kind     string // bedrock, anthropic, on_demand, sagemaker
 	model    string
+	hook     string // the webhook receiver's behaviour ("" : no webhook)
 	records  int
 	cancelAt time.Duration // > 0: cancel_job that long after submit returned
 }
@@ -481,24 +503,38 @@ const (
 	kEmbed     = "embedding to index"
 	kMedia     = "media on-demand"
 	kRetry     = "retry_failed"
+	kFile      = "bedrock from a file"
 	// soakEmbedModel and soakVisionModel run on demand; the second reads images.
 	soakEmbedModel  = "cohere.embed-english-v3"
 	soakVisionModel = "anthropic.claude-sonnet-4-5-20250929-v1:0"
 )
 
-func soakPlan(c *chaos) []soakItem {
-	mix := []struct {
-		kind     string
-		n        int
-		min, max int
-	}{
-		{kBedrock, 50, job.BedrockMinRecords, job.BedrockMinRecords + 30},
-		{kAnthropic, 60, 2, 30},
-		{kOnDemand, 50, 2, 20},
-		{kSageMaker, 40, 1, 1},
-		{kEmbed, 12, 2, 12},
-		{kMedia, 12, 2, 5},
+// soakMix is how many jobs of each kind the soak plans, with their record counts.
+var soakMix = []struct {
+	kind     string
+	n        int
+	min, max int
+}{
+	{kBedrock, 50, job.BedrockMinRecords, job.BedrockMinRecords + 30},
+	{kAnthropic, 60, 2, 30},
+	{kOnDemand, 50, 2, 20},
+	{kSageMaker, 40, 1, 1},
+	{kEmbed, 12, 2, 12},
+	{kMedia, 12, 2, 5},
+	{kFile, 12, job.BedrockMinRecords, job.BedrockMinRecords + 20},
+}
+
+// soakJobs is the number of jobs the soak plans (retries come on top).
+func soakJobs() int {
+	n := 0
+	for _, m := range soakMix {
+		n += m.n
 	}
+	return n
+}
+
+func soakPlan(c *chaos) []soakItem {
+	mix := soakMix
 	var plan []soakItem
 	for _, m := range mix {
 		for range m.n {
@@ -522,7 +558,7 @@ func soakPlan(c *chaos) []soakItem {
 		switch it.kind {
 		case kAnthropic:
 			it.model = config.DefaultAnthropicModels[0]
-		case kBedrock, kOnDemand:
+		case kBedrock, kOnDemand, kFile:
 			it.model = haiku
 		case kSageMaker:
 			it.model = local.SimEndpoints[0]
@@ -531,6 +567,7 @@ func soakPlan(c *chaos) []soakItem {
 		case kMedia:
 			it.model = soakVisionModel
 		}
+		it.hook = hookBehaviour(c, k)
 		if it.kind != kSageMaker && c.roll("cancel-after", key) < c.rate("cancel_after") {
 			it.cancelAt = time.Duration(1+c.roll("cancel-after-at", key)*300) * time.Millisecond
 		}
@@ -574,8 +611,15 @@ func TestChaosSoak(t *testing.T) {
 	if os.Getenv("MCPBATCH_SOAK_LOG") != "" {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
+	// The service's clock can jump so time passes at once for its timers
+	// (leases, stale thresholds, backoffs; see soakJump), and the store's
+	// with it (it stamps the UpdatedAt those timers count from). The
+	// simulators keep real time, as a provider's clock is another machine's:
+	// their Now may not change once they run.
+	var offset atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	l, err := local.New(context.Background(), local.Options{
-		Dir: t.TempDir(), StepDelay: 25 * time.Millisecond, FailEvery: 13, Log: log,
+		Dir: t.TempDir(), StepDelay: 25 * time.Millisecond, FailEvery: 13, Log: log, StoreNow: clock,
 		Reports: local.ReportsOptions{ThrottleRate: c.rate("throttle_runtime"), Concurrency: 4},
 	})
 	if err != nil {
@@ -610,12 +654,7 @@ func TestChaosSoak(t *testing.T) {
 		return ""
 	}
 
-	// The service's clock can jump so time passes at once for its timers
-	// (leases, stale thresholds, backoffs; see soakJump). The simulators keep
-	// real time, as a provider's clock is another machine's: their Now may not
-	// change once they run.
-	var offset atomic.Int64
-	l.Service.Core.Clock = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	l.Service.Core.Clock = clock
 
 	// The fault layer over the suite's adapters, before any traffic.
 	c.wrapBus(l)
@@ -626,9 +665,17 @@ func TestChaosSoak(t *testing.T) {
 	ing.ChunkLines = 16 // several checkpoints per file, so kills land between them
 	ing.Records = &killWriter{next: ing.Records, c: c, killed: map[string]bool{}}
 	l.Service.Reconciler.StaleAfter = 300 * time.Millisecond
+	plan := soakPlan(c)
+	c.wrapFileBlobs(l, plan)
+	c.wrapAnnounce(l)
 
 	ctx, stop := context.WithTimeout(context.Background(), soakBound+30*time.Second)
 	defer stop()
+	hooks, err := newSoakReceivers(ctx, l, c, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hooks.srv.Close()
 
 	// Reconcilers: two loops whose runs overlap, each run killable mid-submit.
 	reconCtx, stopRecon := context.WithCancel(ctx)
@@ -659,7 +706,6 @@ func TestChaosSoak(t *testing.T) {
 	}
 
 	// Submitters: four callers share the plan.
-	plan := soakPlan(c)
 	var (
 		next     atomic.Int32
 		subWG    sync.WaitGroup
@@ -678,7 +724,11 @@ func TestChaosSoak(t *testing.T) {
 				}
 				it := plan[k]
 				sctx, cancel := killable(ctx)
-				id, err := submitSoak(sctx, l, it)
+				hook := ""
+				if it.hook != "" {
+					hook = hooks.url(it.k)
+				}
+				id, err := submitSoak(sctx, l, it, hook)
 				killed := sctx.Err() != nil && ctx.Err() == nil
 				cancel()
 				if err != nil && !killed {
@@ -763,26 +813,35 @@ func TestChaosSoak(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	l.Bus.Wait()
+	// Late duplicates of handled "Job Completed" events deliver nothing again.
+	c.redeliver(ctx, l, listSoakJobs(t, ctx, l))
+	l.Bus.Wait()
 	jobs = listSoakJobs(t, ctx, l)
 
 	rep := account(t, ctx, l, c, plan, jobs)
+	checkWebhooks(rep, hooks, plan, jobs)
 	for _, e := range subErrs {
 		rep.problem("submit error", e)
 	}
-	rep.print(t, seed, c.counts(), l.Reports.Runtime.Stats().Throttled, time.Since(start), submitted)
-	if rep.lost != 0 || rep.double != 0 || rep.orphaned != 0 || rep.notTerminal != 0 || len(rep.problems) != 0 {
-		t.Errorf("chaos soak seed %d: %d lost, %d double-counted, %d orphaned, %d jobs not terminal, %d problems (see the tables above; replay with %s=%d)",
-			seed, rep.lost, rep.double, rep.orphaned, rep.notTerminal, len(rep.problems), soakSeedEnv, seed)
+	rep.print(t, seed, len(jobs), c.counts(), l.Reports.Runtime.Stats().Throttled, time.Since(start), submitted)
+	if rep.lost != 0 || rep.double != 0 || rep.orphaned != 0 || rep.notTerminal != 0 || rep.webhookDup != 0 || rep.webhookLost != 0 ||
+		rep.webhookBad != 0 || len(rep.problems) != 0 {
+		t.Errorf("chaos soak seed %d: %d lost, %d double-counted, %d orphaned, %d jobs not terminal, webhooks %d sent twice, %d not delivered as documented, %d wrong; %d problems (see the tables above; replay with %s=%d)",
+			seed, rep.lost, rep.double, rep.orphaned, rep.notTerminal, rep.webhookDup, rep.webhookLost, rep.webhookBad, len(rep.problems), soakSeedEnv, seed)
 	}
 }
 
 // submitSoak submits one planned job and returns its id ("" when the submit
 // did not return one: killed, or refused).
-func submitSoak(ctx context.Context, l *local.Suite, it soakItem) (string, error) {
+func submitSoak(ctx context.Context, l *local.Suite, it soakItem, hook string) (string, error) {
+	var n *job.Notify
+	if hook != "" {
+		n = &job.Notify{Webhook: hook}
+	}
 	if it.kind == kSageMaker {
 		body := fmt.Sprintf(`{"soak":%d}`, it.k)
 		j, err := l.Service.SageMaker.InvokeAsync(ctx, smsvc.AsyncRequest{
-			Owner: soakOwner, Endpoint: it.model, Body: []byte(body), HasBody: true, ContentType: "application/json",
+			Owner: soakOwner, Endpoint: it.model, Body: []byte(body), HasBody: true, ContentType: "application/json", Notify: n,
 		})
 		if j == nil {
 			return "", err
@@ -793,8 +852,19 @@ func submitSoak(ctx context.Context, l *local.Suite, it soakItem) (string, error
 	for i := range recs {
 		recs[i] = job.Input{ID: soakRecordID(it.k, i), Prompt: fmt.Sprintf("Soak job %d, fact #%d", it.k, i)}
 	}
-	req := batch.SubmitRequest{Owner: soakOwner, Model: it.model, Name: soakName(it.k), Records: recs, Params: job.Params{MaxTokens: 256}}
+	req := batch.SubmitRequest{Owner: soakOwner, Model: it.model, Name: soakName(it.k), Records: recs, Params: job.Params{MaxTokens: 256}, Notify: n}
 	switch it.kind {
+	case kFile:
+		uri := soakInputURI(l, it.k)
+		if _, err := l.Blobs.Put(ctx, uri, bytes.NewReader(soakFile(it.k, it.records, false)), "application/jsonl"); err != nil {
+			return "", err
+		}
+		req.Records, req.Provider, req.Mode = nil, job.ProviderBedrock, job.ModeBatch
+		j, err := l.Service.Transfer.SubmitFile(ctx, transfer.FileSubmitRequest{SubmitRequest: req, InputURI: uri})
+		if j == nil {
+			return "", err
+		}
+		return j.ID, err
 	case kEmbed:
 		for i := range recs {
 			recs[i] = job.Input{ID: recs[i].ID, Text: recs[i].Prompt, Metadata: map[string]any{"job": float64(it.k)}}
@@ -882,7 +952,12 @@ type soakReport struct {
 	double      int
 	orphaned    int
 	notTerminal int
-	problems    []string
+	// Webhooks: jobs that asked for one, and those sent twice, not
+	// delivered as documented, or wrong (unsigned, another body).
+	webhookJobs, webhookDup, webhookLost, webhookBad int
+	// File jobs that failed because their file changed, and that ran the replacement.
+	fileRefused, fileSwapped int
+	problems                 []string
 }
 
 func (r *soakReport) problem(what, detail string) {
@@ -917,9 +992,16 @@ func kindOf(j *job.Job) string {
 func account(t *testing.T, ctx context.Context, l *local.Suite, c *chaos, plan []soakItem, jobs []*job.Job) *soakReport {
 	t.Helper()
 	r := &soakReport{c: c, byKind: map[string]map[job.Status]int{}}
+	planned := map[string]string{}
+	for _, it := range plan {
+		planned[soakName(it.k)] = it.kind
+	}
 	byName := map[string]*job.Job{}
 	for _, j := range jobs {
 		k := kindOf(j)
+		if planned[j.Name] == kFile && k != kRetry {
+			k = kFile
+		}
 		if r.byKind[k] == nil {
 			r.byKind[k] = map[job.Status]int{}
 		}
@@ -937,8 +1019,12 @@ func account(t *testing.T, ctx context.Context, l *local.Suite, c *chaos, plan [
 		if it.kind == kSageMaker {
 			continue
 		}
-		r.submitted += it.records
 		j := byName[soakName(it.k)]
+		if it.kind == kFile && j != nil {
+			checkFileJob(t, ctx, l, r, j, it)
+			continue
+		}
+		r.submitted += it.records
 		if j == nil {
 			r.lost += it.records
 			r.problem("job missing", fmt.Sprintf("%s (%s, %d records) was never stored", soakName(it.k), it.kind, it.records))
@@ -984,23 +1070,12 @@ func checkRetries(t *testing.T, ctx context.Context, l *local.Suite, r *soakRepo
 		}
 		r.submitted += child.RecordCount
 		want := map[string]bool{}
-		stored := 0
-		q := store.RecordQuery{Limit: job.MaxPageSize}
-		for {
-			recs, next, err := l.Service.Core.Store.ListRecords(ctx, parent.RecordSet(), q)
-			if err != nil {
-				t.Fatalf("list results of %s: %v", parent.ID, err)
+		recs := storedRecords(t, ctx, l, parent)
+		stored := len(recs)
+		for _, rec := range recs {
+			if rec.Status == job.RecordFailed {
+				want[rec.ID] = true
 			}
-			for _, rec := range recs {
-				stored++
-				if rec.Status == job.RecordFailed {
-					want[rec.ID] = true
-				}
-			}
-			if next == "" {
-				break
-			}
-			q.Cursor = next
 		}
 		checkJob(t, ctx, l, r, child, kRetry, want)
 		seen := map[string]int{}
@@ -1093,24 +1168,13 @@ func checkJob(t *testing.T, ctx context.Context, l *local.Suite, r *soakReport, 
 	}
 	seen := map[string]int{}
 	succeeded, failed := 0, 0
-	q := store.RecordQuery{Limit: job.MaxPageSize}
-	for {
-		recs, next, err := l.Service.Core.Store.ListRecords(ctx, j.RecordSet(), q)
-		if err != nil {
-			t.Fatalf("list results of %s: %v", j.ID, err)
+	for _, rec := range storedRecords(t, ctx, l, j) {
+		seen[rec.ID]++
+		if rec.Status == job.RecordSucceeded {
+			succeeded++
+		} else {
+			failed++
 		}
-		for _, rec := range recs {
-			seen[rec.ID]++
-			if rec.Status == job.RecordSucceeded {
-				succeeded++
-			} else {
-				failed++
-			}
-		}
-		if next == "" {
-			break
-		}
-		q.Cursor = next
 	}
 	r.stored += succeeded + failed
 	for id, n := range seen {
@@ -1143,6 +1207,24 @@ func checkJob(t *testing.T, ctx context.Context, l *local.Suite, r *soakReport, 
 			r.double += over
 		}
 		r.jobProblem("counts differ from stored results", j.ID, fmt.Sprintf("%s: job says %d succeeded + %d failed, stored %d + %d", tag, j.Succeeded, j.Failed, succeeded, failed))
+	}
+}
+
+// storedRecords are every result stored for j.
+func storedRecords(t *testing.T, ctx context.Context, l *local.Suite, j *job.Job) []job.Record {
+	t.Helper()
+	var all []job.Record
+	q := store.RecordQuery{Limit: job.MaxPageSize}
+	for {
+		recs, next, err := l.Service.Core.Store.ListRecords(ctx, j.RecordSet(), q)
+		if err != nil {
+			t.Fatalf("list results of %s: %v", j.ID, err)
+		}
+		all = append(all, recs...)
+		if next == "" {
+			return all
+		}
+		q.Cursor = next
 	}
 }
 
@@ -1219,13 +1301,14 @@ func stopAsked(c *chaos, ref string) bool {
 	return ok
 }
 
-func (r *soakReport) print(t *testing.T, seed uint64, faults map[string]int, runtimeThrottles int64, took, submitting time.Duration) {
+func (r *soakReport) print(t *testing.T, seed uint64, jobs int, faults map[string]int, runtimeThrottles int64, took, submitting time.Duration) {
 	faults[fRuntimeThrot] = int(runtimeThrottles)
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nchaos soak, seed %d: %d jobs, %s (submits %s)\n\nFAULTS\n", seed, soakJobs, took.Round(100*time.Millisecond), submitting.Round(100*time.Millisecond))
+	fmt.Fprintf(&b, "\nchaos soak, seed %d: %d jobs, %s (submits %s)\n\nFAULTS\n", seed, jobs, took.Round(100*time.Millisecond), submitting.Round(100*time.Millisecond))
 	for _, f := range []string{fDup, fDelay, fDropProvider, fDropInternal, fThrottle, fBusy, fRuntimeThrot, fSageFail,
 		fKillSubmit, fKillIngest, fKillOnDemand, fCancelInFlite, fCancelAfter, fRecon, fReconOverlap, fReconErr, fClockJump,
-		fDeleteIndex, fSwapMedia, fRetry} {
+		fDeleteIndex, fSwapMedia, fRetry, fS3Throttle, fS3ReadErr, fSwapInput, fDeleteInput,
+		fHook5xx, fHook429, fHookTimeout, fHookGone, fKillAnnounce, fRedeliver} {
 		fmt.Fprintf(&b, "  %-62s %6d\n", f, faults[f])
 	}
 	statuses := []job.Status{job.StatusCompleted, job.StatusPartiallyCompleted, job.StatusFailed, job.StatusCancelled, job.StatusExpired}
@@ -1234,7 +1317,7 @@ func (r *soakReport) print(t *testing.T, seed uint64, faults map[string]int, run
 		fmt.Fprintf(&b, " %12s", s)
 	}
 	fmt.Fprintf(&b, " %12s %6s\n", "not terminal", "total")
-	for _, k := range []string{kBedrock, kAnthropic, kOnDemand, kSageMaker, kEmbed, kMedia, kRetry} {
+	for _, k := range []string{kBedrock, kAnthropic, kOnDemand, kSageMaker, kEmbed, kMedia, kFile, kRetry} {
 		fmt.Fprintf(&b, "  %-18s", k)
 		total, term := 0, 0
 		for _, s := range statuses {
@@ -1248,6 +1331,9 @@ func (r *soakReport) print(t *testing.T, seed uint64, faults map[string]int, run
 	}
 	fmt.Fprintf(&b, "\nRECORDS\n  submitted %d, results stored %d\n  lost %d, double-counted %d, orphaned provider jobs %d, jobs not terminal %d\n",
 		r.submitted, r.stored, r.lost, r.double, r.orphaned, r.notTerminal)
+	fmt.Fprintf(&b, "\nFILES\n  %d failed as changed with nothing submitted, %d ran the replacement file\n", r.fileRefused, r.fileSwapped)
+	fmt.Fprintf(&b, "\nWEBHOOKS\n  %d jobs with a webhook: %d sent twice, %d not delivered as documented, %d wrong\n",
+		r.webhookJobs, r.webhookDup, r.webhookLost, r.webhookBad)
 	if len(r.problems) > 0 {
 		fmt.Fprintf(&b, "\nPROBLEMS (%d)\n", len(r.problems))
 		for i, p := range r.problems {

@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
@@ -55,6 +57,24 @@ func (s *swapAfterFirstRead) OpenVersion(ctx context.Context, uri string, v blob
 	return s.wrap(uri, rc, err)
 }
 
+// submitHeldFile stores content at uri and submits it as alice's file job,
+// its validation event held back so the test runs the validation itself.
+func submitHeldFile(t *testing.T, s *suite, uri, content string) *job.Job {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(content), "application/jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	held := *s.l.Service.Core
+	held.Bus = noBus{}
+	j, err := (&transfer.Service{Core: &held, Batch: s.l.Service.Service}).SubmitFile(ctx,
+		transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
 // TestValidateFilePinsTheObject: the file is swapped for one with 150
 // copies of one id after validation's first pass; the job fails saying the
 // file changed, and nothing reaches the provider (before: the second pass
@@ -66,16 +86,7 @@ func TestValidateFilePinsTheObject(t *testing.T) {
 	uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/swap.jsonl"
 	good := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"r%d","prompt":"p"}`, i) })
 	dups := jsonlLines(150, func(i int) string { return `{"id":"same","prompt":"p"}` })
-	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(good), "application/jsonl"); err != nil {
-		t.Fatal(err)
-	}
-	held := *s.l.Service.Core
-	held.Bus = noBus{}
-	j, err := (&transfer.Service{Core: &held, Batch: s.l.Service.Service}).SubmitFile(ctx,
-		transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := submitHeldFile(t, s, uri, good)
 	swapping := *s.l.Service.Core
 	swapping.Blobs = &swapAfterFirstRead{Store: s.l.Blobs, uri: uri, swap: dups}
 	if err := (&transfer.Service{Core: &swapping, Batch: s.l.Service.Service}).ValidateFile(ctx, j.ID); err != nil {
@@ -87,5 +98,97 @@ func TestValidateFilePinsTheObject(t *testing.T) {
 	}
 	if n := len(s.l.Sim.Statuses()); n != 0 {
 		t.Errorf("the simulator holds %d provider jobs, want none", n)
+	}
+}
+
+// flakyReads throttles the first Stat and the first open of uri, and cuts
+// every read of it after 1,000 bytes with a reset connection, as S3 does
+// under load (throttling past the SDK's own retries; a body cut mid-read,
+// which the SDK does not retry).
+type flakyReads struct {
+	*fsblob.Store
+	uri     string
+	mu      sync.Mutex
+	stats   int
+	opens   int
+	resumes int
+}
+
+var errFlaky = errors.New("read: connection reset by peer")
+
+type cutAfter struct {
+	io.ReadCloser
+	left int
+}
+
+func (c *cutAfter) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errFlaky
+	}
+	n, err := c.ReadCloser.Read(p[:min(len(p), c.left)])
+	c.left -= n
+	return n, err
+}
+
+func (f *flakyReads) Stat(ctx context.Context, uri string) (blob.Version, error) {
+	f.mu.Lock()
+	f.stats++
+	first := f.stats == 1
+	f.mu.Unlock()
+	if uri == f.uri && first {
+		return blob.Version{}, errors.New("api error SlowDown: Please reduce your request rate")
+	}
+	return f.Store.Stat(ctx, uri)
+}
+
+func (f *flakyReads) OpenVersion(ctx context.Context, uri string, v blob.Version) (io.ReadCloser, error) {
+	return f.OpenVersionAt(ctx, uri, v, 0)
+}
+
+func (f *flakyReads) OpenVersionAt(ctx context.Context, uri string, v blob.Version, off int64) (io.ReadCloser, error) {
+	if uri != f.uri {
+		return f.Store.OpenVersionAt(ctx, uri, v, off)
+	}
+	f.mu.Lock()
+	f.opens++
+	first := f.opens == 1
+	if off > 0 {
+		f.resumes++
+	}
+	f.mu.Unlock()
+	if first {
+		return nil, errors.New("api error SlowDown: Please reduce your request rate")
+	}
+	rc, err := f.Store.OpenVersionAt(ctx, uri, v, off)
+	if err != nil {
+		return nil, err
+	}
+	return &cutAfter{ReadCloser: rc, left: 1000}, nil
+}
+
+// TestValidateFileRidesOutReadFaults: a throttled Stat and open and reads cut
+// every 1,000 bytes do not fail or stall validation: the reads resume on the
+// pinned version where they stopped, and the job runs exactly the file's 150
+// records (before: the first throttle failed the validation run, and a cut
+// read failed each pass, so after the event's retries the job failed).
+func TestValidateFileRidesOutReadFaults(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	ctx := context.Background()
+	uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/flaky.jsonl"
+	good := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"r%d","prompt":"p"}`, i) })
+	j := submitHeldFile(t, s, uri, good)
+	flaky := *s.l.Service.Core
+	reads := &flakyReads{Store: s.l.Blobs, uri: uri}
+	flaky.Blobs = reads
+	if err := (&transfer.Service{Core: &flaky, Batch: s.l.Service.Service}).ValidateFile(ctx, j.ID); err != nil {
+		t.Fatalf("validation under transient read faults: %v", err)
+	}
+	got := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": j.ID})
+	if got.Status == "failed" || got.RecordCount != 150 {
+		t.Fatalf("job after validation: %s, %d records (%q); want it running the 150 records", got.Status, got.RecordCount, got.Error)
+	}
+	if reads.resumes < len(good)/1000 {
+		t.Errorf("%d resumed reads of a %d-byte file cut every 1,000 bytes", reads.resumes, len(good))
 	}
 }

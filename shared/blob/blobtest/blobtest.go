@@ -443,8 +443,8 @@ func testBig(t *testing.T, s blob.Store, base string) {
 }
 
 // testVersioned: a store that pins versions (blob.Versioned) reads the
-// version it was asked for, at most its size, and refuses a replaced object
-// (a bigger one included) with ErrChanged.
+// version it was asked for, at most its size, from an offset too, and
+// refuses a replaced object (a bigger one included) with ErrChanged.
 func testVersioned(t *testing.T, s blob.Store, base string) {
 	v, ok := s.(blob.Versioned)
 	if !ok {
@@ -469,7 +469,27 @@ func testVersioned(t *testing.T, s blob.Store, base string) {
 	if string(got) != "checked bytes" {
 		t.Fatalf("read %q", got)
 	}
+	// A read resumed mid-object reads the rest of the same version.
+	for _, off := range []int64{8, ver.Size} {
+		rc, err := v.OpenVersionAt(ctx, uri, ver, off)
+		if err != nil {
+			t.Fatalf("OpenVersionAt %d: %v", off, err)
+		}
+		got, _ := io.ReadAll(rc)
+		rc.Close()
+		if want := "checked bytes"[off:]; string(got) != want {
+			t.Fatalf("OpenVersionAt %d read %q, want %q", off, got, want)
+		}
+	}
 	put(t, s, uri, "checked bytes, and a great deal more after them")
+	if rc, err := v.OpenVersionAt(ctx, uri, ver, 8); !errors.Is(err, blob.ErrChanged) {
+		if err == nil {
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			t.Fatalf("resumed a read of the replaced object (%q)", b)
+		}
+		t.Fatalf("OpenVersionAt of a replaced object: %v, want ErrChanged", err)
+	}
 	if rc, err := v.OpenVersion(ctx, uri, ver); !errors.Is(err, blob.ErrChanged) {
 		if err == nil {
 			b, _ := io.ReadAll(rc)

@@ -203,6 +203,14 @@ func (s *Store) Stat(ctx context.Context, uri string) (blob.Version, error) {
 // OpenVersion implements blob.Versioned: the open file must still carry v's
 // tag, and at most v.Size bytes of it are read.
 func (s *Store) OpenVersion(ctx context.Context, uri string, v blob.Version) (io.ReadCloser, error) {
+	return s.OpenVersionAt(ctx, uri, v, 0)
+}
+
+// OpenVersionAt implements blob.Versioned: OpenVersion from offset on.
+func (s *Store) OpenVersionAt(ctx context.Context, uri string, v blob.Version, offset int64) (io.ReadCloser, error) {
+	if offset < 0 || offset > v.Size {
+		return nil, fmt.Errorf("fsblob: open %s at %d: outside the version's %d bytes", uri, offset, v.Size)
+	}
 	rc, err := s.Open(ctx, uri, 0)
 	if err != nil {
 		return nil, err
@@ -217,7 +225,13 @@ func (s *Store) OpenVersion(ctx context.Context, uri string, v blob.Version) (io
 		f.Close()
 		return nil, fmt.Errorf("fsblob: open %s: %w", uri, blob.ErrChanged)
 	}
-	return limitedFile{Reader: io.LimitReader(f, v.Size), File: f}, nil
+	if offset > 0 {
+		if _, err := f.Seek(offset, io.SeekStart); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("fsblob: open %s at %d: %w", uri, offset, err)
+		}
+	}
+	return limitedFile{Reader: io.LimitReader(f, v.Size-offset), File: f}, nil
 }
 
 type limitedFile struct {

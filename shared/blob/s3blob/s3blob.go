@@ -184,14 +184,23 @@ func (s *Store) Stat(ctx context.Context, uri string) (blob.Version, error) {
 // (S3 answers 412 once the object was replaced) and a Range of v.Size bytes,
 // so a bigger replacement is never read past what was checked.
 func (s *Store) OpenVersion(ctx context.Context, uri string, v blob.Version) (io.ReadCloser, error) {
+	return s.OpenVersionAt(ctx, uri, v, 0)
+}
+
+// OpenVersionAt implements blob.Versioned: a ranged GET from offset to the
+// version's last byte, conditional on its ETag.
+func (s *Store) OpenVersionAt(ctx context.Context, uri string, v blob.Version, offset int64) (io.ReadCloser, error) {
 	bucket, key, err := parse(uri)
 	if err != nil {
 		return nil, err
 	}
-	if v.Size <= 0 {
+	if offset < 0 || offset > v.Size {
+		return nil, fmt.Errorf("s3blob: open %s at %d: outside the version's %d bytes", uri, offset, v.Size)
+	}
+	if v.Size-offset <= 0 {
 		return io.NopCloser(strings.NewReader("")), nil
 	}
-	in := &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Range: aws.String(fmt.Sprintf("bytes=0-%d", v.Size-1))}
+	in := &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Range: aws.String(fmt.Sprintf("bytes=%d-%d", offset, v.Size-1))}
 	if v.Tag != "" {
 		in.IfMatch = aws.String(v.Tag)
 	}
@@ -208,7 +217,7 @@ func (s *Store) OpenVersion(ctx context.Context, uri string, v blob.Version) (io
 	return struct {
 		io.Reader
 		io.Closer
-	}{io.LimitReader(out.Body, v.Size), out.Body}, nil
+	}{io.LimitReader(out.Body, v.Size-offset), out.Body}, nil
 }
 
 // List pages through ListObjectsV2 under the prefix.

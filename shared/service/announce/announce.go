@@ -7,16 +7,26 @@
 // AWS, the in-process bus in make dev), never in the job's own flow, so a slow
 // or failing receiver cannot hold a job back. The job's NotifiedStatus records
 // the terminal state announced, so a redelivered event sends nothing twice;
-// a delivery that failed for good is logged ("webhook delivery failed") and
-// not retried again.
+// a delivery that failed for good is logged ("webhook delivery failed"),
+// noted in the job's warnings and not retried again.
+//
+// Two deliveries of one event may run at once (EventBridge delivers at least
+// once): the first claims the announcement on the job (NotifyingUntil, a
+// lease longer than one webhook send) and the other fails, to be retried
+// after the claim ended. A notifier stopped mid-send (its context cancelled)
+// gives its claim back and fails, so the event's retry sends again with the
+// same delivery id; one that died without a word is taken over once its
+// claim expired.
 package announce
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
@@ -52,7 +62,19 @@ type Service struct {
 	// Topic and TopicARN take notify.sns (either empty: refused at submit).
 	Topic    Topic
 	TopicARN string
+	// Claim is how long one notifier holds a job's announcement (0: DefaultClaim).
+	Claim time.Duration
+	Now   func() time.Time // time.Now when nil
 }
+
+// DefaultClaim outlasts one webhook send with notify's defaults (5 attempts
+// of at most 10 s and their backoff, about 65 s) and is shorter than
+// Lambda's retries of an async event (about 1 and 2 minutes apart), so a
+// notifier that died mid-send is taken over by the event's second retry.
+const DefaultClaim = 2 * time.Minute
+
+// ErrBusy is returned while another delivery of the event announces the job.
+var ErrBusy = errors.New("another delivery of this event is announcing the job")
 
 // Body is what a webhook receives and what the topic carries: the "Job
 // Completed" detail (events/project/job-completed.schema.json) under a type.
@@ -105,20 +127,33 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 	if j.Notify.Empty() || !j.Status.Terminal() || j.NotifiedStatus == j.Status {
 		return nil
 	}
+	st := j.Status
+	if j, err = s.claim(ctx, j.ID, st); j == nil || err != nil {
+		return err
+	}
 	body, err := json.Marshal(Body{Type: "job.completed", Job: service.CompletedOf(j)})
 	if err != nil {
-		return fmt.Errorf("encode summary of %s: %w", j.ID, err)
+		return errors.Join(fmt.Errorf("encode summary of %s: %w", j.ID, err), s.release(ctx, j.ID, st))
 	}
 	log := s.log().With("job_id", j.ID, "status", j.Status)
+	var failed string // why the webhook was not delivered, noted on the job
 	if j.Notify.Webhook != "" {
 		if s.Webhooks == nil {
-			log.ErrorContext(ctx, "webhook delivery failed", "error", "this deployment delivers no webhooks")
+			failed = "this deployment delivers no webhooks"
 		} else if err := s.Webhooks.Send(ctx, j.Owner, j.Notify.Webhook, body); err != nil {
+			if ctx.Err() != nil {
+				// Stopped mid-send, not refused: the event's retry sends again
+				// (same delivery id, which receivers deduplicate on).
+				return errors.Join(fmt.Errorf("webhook of job %s cut short: %w", j.ID, err), s.release(ctx, j.ID, st))
+			}
 			// Send already retried with backoff; a receiver that keeps failing is
 			// its owner's to fix, and retrying the event would only resend.
-			log.ErrorContext(ctx, "webhook delivery failed", "error", err)
+			failed = err.Error()
 		} else {
 			log.InfoContext(ctx, "webhook delivered")
+		}
+		if failed != "" {
+			log.ErrorContext(ctx, "webhook delivery failed", "error", failed)
 		}
 	}
 	if j.Notify.SNS {
@@ -126,21 +161,75 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 			log.ErrorContext(ctx, "sns notification failed", "error", "no notification topic")
 		} else if err := s.Topic.NotifyOwner(ctx, s.TopicARN, j.Owner, fmt.Sprintf("mcpbatch job %s %s", j.ID, j.Status), string(body)); err != nil {
 			// SNS errors are transient: fail the event so it is delivered again.
-			return fmt.Errorf("notify topic of job %s: %w", j.ID, err)
+			return errors.Join(fmt.Errorf("notify topic of job %s: %w", j.ID, err), s.release(ctx, j.ID, st))
 		}
 	}
-	st := j.Status
-	_, err = s.Jobs.UpdateJob(ctx, j.ID, func(j *job.Job) error {
+	// What was sent is recorded even when the notifier is being stopped now:
+	// recording it is what keeps a retry from sending it again.
+	_, err = s.Jobs.UpdateJob(context.WithoutCancel(ctx), j.ID, func(j *job.Job) error {
 		if j.NotifiedStatus == st {
 			return store.ErrNoChange
 		}
-		j.NotifiedStatus = st
+		j.NotifiedStatus, j.NotifyingUntil = st, time.Time{}
+		if failed != "" {
+			j.AddWarning(fmt.Sprintf("notify.webhook: the %s notification was not delivered (%s); it is not sent again", st, failed))
+		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) {
 		return fmt.Errorf("mark job %s notified: %w", j.ID, err)
 	}
 	return nil
+}
+
+// claim takes the announcement of job id's status st for s.Claim. It
+// returns the claimed job, nil when there is nothing to announce any more,
+// or ErrBusy (wrapped) while another notifier's claim runs.
+func (s *Service) claim(ctx context.Context, id string, st job.Status) (*job.Job, error) {
+	now := s.now()
+	var until time.Time
+	j, err := s.Jobs.UpdateJob(ctx, id, func(cur *job.Job) error {
+		if cur.Status != st || cur.NotifiedStatus == st {
+			return store.ErrNoChange
+		}
+		if now.Before(cur.NotifyingUntil) {
+			until = cur.NotifyingUntil
+			return ErrBusy
+		}
+		cur.NotifyingUntil = now.Add(cmp.Or(s.Claim, DefaultClaim))
+		return nil
+	})
+	switch {
+	case errors.Is(err, store.ErrNoChange), errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case errors.Is(err, ErrBusy):
+		return nil, fmt.Errorf("job %s (%s): %w until %s; retry later", id, st, ErrBusy, until.UTC().Format(time.RFC3339))
+	case err != nil:
+		return nil, fmt.Errorf("claim the announcement of job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// release gives a claim back, so the event's retry need not wait for it to expire.
+func (s *Service) release(ctx context.Context, id string, st job.Status) error {
+	_, err := s.Jobs.UpdateJob(context.WithoutCancel(ctx), id, func(cur *job.Job) error {
+		if cur.NotifiedStatus == st || cur.NotifyingUntil.IsZero() {
+			return store.ErrNoChange
+		}
+		cur.NotifyingUntil = time.Time{}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("release the announcement of job %s: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 func (s *Service) log() *slog.Logger {

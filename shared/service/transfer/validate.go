@@ -63,7 +63,10 @@ func (s *Service) getRequest(ctx context.Context, j *job.Job) (fileRequest, erro
 // the first problems and their line numbers; nothing reaches a provider. A
 // redelivered event for a job already past validation does nothing, and two
 // concurrent runs write the same inputs, only one of them moving the job on.
-// Errors it returns (storage, provider) are worth a retry.
+// Both passes read one pinned version of the file; a throttled read is
+// retried and a read cut mid-body resumes on that version (openInput), so
+// transient S3 faults cost time, not the job. Errors it returns (storage,
+// provider) are worth a retry.
 func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	log := s.Logger().With("job_id", id)
 	j, err := s.Store.GetJob(ctx, id)

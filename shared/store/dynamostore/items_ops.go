@@ -17,6 +17,7 @@ const (
 	attrRetriedBy      = "retriedBy"
 	attrNotify         = "notify"
 	attrNotifiedStatus = "notifiedStatus"
+	attrNotifyingUntil = "notifyingUntil"
 	attrCost           = "cost"
 	attrWarnings       = "warnings"
 )
@@ -32,6 +33,7 @@ func encodeJobOps(j *job.Job, m map[string]types.AttributeValue) error {
 		{attrRetriedBy, j.RetriedBy, len(j.RetriedBy) > 0},
 		{attrNotify, j.Notify, j.Notify != nil},
 		{attrNotifiedStatus, string(j.NotifiedStatus), j.NotifiedStatus != ""},
+		{attrNotifyingUntil, j.NotifyingUntil, !j.NotifyingUntil.IsZero()},
 		{attrCost, j.Cost, j.Cost != nil && m[attrCost] == nil},
 		{attrWarnings, j.Warnings, len(j.Warnings) > 0},
 	} {
@@ -50,7 +52,7 @@ func encodeJobOps(j *job.Job, m map[string]types.AttributeValue) error {
 func decodeJobOps(m map[string]types.AttributeValue, j *job.Job) error {
 	var notified string
 	for name, dst := range map[string]any{attrParams: &j.Params, attrRetryOf: &j.RetryOf, attrRetriedBy: &j.RetriedBy,
-		attrNotify: &j.Notify, attrNotifiedStatus: &notified, attrWarnings: &j.Warnings} {
+		attrNotify: &j.Notify, attrNotifiedStatus: &notified, attrNotifyingUntil: &j.NotifyingUntil, attrWarnings: &j.Warnings} {
 		if av, ok := m[name]; ok {
 			if err := attributevalue.UnmarshalWithOptions(av, dst, nestedDecOpts); err != nil {
 				return fmt.Errorf("decode job %s %s: %w", j.ID, name, err)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"reflect"
+	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
@@ -26,6 +27,7 @@ func testOpsFieldsRoundTrip(e *env) {
 	if _, err := e.s.UpdateJob(e.ctx, j.ID, func(j *job.Job) error {
 		j.RetriedBy = append(j.RetriedBy, child)
 		j.NotifiedStatus = job.StatusCompleted
+		j.NotifyingUntil = e.clock.Now().Add(time.Minute)
 		return nil
 	}); err != nil {
 		e.t.Fatal(err)
@@ -35,7 +37,8 @@ func testOpsFieldsRoundTrip(e *env) {
 		e.t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got.Params, j.Params) || got.RetryOf != j.RetryOf || !reflect.DeepEqual(got.RetriedBy, []string{child}) ||
-		!reflect.DeepEqual(got.Notify, j.Notify) || got.NotifiedStatus != job.StatusCompleted || !reflect.DeepEqual(got.Cost, j.Cost) ||
+		!reflect.DeepEqual(got.Notify, j.Notify) || got.NotifiedStatus != job.StatusCompleted ||
+		!got.NotifyingUntil.Equal(e.clock.Now().Add(time.Minute)) || !reflect.DeepEqual(got.Cost, j.Cost) ||
 		!reflect.DeepEqual(got.Warnings, j.Warnings) || len(got.Parts) != 1 || got.Parts[0].InvocationType != "Converse" ||
 		!got.InputOrder || !got.KeptOrdinals {
 		e.t.Fatalf("round trip:\n got params %+v retryOf %q retriedBy %q notify %+v notified %q cost %+v warnings %q parts %+v keying %v/%v\nwant %+v %q [%s] %+v completed %+v %q %+v true/true",
