@@ -62,7 +62,7 @@ func TestSageMakerEventsUnderRIE(t *testing.T) {
 			if j.Status != s.wantStatus {
 				t.Fatalf("status %s, want %s", j.Status, s.wantStatus)
 			}
-			recs, _, err := st.store.ListRecords(ctx, smJobID, j.Shards, store.RecordQuery{})
+			recs, _, err := st.store.ListRecords(ctx, j.RecordSet(), store.RecordQuery{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -604,7 +604,7 @@ func TestJobLifecycle(t *testing.T) {
 				if j.Succeeded != 1 || j.Failed != 1 || j.InputTokens != 10 || j.OutputTokens != 3 {
 					t.Errorf("succeeded %d failed %d tokens %d/%d, want 1 1 10/3", j.Succeeded, j.Failed, j.InputTokens, j.OutputTokens)
 				}
-				recs, _, err := st.store.ListRecords(t.Context(), id, j.Shards, store.RecordQuery{})
+				recs, _, err := st.store.ListRecords(t.Context(), j.RecordSet(), store.RecordQuery{})
 				if err != nil {
 					t.Fatal(err)
 				}

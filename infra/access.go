@@ -85,13 +85,14 @@ func grantAccess(f *Functions, p *FunctionsProps) {
 	putEvents(in)
 	in.Role.AddToPrincipalPolicy(allow("ReadOutput", []string{"s3:GetObject"}, d.ObjectArns(PrefixOutput), nil))
 	// The record ids written at submit (ids.jsonl; ids.txt of older jobs) tell an unknown recordId
-	// in the output from a real one; a deadline re-drive reads the caller's records
-	// (inputs.jsonl) and writes the ones no batch part produced for the on-demand run.
+	// in the output from a real one, and a retry's kept input ordinals (ordinals.jsonl) where
+	// its records go; a deadline re-drive reads the caller's records (inputs.jsonl) and writes
+	// the ones no batch part produced, with their ordinals, for the on-demand run.
 	inputObj := func(name string) *string { return jsii.String(*d.Bucket.BucketArn() + "/" + PrefixInput + "*/" + name) }
 	in.Role.AddToPrincipalPolicy(allow("ReadRecordIds", []string{"s3:GetObject"},
-		[]*string{inputObj("ids.jsonl"), inputObj("ids.txt"), inputObj("inputs.jsonl")}, nil))
+		[]*string{inputObj("ids.jsonl"), inputObj("ids.txt"), inputObj("inputs.jsonl"), inputObj("ordinals.jsonl")}, nil))
 	in.Role.AddToPrincipalPolicy(allow("WriteRedriveInput", []string{"s3:PutObject", "s3:AbortMultipartUpload"},
-		[]*string{inputObj("redrive/records.jsonl")}, nil))
+		[]*string{inputObj("redrive/records.jsonl"), inputObj("redrive/records.ordinals.jsonl")}, nil))
 	in.Role.AddToPrincipalPolicy(allow("ListOutput", []string{"s3:ListBucket"}, []*string{d.Bucket.BucketArn()},
 		map[string]interface{}{"StringLike": map[string]interface{}{"s3:prefix": jsii.Strings(PrefixOutput + "*")}}))
 	in.Role.AddToPrincipalPolicy(allow("WriteResults", []string{"s3:PutObject", "s3:AbortMultipartUpload"},

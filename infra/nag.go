@@ -23,10 +23,11 @@ var (
 			"the grant is limited to one named key prefix of this stack's own data bucket.",
 	}
 	wildRecordIDs = wildcard{
-		pattern: `/^Resource::<[A-Za-z0-9]+\.Arn>\/input\/\*\/(ids\.jsonl|ids\.txt|inputs\.jsonl|redrive\/records\.jsonl)$/`,
-		reason: "ingest reads only the record-id list (input/<job id>/ids.jsonl, ids.txt of older jobs) and, for a " +
-			"deadline re-drive, the caller's records (inputs.jsonl) each submit writes, and writes only the " +
-			"re-drive's input (redrive/records.jsonl); job ids are created at run time, and the grant names the files.",
+		pattern: `/^Resource::<[A-Za-z0-9]+\.Arn>\/input\/\*\/(ids\.jsonl|ids\.txt|inputs\.jsonl|ordinals\.jsonl|redrive\/records\.jsonl|redrive\/records\.ordinals\.jsonl)$/`,
+		reason: "ingest reads only the record-id list (input/<job id>/ids.jsonl, ids.txt of older jobs), a retry's " +
+			"kept input ordinals (ordinals.jsonl) and, for a deadline re-drive, the caller's records (inputs.jsonl) " +
+			"each submit writes, and writes only the re-drive's input and its ordinals (redrive/records.jsonl, " +
+			"redrive/records.ordinals.jsonl); job ids are created at run time, and the grant names the files.",
 	}
 	wildJobs = wildcard{
 		// Region and account are literals with a pinned env, <AWS::Region>/<AWS::AccountId> without.

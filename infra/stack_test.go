@@ -961,10 +961,10 @@ func TestLeastPrivilege(t *testing.T) {
 	tableGrants(be)
 	ingest := map[string][]string{
 		"events:PutEvents":        {bus},
-		"s3:GetObject":            sorted(bucket+"/input/*/ids.jsonl", bucket+"/input/*/ids.txt", bucket+"/input/*/inputs.jsonl", objects("output/")),
+		"s3:GetObject":            sorted(bucket+"/input/*/ids.jsonl", bucket+"/input/*/ids.txt", bucket+"/input/*/inputs.jsonl", bucket+"/input/*/ordinals.jsonl", objects("output/")),
 		"s3:ListBucket":           {bucket},
-		"s3:PutObject":            sorted(bucket+"/input/*/redrive/records.jsonl", objects("output/"), objects("results/")),
-		"s3:AbortMultipartUpload": sorted(bucket+"/input/*/redrive/records.jsonl", objects("output/"), objects("results/")),
+		"s3:PutObject":            sorted(bucket+"/input/*/redrive/records.jsonl", bucket+"/input/*/redrive/records.ordinals.jsonl", objects("output/"), objects("results/")),
+		"s3:AbortMultipartUpload": sorted(bucket+"/input/*/redrive/records.jsonl", bucket+"/input/*/redrive/records.ordinals.jsonl", objects("output/"), objects("results/")),
 		// Anthropic results are streamed into output/ before they are ingested.
 		"secretsmanager:GetSecretValue": {anthropicSecret(t, tpl)},
 	}

@@ -98,7 +98,7 @@ func TestOnDemandRunStopsAtShutdownAndResumesAtStart(t *testing.T) {
 	if cur.Status != job.StatusCompleted || cur.Succeeded != n || cur.Failed != 0 {
 		t.Fatalf("resumed job: status %s succeeded %d failed %d, want completed %d/0", cur.Status, cur.Succeeded, cur.Failed, n)
 	}
-	got, _, err := l2.Service.Store.ListRecords(ctx, j.ID, cur.Shards, store.RecordQuery{Limit: job.MaxPageSize})
+	got, _, err := l2.Service.Store.ListRecords(ctx, cur.RecordSet(), store.RecordQuery{Limit: job.MaxPageSize})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,11 +94,11 @@ func jobsSize(jobs []*job.Job) int {
 }
 
 // PutRecords is BatchWriteItem: one write per record item, by its size.
-func (s *Store) PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error {
-	err := s.Store.PutRecords(ctx, jobID, shards, recs)
+func (s *Store) PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
+	err := s.Store.PutRecords(ctx, rs, recs)
 	if err == nil {
 		for i := range recs {
-			if n, err := dynamostore.RecordItemSize(jobID, shards, &recs[i]); err == nil {
+			if n, err := dynamostore.RecordItemSize(rs, &recs[i]); err == nil {
 				s.M.Write("record", n, 0)
 			}
 		}
@@ -106,16 +106,20 @@ func (s *Store) PutRecords(ctx context.Context, jobID string, shards int, recs [
 	return err
 }
 
-// ListRecords is a Query page over one shard.
-func (s *Store) ListRecords(ctx context.Context, jobID string, shards int, q store.RecordQuery) ([]job.Record, string, error) {
-	recs, next, err := s.Store.ListRecords(ctx, jobID, shards, q)
+// ListRecords is a Query page of every shard, merged (see
+// dynamostore.ListRecords): each shard's query reads its share of the page.
+func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error) {
+	recs, next, err := s.Store.ListRecords(ctx, rs, q)
 	n := 0
 	for i := range recs {
-		if sz, err := dynamostore.RecordItemSize(jobID, shards, &recs[i]); err == nil {
+		if sz, err := dynamostore.RecordItemSize(rs, &recs[i]); err == nil {
 			n += sz
 		}
 	}
-	s.M.Read(n, false)
+	shards := max(rs.Shards, 1)
+	for range shards {
+		s.M.Read(n/shards, false)
+	}
 	return recs, next, err
 }
 

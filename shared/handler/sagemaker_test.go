@@ -101,7 +101,7 @@ func (e *smEnv) state(t *testing.T) (*job.Job, []job.Record) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, _, err := e.store.ListRecords(context.Background(), sampleJobID, j.Shards, store.RecordQuery{})
+	recs, _, err := e.store.ListRecords(context.Background(), j.RecordSet(), store.RecordQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func (m memBlobs) Put(_ context.Context, _ string, r io.Reader, _ string) (int64
 // sleepWriter stands in for DynamoDB: every call takes a fixed time.
 type sleepWriter struct{ latency time.Duration }
 
-func (w sleepWriter) PutRecords(ctx context.Context, _ string, _ int, _ []job.Record) error {
+func (w sleepWriter) PutRecords(ctx context.Context, _ job.RecordSet, _ []job.Record) error {
 	if w.latency == 0 {
 		return nil
 	}
@@ -215,7 +215,7 @@ func BenchmarkNaive(b *testing.B) {
 			if err != nil {
 				continue
 			}
-			if err := w.PutRecords(context.Background(), "job", 1, []job.Record{rec}); err != nil {
+			if err := w.PutRecords(context.Background(), job.RecordSet{JobID: "job", Shards: 1}, []job.Record{rec}); err != nil {
 				b.Fatal(err)
 			}
 			n++

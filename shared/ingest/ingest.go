@@ -52,13 +52,14 @@ const (
 type Parser func(line []byte) (job.Record, error)
 
 // IDResolver maps the record id the provider saw (one the suite generated, safe
-// for every provider) back to the id the caller gave; ok is false for an id the
-// job never had.
-type IDResolver func(providerID string) (callerID string, ok bool)
+// for every provider) back to the record the caller gave: its id and its input
+// ordinal (providers answer in their own order); ok is false for an id the job
+// never had.
+type IDResolver func(providerID string) (caller job.RecordKey, ok bool)
 
 // RecordWriter writes record results idempotently (store.Store satisfies it).
 type RecordWriter interface {
-	PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error
+	PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Record) error
 }
 
 // CheckpointSaver persists the ingest position of a job (usually onto the job item).

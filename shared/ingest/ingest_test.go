@@ -31,8 +31,7 @@ var (
 // memWriter is a RecordWriter keeping records in a map, with hooks for failures.
 type memWriter struct {
 	t      *testing.T
-	jobID  string
-	shards int
+	rs     job.RecordSet
 	jitter time.Duration
 	// failFrom makes call n and later fail (0: never).
 	failFrom int
@@ -45,16 +44,16 @@ type memWriter struct {
 }
 
 func newWriter(t *testing.T, j *job.Job) *memWriter {
-	return &memWriter{t: t, jobID: j.ID, shards: j.Shards, recs: map[string]job.Record{}}
+	return &memWriter{t: t, rs: j.RecordSet(), recs: map[string]job.Record{}}
 }
 
-func (w *memWriter) PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error {
+func (w *memWriter) PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
 	w.mu.Lock()
 	w.calls++
 	n := w.calls
 	w.mu.Unlock()
-	if jobID != w.jobID || shards != w.shards || len(recs) == 0 || len(recs) > ingest.DefaultBatchSize {
-		w.t.Errorf("PutRecords(%s, %d, %d records)", jobID, shards, len(recs))
+	if rs != w.rs || len(recs) == 0 || len(recs) > ingest.DefaultBatchSize {
+		w.t.Errorf("PutRecords(%+v, %d records)", rs, len(recs))
 	}
 	if w.onCall != nil {
 		w.onCall(n)
@@ -362,7 +361,7 @@ func TestIngestCounts(t *testing.T) {
 					set[k] = true
 				}
 				known = func(id string) bool { return set[id] }
-				resolve = func(id string) (string, bool) { return id, set[id] }
+				resolve = func(id string) (job.RecordKey, bool) { return job.RecordKey{ID: id}, set[id] }
 			}
 			f := newFixture(t, map[int][]byte{0: []byte(content)}, 2048, known)
 			w := newWriter(t, f.j)
@@ -415,7 +414,11 @@ func TestIngestMapsProviderIDs(t *testing.T) {
 		ingesttest.OKLine("r00000002", "three", 5, 6) + "\n" + ingesttest.OKLine("r00000009", "stranger", 1, 1) + "\n"
 	f := newFixture(t, map[int][]byte{0: []byte(content)}, 0, nil)
 	w := newWriter(t, f.j)
-	resolve := func(id string) (string, bool) { c, ok := caller[id]; return c, ok }
+	resolve := func(id string) (job.RecordKey, bool) {
+		c, ok := caller[id]
+		i, _ := job.ProviderRecordIndex(id)
+		return job.RecordKey{ID: c, Ordinal: i}, ok
+	}
 	res, err := f.ingester(w, nil).Ingest(context.Background(), f.j, f.files, ingesttest.Parse, resolve)
 	if err != nil {
 		t.Fatal(err)
@@ -425,8 +428,13 @@ func TestIngestMapsProviderIDs(t *testing.T) {
 	}
 	recs := w.snapshot()
 	for pid, cid := range caller {
-		if _, ok := recs[cid]; !ok {
+		r, ok := recs[cid]
+		if !ok {
 			t.Errorf("provider id %s: no record under caller id %q (have %v)", pid, cid, keys(recs))
+		}
+		// The provider id's index is the record's input ordinal.
+		if i, _ := job.ProviderRecordIndex(pid); ok && r.Ordinal != i {
+			t.Errorf("record %q has ordinal %d, want %d", cid, r.Ordinal, i)
 		}
 		if _, ok := recs[pid]; ok {
 			t.Errorf("record stored under provider id %s", pid)

@@ -32,7 +32,7 @@ type run struct {
 
 	batchSize, chunkLines, keepBad, maxLine int
 	saveTimeout                             time.Duration
-	shards                                  int
+	records                                 job.RecordSet
 
 	parent context.Context
 	ctx    context.Context // cancelled on a write or save error, or with parent
@@ -94,7 +94,7 @@ func (in *Ingester) newRun(ctx context.Context, j *job.Job, parse Parser, resolv
 		keepBad:     or(in.KeepBadLines, DefaultKeepBadLines),
 		maxLine:     maxLine,
 		saveTimeout: or(in.SaveTimeout, DefaultSaveTimeout),
-		shards:      max(j.Shards, 1),
+		records:     j.RecordSet(),
 		parent:      ctx,
 		ctx:         ictx,
 		cancel:      cancel,
@@ -303,11 +303,11 @@ func (r *run) check(line []byte) (rec job.Record, reason string) {
 		return rec, truncate(fmt.Sprintf("record %s: unknown status %q", rec.ID, rec.Status))
 	}
 	if r.resolve != nil {
-		id, ok := r.resolve(rec.ID)
+		k, ok := r.resolve(rec.ID)
 		if !ok {
 			return rec, fmt.Sprintf("unknown recordId %q", rec.ID)
 		}
-		rec.ID = id
+		rec.ID, rec.Ordinal = k.ID, k.Ordinal
 	}
 	return rec, ""
 }
@@ -431,7 +431,7 @@ func (r *run) write(b batch) error {
 		}
 		rec.OutputRef, rec.Output = uri, ""
 	}
-	if err := r.in.Records.PutRecords(r.ctx, r.j.ID, r.shards, b.recs); err != nil {
+	if err := r.in.Records.PutRecords(r.ctx, r.records, b.recs); err != nil {
 		return fmt.Errorf("ingest: write %d records (%s..%s): %w", len(b.recs), b.recs[0].ID, b.recs[len(b.recs)-1].ID, err)
 	}
 	return nil

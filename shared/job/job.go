@@ -42,8 +42,16 @@ type Job struct {
 	BadLines          int   `json:"badLines"`
 	InputTokens       int64 `json:"inputTokens"`
 	OutputTokens      int64 `json:"outputTokens"`
-	// Shards is the number of partition keys results are spread over (see RecordShard).
+	// Shards is the number of partition keys results are spread over (see RecordSet).
 	Shards int `json:"shards"`
+	// InputOrder: the job's records carry their input ordinal and are keyed
+	// and listed by it (every job created since 2026-12). Jobs stored before
+	// keep their records keyed by id (see RecordSet).
+	InputOrder bool `json:"inputOrder,omitempty"`
+	// KeptOrdinals: a retry's records keep the ordinals they had in the job
+	// first retried, listed beside its input (one per record, in input
+	// order); false: a record's ordinal is its position in the job's input.
+	KeptOrdinals bool `json:"keptOrdinals,omitempty"`
 
 	Error string `json:"error,omitempty"`
 	// Warnings are what the user should know about how the job runs (a
@@ -181,9 +189,13 @@ const (
 
 // Record is the result of one input record.
 type Record struct {
-	JobID  string       `json:"jobId"`
-	ID     string       `json:"id"`
-	Status RecordStatus `json:"status"`
+	JobID string `json:"jobId"`
+	ID    string `json:"id"`
+	// Ordinal is the record's position in the caller's input (from 0), across
+	// the job's parts; a retry's record keeps the one it had in the job first
+	// retried. 0 and meaningless in jobs stored before ordinals (InputOrder).
+	Ordinal int          `json:"ordinal,omitempty"`
+	Status  RecordStatus `json:"status"`
 	// Output is the model's answer (text for Claude, raw JSON for other families).
 	Output string `json:"output,omitempty"`
 	// OutputRef points at the output in object storage when it is too big for an item.
@@ -216,14 +228,45 @@ func ShardsFor(records int) int {
 	return max(1, min(n, 32))
 }
 
-// RecordShard is the stable shard of a record id.
-func RecordShard(recordID string, shards int) int {
-	if shards <= 1 {
+// RecordSet is where and how a job's records are kept: the job, the
+// partitions they spread over and the key they are stored and listed by.
+type RecordSet struct {
+	JobID  string
+	Shards int
+	// ByOrdinal: records are keyed by (Ordinal, ID), spread round-robin over
+	// the shards by ordinal, and listed in input order by merging the shards.
+	// false (jobs stored before ordinals): keyed by ID, spread by a hash of it,
+	// and listed by ID.
+	ByOrdinal bool
+}
+
+// RecordSet is where j's records are kept.
+func (j *Job) RecordSet() RecordSet {
+	return RecordSet{JobID: j.ID, Shards: j.Shards, ByOrdinal: j.InputOrder}
+}
+
+// RecordKey names one record of a record set: ByOrdinal sets need both.
+type RecordKey struct {
+	ID      string
+	Ordinal int
+}
+
+// Key is r's key.
+func (r *Record) Key() RecordKey { return RecordKey{ID: r.ID, Ordinal: r.Ordinal} }
+
+// Shard is the partition of the record k. Round-robin by ordinal spreads
+// consecutive records (which providers answer roughly together) over every
+// partition, as the id hash did.
+func (s RecordSet) Shard(k RecordKey) int {
+	switch {
+	case s.Shards <= 1:
 		return 0
+	case s.ByOrdinal:
+		return k.Ordinal % s.Shards
 	}
 	h := fnv.New32a()
-	h.Write([]byte(recordID))
-	return int(h.Sum32() % uint32(shards))
+	h.Write([]byte(k.ID))
+	return int(h.Sum32() % uint32(s.Shards))
 }
 
 // Aggregate recomputes the job status from its parts: the least advanced part

@@ -58,13 +58,26 @@ func TestShards(t *testing.T) {
 			t.Errorf("ShardsFor(%d) = %d, want %d", tc.n, got, tc.want)
 		}
 	}
-	counts := make([]int, 8)
-	for i := range 8000 {
-		counts[RecordShard(NewID(time.Now())+string(rune('a'+i%26)), 8)]++
-	}
-	for s, c := range counts {
-		if c < 700 || c > 1300 {
-			t.Errorf("shard %d holds %d of 8000: hash spreads badly", s, c)
+	for _, byOrdinal := range []bool{false, true} {
+		rs := RecordSet{Shards: 8, ByOrdinal: byOrdinal}
+		counts := make([]int, 8)
+		// Any 100 consecutive ordinals (a provider answers neighbours
+		// together) touch every shard.
+		window := map[int]bool{}
+		for i := range 8000 {
+			s := rs.Shard(RecordKey{ID: NewID(time.Now()) + string(rune('a'+i%26)), Ordinal: i})
+			counts[s]++
+			if i >= 4000 && i < 4100 {
+				window[s] = true
+			}
+		}
+		for s, c := range counts {
+			if c < 700 || c > 1300 {
+				t.Errorf("by ordinal %v: shard %d holds %d of 8000: spreads badly", byOrdinal, s, c)
+			}
+		}
+		if len(window) != 8 {
+			t.Errorf("by ordinal %v: 100 neighbours spread over %d of 8 shards", byOrdinal, len(window))
 		}
 	}
 }

@@ -167,7 +167,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"Filter with status succeeded|failed; page with limit (1..500, default 100) and next_cursor until it is absent. " +
 			"A page also stops at 4 MB of records (truncated_by_bytes: true, with next_cursor). " +
 			"Results appear while the job is ingesting and are complete once get_job says terminal. " +
-			"Records come in storage order (by id within hash shards), not in input order: match them to your input by id.",
+			"Records come in the order you gave them (a retry's in the order of the job first retried; latest: true keeps that order).",
 		Annotations: &mcp.ToolAnnotations{Title: "Get job results", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 	}, s.results)
 	mcp.AddTool(srv, &mcp.Tool{

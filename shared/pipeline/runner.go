@@ -27,7 +27,7 @@ type Jobs interface {
 	GetJob(ctx context.Context, id string) (*job.Job, error)
 	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
 	ListJobs(ctx context.Context, owner string, q store.JobQuery) ([]*job.Job, string, error)
-	ListRecords(ctx context.Context, jobID string, shards int, q store.RecordQuery) ([]job.Record, string, error)
+	ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error)
 }
 
 // Submitter starts jobs.

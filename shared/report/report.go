@@ -50,12 +50,12 @@ type Records func(ctx context.Context, yield func(job.Record) error) error
 
 // StoreRecords streams a job's records from the store page by page.
 func StoreRecords(st interface {
-	ListRecords(ctx context.Context, jobID string, shards int, q store.RecordQuery) ([]job.Record, string, error)
+	ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error)
 }, j *job.Job) Records {
 	return func(ctx context.Context, yield func(job.Record) error) error {
 		cursor := ""
 		for {
-			recs, next, err := st.ListRecords(ctx, j.ID, j.Shards, store.RecordQuery{Cursor: cursor, Limit: job.MaxPageSize})
+			recs, next, err := st.ListRecords(ctx, j.RecordSet(), store.RecordQuery{Cursor: cursor, Limit: job.MaxPageSize})
 			if err != nil {
 				return fmt.Errorf("list records of %s: %w", j.ID, err)
 			}

@@ -70,7 +70,7 @@ func (c *Core) ResultsPage(ctx context.Context, owner string, q ResultsQuery) (R
 		return ResultsPage{}, job.Fieldf("status", "must be one of all, succeeded, failed (got %q)", q.Status)
 	}
 	list := func(cursor string, n int) ([]job.Record, string, error) {
-		recs, next, err := c.Store.ListRecords(ctx, j.ID, j.Shards, store.RecordQuery{Status: st, Cursor: cursor, Limit: n})
+		recs, next, err := c.Store.ListRecords(ctx, j.RecordSet(), store.RecordQuery{Status: st, Cursor: cursor, Limit: n})
 		if errors.Is(err, store.ErrBadCursor) {
 			return nil, "", job.Fieldf("cursor", "not a cursor from a previous get_job_results page of this job; omit it to start over")
 		}
@@ -200,7 +200,7 @@ func (c *Core) StoredResults(ctx context.Context, j *job.Job) (map[string]bool, 
 	var n StoredCounts
 	q := store.RecordQuery{Limit: job.MaxPageSize}
 	for {
-		recs, next, err := c.Store.ListRecords(ctx, j.ID, j.Shards, q)
+		recs, next, err := c.Store.ListRecords(ctx, j.RecordSet(), q)
 		if err != nil {
 			return nil, n, fmt.Errorf("list stored results of %s: %w", j.ID, err)
 		}

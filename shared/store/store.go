@@ -68,17 +68,20 @@ type Store interface {
 	// ListInFlight lists non-terminal jobs of a provider whose UpdatedAt is before
 	// the given time, oldest first (the sparse GSI2 in DynamoDB); limit as in JobQuery.
 	ListInFlight(ctx context.Context, provider string, updatedBefore time.Time, limit int) ([]*job.Job, error)
-	// PutRecords writes results (idempotent: same job and record id overwrite).
-	// shards is the job's shard count. It retries partial writes with capped
-	// backoff and returns an error only when records could not be written
-	// (ErrUnprocessed past the retry cap, ErrTooLarge for an oversized output).
-	// A record's zero ExpiresAt means it never expires.
-	PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error
-	// ListRecords pages through a job's results, shard by shard, by record id.
-	ListRecords(ctx context.Context, jobID string, shards int, q RecordQuery) (recs []job.Record, next string, err error)
-	// GetRecords returns the job's live results with these ids (at most
-	// MaxGetRecords), in no particular order; absent ids are left out.
-	GetRecords(ctx context.Context, jobID string, shards int, ids []string) ([]job.Record, error)
+	// PutRecords writes results of the record set rs (idempotent: the same
+	// record key overwrites). In a ByOrdinal set every record carries its
+	// ordinal. It retries partial writes with capped backoff and returns an
+	// error only when records could not be written (ErrUnprocessed past the
+	// retry cap, ErrTooLarge for an oversized output). A record's zero
+	// ExpiresAt means it never expires.
+	PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Record) error
+	// ListRecords pages through a record set: a ByOrdinal set in input order
+	// (by ordinal, then id), an older set by record id (byte order). The
+	// cursor is opaque and bounded by a record key's size.
+	ListRecords(ctx context.Context, rs job.RecordSet, q RecordQuery) (recs []job.Record, next string, err error)
+	// GetRecords returns the set's live results with these keys (at most
+	// MaxGetRecords), in no particular order; absent keys are left out.
+	GetRecords(ctx context.Context, rs job.RecordSet, keys []job.RecordKey) ([]job.Record, error)
 	// RefOwner names the job and part a provider Ref was attached to. CreateJob
 	// and UpdateJob record every part Ref they store (the first holder wins and
 	// the entry outlives the job by RefTTL), so a service looking for the

@@ -42,7 +42,7 @@ func newPagedOutputs(n, dim int) *pagedOutputs {
 	return p
 }
 
-func (p *pagedOutputs) ListRecords(_ context.Context, _ string, _ int, q store.RecordQuery) ([]job.Record, string, error) {
+func (p *pagedOutputs) ListRecords(_ context.Context, _ job.RecordSet, q store.RecordQuery) ([]job.Record, string, error) {
 	start := 0
 	if q.Cursor != "" {
 		start, _ = strconv.Atoi(q.Cursor)

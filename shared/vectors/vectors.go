@@ -24,7 +24,7 @@ import (
 
 // Records pages through a job's stored results.
 type Records interface {
-	ListRecords(ctx context.Context, jobID string, shards int, q store.RecordQuery) ([]job.Record, string, error)
+	ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error)
 }
 
 // Blobs reads and writes object storage.
@@ -174,7 +174,7 @@ func (s *Sink) WriteJob(ctx context.Context, j *job.Job) error {
 	)
 	vecs := make([]index.Vector, 0, size)
 	for {
-		recs, next, err := s.Records.ListRecords(ctx, j.ID, j.Shards, store.RecordQuery{Status: job.RecordSucceeded, Cursor: cursor, Limit: size})
+		recs, next, err := s.Records.ListRecords(ctx, j.RecordSet(), store.RecordQuery{Status: job.RecordSucceeded, Cursor: cursor, Limit: size})
 		if err != nil {
 			return fmt.Errorf("read results of %s: %w", j.ID, err)
 		}

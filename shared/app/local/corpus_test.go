@@ -77,7 +77,7 @@ func TestCorpusPipelineIncremental(t *testing.T) {
 		if j.Status != "completed" {
 			t.Fatalf("job %s is %s", j.ID, j.Status)
 		}
-		recs, _, err := l.Service.Core.Store.ListRecords(ctx, j.ID, j.Shards, store.RecordQuery{Limit: 500})
+		recs, _, err := l.Service.Core.Store.ListRecords(ctx, j.RecordSet(), store.RecordQuery{Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}

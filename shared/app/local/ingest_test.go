@@ -18,11 +18,11 @@ type cutWriter struct {
 	cutAt int64
 }
 
-func (w *cutWriter) PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error {
+func (w *cutWriter) PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
 	if w.calls.Add(1) == w.cutAt {
 		return context.DeadlineExceeded
 	}
-	return w.next.PutRecords(ctx, jobID, shards, recs)
+	return w.next.PutRecords(ctx, rs, recs)
 }
 
 // TestIngestCutOffAndResumed: an ingest interrupted mid-file hands over to a new

@@ -75,7 +75,7 @@ func TestPipelineOverImagesAndPDFs(t *testing.T) {
 	if j.Status != "completed" || j.RecordCount != 4 || j.Pipeline == nil || j.Pipeline.Skipped != 1 || j.Pipeline.Documents != 5 {
 		t.Fatalf("run job = %+v / %+v", j, j.Pipeline)
 	}
-	recs, _, err := l.Service.Store.ListRecords(ctx, j.ID, j.Shards, store.RecordQuery{Limit: 10})
+	recs, _, err := l.Service.Store.ListRecords(ctx, j.RecordSet(), store.RecordQuery{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func bigResultsJob(t *testing.T, s *suite, n, size int) string {
 		recs[i] = job.Record{JobID: j.ID, ID: fmt.Sprintf("big%03d", i), Status: job.RecordSucceeded,
 			Output: strings.Repeat(string(rune('a'+i%26)), size), ExpiresAt: j.ExpiresAt}
 	}
-	if err := s.l.Service.Core.Store.PutRecords(ctx, j.ID, j.Shards, recs); err != nil {
+	if err := s.l.Service.Core.Store.PutRecords(ctx, j.RecordSet(), recs); err != nil {
 		t.Fatal(err)
 	}
 	return j.ID

@@ -443,10 +443,11 @@ type killWriter struct {
 
 var errKilled = errors.New("soak: process killed")
 
-func (w *killWriter) PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error {
-	if err := w.next.PutRecords(ctx, jobID, shards, recs); err != nil {
+func (w *killWriter) PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
+	if err := w.next.PutRecords(ctx, rs, recs); err != nil {
 		return err
 	}
+	jobID := rs.JobID
 	n := w.c.nth("ingest-write", jobID)
 	if w.c.roll("kill-ingest", fmt.Sprintf("%s#%d", jobID, n)) >= w.c.rate("kill_ingest") {
 		return nil
@@ -1215,7 +1216,7 @@ func storedRecords(t *testing.T, ctx context.Context, l *local.Suite, j *job.Job
 	var all []job.Record
 	q := store.RecordQuery{Limit: job.MaxPageSize}
 	for {
-		recs, next, err := l.Service.Core.Store.ListRecords(ctx, j.ID, j.Shards, q)
+		recs, next, err := l.Service.Core.Store.ListRecords(ctx, j.RecordSet(), q)
 		if err != nil {
 			t.Fatalf("list results of %s: %v", j.ID, err)
 		}

@@ -205,7 +205,7 @@ func (s *Service) writeHeld(ctx context.Context, j *job.Job, resolve ingest.IDRe
 		if len(recs) == 0 {
 			return nil
 		}
-		if err := s.Store.PutRecords(ctx, j.ID, j.Shards, recs); err != nil {
+		if err := s.Store.PutRecords(ctx, j.RecordSet(), recs); err != nil {
 			return fmt.Errorf("store the held records of %s: %w", j.ID, err)
 		}
 		n += len(recs)
@@ -219,7 +219,7 @@ func (s *Service) writeHeld(ctx context.Context, j *job.Job, resolve ingest.IDRe
 				if !ok {
 					continue
 				}
-				recs = append(recs, job.Record{JobID: j.ID, ID: id, Status: job.RecordFailed, ErrorCode: job.RecordBudgetHeld,
+				recs = append(recs, job.Record{JobID: j.ID, ID: id.ID, Ordinal: id.Ordinal, Status: job.RecordFailed, ErrorCode: job.RecordBudgetHeld,
 					ErrorMessage: p.Message + "; retry_failed with a new budget_usd runs it", ExpiresAt: j.RecordsExpireAt})
 				if len(recs) == chunk {
 					if err := flush(); err != nil {

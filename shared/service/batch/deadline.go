@@ -275,12 +275,18 @@ func (s *Service) startRedrive(ctx context.Context, j *job.Job, res ingest.Resul
 // writeUnproduced writes to uri the caller's records of j that have no
 // result (not in have), as the on-demand runner reads them, and counts them.
 func (s *Service) writeUnproduced(ctx context.Context, j *job.Job, have map[string]bool, uri string) (int, error) {
+	ordinal, err := s.Ordinals(ctx, j)
+	if err != nil {
+		return 0, err
+	}
 	rc, err := s.Blobs.Open(ctx, service.InputsURI(j), 0)
 	if err != nil {
 		return 0, fmt.Errorf("open the caller records of %s: %w", j.ID, err)
 	}
 	defer rc.Close()
-	n := 0
+	n, pos := 0, 0
+	// The run's line k is the job's record ords[k]: results stay in input order.
+	var ords []int
 	pr, pw := io.Pipe()
 	go func() {
 		br := bufio.NewReaderSize(rc, 256<<10)
@@ -296,12 +302,19 @@ func (s *Service) writeUnproduced(ctx context.Context, j *job.Job, have map[stri
 					return
 				}
 				if !have[in.ID] {
+					o, ok := ordinal(pos)
+					if !ok {
+						pw.CloseWithError(fmt.Errorf("caller records of %s: no ordinal for line %d", j.ID, pos+1))
+						return
+					}
+					ords = append(ords, o)
 					n++
 					w.Write(line)
 					if line[len(line)-1] != '\n' {
 						w.WriteByte('\n')
 					}
 				}
+				pos++
 			}
 			if errors.Is(err, io.EOF) {
 				break
@@ -316,6 +329,9 @@ func (s *Service) writeUnproduced(ctx context.Context, j *job.Job, have map[stri
 	if _, err := s.Blobs.Put(ctx, uri, pr, "application/jsonl"); err != nil {
 		pr.CloseWithError(err)
 		return 0, fmt.Errorf("write the re-drive input of %s: %w", j.ID, err)
+	}
+	if err := s.WriteOrdinals(ctx, service.RunOrdinalsURI(uri), ords); err != nil {
+		return 0, fmt.Errorf("write the re-drive ordinals of %s: %w", j.ID, err)
 	}
 	return n, nil
 }

@@ -31,21 +31,21 @@ func BenchmarkRedriveSetup(b *testing.B) {
 	}
 	s := &Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://bench"}}
 	const n = 50_000
-	j := &job.Job{ID: "bench1", Mode: job.ModeBatch, RecordCount: n, Shards: job.ShardsFor(n), InputURI: "s3://bench/input/bench1"}
+	j := &job.Job{ID: "bench1", Mode: job.ModeBatch, RecordCount: n, Shards: job.ShardsFor(n), InputURI: "s3://bench/input/bench1", InputOrder: true}
 	ins := make([]job.Input, n)
 	recs := make([]job.Record, 0, n/2)
 	exp := time.Now().Add(24 * time.Hour)
 	for i := range ins {
 		ins[i] = job.Input{ID: fmt.Sprintf("rec-%05d", i), Prompt: fmt.Sprintf("Summarise fact #%d in one sentence.", i)}
 		if i%2 == 0 {
-			recs = append(recs, job.Record{JobID: j.ID, ID: ins[i].ID, Status: job.RecordSucceeded, Output: "an answer of a few words", Path: job.PathBatch, ExpiresAt: exp})
+			recs = append(recs, job.Record{JobID: j.ID, ID: ins[i].ID, Ordinal: i, Status: job.RecordSucceeded, Output: "an answer of a few words", Path: job.PathBatch, ExpiresAt: exp})
 		}
 	}
 	if err := s.WriteInputs(ctx, j, ins); err != nil {
 		b.Fatal(err)
 	}
 	for k := 0; k < len(recs); k += 1000 {
-		if err := st.PutRecords(ctx, j.ID, j.Shards, recs[k:min(k+1000, len(recs))]); err != nil {
+		if err := st.PutRecords(ctx, j.RecordSet(), recs[k:min(k+1000, len(recs))]); err != nil {
 			b.Fatal(err)
 		}
 	}

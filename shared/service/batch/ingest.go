@@ -269,8 +269,14 @@ func (s *Service) manifestTokens(ctx context.Context, j *job.Job, prov service.B
 }
 
 // loadIDs reads the job's caller record ids written at submit and returns the
-// map from the ids the provider saw back to them.
+// map from the ids the provider saw back to them and their input ordinals:
+// provider id i is the job's record i, whose ordinal is i (or, in a retry,
+// the one it kept).
 func (s *Service) loadIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, error) {
+	ordinal, err := s.Ordinals(ctx, j)
+	if err != nil {
+		return nil, err
+	}
 	rc, err := s.Blobs.Open(ctx, service.IDsURI(j), 0)
 	if errors.Is(err, blob.ErrNotFound) {
 		return s.loadLegacyIDs(ctx, j)
@@ -292,17 +298,19 @@ func (s *Service) loadIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, e
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read record ids of %s: %w", j.ID, err)
 	}
-	return func(pid string) (string, bool) {
+	return func(pid string) (job.RecordKey, bool) {
 		i, ok := job.ProviderRecordIndex(pid)
 		if !ok || i >= len(ids) {
-			return "", false
+			return job.RecordKey{}, false
 		}
-		return ids[i], true
+		o, ok := ordinal(i)
+		return job.RecordKey{ID: ids[i], Ordinal: o}, ok
 	}, nil
 }
 
 // loadLegacyIDs serves jobs submitted before provider ids: their providers saw
-// the caller ids themselves.
+// the caller ids themselves (and their records are keyed by id, so no
+// ordinal is needed).
 func (s *Service) loadLegacyIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, error) {
 	rc, err := s.Blobs.Open(ctx, service.LegacyIDsURI(j), 0)
 	if errors.Is(err, blob.ErrNotFound) {
@@ -321,7 +329,7 @@ func (s *Service) loadLegacyIDs(ctx context.Context, j *job.Job) (ingest.IDResol
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read record ids of %s: %w", j.ID, err)
 	}
-	return func(id string) (string, bool) { _, ok := ids[id]; return id, ok }, nil
+	return func(id string) (job.RecordKey, bool) { _, ok := ids[id]; return job.RecordKey{ID: id}, ok }, nil
 }
 
 // ContinueIngest republishes "Job Output Ready" so another run resumes from the checkpoint.

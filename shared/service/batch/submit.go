@@ -33,6 +33,12 @@ type SubmitRequest struct {
 	Provider string
 	// RetryOf is the parent of a retry_failed job.
 	RetryOf string
+	// Ordinals are a retry's records' input ordinals in the job first
+	// retried, so its results list in that order (nil: their positions in
+	// Records). ByID keys a retry of a job stored before ordinals by id,
+	// as its parent (see service.KeyRecords).
+	Ordinals []int
+	ByID     bool
 	// Notify is where the job's end is announced (checked by the caller, see notify.go).
 	Notify *job.Notify
 	// Index names the vector index an embedding job writes into (nil: none);
@@ -145,6 +151,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		j.Parts = append(j.Parts, p)
 	}
 	if err := s.WriteIDs(ctx, j, req.Records); err != nil {
+		return nil, err
+	}
+	if err := s.KeyRecords(ctx, j, req.Ordinals, req.ByID); err != nil {
 		return nil, err
 	}
 	// The caller's records and settings, for retry_failed.

@@ -112,7 +112,7 @@ func allRecords(t *testing.T, svc *graph.Graph, j *job.Job) []job.Record {
 	var all []job.Record
 	cursor := ""
 	for {
-		recs, next, err := svc.Store.ListRecords(context.Background(), j.ID, j.Shards, store.RecordQuery{Cursor: cursor, Limit: 500})
+		recs, next, err := svc.Store.ListRecords(context.Background(), j.RecordSet(), store.RecordQuery{Cursor: cursor, Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,7 +351,7 @@ func TestOnDemandCancelCountsStoredResults(t *testing.T) {
 				{JobID: j.ID, ID: job.ProviderRecordID(1), Status: job.RecordSucceeded, Output: "b"},
 				{JobID: j.ID, ID: job.ProviderRecordID(2), Status: job.RecordFailed, ErrorCode: "X"},
 			}
-			if err := svc.Store.PutRecords(ctx, j.ID, j.Shards, recs); err != nil {
+			if err := svc.Store.PutRecords(ctx, j.RecordSet(), recs); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := svc.Cancel(ctx, "o", j.ID); err != nil {

@@ -70,6 +70,12 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 	if cancelled(j) {
 		return s.finishOnDemand(ctx, j)
 	}
+	// Input line i is the record of ordinal i (a retry's: the one it kept;
+	// a re-drive's: the one its line had in the job).
+	ordinal, err := s.RunOrdinals(ctx, j)
+	if err != nil {
+		return err
+	}
 	rc, err := s.Blobs.Open(ctx, inputOf(j), j.OnDemand.Offset)
 	if err != nil {
 		return fmt.Errorf("open on-demand input of %s: %w", id, err)
@@ -114,7 +120,14 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if err := s.Store.PutRecords(ctx, j.ID, j.Shards, recs); err != nil {
+		for k := range recs {
+			o, ok := ordinal(cp.Line + k)
+			if !ok {
+				return fmt.Errorf("on-demand input of %s line %d: no kept ordinal for it", id, cp.Line+k+1)
+			}
+			recs[k].Ordinal = o
+		}
+		if err := s.Store.PutRecords(ctx, j.RecordSet(), recs); err != nil {
 			return fmt.Errorf("store on-demand results of %s: %w", id, err)
 		}
 		j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {

@@ -191,7 +191,7 @@ func (h *harness) job(id string) (*job.Job, error) {
 
 func (h *harness) records(j *job.Job) []job.Record {
 	h.t.Helper()
-	recs, _, err := h.st.ListRecords(context.Background(), j.ID, j.Shards, store.RecordQuery{Limit: 500})
+	recs, _, err := h.st.ListRecords(context.Background(), j.RecordSet(), store.RecordQuery{Limit: 500})
 	if err != nil {
 		h.t.Fatal(err)
 	}

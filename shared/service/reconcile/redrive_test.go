@@ -24,7 +24,7 @@ func redrivingJob(t *testing.T, h *harness) *job.Job {
 	ref := "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/abcdefghijkl"
 	j := &job.Job{ID: id, Owner: "alice", Provider: job.ProviderBedrock, Model: bedrockModel, Mode: job.ModeBatch,
 		Status: job.StatusIngesting, ProviderStatus: "OnDemandRedrive", RecordCount: 5, Shards: 1, TTLDays: 7,
-		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(7 * 24 * time.Hour), InputURI: "s3://test/input/" + id,
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(7 * 24 * time.Hour), InputURI: "s3://test/input/" + id, InputOrder: true,
 		Deadline: now.Add(time.Hour), DeadlineTokens: 1100, OutputReadyPublished: true, Params: &job.Params{MaxTokens: 1024},
 		Parts:    []job.Part{{Index: 0, Name: "mcpbatch-" + id, Ref: ref, Status: job.StatusIngesting, ProviderStatus: "Stopped", RecordCount: 5, CancelRequested: true}},
 		Redrive:  &job.Redrive{StoppedAt: now.Add(-time.Minute), Parts: []int{0}, Started: true, Records: 3, BatchSucceeded: 2, BatchInputTokens: 20, BatchOutputTokens: 40},
@@ -36,10 +36,10 @@ func redrivingJob(t *testing.T, h *harness) *job.Job {
 	}
 	recs := []job.Record{
 		{JobID: id, ID: "a", Status: job.RecordSucceeded, Output: "batch a", Path: job.PathBatch, ExpiresAt: j.ExpiresAt},
-		{JobID: id, ID: "b", Status: job.RecordSucceeded, Output: "batch b", Path: job.PathBatch, ExpiresAt: j.ExpiresAt},
-		{JobID: id, ID: "c", Status: job.RecordSucceeded, Output: "on demand c", Path: job.PathOnDemand, ExpiresAt: j.ExpiresAt},
+		{JobID: id, ID: "b", Ordinal: 1, Status: job.RecordSucceeded, Output: "batch b", Path: job.PathBatch, ExpiresAt: j.ExpiresAt},
+		{JobID: id, ID: "c", Ordinal: 2, Status: job.RecordSucceeded, Output: "on demand c", Path: job.PathOnDemand, ExpiresAt: j.ExpiresAt},
 	}
-	if err := h.st.PutRecords(context.Background(), id, 1, recs); err != nil {
+	if err := h.st.PutRecords(context.Background(), j.RecordSet(), recs); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.job(id)

@@ -48,7 +48,7 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 	list := func(cursor string, n int) ([]job.Record, string, error) {
 		// Unfiltered: a record that failed here may have succeeded in a retry,
 		// so the filter applies after the merge.
-		recs, next, err := s.Store.ListRecords(ctx, parent.ID, parent.Shards, store.RecordQuery{Cursor: cursor, Limit: n})
+		recs, next, err := s.Store.ListRecords(ctx, parent.RecordSet(), store.RecordQuery{Cursor: cursor, Limit: n})
 		if errors.Is(err, store.ErrBadCursor) {
 			return nil, "", job.Fieldf("cursor", "not a cursor from a previous get_job_results page of this job; omit it to start over")
 		}
@@ -57,10 +57,10 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 		}
 		// Only the page's failed records can have been retried: those are
 		// looked up in the retries, newest first.
-		var failed []string
+		var failed []job.RecordKey
 		for _, r := range recs {
 			if r.Status != job.RecordSucceeded {
-				failed = append(failed, r.ID)
+				failed = append(failed, r.Key())
 			}
 		}
 		latest, err := s.latestOf(ctx, parent, chain, failed)
@@ -163,18 +163,20 @@ func newestFirst(ids []string) []string {
 	return out
 }
 
-// latestOf maps each of ids to its newest result among the retries in chain
-// (newest first); ids no retry has a result for are left out. Each retry is
-// asked only for the ids no newer retry answered, store.MaxGetRecords at a time.
-func (s *Service) latestOf(ctx context.Context, parent *job.Job, chain []*job.Job, ids []string) (map[string]job.Record, error) {
+// latestOf maps the id of each of keys (records of parent) to its newest
+// result among the retries in chain (newest first); ids no retry has a result
+// for are left out. A retry's record keeps the key it had in parent (id and
+// input ordinal). Each retry is asked only for the keys no newer retry
+// answered, store.MaxGetRecords at a time.
+func (s *Service) latestOf(ctx context.Context, parent *job.Job, chain []*job.Job, keys []job.RecordKey) (map[string]job.Record, error) {
 	latest := map[string]job.Record{}
-	pending := slices.Clone(ids)
+	pending := slices.Clone(keys)
 	for _, c := range chain {
 		if len(pending) == 0 {
 			break
 		}
 		for chunk := range slices.Chunk(pending, store.MaxGetRecords) {
-			recs, err := s.Store.GetRecords(ctx, c.ID, c.Shards, chunk)
+			recs, err := s.Store.GetRecords(ctx, c.RecordSet(), chunk)
 			if err != nil {
 				return nil, fmt.Errorf("read results of retry %s of %s: %w", c.ID, parent.ID, err)
 			}
@@ -182,7 +184,7 @@ func (s *Service) latestOf(ctx context.Context, parent *job.Job, chain []*job.Jo
 				latest[r.ID] = r
 			}
 		}
-		pending = slices.DeleteFunc(pending, func(id string) bool { _, ok := latest[id]; return ok })
+		pending = slices.DeleteFunc(pending, func(k job.RecordKey) bool { _, ok := latest[k.ID]; return ok })
 	}
 	return latest, nil
 }

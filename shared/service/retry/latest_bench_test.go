@@ -28,9 +28,9 @@ func BenchmarkLatestResultsPage(b *testing.B) {
 	defer st.Close()
 	now := time.Now().UTC()
 	parent := &job.Job{ID: job.NewID(now.Add(-time.Hour)), Owner: "o", Provider: job.ProviderBedrock, Model: haiku, Status: job.StatusPartiallyCompleted,
-		RecordCount: n, Failed: n, Shards: 1, TTLDays: 7, CreatedAt: now.Add(-time.Hour), UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, 7)}
+		RecordCount: n, Failed: n, Shards: 1, InputOrder: true, TTLDays: 7, CreatedAt: now.Add(-time.Hour), UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, 7)}
 	child := &job.Job{ID: job.NewID(now), Owner: "o", Provider: job.ProviderBedrock, Model: haiku, Status: job.StatusCompleted, RetryOf: parent.ID,
-		RecordCount: n, Succeeded: n, Shards: 1, TTLDays: 7, CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, 7)}
+		RecordCount: n, Succeeded: n, Shards: 1, InputOrder: true, TTLDays: 7, CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, 7)}
 	parent.RetriedBy = []string{child.ID}
 	for _, j := range []*job.Job{parent, child} {
 		if err := st.CreateJob(ctx, j); err != nil {
@@ -41,13 +41,13 @@ func BenchmarkLatestResultsPage(b *testing.B) {
 	answer := strings.Repeat("An answer of some length. ", outBytes/26)
 	for i := range n {
 		id := fmt.Sprintf("doc/%03d", i)
-		failed[i] = job.Record{JobID: parent.ID, ID: id, Status: job.RecordFailed, ErrorCode: "ThrottlingException", ErrorMessage: "slow down"}
-		succeeded[i] = job.Record{JobID: child.ID, ID: id, Status: job.RecordSucceeded, Output: answer}
+		failed[i] = job.Record{JobID: parent.ID, ID: id, Ordinal: i, Status: job.RecordFailed, ErrorCode: "ThrottlingException", ErrorMessage: "slow down"}
+		succeeded[i] = job.Record{JobID: child.ID, ID: id, Ordinal: i, Status: job.RecordSucceeded, Output: answer}
 	}
-	if err := st.PutRecords(ctx, parent.ID, 1, failed); err != nil {
+	if err := st.PutRecords(ctx, parent.RecordSet(), failed); err != nil {
 		b.Fatal(err)
 	}
-	if err := st.PutRecords(ctx, child.ID, 1, succeeded); err != nil {
+	if err := st.PutRecords(ctx, child.RecordSet(), succeeded); err != nil {
 		b.Fatal(err)
 	}
 	svc := &retry.Service{Core: &service.Core{Store: st}}

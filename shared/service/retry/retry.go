@@ -81,7 +81,7 @@ func (s *Service) Retry(ctx context.Context, req Request) (child *job.Job, exist
 	if err != nil {
 		return nil, false, err
 	}
-	failed, err := s.parentFailed(ctx, parent)
+	failed, ordinals, err := s.parentFailed(ctx, parent)
 	if err != nil {
 		return nil, false, err
 	}
@@ -98,7 +98,7 @@ func (s *Service) Retry(ctx context.Context, req Request) (child *job.Job, exist
 	// an earlier retry turned into a success is not run again, one that
 	// failed again is judged by its newest error.
 	if len(parent.RetriedBy) > 0 {
-		succeededIn, err := s.mergeRetried(ctx, parent, failed)
+		succeededIn, err := s.mergeRetried(ctx, parent, failed, ordinals)
 		if err != nil {
 			return nil, false, err
 		}
@@ -118,7 +118,7 @@ func (s *Service) Retry(ctx context.Context, req Request) (child *job.Job, exist
 	if err != nil {
 		return nil, false, err
 	}
-	sr, err := childRequest(parent, req, id, recs)
+	sr, err := childRequest(parent, req, id, recs, ordinals)
 	if err != nil {
 		return nil, false, err
 	}
@@ -177,17 +177,18 @@ func (s *Service) existingChild(ctx context.Context, parent *job.Job, id string)
 	return c, s.link(ctx, parent.ID, id)
 }
 
-// parentFailed reads the parent's own failed records: id → error code.
-func (s *Service) parentFailed(ctx context.Context, parent *job.Job) (map[string]string, error) {
-	failed := map[string]string{}
+// parentFailed reads the parent's own failed records: id → error code, and
+// id → input ordinal (which a retried record keeps).
+func (s *Service) parentFailed(ctx context.Context, parent *job.Job) (failed map[string]string, ordinals map[string]int, err error) {
+	failed, ordinals = map[string]string{}, map[string]int{}
 	cursor := ""
 	for {
-		recs, next, err := s.Store.ListRecords(ctx, parent.ID, parent.Shards, store.RecordQuery{Status: job.RecordFailed, Cursor: cursor, Limit: job.MaxPageSize})
+		recs, next, err := s.Store.ListRecords(ctx, parent.RecordSet(), store.RecordQuery{Status: job.RecordFailed, Cursor: cursor, Limit: job.MaxPageSize})
 		if err != nil {
-			return nil, fmt.Errorf("list failed records of %s: %w", parent.ID, err)
+			return nil, nil, fmt.Errorf("list failed records of %s: %w", parent.ID, err)
 		}
 		for _, r := range recs {
-			failed[r.ID] = r.ErrorCode
+			failed[r.ID], ordinals[r.ID] = r.ErrorCode, r.Ordinal
 		}
 		if next == "" {
 			break
@@ -195,9 +196,9 @@ func (s *Service) parentFailed(ctx context.Context, parent *job.Job) (map[string
 		cursor = next
 	}
 	if len(failed) == 0 {
-		return nil, job.Fieldf("job_id", "job %s has no failed records to retry (%d succeeded)", parent.ID, parent.Succeeded)
+		return nil, nil, job.Fieldf("job_id", "job %s has no failed records to retry (%d succeeded)", parent.ID, parent.Succeeded)
 	}
-	return failed, nil
+	return failed, ordinals, nil
 }
 
 // selectIDs keeps the failed records (id → error code) the selection names;
@@ -247,17 +248,17 @@ func selectIDs(parent *job.Job, failed, succeededIn map[string]string, which str
 // mergeRetried applies parent's retries to failed (id → error code): a
 // record a retry turned into a success leaves it (returned: id → that
 // retry), one that failed again takes the newest error code.
-func (s *Service) mergeRetried(ctx context.Context, parent *job.Job, failed map[string]string) (map[string]string, error) {
+func (s *Service) mergeRetried(ctx context.Context, parent *job.Job, failed map[string]string, ordinals map[string]int) (map[string]string, error) {
 	succeededIn := map[string]string{}
 	chain, err := s.retryChain(ctx, parent)
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(failed))
+	keys := make([]job.RecordKey, 0, len(failed))
 	for id := range failed {
-		ids = append(ids, id)
+		keys = append(keys, job.RecordKey{ID: id, Ordinal: ordinals[id]})
 	}
-	latest, err := s.latestOf(ctx, parent, chain, ids)
+	latest, err := s.latestOf(ctx, parent, chain, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -325,8 +326,11 @@ func (s *Service) inputs(ctx context.Context, parent *job.Job, ids map[string]bo
 	return out, nil
 }
 
-// childRequest is the submit of the child: the parent's settings unless overridden.
-func childRequest(parent *job.Job, req Request, id string, recs []job.Input) (batch.SubmitRequest, error) {
+// childRequest is the submit of the child: the parent's settings unless
+// overridden. Its records keep their ordinals in parent (ordinals: id →
+// ordinal), so its results and the merged view list in the input order of
+// the job first retried; a parent keyed by id has its retries keyed by id.
+func childRequest(parent *job.Job, req Request, id string, recs []job.Input, ordinals map[string]int) (batch.SubmitRequest, error) {
 	var p job.Params
 	switch {
 	case parent.Params != nil:
@@ -357,6 +361,13 @@ func childRequest(parent *job.Job, req Request, id string, recs []job.Input) (ba
 	sr := batch.SubmitRequest{
 		Owner: parent.Owner, Model: model, Provider: provider, Name: name, Records: recs, Params: p,
 		TTLDays: parent.TTLDays, Mode: req.Mode, ID: id, RetryOf: parent.ID, Notify: notify, BudgetUSD: req.BudgetUSD,
+		ByID: !parent.InputOrder,
+	}
+	if parent.InputOrder {
+		sr.Ordinals = make([]int, len(recs))
+		for i, r := range recs {
+			sr.Ordinals[i] = ordinals[r.ID]
+		}
 	}
 	if parent.Index != nil {
 		// The retried vectors go where the parent's went (the submit checks

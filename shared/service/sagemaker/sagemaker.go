@@ -214,7 +214,8 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 	}
 	j := &job.Job{
 		ID: id, Owner: req.Owner, Provider: job.ProviderSageMaker, Model: req.Endpoint, Status: job.StatusQueued,
-		RecordCount: 1, Shards: 1, TTLDays: req.TTLDays, InputURI: inv.InputLocation,
+		// One record, ordinal 0.
+		RecordCount: 1, Shards: 1, InputOrder: true, TTLDays: req.TTLDays, InputURI: inv.InputLocation,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays), Notify: req.Notify,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
@@ -272,7 +273,7 @@ func (m *Service) recordInvocation(ctx context.Context, id string, acc AsyncAcce
 	if invErr != nil {
 		// The job's one result says why, as a failed inference's would.
 		rec := job.Record{JobID: id, ID: id, Status: job.RecordFailed, ErrorCode: "InvocationRefused", ErrorMessage: invErr.Error(), ExpiresAt: job.RecordExpiresAt(j, now)}
-		if err := s.Store.PutRecords(ctx, id, 1, []job.Record{rec}); err != nil {
+		if err := s.Store.PutRecords(ctx, j.RecordSet(), []job.Record{rec}); err != nil {
 			s.Logger().ErrorContext(ctx, "store refusal of job", "job_id", id, "error", err)
 		}
 		s.PublishCompleted(ctx, j)

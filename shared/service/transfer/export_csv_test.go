@@ -39,7 +39,7 @@ func exportSuite(t *testing.T, recs []job.Record) (*transfer.Service, *fsblob.St
 	for i := range recs {
 		recs[i].JobID = j.ID
 	}
-	if err := st.PutRecords(ctx, j.ID, j.Shards, recs); err != nil {
+	if err := st.PutRecords(ctx, j.RecordSet(), recs); err != nil {
 		t.Fatal(err)
 	}
 	svc := &transfer.Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://test", JobPrefix: "mcpbatch"}}

@@ -163,6 +163,9 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 		OutputURI: blob.Join(s.Bucket, "output", id),
 		Mode:      job.ModeBatch,
 		Params:    &req.Params, Notify: req.Notify,
+		// A file's records are keyed by their position in it (ingest reads
+		// it from the provider ids).
+		InputOrder: true,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.AddWarning(req.Warnings...)

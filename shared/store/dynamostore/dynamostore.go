@@ -1,7 +1,8 @@
 // Package dynamostore is the store.Store adapter over one DynamoDB table (a
 // single-table design): jobs under JOB#<id>/META, results spread
-// over JOB#<id>#<shard>/REC#<recordId>, owner listing on GSI1, in-flight
-// listing on the sparse GSI2, TTL on expiresAt.
+// over JOB#<id>#<shard>/ORD#<ordinal>#<recordId> (round-robin by input
+// ordinal; jobs stored before ordinals: JOB#<id>#<hash shard>/REC#<recordId>),
+// owner listing on GSI1, in-flight listing on the sparse GSI2, TTL on expiresAt.
 package dynamostore
 
 import (

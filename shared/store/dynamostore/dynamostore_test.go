@@ -30,7 +30,7 @@ func TestMain(m *testing.M) { os.Exit(motoserver.Main(m, &srv)) }
 var tableSeq atomic.Int64
 
 // newTable creates a fresh table for one test and returns a client for it.
-func newTable(t *testing.T) (*dynamodb.Client, string) {
+func newTable(t testing.TB) (*dynamodb.Client, string) {
 	t.Helper()
 	client := dynamodb.NewFromConfig(srv.Config(), func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(srv.Endpoint)
@@ -110,7 +110,7 @@ func TestItemLayout(t *testing.T) {
 	s := New(client, table, WithNow(clock.Now))
 	ctx := t.Context()
 	j := &job.Job{ID: job.NewID(clock.Now()), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusSubmitted,
-		Shards: 4, CreatedAt: clock.Now(), ExpiresAt: job.ExpiresAt(clock.Now(), 7),
+		Shards: 4, InputOrder: true, CreatedAt: clock.Now(), ExpiresAt: job.ExpiresAt(clock.Now(), 7),
 		Parts: []job.Part{{Index: 0, Name: "p1", Status: job.StatusSubmitted}}}
 	if err := s.CreateJob(ctx, j); err != nil {
 		t.Fatalf("CreateJob: %v", err)
@@ -166,20 +166,32 @@ func TestItemLayout(t *testing.T) {
 
 	long := strings.Repeat("compress me ", 200)
 	recs := []job.Record{
-		{ID: "short", Status: job.RecordSucceeded, Output: "hi", ExpiresAt: j.ExpiresAt},
-		{ID: "long", Status: job.RecordSucceeded, Output: long, ExpiresAt: j.ExpiresAt},
+		{ID: "short", Ordinal: 0, Status: job.RecordSucceeded, Output: "hi", ExpiresAt: j.ExpiresAt},
+		{ID: "long", Ordinal: 5, Status: job.RecordSucceeded, Output: long, ExpiresAt: j.ExpiresAt},
 	}
-	if err := s.PutRecords(ctx, j.ID, j.Shards, recs); err != nil {
+	if err := s.PutRecords(ctx, j.RecordSet(), recs); err != nil {
 		t.Fatalf("PutRecords: %v", err)
 	}
-	short := get(fmt.Sprintf("JOB#%s#%d", j.ID, job.RecordShard("short", 4)), "REC#short")
+	// Round-robin by ordinal, sorted by the zero-padded ordinal.
+	short := get("JOB#"+j.ID+"#0", "ORD#0000000000#short")
 	if s2(short, "output") != "hi" || short["outputGz"] != nil || short["expiresAt"] == nil {
 		t.Errorf("short record %#v, want plain output and expiresAt", short)
 	}
-	longItem := get(fmt.Sprintf("JOB#%s#%d", j.ID, job.RecordShard("long", 4)), "REC#long")
+	if o, ok := short["ordinal"].(*types.AttributeValueMemberN); !ok || o.Value != "0" {
+		t.Errorf("short record ordinal %#v, want the number 0", short["ordinal"])
+	}
+	longItem := get("JOB#"+j.ID+"#1", "ORD#0000000005#long")
 	gz, ok := longItem["outputGz"].(*types.AttributeValueMemberB)
 	if !ok || len(gz.Value) >= len(long) || longItem["output"] != nil {
 		t.Errorf("long record %#v, want only a smaller binary outputGz", longItem)
+	}
+	// A job stored before ordinals keeps its records by id, hash-sharded.
+	old := job.RecordSet{JobID: j.ID + "old", Shards: 4}
+	if err := s.PutRecords(ctx, old, recs[:1]); err != nil {
+		t.Fatalf("PutRecords: %v", err)
+	}
+	if it := get(fmt.Sprintf("JOB#%s#%d", old.JobID, old.Shard(job.RecordKey{ID: "short"})), "REC#short"); it["ordinal"] != nil || s2(it, "output") != "hi" {
+		t.Errorf("by-id record %#v, want REC#short without an ordinal", it)
 	}
 }
 
@@ -240,9 +252,13 @@ func (f *faultyClient) callCount() int {
 func testRecords(n int) []job.Record {
 	recs := make([]job.Record, n)
 	for i := range recs {
-		recs[i] = job.Record{ID: fmt.Sprintf("r%03d", i), Status: job.RecordSucceeded, Output: fmt.Sprint(i)}
+		recs[i] = job.Record{ID: fmt.Sprintf("r%03d", i), Ordinal: i, Status: job.RecordSucceeded, Output: fmt.Sprint(i)}
 	}
 	return recs
+}
+
+func byOrdinal(jobID string, shards int) job.RecordSet {
+	return job.RecordSet{JobID: jobID, Shards: shards, ByOrdinal: true}
 }
 
 func countRecords(t *testing.T, s *Store, jobID string, shards int) int {
@@ -250,7 +266,7 @@ func countRecords(t *testing.T, s *Store, jobID string, shards int) int {
 	n := 0
 	q := store.RecordQuery{Limit: 500}
 	for {
-		recs, next, err := s.ListRecords(t.Context(), jobID, shards, q)
+		recs, next, err := s.ListRecords(t.Context(), byOrdinal(jobID, shards), q)
 		if err != nil {
 			t.Fatalf("ListRecords: %v", err)
 		}
@@ -281,7 +297,7 @@ func TestPutRecordsRetriesUnprocessed(t *testing.T) {
 			f := &faultyClient{Client: client, failures: tc.failures}
 			s := New(f, table, WithBackoff(time.Millisecond, 5*time.Millisecond), WithMaxBatchAttempts(10))
 			jobID := job.NewID(time.Now())
-			if err := s.PutRecords(t.Context(), jobID, 3, testRecords(tc.records)); err != nil {
+			if err := s.PutRecords(t.Context(), byOrdinal(jobID, 3), testRecords(tc.records)); err != nil {
 				t.Fatalf("PutRecords: %v", err)
 			}
 			if got := f.callCount(); got != tc.wantCalls {
@@ -301,7 +317,7 @@ func TestPutRecordsGivesUp(t *testing.T) {
 	s := New(f, table, WithBackoff(time.Millisecond, 2*time.Millisecond), WithMaxBatchAttempts(attempts))
 	jobID := job.NewID(time.Now())
 	recs := testRecords(30) // chunks of 25 and 5
-	err := s.PutRecords(t.Context(), jobID, 2, recs)
+	err := s.PutRecords(t.Context(), byOrdinal(jobID, 2), recs)
 	if !errors.Is(err, store.ErrUnprocessed) {
 		t.Fatalf("PutRecords: %v, want ErrUnprocessed", err)
 	}
@@ -320,7 +336,7 @@ func TestPutRecordsGivesUp(t *testing.T) {
 	f.mu.Lock()
 	f.failures = 0
 	f.mu.Unlock()
-	if err := s.PutRecords(t.Context(), jobID, 2, recs); err != nil {
+	if err := s.PutRecords(t.Context(), byOrdinal(jobID, 2), recs); err != nil {
 		t.Fatalf("PutRecords retry: %v", err)
 	}
 	if got := countRecords(t, s, jobID, 2); got != len(recs) {
@@ -336,7 +352,7 @@ func TestPutRecordsHonoursContext(t *testing.T) {
 	// A long backoff: only cancellation can end the wait quickly.
 	s := New(f, table, WithBackoff(time.Minute, time.Minute), WithMaxBatchAttempts(100))
 	start := time.Now()
-	err := s.PutRecords(ctx, job.NewID(time.Now()), 1, testRecords(10))
+	err := s.PutRecords(ctx, byOrdinal(job.NewID(time.Now()), 1), testRecords(10))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("PutRecords: %v, want context.Canceled", err)
 	}

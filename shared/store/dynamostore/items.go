@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,8 +40,11 @@ const (
 	// TTLAttribute is the table's TTL attribute (epoch seconds).
 	TTLAttribute = attrExpires
 
-	skJob       = "META"
+	skJob = "META"
+	// skRecPrefix keys records by id (jobs stored before ordinals),
+	// skOrdPrefix by input ordinal (job.RecordSet.ByOrdinal).
 	skRecPrefix = "REC#"
+	skOrdPrefix = "ORD#"
 )
 
 // sortTimeLayout is fixed width (always nine fraction digits, always UTC) so
@@ -53,7 +57,38 @@ func jobPK(id string) string { return "JOB#" + id }
 
 func recordPK(jobID string, shard int) string { return "JOB#" + jobID + "#" + strconv.Itoa(shard) }
 
-func recordSK(id string) string { return skRecPrefix + id }
+// recordSK is a record's sort key: REC#<id>, or ORD#<ordinal>#<id> with the
+// ordinal zero-padded to ten digits, so keys sort in input order (the id
+// keeps two records apart even if a writer ever gave both one ordinal).
+func recordSK(rs job.RecordSet, k job.RecordKey) string {
+	if !rs.ByOrdinal {
+		return skRecPrefix + k.ID
+	}
+	var d [20]byte
+	digits := strconv.AppendInt(d[:0], int64(k.Ordinal), 10)
+	var b strings.Builder // one allocation: ingest keys every record
+	b.Grow(len(skOrdPrefix) + 11 + len(k.ID))
+	b.WriteString(skOrdPrefix)
+	for range 10 - len(digits) {
+		b.WriteByte('0')
+	}
+	b.Write(digits)
+	b.WriteByte('#')
+	b.WriteString(k.ID)
+	return b.String()
+}
+
+// recordPrefix is the sort key prefix of every record of rs.
+func recordPrefix(rs job.RecordSet) string {
+	if rs.ByOrdinal {
+		return skOrdPrefix
+	}
+	return skRecPrefix
+}
+
+// prefixEnd is the least key past every key that starts with prefix (its
+// last byte, '#', plus one).
+func prefixEnd(prefix string) string { return prefix[:len(prefix)-1] + string(prefix[len(prefix)-1]+1) }
 
 func ownerPK(owner string) string { return "OWNER#" + owner }
 
@@ -260,6 +295,7 @@ type recordItem struct {
 	ExpiresAt    int64  `dynamodbav:"expiresAt,omitempty"`
 	JobID        string `dynamodbav:"jobId"`
 	ID           string `dynamodbav:"recordId"`
+	Ordinal      *int   `dynamodbav:"ordinal,omitempty"`
 	Status       string `dynamodbav:"status"`
 	Output       string `dynamodbav:"output,omitempty"`
 	OutputGz     []byte `dynamodbav:"outputGz,omitempty"`
@@ -281,15 +317,18 @@ const compressMin = 1024
 // encodeRecord builds the item recordItem describes, by hand: ingest encodes
 // every record of every output, and attributevalue's reflection was a large
 // share of its CPU (the tests hold both encodings equal).
-func encodeRecord(jobID string, shards int, r *job.Record) (map[string]types.AttributeValue, error) {
-	m := make(map[string]types.AttributeValue, 8)
-	m["PK"] = str(recordPK(jobID, job.RecordShard(r.ID, shards)))
-	m["SK"] = str(recordSK(r.ID))
+func encodeRecord(rs job.RecordSet, r *job.Record) (map[string]types.AttributeValue, error) {
+	m := make(map[string]types.AttributeValue, 9)
+	m["PK"] = str(recordPK(rs.JobID, rs.Shard(r.Key())))
+	m["SK"] = str(recordSK(rs, r.Key()))
 	if exp := storeutil.ExpiresUnix(r.ExpiresAt); exp != 0 {
 		m["expiresAt"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(exp, 10)}
 	}
-	m["jobId"] = str(jobID)
+	m["jobId"] = str(rs.JobID)
 	m["recordId"] = str(r.ID)
+	if rs.ByOrdinal {
+		m["ordinal"] = &types.AttributeValueMemberN{Value: strconv.Itoa(r.Ordinal)}
+	}
 	m["status"] = str(string(r.Status))
 	output := r.Output
 	if len(output) > compressMin {
@@ -334,9 +373,14 @@ func decodeRecord(m map[string]types.AttributeValue) (job.Record, error) {
 		}
 		out = s
 	}
+	var ordinal int
+	if it.Ordinal != nil {
+		ordinal = *it.Ordinal
+	}
 	return job.Record{
 		JobID:        it.JobID,
 		ID:           it.ID,
+		Ordinal:      ordinal,
 		Status:       job.RecordStatus(it.Status),
 		Output:       out,
 		OutputRef:    it.OutputRef,

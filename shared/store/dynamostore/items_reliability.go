@@ -9,19 +9,21 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
-// reliabilityItem holds the job attributes of retention, stalled-job retries
-// and output line caps, as real attributes beside jobItem's.
+// reliabilityItem holds the job attributes of retention, stalled-job retries,
+// output line caps and record keys, as real attributes beside jobItem's.
 type reliabilityItem struct {
 	RecordsExpireAt   string `dynamodbav:"recordsExpireAt,omitempty"`
 	Retries           int    `dynamodbav:"retries,omitempty"`
 	LastError         string `dynamodbav:"lastError,omitempty"`
 	MaxInputLineBytes int    `dynamodbav:"maxInputLineBytes,omitempty"`
+	InputOrder        bool   `dynamodbav:"inputOrder,omitempty"`
+	KeptOrdinals      bool   `dynamodbav:"keptOrdinals,omitempty"`
 }
 
 func encodeReliability(j *job.Job, m map[string]types.AttributeValue) error {
 	extra, err := attributevalue.MarshalMap(reliabilityItem{
 		RecordsExpireAt: formatTime(j.RecordsExpireAt), Retries: j.Retries, LastError: j.LastError,
-		MaxInputLineBytes: j.MaxInputLineBytes,
+		MaxInputLineBytes: j.MaxInputLineBytes, InputOrder: j.InputOrder, KeptOrdinals: j.KeptOrdinals,
 	})
 	if err != nil {
 		return fmt.Errorf("encode job %s: %w", j.ID, err)
@@ -42,5 +44,6 @@ func decodeReliability(m map[string]types.AttributeValue, j *job.Job) error {
 		return fmt.Errorf("decode job %s: %w", j.ID, err)
 	}
 	j.RecordsExpireAt, j.Retries, j.LastError, j.MaxInputLineBytes = t, it.Retries, it.LastError, it.MaxInputLineBytes
+	j.InputOrder, j.KeptOrdinals = it.InputOrder, it.KeptOrdinals
 	return nil
 }

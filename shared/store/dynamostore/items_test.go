@@ -1,6 +1,7 @@
 package dynamostore
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -24,32 +25,60 @@ func TestEncodeRecordAsReflection(t *testing.T) {
 		{ID: "c", Status: job.RecordFailed, ErrorCode: "400", ErrorMessage: "bad", Note: "n"},
 		{ID: "d", Status: job.RecordSucceeded, OutputRef: "s3://b/k", ContentType: "application/json"},
 		{ID: "e", Status: job.RecordSucceeded, Output: strings.Repeat("x", compressMin+1)},
+		{ID: "f", Ordinal: 1234, Status: job.RecordSucceeded, Output: "by ordinal"},
 	} {
-		t.Run(r.ID, func(t *testing.T) {
-			got, err := encodeRecord("job1", 20, &r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := reflectItem(t, "job1", 20, &r)
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("hand-built item\n%#v\nwant (attributevalue)\n%#v", got, want)
-			}
-			back, err := decodeRecord(got)
-			if err != nil || back.Output != r.Output || back.Status != r.Status || back.InputTokens != r.InputTokens || back.Path != r.Path {
-				t.Fatalf("decoded %+v, %v", back, err)
-			}
-		})
+		for _, byOrdinal := range []bool{false, true} {
+			rs := job.RecordSet{JobID: "job1", Shards: 20, ByOrdinal: byOrdinal}
+			t.Run(fmt.Sprintf("%s/byOrdinal=%v", r.ID, byOrdinal), func(t *testing.T) {
+				got, err := encodeRecord(rs, &r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := reflectItem(t, rs, &r)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("hand-built item\n%#v\nwant (attributevalue)\n%#v", got, want)
+				}
+				back, err := decodeRecord(got)
+				if err != nil || back.Output != r.Output || back.Status != r.Status || back.InputTokens != r.InputTokens || back.Path != r.Path ||
+					byOrdinal && back.Ordinal != r.Ordinal {
+					t.Fatalf("decoded %+v, %v", back, err)
+				}
+			})
+		}
+	}
+}
+
+// TestRecordSortKeys: ordinal keys sort as their ordinals do, whatever the
+// ids, and every record key lies between its prefix and prefixEnd.
+func TestRecordSortKeys(t *testing.T) {
+	rs := job.RecordSet{JobID: "j", Shards: 3, ByOrdinal: true}
+	keys := []job.RecordKey{{ID: "10", Ordinal: 0}, {ID: "9", Ordinal: 1}, {ID: "b", Ordinal: 2}, {ID: "a", Ordinal: 9}, {ID: "~~~", Ordinal: 10}, {ID: "", Ordinal: 99}, {ID: "0", Ordinal: 100}, {ID: "z", Ordinal: storeutil.MaxOrdinal}}
+	for i, k := range keys {
+		sk := recordSK(rs, k)
+		if sk <= skOrdPrefix || sk >= prefixEnd(skOrdPrefix) {
+			t.Errorf("key %q outside %q..%q", sk, skOrdPrefix, prefixEnd(skOrdPrefix))
+		}
+		if i > 0 && recordSK(rs, keys[i-1]) >= sk {
+			t.Errorf("key of ordinal %d (%q) not after ordinal %d's", k.Ordinal, sk, keys[i-1].Ordinal)
+		}
+	}
+	old := job.RecordSet{JobID: "j", Shards: 3}
+	if sk := recordSK(old, job.RecordKey{ID: "a\xff", Ordinal: 5}); sk != "REC#a\xff" || sk >= prefixEnd(skRecPrefix) {
+		t.Errorf("by-id key %q", sk)
 	}
 }
 
 // reflectItem is the encoding before hand-building: recordItem through attributevalue.
-func reflectItem(t *testing.T, jobID string, shards int, r *job.Record) any {
+func reflectItem(t *testing.T, rs job.RecordSet, r *job.Record) any {
 	t.Helper()
 	it := recordItem{
-		PK: recordPK(jobID, job.RecordShard(r.ID, shards)), SK: recordSK(r.ID), ExpiresAt: storeutil.ExpiresUnix(r.ExpiresAt),
-		JobID: jobID, ID: r.ID, Status: string(r.Status), Output: r.Output, OutputRef: r.OutputRef, StopReason: r.StopReason,
+		PK: recordPK(rs.JobID, rs.Shard(r.Key())), SK: recordSK(rs, r.Key()), ExpiresAt: storeutil.ExpiresUnix(r.ExpiresAt),
+		JobID: rs.JobID, ID: r.ID, Status: string(r.Status), Output: r.Output, OutputRef: r.OutputRef, StopReason: r.StopReason,
 		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, ContentType: r.ContentType, Note: r.Note, Path: r.Path,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+	}
+	if rs.ByOrdinal {
+		it.Ordinal = &r.Ordinal
 	}
 	if len(r.Output) > compressMin {
 		gz, err := gzipString(r.Output)
@@ -72,7 +101,7 @@ func BenchmarkEncodeRecord(b *testing.B) {
 	r := job.Record{ID: "r0000001", Status: job.RecordSucceeded, Output: strings.Repeat("The quick brown fox jumps over the lazy dog; ", 45), InputTokens: 12, OutputTokens: 345}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := encodeRecord("job1", 20, &r); err != nil {
+		if _, err := encodeRecord(job.RecordSet{JobID: "job1", Shards: 20, ByOrdinal: true}, &r); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -99,7 +128,7 @@ func TestItemSize(t *testing.T) {
 		}
 	}
 	r := job.Record{ID: "r1", Status: job.RecordSucceeded, Output: "hello"}
-	n, err := RecordItemSize("j1", 20, &r)
+	n, err := RecordItemSize(job.RecordSet{JobID: "j1", Shards: 20}, &r)
 	if err != nil || n < len("hello")+len("output") || n > 200 {
 		t.Errorf("RecordItemSize = %d, %v", n, err)
 	}

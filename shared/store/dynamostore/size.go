@@ -70,8 +70,8 @@ func numberSize(s string) int {
 }
 
 // RecordItemSize is the billed size of a record's item as PutRecords writes it.
-func RecordItemSize(jobID string, shards int, r *job.Record) (int, error) {
-	item, err := encodeRecord(jobID, shards, r)
+func RecordItemSize(rs job.RecordSet, r *job.Record) (int, error) {
+	item, err := encodeRecord(rs, r)
 	if err != nil {
 		return 0, err
 	}

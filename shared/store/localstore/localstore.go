@@ -24,8 +24,9 @@ import (
 
 var _ store.Store = (*Store)(nil)
 
-// schemaVersion is kept in PRAGMA user_version so a later release can migrate.
-const schemaVersion = 1
+// schemaVersion is kept in PRAGMA user_version so a later release can
+// migrate. 2: records.ordinal (see migrate).
+const schemaVersion = 2
 
 // The job and record documents are JSON; the columns beside them exist only to
 // key, filter and order, mirroring the DynamoDB keys and indexes.
@@ -53,6 +54,8 @@ CREATE TABLE IF NOT EXISTS records (
 	status     TEXT NOT NULL,
 	expires_at INTEGER,
 	doc        TEXT NOT NULL,
+	-- input ordinal (job.RecordSet.ByOrdinal); -1 in jobs keyed by id
+	ordinal    INTEGER NOT NULL DEFAULT -1,
 	PRIMARY KEY (job_id, shard, record_id)
 ) WITHOUT ROWID;
 -- which job part holds a provider Ref (REF# items in DynamoDB)
@@ -150,6 +153,21 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if _, err := s.db.ExecContext(ctx, schema); err != nil {
 		return fmt.Errorf("localstore: create schema: %w", err)
+	}
+	// Version 1 databases lack records.ordinal: their records read as
+	// ordinal -1, listed by id as before.
+	var has int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info('records') WHERE name = 'ordinal'").Scan(&has); err != nil {
+		return fmt.Errorf("localstore: read records columns: %w", err)
+	}
+	if has == 0 {
+		if _, err := s.db.ExecContext(ctx, "ALTER TABLE records ADD COLUMN ordinal INTEGER NOT NULL DEFAULT -1"); err != nil {
+			return fmt.Errorf("localstore: add records.ordinal: %w", err)
+		}
+	}
+	// Listing order (the DynamoDB sort keys ORD#<ordinal>#<id> and REC#<id>).
+	if _, err := s.db.ExecContext(ctx, "CREATE INDEX IF NOT EXISTS records_order ON records (job_id, ordinal, record_id)"); err != nil {
+		return fmt.Errorf("localstore: create records_order: %w", err)
 	}
 	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 		return fmt.Errorf("localstore: set schema version: %w", err)
@@ -434,14 +452,15 @@ ORDER BY updated_at, id LIMIT ?`,
 }
 
 // PutRecords implements store.Store: one transaction, upserting by key.
-func (s *Store) PutRecords(ctx context.Context, jobID string, shards int, recs []job.Record) error {
-	if err := storeutil.CheckRecords(recs); err != nil {
+func (s *Store) PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
+	jobID := rs.JobID
+	if err := storeutil.CheckRecords(rs, recs); err != nil {
 		return fmt.Errorf("put records of job %s: %w", jobID, err)
 	}
 	if len(recs) == 0 {
 		return nil
 	}
-	shards = storeutil.Shards(shards)
+	rs.Shards = storeutil.Shards(rs.Shards)
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -450,9 +469,9 @@ func (s *Store) PutRecords(ctx context.Context, jobID string, shards int, recs [
 	}
 	defer func() { _ = tx.Rollback() }()
 	stmt, err := tx.PrepareContext(ctx, `
-INSERT INTO records (job_id, shard, record_id, status, expires_at, doc) VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO records (job_id, shard, record_id, ordinal, status, expires_at, doc) VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (job_id, shard, record_id) DO UPDATE SET
-	status = excluded.status, expires_at = excluded.expires_at, doc = excluded.doc`)
+	ordinal = excluded.ordinal, status = excluded.status, expires_at = excluded.expires_at, doc = excluded.doc`)
 	if err != nil {
 		return fmt.Errorf("localstore: put records of job %s: prepare: %w", jobID, err)
 	}
@@ -460,11 +479,15 @@ ON CONFLICT (job_id, shard, record_id) DO UPDATE SET
 	for _, r := range recs {
 		r.JobID = jobID
 		r.ExpiresAt = storeutil.FromExpiresUnix(storeutil.ExpiresUnix(r.ExpiresAt))
+		ordinal := r.Ordinal
+		if !rs.ByOrdinal {
+			r.Ordinal, ordinal = 0, -1
+		}
 		doc, err := json.Marshal(r)
 		if err != nil {
 			return fmt.Errorf("localstore: encode record %s: %w", r.ID, err)
 		}
-		if _, err := stmt.ExecContext(ctx, jobID, job.RecordShard(r.ID, shards), r.ID, string(r.Status),
+		if _, err := stmt.ExecContext(ctx, jobID, rs.Shard(r.Key()), r.ID, ordinal, string(r.Status),
 			nullInt(storeutil.ExpiresUnix(r.ExpiresAt)), string(doc)); err != nil {
 			return fmt.Errorf("localstore: put record %s of job %s: %w", r.ID, jobID, err)
 		}
@@ -477,18 +500,19 @@ ON CONFLICT (job_id, shard, record_id) DO UPDATE SET
 
 // recordCursor is the keyset position after the last record of a page.
 type recordCursor struct {
-	JobID string `json:"j"`
-	Shard int    `json:"s"`
-	ID    string `json:"id"`
+	JobID   string `json:"j"`
+	Ordinal int    `json:"o"`
+	ID      string `json:"id"`
 }
 
-// ListRecords implements store.Store: shard by shard, by record id within a
-// shard (byte order, as DynamoDB sorts sort keys).
-func (s *Store) ListRecords(ctx context.Context, jobID string, shards int, q store.RecordQuery) ([]job.Record, string, error) {
+// ListRecords implements store.Store: by ordinal, then record id (byte
+// order, as DynamoDB sorts sort keys); records of a job keyed by id all have
+// ordinal -1, so they list by id.
+func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error) {
+	jobID := rs.JobID
 	limit := storeutil.PageLimit(q.Limit)
-	shards = storeutil.Shards(shards)
-	where := []string{"job_id = ?", "shard < ?", liveClause}
-	args := []any{jobID, shards, s.now().Unix()}
+	where := []string{"job_id = ?", liveClause}
+	args := []any{jobID, s.now().Unix()}
 	if q.Status != "" {
 		where = append(where, "status = ?")
 		args = append(args, string(q.Status))
@@ -498,29 +522,23 @@ func (s *Store) ListRecords(ctx context.Context, jobID string, shards int, q sto
 		if err := storeutil.DecodeCursor(q.Cursor, &c); err != nil {
 			return nil, "", err
 		}
-		if c.JobID != jobID || c.Shard < 0 || c.Shard >= shards || c.ID == "" {
+		if c.JobID != jobID || c.ID == "" || rs.ByOrdinal != (c.Ordinal >= 0) || c.Ordinal < -1 {
 			return nil, "", fmt.Errorf("%w: not a cursor of this listing", store.ErrBadCursor)
 		}
-		where = append(where, "(shard, record_id) > (?, ?)")
-		args = append(args, c.Shard, c.ID)
+		where = append(where, "(ordinal, record_id) > (?, ?)")
+		args = append(args, c.Ordinal, c.ID)
 	}
 	args = append(args, limit+1)
-	rows, err := s.db.QueryContext(ctx, "SELECT shard, doc FROM records WHERE "+strings.Join(where, " AND ")+
-		" ORDER BY shard, record_id LIMIT ?", args...)
+	rows, err := s.db.QueryContext(ctx, "SELECT doc FROM records WHERE "+strings.Join(where, " AND ")+
+		" ORDER BY ordinal, record_id LIMIT ?", args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("localstore: list records of job %s: %w", jobID, err)
 	}
 	defer rows.Close()
-	var (
-		recs     []job.Record
-		shardsOf []int
-	)
+	var recs []job.Record
 	for rows.Next() {
-		var (
-			shard int
-			doc   string
-		)
-		if err := rows.Scan(&shard, &doc); err != nil {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
 			return nil, "", fmt.Errorf("localstore: list records of job %s: %w", jobID, err)
 		}
 		var r job.Record
@@ -528,7 +546,6 @@ func (s *Store) ListRecords(ctx context.Context, jobID string, shards int, q sto
 			return nil, "", fmt.Errorf("localstore: decode record of job %s: %w", jobID, err)
 		}
 		recs = append(recs, r)
-		shardsOf = append(shardsOf, shard)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("localstore: list records of job %s: %w", jobID, err)
@@ -537,24 +554,31 @@ func (s *Store) ListRecords(ctx context.Context, jobID string, shards int, q sto
 		return recs, "", nil
 	}
 	recs = recs[:limit]
-	next, err := storeutil.EncodeCursor(recordCursor{JobID: jobID, Shard: shardsOf[limit-1], ID: recs[limit-1].ID})
+	last := recs[limit-1]
+	ordinal := last.Ordinal // the column's value: PutRecords keeps the two equal
+	if !rs.ByOrdinal {
+		ordinal = -1
+	}
+	next, err := storeutil.EncodeCursor(recordCursor{JobID: jobID, Ordinal: ordinal, ID: last.ID})
 	return recs, next, err
 }
 
-// GetRecords implements store.Store.
-func (s *Store) GetRecords(ctx context.Context, jobID string, shards int, ids []string) ([]job.Record, error) {
-	if len(ids) > store.MaxGetRecords {
-		return nil, fmt.Errorf("localstore: get %d records of job %s: at most %d", len(ids), jobID, store.MaxGetRecords)
+// GetRecords implements store.Store: a record id names one record of a job,
+// so the ordinals of keys are not needed here.
+func (s *Store) GetRecords(ctx context.Context, rs job.RecordSet, keys []job.RecordKey) ([]job.Record, error) {
+	jobID := rs.JobID
+	if len(keys) > store.MaxGetRecords {
+		return nil, fmt.Errorf("localstore: get %d records of job %s: at most %d", len(keys), jobID, store.MaxGetRecords)
 	}
-	if len(ids) == 0 {
+	if len(keys) == 0 {
 		return nil, nil
 	}
 	args := []any{jobID, s.now().Unix()}
-	for _, id := range ids {
-		args = append(args, id)
+	for _, k := range keys {
+		args = append(args, k.ID)
 	}
 	rows, err := s.db.QueryContext(ctx, "SELECT doc FROM records WHERE job_id = ? AND "+liveClause+
-		" AND record_id IN (?"+strings.Repeat(",?", len(ids)-1)+")", args...)
+		" AND record_id IN (?"+strings.Repeat(",?", len(keys)-1)+")", args...)
 	if err != nil {
 		return nil, fmt.Errorf("localstore: get records of job %s: %w", jobID, err)
 	}

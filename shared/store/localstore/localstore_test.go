@@ -1,7 +1,10 @@
 package localstore
 
 import (
+	"database/sql"
+	"encoding/json"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -65,7 +68,7 @@ func TestPurge(t *testing.T) {
 		if err := s.CreateJob(ctx, j); err != nil {
 			t.Fatalf("CreateJob: %v", err)
 		}
-		if err := s.PutRecords(ctx, j.ID, 1, []job.Record{{ID: "a", Status: job.RecordSucceeded, ExpiresAt: j.ExpiresAt}}); err != nil {
+		if err := s.PutRecords(ctx, j.RecordSet(), []job.Record{{ID: "a", Status: job.RecordSucceeded, ExpiresAt: j.ExpiresAt}}); err != nil {
 			t.Fatalf("PutRecords: %v", err)
 		}
 		return j
@@ -130,4 +133,80 @@ func TestSnapshotsContract(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	})
+}
+
+// TestMigrateRecordsWithoutOrdinals: a version 1 database (records without
+// an ordinal column, as `make dev` kept them before ordinals) opens; its
+// records read back by id, and new jobs beside them list in input order.
+func TestMigrateRecordsWithoutOrdinals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	clock := storetest.NewClock(time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC))
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &job.Job{ID: job.NewID(clock.Now()), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusCompleted, Shards: 2}
+	doc, _ := json.Marshal(old)
+	for _, stmt := range []string{
+		`CREATE TABLE jobs (id TEXT PRIMARY KEY, owner TEXT NOT NULL, provider TEXT NOT NULL, status TEXT NOT NULL,
+			terminal INTEGER NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, expires_at INTEGER,
+			version INTEGER NOT NULL, doc TEXT NOT NULL)`,
+		`CREATE TABLE records (job_id TEXT NOT NULL, shard INTEGER NOT NULL, record_id TEXT NOT NULL, status TEXT NOT NULL,
+			expires_at INTEGER, doc TEXT NOT NULL, PRIMARY KEY (job_id, shard, record_id)) WITHOUT ROWID`,
+		"PRAGMA user_version = 1",
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if _, err := db.Exec("INSERT INTO jobs VALUES (?, 'alice', 'bedrock', 'completed', 1, 0, 0, NULL, 1, ?)", old.ID, string(doc)); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"b", "10", "a", "9"} {
+		rec, _ := json.Marshal(job.Record{JobID: old.ID, ID: id, Status: job.RecordSucceeded})
+		if _, err := db.Exec("INSERT INTO records VALUES (?, ?, ?, 'succeeded', NULL, ?)", old.ID, i%2, id, string(rec)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := open(t, path, clock.Now)
+	got, err := s.GetJob(t.Context(), old.ID)
+	if err != nil || got.InputOrder {
+		t.Fatalf("GetJob of a version 1 job: %v, InputOrder %v", err, got.InputOrder)
+	}
+	list := func(rs job.RecordSet) []string {
+		var ids []string
+		for q := (store.RecordQuery{Limit: 3}); ; {
+			recs, next, err := s.ListRecords(t.Context(), rs, q)
+			if err != nil {
+				t.Fatalf("ListRecords: %v", err)
+			}
+			for _, r := range recs {
+				ids = append(ids, r.ID)
+			}
+			if q.Cursor = next; next == "" {
+				return ids
+			}
+		}
+	}
+	if ids := list(got.RecordSet()); !slices.Equal(ids, []string{"10", "9", "a", "b"}) {
+		t.Fatalf("version 1 records %v, want them by id", ids)
+	}
+	fresh := &job.Job{ID: job.NewID(clock.Now().Add(time.Second)), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusCompleted, Shards: 2, InputOrder: true}
+	if err := s.CreateJob(t.Context(), fresh); err != nil {
+		t.Fatal(err)
+	}
+	var recs []job.Record
+	for i, id := range []string{"10", "9", "b", "a"} {
+		recs = append(recs, job.Record{ID: id, Ordinal: i, Status: job.RecordSucceeded})
+	}
+	if err := s.PutRecords(t.Context(), fresh.RecordSet(), recs); err != nil {
+		t.Fatal(err)
+	}
+	if ids := list(fresh.RecordSet()); !slices.Equal(ids, []string{"10", "9", "b", "a"}) {
+		t.Fatalf("new records %v, want input order", ids)
+	}
 }

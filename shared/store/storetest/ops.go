@@ -8,13 +8,14 @@ import (
 )
 
 // testOpsFieldsRoundTrip: batch parameters, retry links, notification
-// settings, cost, warnings and a part's invocation type survive a write and
-// an update.
+// settings, cost, warnings, a part's invocation type and a retry's record
+// keying survive a write and an update.
 func testOpsFieldsRoundTrip(e *env) {
 	j := e.newJob("o", job.ProviderBedrock, job.StatusCompleted, e.clock.Now())
 	temp := 0.5
 	j.Params = &job.Params{System: "sys", MaxTokens: 300, Temperature: &temp}
 	j.RetryOf = job.NewID(e.clock.Now())
+	j.InputOrder, j.KeptOrdinals = true, true
 	j.Notify = &job.Notify{Webhook: "https://hooks.example.com/mcpbatch?k=1", SNS: true}
 	j.Cost = &job.Cost{InputUSD: 0.5, OutputUSD: 1.25, TotalUSD: 1.75, Basis: "batch", PricesAsOf: "2026-11-01"}
 	j.Warnings = []string{"model m takes no system prompt: the system prompt was sent as the first text of the first user turn"}
@@ -38,8 +39,10 @@ func testOpsFieldsRoundTrip(e *env) {
 	if !reflect.DeepEqual(got.Params, j.Params) || got.RetryOf != j.RetryOf || !reflect.DeepEqual(got.RetriedBy, []string{child}) ||
 		!reflect.DeepEqual(got.Notify, j.Notify) || got.NotifiedStatus != job.StatusCompleted ||
 		!got.NotifyingUntil.Equal(e.clock.Now().Add(time.Minute)) || !reflect.DeepEqual(got.Cost, j.Cost) ||
-		!reflect.DeepEqual(got.Warnings, j.Warnings) || len(got.Parts) != 1 || got.Parts[0].InvocationType != "Converse" {
-		e.t.Fatalf("round trip:\n got params %+v retryOf %q retriedBy %q notify %+v notified %q cost %+v warnings %q parts %+v\nwant %+v %q [%s] %+v completed %+v %q %+v",
-			got.Params, got.RetryOf, got.RetriedBy, got.Notify, got.NotifiedStatus, got.Cost, got.Warnings, got.Parts, j.Params, j.RetryOf, child, j.Notify, j.Cost, j.Warnings, j.Parts)
+		!reflect.DeepEqual(got.Warnings, j.Warnings) || len(got.Parts) != 1 || got.Parts[0].InvocationType != "Converse" ||
+		!got.InputOrder || !got.KeptOrdinals {
+		e.t.Fatalf("round trip:\n got params %+v retryOf %q retriedBy %q notify %+v notified %q cost %+v warnings %q parts %+v keying %v/%v\nwant %+v %q [%s] %+v completed %+v %q %+v true/true",
+			got.Params, got.RetryOf, got.RetriedBy, got.Notify, got.NotifiedStatus, got.Cost, got.Warnings, got.Parts, got.InputOrder, got.KeptOrdinals,
+			j.Params, j.RetryOf, child, j.Notify, j.Cost, j.Warnings, j.Parts)
 	}
 }

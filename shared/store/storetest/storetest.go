@@ -87,7 +87,10 @@ func Run(t *testing.T, newStore Factory) {
 		{"ListJobsOwnerIsolation", testListJobsOwnerIsolation},
 		{"ListInFlight", testListInFlight},
 		{"PutRecordsIdempotent", testPutRecordsIdempotent},
-		{"ListRecordsPagingAcrossShards", testListRecordsPaging},
+		{"ListRecordsInInputOrderAcrossShards", testListRecordsPaging},
+		{"ListRecordsSparseOverManyShards", testListRecordsSparse},
+		{"RecordsByID", testRecordsByID},
+		{"RecordCursorBounded", testRecordCursorBounded},
 		{"ListRecordsDefaultLimit", testListRecordsDefaultLimit},
 		{"ListRecordsStatusFilter", testListRecordsStatusFilter},
 		{"RecordRoundTrip", testRecordRoundTrip},
@@ -111,16 +114,19 @@ func Run(t *testing.T, newStore Factory) {
 // newJob is a valid in-flight job created at created, expiring in 7 days.
 func (e *env) newJob(owner, provider string, st job.Status, created time.Time) *job.Job {
 	return &job.Job{
-		ID:        job.NewID(created),
-		Owner:     owner,
-		Provider:  provider,
-		Model:     "anthropic.claude-haiku-4-5-20251001-v1:0",
-		Status:    st,
-		Shards:    1,
-		TTLDays:   7,
-		CreatedAt: created,
-		UpdatedAt: created,
-		ExpiresAt: job.ExpiresAt(created, 7),
+		ID:       job.NewID(created),
+		Owner:    owner,
+		Provider: provider,
+		Model:    "anthropic.claude-haiku-4-5-20251001-v1:0",
+		Status:   st,
+		Shards:   1,
+		// As every job is made now; the by-id keys of older jobs are
+		// checked apart (see testRecordsByID).
+		InputOrder: true,
+		TTLDays:    7,
+		CreatedAt:  created,
+		UpdatedAt:  created,
+		ExpiresAt:  job.ExpiresAt(created, 7),
 	}
 }
 
@@ -287,7 +293,7 @@ func testExpiredJobHidden(e *env) {
 		{ID: "a", Status: job.RecordSucceeded, Output: "x", ExpiresAt: j.ExpiresAt},
 		{ID: "b", Status: job.RecordFailed, ErrorCode: "400", ExpiresAt: j.ExpiresAt},
 	}
-	if err := e.s.PutRecords(e.ctx, j.ID, j.Shards, recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, j.RecordSet(), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
 	// Live until the very end, expired from the instant ExpiresAt is reached.
@@ -295,7 +301,7 @@ func testExpiredJobHidden(e *env) {
 	if _, err := e.s.GetJob(e.ctx, j.ID); err != nil {
 		e.t.Fatalf("GetJob just before expiry: %v", err)
 	}
-	if got, _, err := e.s.ListRecords(e.ctx, j.ID, j.Shards, store.RecordQuery{}); err != nil || len(got) != 2 {
+	if got, _, err := e.s.ListRecords(e.ctx, j.RecordSet(), store.RecordQuery{}); err != nil || len(got) != 2 {
 		e.t.Fatalf("ListRecords just before expiry: %v, %d records, want 2", err, len(got))
 	}
 	e.clock.Set(j.ExpiresAt)
@@ -348,7 +354,7 @@ func testExpiredJobHidden(e *env) {
 			return nil
 		}},
 		{"ListRecords", func() error {
-			got, next, err := e.s.ListRecords(e.ctx, j.ID, j.Shards, store.RecordQuery{})
+			got, next, err := e.s.ListRecords(e.ctx, j.RecordSet(), store.RecordQuery{})
 			if err != nil {
 				return err
 			}
@@ -396,7 +402,7 @@ func testExpiredRecordsHidden(e *env) {
 		}
 		recs = append(recs, r)
 	}
-	if err := e.s.PutRecords(e.ctx, j.ID, j.Shards, recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, j.RecordSet(), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
 	e.clock.Advance(2 * time.Hour)
@@ -410,7 +416,7 @@ func testExpiredRecordsHidden(e *env) {
 	}
 	for _, tc := range cases {
 		e.t.Run(tc.name, func(t *testing.T) {
-			got := e.allRecords(t, j.ID, j.Shards, store.RecordQuery{Status: tc.status, Limit: 3})
+			got := e.allRecords(t, j.RecordSet(), store.RecordQuery{Status: tc.status, Limit: 3})
 			g := recordIDs(got)
 			slices.Sort(g)
 			if !slices.Equal(g, tc.want) {
@@ -694,7 +700,9 @@ func mustGet(e *env, id string) *job.Job {
 	return j
 }
 
-// records makes n records r0000.. with every fifth one failed.
+// records makes n records r0000.. with every fifth one failed. Their
+// ordinals are a permutation of 0..n-1 unlike their id order (the caller's
+// input order need not be the ids').
 func (e *env) records(n int) []job.Record {
 	exp := e.clock.Now().Add(7 * 24 * time.Hour)
 	recs := make([]job.Record, n)
@@ -705,16 +713,43 @@ func (e *env) records(n int) []job.Record {
 			recs[i] = job.Record{ID: recs[i].ID, Status: job.RecordFailed, ErrorCode: "429", ErrorMessage: "throttled", ExpiresAt: exp}
 		}
 	}
+	// Ordinals by rank of a scrambling of the index (7919 is invertible
+	// modulo the prime 10007, so no two indexes tie).
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortFunc(perm, func(a, b int) int { return (a*7919+13)%10007 - (b*7919+13)%10007 })
+	for rank, i := range perm {
+		recs[i].Ordinal = rank
+	}
 	return recs
 }
 
+// inputOrder is the ids of recs by ordinal (then id): ByOrdinal listing order.
+func inputOrder(recs []job.Record) []string {
+	s := slices.Clone(recs)
+	slices.SortStableFunc(s, func(a, b job.Record) int {
+		if a.Ordinal != b.Ordinal {
+			return a.Ordinal - b.Ordinal
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return recordIDs(s)
+}
+
+// ords is the record set of a job keyed by ordinal over shards.
+func ords(jobID string, shards int) job.RecordSet {
+	return job.RecordSet{JobID: jobID, Shards: shards, ByOrdinal: true}
+}
+
 // allRecords pages through ListRecords; it fails on a record seen twice.
-func (e *env) allRecords(t *testing.T, jobID string, shards int, q store.RecordQuery) []job.Record {
+func (e *env) allRecords(t *testing.T, rs job.RecordSet, q store.RecordQuery) []job.Record {
 	t.Helper()
 	var out []job.Record
 	seen := map[string]bool{}
 	for pages := 1; ; pages++ {
-		recs, next, err := e.s.ListRecords(e.ctx, jobID, shards, q)
+		recs, next, err := e.s.ListRecords(e.ctx, rs, q)
 		if err != nil {
 			t.Fatalf("ListRecords page %d: %v", pages, err)
 		}
@@ -738,24 +773,12 @@ func (e *env) allRecords(t *testing.T, jobID string, shards int, q store.RecordQ
 	}
 }
 
-// shardOrder sorts record ids as the store lists them: by shard, then id.
-func shardOrder(idsIn []string, shards int) []string {
-	out := slices.Clone(idsIn)
-	slices.SortFunc(out, func(a, b string) int {
-		if c := job.RecordShard(a, shards) - job.RecordShard(b, shards); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	return out
-}
-
 func testPutRecordsIdempotent(e *env) {
 	j := e.create(e.newJob("alice", job.ProviderBedrock, job.StatusIngesting, e.clock.Now()))
 	j.Shards = 4
 	recs := e.records(60)
 	for round := range 2 {
-		if err := e.s.PutRecords(e.ctx, j.ID, j.Shards, recs); err != nil {
+		if err := e.s.PutRecords(e.ctx, j.RecordSet(), recs); err != nil {
 			e.t.Fatalf("PutRecords round %d: %v", round, err)
 		}
 	}
@@ -765,13 +788,13 @@ func testPutRecordsIdempotent(e *env) {
 	changed := recs[3]
 	changed.Output = "rewritten"
 	replay = append(replay, changed)
-	if err := e.s.PutRecords(e.ctx, j.ID, j.Shards, replay); err != nil {
+	if err := e.s.PutRecords(e.ctx, j.RecordSet(), replay); err != nil {
 		e.t.Fatalf("PutRecords replay: %v", err)
 	}
-	if err := e.s.PutRecords(e.ctx, j.ID, j.Shards, nil); err != nil {
+	if err := e.s.PutRecords(e.ctx, j.RecordSet(), nil); err != nil {
 		e.t.Fatalf("PutRecords(nil): %v", err)
 	}
-	got := e.allRecords(e.t, j.ID, j.Shards, store.RecordQuery{Limit: 500})
+	got := e.allRecords(e.t, j.RecordSet(), store.RecordQuery{Limit: 500})
 	if len(got) != len(recs) {
 		e.t.Fatalf("%d records after replays, want %d", len(got), len(recs))
 	}
@@ -785,47 +808,148 @@ func testPutRecordsIdempotent(e *env) {
 func testListRecordsPaging(e *env) {
 	const n, shards = 53, 5
 	j := e.create(e.newJob("alice", job.ProviderBedrock, job.StatusCompleted, e.clock.Now()))
+	j.Shards = shards
 	recs := e.records(n)
-	if err := e.s.PutRecords(e.ctx, j.ID, shards, recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, j.RecordSet(), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
-	used := map[int]bool{}
-	for _, r := range recs {
-		used[job.RecordShard(r.ID, shards)] = true
+	want := inputOrder(recs)
+	if slices.IsSorted(want) {
+		e.t.Fatal("test data in id order: it cannot tell input order from id order")
 	}
-	if len(used) < 3 {
-		e.t.Fatalf("test data spans only %d shards", len(used))
-	}
-	want := shardOrder(recordIDs(recs), shards)
-	for _, limit := range []int{1, 7, 10, 52, 53, 54, 500} {
+	for _, limit := range []int{1, 4, 5, 7, 10, 52, 53, 54, 500} {
 		e.t.Run(fmt.Sprintf("limit%d", limit), func(t *testing.T) {
-			got := e.allRecords(t, j.ID, shards, store.RecordQuery{Limit: limit})
+			got := e.allRecords(t, j.RecordSet(), store.RecordQuery{Limit: limit})
 			if !slices.Equal(recordIDs(got), want) {
-				t.Fatalf("records by shard then id:\n got %v\nwant %v", recordIDs(got), want)
+				t.Fatalf("records in input order:\n got %v\nwant %v", recordIDs(got), want)
+			}
+			for i, r := range got {
+				if r.Ordinal != i {
+					t.Fatalf("record %s carries ordinal %d, want %d", r.ID, r.Ordinal, i)
+				}
 			}
 		})
 	}
 	// Another job's records never mix in.
 	other := e.create(e.newJob("alice", job.ProviderBedrock, job.StatusCompleted, e.clock.Now()))
-	if got := e.allRecords(e.t, other.ID, shards, store.RecordQuery{Limit: 10}); len(got) != 0 {
+	other.Shards = shards
+	if got := e.allRecords(e.t, other.RecordSet(), store.RecordQuery{Limit: 10}); len(got) != 0 {
 		e.t.Fatalf("job without records lists %d", len(got))
+	}
+}
+
+// testListRecordsSparse: the most shards a job has, with a status filter that
+// leaves most shards empty and the others holding one match far apart: the
+// matches still come in input order, one small page after another.
+func testListRecordsSparse(e *env) {
+	const n = 120
+	j := e.newJob("alice", job.ProviderBedrock, job.StatusPartiallyCompleted, e.clock.Now())
+	j.Shards = job.ShardsFor(1 << 30) // the cap
+	e.create(j)
+	var recs []job.Record
+	var all, failed []string
+	for i := range n {
+		r := job.Record{ID: fmt.Sprintf("%d", n-i), Ordinal: i, Status: job.RecordSucceeded, Output: "ok"}
+		if i == 0 || i == 77 || i == n-1 {
+			r.Status, r.Output, r.ErrorCode = job.RecordFailed, "", "429"
+			failed = append(failed, r.ID)
+		}
+		all = append(all, r.ID)
+		recs = append(recs, r)
+	}
+	if err := e.s.PutRecords(e.ctx, j.RecordSet(), recs); err != nil {
+		e.t.Fatalf("PutRecords: %v", err)
+	}
+	for _, limit := range []int{1, 2} {
+		if got := recordIDs(e.allRecords(e.t, j.RecordSet(), store.RecordQuery{Status: job.RecordFailed, Limit: limit})); !slices.Equal(got, failed) {
+			e.t.Fatalf("failed records, limit %d: %v, want %v", limit, got, failed)
+		}
+	}
+	if got := recordIDs(e.allRecords(e.t, j.RecordSet(), store.RecordQuery{Limit: 13})); !slices.Equal(got, all) {
+		e.t.Fatalf("all records:\n got %v\nwant %v", got, all)
+	}
+}
+
+// testRecordsByID: a job stored before ordinals (InputOrder false) keeps
+// its records keyed by id: listed by id (byte order) across its shards and
+// read back by id, whatever ordinal a record carries; a cursor of one
+// keying is refused by the other.
+func testRecordsByID(e *env) {
+	const shards = 4
+	old := e.newJob("alice", job.ProviderBedrock, job.StatusCompleted, e.clock.Now())
+	old.Shards, old.InputOrder = shards, false
+	e.create(old)
+	got, err := e.s.GetJob(e.ctx, old.ID)
+	if err != nil || got.InputOrder {
+		e.t.Fatalf("GetJob of a job keyed by id: %v, InputOrder %v", err, got.InputOrder)
+	}
+	recs := e.records(37)
+	recs = append(recs, job.Record{ID: "Zed", Status: job.RecordSucceeded, Ordinal: 3}, job.Record{ID: "\u00e9t\u00e9", Status: job.RecordFailed})
+	if err := e.s.PutRecords(e.ctx, old.RecordSet(), recs); err != nil {
+		e.t.Fatalf("PutRecords: %v", err)
+	}
+	want := recordIDs(recs)
+	slices.Sort(want)
+	for _, limit := range []int{1, 3, 38, 39, 100} {
+		e.t.Run(fmt.Sprintf("limit%d", limit), func(t *testing.T) {
+			if got := e.allRecords(t, old.RecordSet(), store.RecordQuery{Limit: limit}); !slices.Equal(recordIDs(got), want) {
+				t.Fatalf("records by id:\n got %v\nwant %v", recordIDs(got), want)
+			}
+		})
+	}
+	byID, err := e.s.GetRecords(e.ctx, old.RecordSet(), []job.RecordKey{{ID: "r0003", Ordinal: 999}, {ID: "Zed"}})
+	if g := recordIDs(byID); err != nil || len(g) != 2 {
+		e.t.Fatalf("GetRecords by id: %v, %v", g, err)
+	}
+	_, oldCursor, err := e.s.ListRecords(e.ctx, old.RecordSet(), store.RecordQuery{Limit: 2})
+	if err != nil || oldCursor == "" {
+		e.t.Fatalf("ListRecords: %v, next %q", err, oldCursor)
+	}
+	// The same job id read as keyed by ordinal: a cursor of the other keying is refused.
+	if _, _, err := e.s.ListRecords(e.ctx, ords(old.ID, shards), store.RecordQuery{Cursor: oldCursor}); !errors.Is(err, store.ErrBadCursor) {
+		e.t.Fatalf("by-id cursor on an ordinal listing: %v, want ErrBadCursor", err)
+	}
+}
+
+// testRecordCursorBounded: a cursor is one record's position, whatever the
+// shard count, and no bigger than its key.
+func testRecordCursorBounded(e *env) {
+	long := strings.Repeat("x", job.MaxRecordIDLen)
+	var size []int
+	for _, shards := range []int{1, 32} {
+		j := e.newJob("alice", job.ProviderBedrock, job.StatusCompleted, e.clock.Now())
+		j.Shards = shards
+		e.create(j)
+		recs := []job.Record{{ID: long + "1", Ordinal: 0, Status: job.RecordSucceeded}, {ID: long + "2", Ordinal: 1, Status: job.RecordSucceeded}}
+		if err := e.s.PutRecords(e.ctx, j.RecordSet(), recs); err != nil {
+			e.t.Fatalf("PutRecords: %v", err)
+		}
+		_, next, err := e.s.ListRecords(e.ctx, j.RecordSet(), store.RecordQuery{Limit: 1})
+		if err != nil || next == "" {
+			e.t.Fatalf("ListRecords: %v, next %q", err, next)
+		}
+		size = append(size, len(next))
+		e.clock.Advance(time.Second) // the next job id differs
+	}
+	if size[0] != size[1] || size[0] > 2*job.MaxRecordIDLen {
+		e.t.Fatalf("cursor of %d bytes with 1 shard, %d with 32: want equal and under %d", size[0], size[1], 2*job.MaxRecordIDLen)
 	}
 }
 
 func testListRecordsDefaultLimit(e *env) {
 	j := e.create(e.newJob("alice", job.ProviderBedrock, job.StatusCompleted, e.clock.Now()))
 	recs := e.records(job.DefaultPageSize + 20)
-	if err := e.s.PutRecords(e.ctx, j.ID, 2, recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, ords(j.ID, 2), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
-	got, next, err := e.s.ListRecords(e.ctx, j.ID, 2, store.RecordQuery{})
+	got, next, err := e.s.ListRecords(e.ctx, ords(j.ID, 2), store.RecordQuery{})
 	if err != nil {
 		e.t.Fatalf("ListRecords: %v", err)
 	}
 	if len(got) != job.DefaultPageSize || next == "" {
 		e.t.Fatalf("default page: %d records, next %q; want %d and a cursor", len(got), next, job.DefaultPageSize)
 	}
-	rest, next, err := e.s.ListRecords(e.ctx, j.ID, 2, store.RecordQuery{Cursor: next, Limit: job.MaxPageSize + 1})
+	rest, next, err := e.s.ListRecords(e.ctx, ords(j.ID, 2), store.RecordQuery{Cursor: next, Limit: job.MaxPageSize + 1})
 	if err != nil || len(rest) != 20 || next != "" {
 		e.t.Fatalf("second page: %v, %d records, next %q; want 20 and no cursor", err, len(rest), next)
 	}
@@ -835,20 +959,20 @@ func testListRecordsStatusFilter(e *env) {
 	const shards = 3
 	j := e.create(e.newJob("alice", job.ProviderBedrock, job.StatusPartiallyCompleted, e.clock.Now()))
 	recs := e.records(47)
-	if err := e.s.PutRecords(e.ctx, j.ID, shards, recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, ords(j.ID, shards), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
 	for _, st := range []job.RecordStatus{job.RecordFailed, job.RecordSucceeded} {
 		e.t.Run(string(st), func(t *testing.T) {
 			var want []string
-			for _, r := range recs {
-				if r.Status == st {
-					want = append(want, r.ID)
+			for _, id := range inputOrder(recs) {
+				if i := slices.IndexFunc(recs, func(r job.Record) bool { return r.ID == id }); recs[i].Status == st {
+					want = append(want, id)
 				}
 			}
-			got := e.allRecords(t, j.ID, shards, store.RecordQuery{Status: st, Limit: 4})
-			if !slices.Equal(recordIDs(got), shardOrder(want, shards)) {
-				t.Fatalf("%s records:\n got %v\nwant %v", st, recordIDs(got), shardOrder(want, shards))
+			got := e.allRecords(t, ords(j.ID, shards), store.RecordQuery{Status: st, Limit: 4})
+			if !slices.Equal(recordIDs(got), want) {
+				t.Fatalf("%s records in input order:\n got %v\nwant %v", st, recordIDs(got), want)
 			}
 			for _, r := range got {
 				if r.Status != st {
@@ -869,10 +993,10 @@ func testRecordRoundTrip(e *env) {
 		{ID: "forever", Status: job.RecordSucceeded, Output: "{}"},
 		{ID: "typed", Status: job.RecordSucceeded, Output: "oops {", ContentType: "application/json", Note: "not valid JSON", ExpiresAt: exp},
 	}
-	if err := e.s.PutRecords(e.ctx, j.ID, 1, recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, ords(j.ID, 1), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
-	got := e.allRecords(e.t, j.ID, 1, store.RecordQuery{Limit: 10})
+	got := e.allRecords(e.t, ords(j.ID, 1), store.RecordQuery{Limit: 10})
 	byID := map[string]job.Record{}
 	for _, r := range got {
 		byID[r.ID] = r
@@ -903,10 +1027,10 @@ func testLargeOutput(e *env) {
 	for id, out := range outputs {
 		recs = append(recs, job.Record{ID: id, Status: job.RecordSucceeded, Output: out, ExpiresAt: e.clock.Now().Add(time.Hour)})
 	}
-	if err := e.s.PutRecords(e.ctx, j.ID, 2, recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, ords(j.ID, 2), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
-	got := e.allRecords(e.t, j.ID, 2, store.RecordQuery{Limit: 1})
+	got := e.allRecords(e.t, ords(j.ID, 2), store.RecordQuery{Limit: 1})
 	if len(got) != len(outputs) {
 		e.t.Fatalf("%d records, want %d", len(got), len(outputs))
 	}
@@ -923,11 +1047,11 @@ func testOutputTooLarge(e *env) {
 		{ID: "fine", Status: job.RecordSucceeded, Output: "ok"},
 		{ID: "huge", Status: job.RecordSucceeded, Output: strings.Repeat("z", job.MaxInlineOutputBytes+1)},
 	}
-	if err := e.s.PutRecords(e.ctx, j.ID, 1, recs); !errors.Is(err, store.ErrTooLarge) {
+	if err := e.s.PutRecords(e.ctx, ords(j.ID, 1), recs); !errors.Is(err, store.ErrTooLarge) {
 		e.t.Fatalf("PutRecords: %v, want ErrTooLarge", err)
 	}
 	// Rejected before writing anything.
-	if got := e.allRecords(e.t, j.ID, 1, store.RecordQuery{Limit: 10}); len(got) != 0 {
+	if got := e.allRecords(e.t, ords(j.ID, 1), store.RecordQuery{Limit: 10}); len(got) != 0 {
 		e.t.Fatalf("%d records written by a rejected call", len(got))
 	}
 }
@@ -937,15 +1061,15 @@ func testBadCursor(e *env) {
 	other := e.create(e.newJob("alice", job.ProviderBedrock, job.StatusCompleted, e.clock.Now().Add(time.Second)))
 	e.create(e.newJob("alice", job.ProviderBedrock, job.StatusCompleted, e.clock.Now().Add(2*time.Second)))
 	for _, id := range []string{j.ID, other.ID} {
-		if err := e.s.PutRecords(e.ctx, id, 3, e.records(10)); err != nil {
+		if err := e.s.PutRecords(e.ctx, ords(id, 3), e.records(10)); err != nil {
 			e.t.Fatalf("PutRecords: %v", err)
 		}
 	}
-	_, otherJobCursor, err := e.s.ListRecords(e.ctx, other.ID, 3, store.RecordQuery{Limit: 2})
+	_, otherJobCursor, err := e.s.ListRecords(e.ctx, ords(other.ID, 3), store.RecordQuery{Limit: 2})
 	if err != nil || otherJobCursor == "" {
 		e.t.Fatalf("ListRecords: %v, next %q", err, otherJobCursor)
 	}
-	_, recCursor, err := e.s.ListRecords(e.ctx, j.ID, 3, store.RecordQuery{Limit: 2})
+	_, recCursor, err := e.s.ListRecords(e.ctx, ords(j.ID, 3), store.RecordQuery{Limit: 2})
 	if err != nil || recCursor == "" {
 		e.t.Fatalf("ListRecords: %v, next %q", err, recCursor)
 	}
@@ -964,7 +1088,7 @@ func testBadCursor(e *env) {
 	}
 	for _, tc := range junk {
 		e.t.Run("records/"+tc.name, func(t *testing.T) {
-			if _, _, err := e.s.ListRecords(e.ctx, j.ID, 3, store.RecordQuery{Cursor: tc.cursor}); !errors.Is(err, store.ErrBadCursor) {
+			if _, _, err := e.s.ListRecords(e.ctx, ords(j.ID, 3), store.RecordQuery{Cursor: tc.cursor}); !errors.Is(err, store.ErrBadCursor) {
 				t.Fatalf("ListRecords: %v, want ErrBadCursor", err)
 			}
 		})
@@ -979,11 +1103,11 @@ func testBadCursor(e *env) {
 		call func() error
 	}{
 		{"records/other-job", func() error {
-			_, _, err := e.s.ListRecords(e.ctx, j.ID, 3, store.RecordQuery{Cursor: otherJobCursor})
+			_, _, err := e.s.ListRecords(e.ctx, ords(j.ID, 3), store.RecordQuery{Cursor: otherJobCursor})
 			return err
 		}},
 		{"records/job-cursor", func() error {
-			_, _, err := e.s.ListRecords(e.ctx, j.ID, 3, store.RecordQuery{Cursor: jobCursor})
+			_, _, err := e.s.ListRecords(e.ctx, ords(j.ID, 3), store.RecordQuery{Cursor: jobCursor})
 			return err
 		}},
 		{"jobs/record-cursor", func() error {
@@ -999,12 +1123,12 @@ func testBadCursor(e *env) {
 		})
 	}
 	// The genuine cursors still work.
-	if _, _, err := e.s.ListRecords(e.ctx, j.ID, 3, store.RecordQuery{Cursor: recCursor, Limit: 2}); err != nil {
+	if _, _, err := e.s.ListRecords(e.ctx, ords(j.ID, 3), store.RecordQuery{Cursor: recCursor, Limit: 2}); err != nil {
 		e.t.Fatalf("ListRecords with its own cursor: %v", err)
 	}
 }
 
-// testGetRecords: records by id across shards; absent, expired and another
+// testGetRecords: records by key across shards; absent, expired and another
 // job's ids are left out; a duplicate id is answered once.
 func testGetRecords(e *env) {
 	j := e.create(func() *job.Job {
@@ -1015,20 +1139,20 @@ func testGetRecords(e *env) {
 	other := e.create(e.newJob("alice", job.ProviderBedrock, job.StatusIngesting, e.clock.Now().Add(time.Second)))
 	var recs []job.Record
 	for i := range 30 {
-		r := job.Record{ID: fmt.Sprintf("r%03d", i), Status: job.RecordSucceeded, Output: fmt.Sprint("out ", i)}
+		r := job.Record{ID: fmt.Sprintf("r%03d", i), Ordinal: i, Status: job.RecordSucceeded, Output: fmt.Sprint("out ", i)}
 		if i == 7 {
 			r.ExpiresAt = e.clock.Now().Add(time.Hour)
 		}
 		recs = append(recs, r)
 	}
-	if err := e.s.PutRecords(e.ctx, j.ID, j.Shards, recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, j.RecordSet(), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
-	if err := e.s.PutRecords(e.ctx, other.ID, other.Shards, []job.Record{{ID: "x1", Status: job.RecordFailed}}); err != nil {
+	if err := e.s.PutRecords(e.ctx, other.RecordSet(), []job.Record{{ID: "x1", Status: job.RecordFailed}}); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
 	e.clock.Advance(2 * time.Hour)
-	got, err := e.s.GetRecords(e.ctx, j.ID, j.Shards, []string{"r003", "r007", "r029", "nope", "x1", "r003", "r012"})
+	got, err := e.s.GetRecords(e.ctx, j.RecordSet(), []job.RecordKey{{ID: "r003", Ordinal: 3}, {ID: "r007", Ordinal: 7}, {ID: "r029", Ordinal: 29}, {ID: "nope", Ordinal: 5}, {ID: "x1", Ordinal: 0}, {ID: "r003", Ordinal: 3}, {ID: "r012", Ordinal: 12}})
 	if err != nil {
 		e.t.Fatalf("GetRecords: %v", err)
 	}
@@ -1042,7 +1166,7 @@ func testGetRecords(e *env) {
 			e.t.Fatalf("record %s carries %q", r.ID, r.Output)
 		}
 	}
-	if got, err := e.s.GetRecords(e.ctx, j.ID, j.Shards, nil); err != nil || len(got) != 0 {
+	if got, err := e.s.GetRecords(e.ctx, j.RecordSet(), nil); err != nil || len(got) != 0 {
 		e.t.Fatalf("GetRecords of no ids: %v, %v", got, err)
 	}
 }

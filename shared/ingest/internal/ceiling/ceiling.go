@@ -82,7 +82,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	calls := &counting{Client: o.Client}
 	st := dynamostore.New(calls, o.Table)
-	j := &job.Job{ID: job.NewID(time.Now()), Owner: "bench", Shards: 20, Status: job.StatusIngesting, ExpiresAt: time.Now().Add(24 * time.Hour)}
+	j := &job.Job{ID: job.NewID(time.Now()), Owner: "bench", Shards: 20, InputOrder: true, Status: job.StatusIngesting, ExpiresAt: time.Now().Add(24 * time.Hour)}
 	if err := st.CreateJob(ctx, j); err != nil {
 		return res, fmt.Errorf("create job: %w", err)
 	}
@@ -98,7 +98,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Log:           slog.New(slog.DiscardHandler),
 	}
 	t0 := time.Now()
-	r, err := in.Ingest(ctx, j, []ingest.File{{Part: 0, URI: "s3://out/ceiling/records.jsonl.out"}}, ingesttest.Parse, nil)
+	r, err := in.Ingest(ctx, j, []ingest.File{{Part: 0, URI: "s3://out/ceiling/records.jsonl.out"}}, ingesttest.Parse, ingesttest.Resolve)
 	if err != nil {
 		return res, err
 	}
@@ -132,9 +132,10 @@ func sampleBatches(ctx context.Context, spec ingesttest.Spec, table string) ([][
 		if err != nil {
 			return nil, err
 		}
+		rec.Ordinal = len(recs)
 		recs = append(recs, rec)
 	}
-	if err := st.PutRecords(ctx, "sample", 20, recs); err != nil {
+	if err := st.PutRecords(ctx, job.RecordSet{JobID: "sample", Shards: 20, ByOrdinal: true}, recs); err != nil {
 		return nil, err
 	}
 	return c.batches, nil

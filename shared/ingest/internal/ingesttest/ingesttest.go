@@ -103,6 +103,16 @@ func (s Spec) Size() int64 { return int64(s.Records) * int64(s.LineBytes) }
 // RecordID is the id of record i (0-based) of a generated file.
 func RecordID(i int) string { return fmt.Sprintf("r%07d", i) }
 
+// Resolve is the ingest.IDResolver of a generated file: record i is input
+// ordinal i under its own id.
+func Resolve(id string) (job.RecordKey, bool) {
+	var i int
+	if _, err := fmt.Sscanf(id, "r%07d", &i); err != nil || RecordID(i) != id {
+		return job.RecordKey{}, false
+	}
+	return job.RecordKey{ID: id, Ordinal: i}, true
+}
+
 // Generator yields a Spec's lines lazily.
 type Generator struct {
 	spec Spec

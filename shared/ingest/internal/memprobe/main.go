@@ -62,9 +62,9 @@ func run(mb, lineBytes int, latency time.Duration, out io.Writer) error {
 		ResultsPrefix: "s3://results/out",
 		Log:           slog.New(slog.DiscardHandler),
 	}
-	j := &job.Job{ID: job.NewID(time.Now()), Shards: 20, ExpiresAt: time.Now().Add(24 * time.Hour)}
+	j := &job.Job{ID: job.NewID(time.Now()), Shards: 20, InputOrder: true, ExpiresAt: time.Now().Add(24 * time.Hour)}
 	t0 := time.Now()
-	res, err := in.Ingest(context.Background(), j, []ingest.File{{Part: 0, URI: "s3://out/probe/records.jsonl.out"}}, ingesttest.Parse, nil)
+	res, err := in.Ingest(context.Background(), j, []ingest.File{{Part: 0, URI: "s3://out/probe/records.jsonl.out"}}, ingesttest.Parse, ingesttest.Resolve)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func run(mb, lineBytes int, latency time.Duration, out io.Writer) error {
 
 type writer struct{ latency time.Duration }
 
-func (w writer) PutRecords(ctx context.Context, _ string, _ int, _ []job.Record) error {
+func (w writer) PutRecords(ctx context.Context, _ job.RecordSet, _ []job.Record) error {
 	if w.latency > 0 {
 		time.Sleep(w.latency)
 	}

@@ -49,13 +49,20 @@ func Live(exp int64, now time.Time) bool {
 // Shards clamps a shard count to at least 1.
 func Shards(n int) int { return max(1, n) }
 
+// MaxOrdinal is the largest record ordinal a store keys by (ten digits in
+// DynamoDB sort keys; inputs are far smaller).
+const MaxOrdinal = 9_999_999_999
+
 // CheckRecords rejects records no adapter may store, before anything is
 // written, so a batch never half-lands because of one bad record.
-func CheckRecords(recs []job.Record) error {
+func CheckRecords(rs job.RecordSet, recs []job.Record) error {
 	for i := range recs {
 		r := &recs[i]
 		if r.ID == "" {
 			return fmt.Errorf("record %d: empty record id", i)
+		}
+		if rs.ByOrdinal && (r.Ordinal < 0 || r.Ordinal > MaxOrdinal) {
+			return fmt.Errorf("record %s: ordinal %d outside 0..%d", r.ID, r.Ordinal, MaxOrdinal)
 		}
 		if len(r.Output) > job.MaxInlineOutputBytes {
 			return fmt.Errorf("record %s: output of %d bytes (limit %d): %w",

@@ -59,18 +59,23 @@ func TestDedupe(t *testing.T) {
 
 func TestCheckRecords(t *testing.T) {
 	cases := []struct {
-		name    string
-		recs    []job.Record
-		wantErr bool
-		wantIs  error
+		name      string
+		byOrdinal bool
+		recs      []job.Record
+		wantErr   bool
+		wantIs    error
 	}{
-		{"ok", []job.Record{{ID: "a", Output: "x"}}, false, nil},
-		{"empty id", []job.Record{{ID: "a"}, {ID: ""}}, true, nil},
-		{"too large", []job.Record{{ID: "a", Output: string(make([]byte, job.MaxInlineOutputBytes+1))}}, true, store.ErrTooLarge},
+		{"ok", false, []job.Record{{ID: "a", Output: "x"}}, false, nil},
+		{"empty id", false, []job.Record{{ID: "a"}, {ID: ""}}, true, nil},
+		{"too large", false, []job.Record{{ID: "a", Output: string(make([]byte, job.MaxInlineOutputBytes+1))}}, true, store.ErrTooLarge},
+		{"ordinals", true, []job.Record{{ID: "a", Ordinal: 0}, {ID: "b", Ordinal: MaxOrdinal}}, false, nil},
+		{"negative ordinal", true, []job.Record{{ID: "a", Ordinal: -1}}, true, nil},
+		{"ordinal past the key width", true, []job.Record{{ID: "a", Ordinal: MaxOrdinal + 1}}, true, nil},
+		{"ordinal unused by id", false, []job.Record{{ID: "a", Ordinal: -1}}, false, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckRecords(tc.recs)
+			err := CheckRecords(job.RecordSet{JobID: "j", ByOrdinal: tc.byOrdinal}, tc.recs)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("CheckRecords: %v, want error %v", err, tc.wantErr)
 			}
