@@ -130,9 +130,13 @@ func TestDeadlineRedrive(t *testing.T) {
 	results := func() map[string]string {
 		recs := allResults(t, cs, h.JobID, "", 100)
 		paths := map[string]string{}
-		for _, r := range recs {
+		for i, r := range recs {
 			if _, dup := paths[r.ID]; dup {
 				t.Fatalf("record %s listed twice", r.ID)
+			}
+			// Re-driven records keep their place: results stay in input order.
+			if want := fmt.Sprintf("q%03d", i); r.ID != want {
+				t.Fatalf("result %d is %s (path %s), want %s: not in input order", i, r.ID, r.Path, want)
 			}
 			paths[r.ID] = r.Path
 		}
