@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
@@ -141,7 +142,7 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 			switch {
 			case queuedUnsent(*p):
 				p.Status, p.ProviderStatus = job.StatusIngesting, NotSubmitted
-			case containsInt(stopped, p.Index) && job.CanMove(p.Status, job.StatusCancelling):
+			case slices.Contains(stopped, p.Index) && job.CanMove(p.Status, job.StatusCancelling):
 				p.Status, p.CancelRequested = job.StatusCancelling, true
 			default:
 				continue
@@ -155,7 +156,7 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 			cur.Redrive = &job.Redrive{StoppedAt: now}
 		}
 		for _, i := range changed {
-			if !containsInt(cur.Redrive.Parts, i) {
+			if !slices.Contains(cur.Redrive.Parts, i) {
 				cur.Redrive.Parts = append(cur.Redrive.Parts, i)
 			}
 		}
@@ -176,15 +177,6 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 		s.Logger().InfoContext(ctx, "batch parts stopped for the deadline", "job_id", j.ID, "parts", stopped, "deadline", j.Deadline, "stop_by", by)
 	}
 	return len(stopped), errors.Join(errs...)
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // cancelRedrive asks a running re-drive to stop: the run ends the job
