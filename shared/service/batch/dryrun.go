@@ -235,7 +235,12 @@ func (s *Service) pricePaths(out *DryRunResult, m *model.Model, lim service.Batc
 	case mode == job.ModeBatch && !odOK:
 		out.Auto, out.AutoWhy = "batch", "the model runs only as a batch job here"
 	case mode == job.ModeBatch:
-		out.Auto, out.AutoWhy = "batch", fmt.Sprintf("%d records reach %s's minimum of %d per job, and batch prices are the lowest listed", out.Records, lim.Title, lim.MinRecords)
+		// Say the price is lower only where the catalog prices the batch path.
+		priced := "batch prices are the lowest listed"
+		if len(out.Paths) == 0 || !out.Paths[0].Cost.Priced {
+			priced = "batch is the mode for that size (the catalog lists no batch price for this model, so no cost is compared)"
+		}
+		out.Auto, out.AutoWhy = "batch", fmt.Sprintf("%d records reach %s's minimum of %d per job, and %s", out.Records, lim.Title, lim.MinRecords, priced)
 	default:
 		tier := model.TierStandard
 		if _, ok := m.Tier(model.TierFlex); ok {
