@@ -19,13 +19,14 @@ import (
 func readmeText(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, p := range []string{"README.md", "../README.md", "local/README.md", "../shared/metrics/README.md", "../shared/notify/README.md",
-		"../shared/mcpserver/README.md", "../shared/model/README.md", "../shared/index/README.md"} {
-		b, err := os.ReadFile(p)
+	// Keyed by the path from the repository root (this package is infra/).
+	for _, p := range []string{"infra/README.md", "README.md", "infra/local/README.md", "shared/metrics/README.md", "shared/notify/README.md",
+		"shared/mcpserver/README.md", "shared/model/README.md", "shared/index/README.md"} {
+		b, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(p)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[filepath.Clean(p)] = string(b)
+		out[p] = string(b)
 	}
 	return out
 }
@@ -79,7 +80,7 @@ func TestReadmeStack(t *testing.T) {
 	})
 
 	t.Run("alarm figures", func(t *testing.T) {
-		const path = "../shared/metrics/README.md"
+		const path = "shared/metrics/README.md"
 		text := docs[path]
 		alarms := resources(fx.main.json, "AWS::CloudWatch::Alarm")
 		one := func(prefix string) obj {
@@ -127,17 +128,17 @@ func TestReadmeStack(t *testing.T) {
 			t.Error("no Lambda errors alarms")
 		}
 		// "Failed runs raise the `ReconcilerErrors` alarm".
-		for _, name := range regexp.MustCompile("the `([A-Za-z]+)` alarm").FindAllStringSubmatch(docs["../shared/mcpserver/README.md"], -1) {
+		for _, name := range regexp.MustCompile("the `([A-Za-z]+)` alarm").FindAllStringSubmatch(docs["shared/mcpserver/README.md"], -1) {
 			one(name[1])
 		}
 	})
 
 	t.Run("namespace and FailedJobs", func(t *testing.T) {
-		if !strings.Contains(docs["../shared/metrics/README.md"], "namespace `mcpbatch/<stack>`") || MetricsNamespace("x") != "mcpbatch/x" {
+		if !strings.Contains(docs["shared/metrics/README.md"], "namespace `mcpbatch/<stack>`") || MetricsNamespace("x") != "mcpbatch/x" {
 			t.Errorf("namespace of stack x is %s; the metrics README says mcpbatch/<stack>", MetricsNamespace("x"))
 		}
 		// "the JSON log line `"msg":"job finished"` with `"status":"failed"`"
-		m := regexp.MustCompile("`\"msg\":\"([^\"]+)\"` with `\"status\":\"([^\"]+)\"`").FindStringSubmatch(docs["README.md"])
+		m := regexp.MustCompile("`\"msg\":\"([^\"]+)\"` with `\"status\":\"([^\"]+)\"`").FindStringSubmatch(docs["infra/README.md"])
 		if m == nil {
 			t.Fatal("infra/README.md: no FailedJobs log line")
 		}
@@ -154,7 +155,7 @@ func TestReadmeStack(t *testing.T) {
 	})
 
 	t.Run("defaults", func(t *testing.T) {
-		md, infra := docs["../shared/mcpserver/README.md"], docs["README.md"]
+		md, infra := docs["shared/mcpserver/README.md"], docs["infra/README.md"]
 		_, rec := oneResource(t, fx.main.json, "AWS::Events::Rule", "ReconcilerSchedule")
 		if want := "rate(" + strconv.Itoa(int(figure(t, "mcpserver", md, `runs every ([0-9]+) minutes \(`+"`-c reconcileMinutes=N`"))) + " minutes)"; props(rec)["ScheduleExpression"] != want {
 			t.Errorf("reconciler schedule %v, README %s", props(rec)["ScheduleExpression"], want)
@@ -180,7 +181,7 @@ func TestReadmeStack(t *testing.T) {
 	})
 	t.Run("endpoint examples", func(t *testing.T) {
 		var entries []string
-		for _, m := range regexp.MustCompile("(?s)```json\n(\\{\"name\": .*?)\n```").FindAllStringSubmatch(docs["README.md"], -1) {
+		for _, m := range regexp.MustCompile("(?s)```json\n(\\{\"name\": .*?)\n```").FindAllStringSubmatch(docs["infra/README.md"], -1) {
 			entries = append(entries, m[1])
 		}
 		if len(entries) != 3 {
@@ -207,7 +208,7 @@ func TestReadmeStack(t *testing.T) {
 			{"token", tok.json, "```json\n(\\{\"mcpServers\": \\{\"mcpbatch\": \\{\"type\": \"http\".*?)\n```"},
 			{"iam", fx.main.json, "```json\n(\\{\"mcpServers\": \\{\"mcpbatch\": \\{\"command\".*?)\n```"},
 		} {
-			m := regexp.MustCompile("(?s)" + c.re).FindStringSubmatch(docs["README.md"])
+			m := regexp.MustCompile("(?s)" + c.re).FindStringSubmatch(docs["infra/README.md"])
 			if m == nil {
 				t.Errorf("%s: no client config in infra/README.md", c.mode)
 				continue
@@ -234,7 +235,7 @@ func TestReadmeStack(t *testing.T) {
 		// shared/index/README.md: what the S3 Vectors adapter needs; the
 		// stack's roles together hold exactly that (the bucket is the stack's,
 		// so no CreateVectorBucket).
-		m := regexp.MustCompile("`(s3vectors:[A-Za-z, ]+)`").FindStringSubmatch(strings.Join(strings.Fields(docs["../shared/index/README.md"]), " "))
+		m := regexp.MustCompile("`(s3vectors:[A-Za-z, ]+)`").FindStringSubmatch(strings.Join(strings.Fields(docs["shared/index/README.md"]), " "))
 		if m == nil {
 			t.Fatal("shared/index/README.md lists no s3vectors actions")
 		}

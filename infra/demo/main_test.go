@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,7 +13,7 @@ import (
 // number of documents the tool reference states, runs support-triage
 // offline, and prints report paths that exist.
 func TestDemoAsTheReadmeSays(t *testing.T) {
-	b, err := os.ReadFile("../../shared/mcpserver/README.md")
+	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "mcpserver", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
