@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 
@@ -40,14 +41,28 @@ func Catalog(d *graph.Deps, region string) error {
 // LoadModelFacts lays the account's stored model facts over core's catalog,
 // in a function that does not refresh them (the reconciler does, through
 // shared/app/accountapp); none stored yet, or unreadable, leaves the embedded
-// catalog.
-func LoadModelFacts(ctx context.Context, core *service.Core, log *slog.Logger) {
+// catalog. The Reloader it returns (nil: the store keeps no snapshots) reads
+// them again while the function stays warm (see ReloadModelFacts).
+func LoadModelFacts(ctx context.Context, core *service.Core, log *slog.Logger) *refresh.Reloader {
 	snaps, ok := core.Store.(store.Snapshots)
 	if !ok || core.Catalog == nil {
-		return
+		return nil
 	}
-	s := &refresh.Service{Store: snaps, Catalog: core.Catalog, Region: core.Region, Log: log}
-	if _, err := s.Load(ctx); err != nil && !errors.Is(err, store.ErrNotFound) {
+	r := &refresh.Reloader{Service: &refresh.Service{Store: snaps, Catalog: core.Catalog, Region: core.Region, Log: log}}
+	if err := r.Load(ctx); err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.WarnContext(ctx, "account model facts not loaded", "error", err)
 	}
+	return r
+}
+
+// ReloadModelFacts has each request first reload the stored facts when the
+// ones read are older than the Reloader's period (nil r: next as it is).
+func ReloadModelFacts(next http.Handler, r *refresh.Reloader) http.Handler {
+	if r == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.Maybe(req.Context())
+		next.ServeHTTP(w, req)
+	})
 }
