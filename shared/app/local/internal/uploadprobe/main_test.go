@@ -17,11 +17,14 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestHeapDoesNotFollowTheFile submits a 5 MiB and a 20 MiB file end to end:
+// TestHeapDoesNotFollowTheFile submits a 5 MiB and a 40 MiB file end to end:
 // both answer validating and end with their provider job submitted and every record, and the Go
 // heap's peak during validation grows far less than the file (what it keeps
 // is 24 bytes a record, not the records). Holding the file, or its lines, in
-// memory would grow the peak by at least the 15 MiB between the two.
+// memory would grow the peak by at least the 35 MiB between the two. The gap
+// is that wide because the peak of one run swings by up to ~9 MiB with GC
+// timing (GOGC=100 lets garbage reach what is live): with 5 and 20 MiB the
+// bound (a third of 15 MiB) sat inside that noise.
 func TestHeapDoesNotFollowTheFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("uploads 25 MiB")
@@ -30,7 +33,7 @@ func TestHeapDoesNotFollowTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big, err := probe(20<<20, 1100, t.TempDir())
+	big, err := probe(40<<20, 1100, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +44,7 @@ func TestHeapDoesNotFollowTheFile(t *testing.T) {
 	}
 	fileGrowth := big.Bytes - small.Bytes
 	heapGrowth := int64(big.PeakHeap) - int64(small.PeakHeap)
-	t.Logf("5 MiB: peak heap %.1f MiB; 20 MiB: %.1f MiB (records %d -> %d)",
+	t.Logf("5 MiB: peak heap %.1f MiB; 40 MiB: %.1f MiB (records %d -> %d)",
 		float64(small.PeakHeap)/(1<<20), float64(big.PeakHeap)/(1<<20), small.Records, big.Records)
 	if heapGrowth > fileGrowth/3 {
 		t.Errorf("peak heap grew by %d bytes for %d more bytes of file: memory follows the file", heapGrowth, fileGrowth)
