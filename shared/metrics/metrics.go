@@ -25,7 +25,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/mcpbatch/mcpbatch/shared/jsonl"
 )
 
 // Unit is a CloudWatch metric unit.
@@ -148,13 +149,13 @@ func (e *Emitter) emit(dims map[string]string, rollup []string, metrics []Metric
 	b = append(b, `{"_aws":{"Timestamp":`...)
 	b = strconv.AppendInt(b, now().UnixMilli(), 10)
 	b = append(b, `,"CloudWatchMetrics":[{"Namespace":`...)
-	b = appendString(b, ns)
+	b = jsonl.AppendString(b, ns)
 	b = append(b, `,"Dimensions":[[`...)
 	for i, k := range keys {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jsonl.AppendString(b, k)
 	}
 	if rollup != nil {
 		b = append(b, `],[`...)
@@ -162,7 +163,7 @@ func (e *Emitter) emit(dims map[string]string, rollup []string, metrics []Metric
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jsonl.AppendString(b, k)
 		}
 	}
 	b = append(b, `]],"Metrics":[`...)
@@ -171,23 +172,23 @@ func (e *Emitter) emit(dims map[string]string, rollup []string, metrics []Metric
 			b = append(b, ',')
 		}
 		b = append(b, `{"Name":`...)
-		b = appendString(b, m.Name)
+		b = jsonl.AppendString(b, m.Name)
 		if m.Unit != "" {
 			b = append(b, `,"Unit":`...)
-			b = appendString(b, string(m.Unit))
+			b = jsonl.AppendString(b, string(m.Unit))
 		}
 		b = append(b, '}')
 	}
 	b = append(b, `]}]}`...)
 	for _, k := range keys {
 		b = append(b, ',')
-		b = appendString(b, k)
+		b = jsonl.AppendString(b, k)
 		b = append(b, ':')
-		b = appendString(b, dims[k])
+		b = jsonl.AppendString(b, dims[k])
 	}
 	for _, m := range metrics {
 		b = append(b, ',')
-		b = appendString(b, m.Name)
+		b = jsonl.AppendString(b, m.Name)
 		b = append(b, ':')
 		b = strconv.AppendFloat(b, m.Value, 'g', -1, 64)
 	}
@@ -248,44 +249,4 @@ func printableASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-const hex = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Names and dimension values are
-// checked to be printable ASCII, so only the namespace can hit the slow cases.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			b = append(b, c)
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }
