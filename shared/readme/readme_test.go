@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,15 +21,26 @@ var skipDirs = map[string]bool{".git": true, ".tools": true, ".cdk": true, "node
 // readmes are the repo's README.md files: path from the root → text.
 func readmes(t *testing.T) map[string]string {
 	t.Helper()
+	out := files(t, root, func(name string) bool { return name == "README.md" })
+	if len(out) < 8 {
+		t.Fatalf("found %d READMEs", len(out))
+	}
+	return out
+}
+
+// files reads the files under dir whose base name match keeps, skipping
+// skipDirs: path from the root → text.
+func files(t *testing.T, dir string, match func(name string) bool) map[string]string {
+	t.Helper()
 	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() && skipDirs[d.Name()] {
 			return filepath.SkipDir
 		}
-		if !d.IsDir() && d.Name() == "README.md" {
+		if !d.IsDir() && match(d.Name()) {
 			b, err := os.ReadFile(p)
 			if err != nil {
 				return err
@@ -40,9 +52,6 @@ func readmes(t *testing.T) map[string]string {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if len(out) < 8 {
-		t.Fatalf("found %d READMEs", len(out))
 	}
 	return out
 }
@@ -69,26 +78,7 @@ func goSource(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, top := range []string{"functions", "infra", "shared"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && skipDirs[d.Name()] {
-				return filepath.SkipDir
-			}
-			if strings.HasSuffix(p, ".go") {
-				b, err := os.ReadFile(p)
-				if err != nil {
-					return err
-				}
-				rel, _ := filepath.Rel(root, p)
-				out[rel] = string(b)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		maps.Copy(out, files(t, filepath.Join(root, top), func(name string) bool { return strings.HasSuffix(name, ".go") }))
 	}
 	return out
 }
