@@ -166,15 +166,7 @@ func TestExportProgress(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("export: %v %s", err, text(res))
 	}
-	// The client hands notifications to the handler asynchronously: wait for them.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n >= 3 {
-			break
-		}
-	}
+	waitForNotes(&mu, func() int { return len(got) }, 3)
 	mu.Lock()
 	defer mu.Unlock()
 	// 1,200 records are three pages of 500: three notifications, rising to the total.
@@ -297,5 +289,18 @@ func TestOwnerIsolationEveryTool(t *testing.T) {
 	}
 	if l := call[mcpserver.ListOut](t, bob, "list_jobs", map[string]any{}); len(l.Jobs) != 0 {
 		t.Errorf("bob lists %d jobs", len(l.Jobs))
+	}
+}
+
+// waitForNotes waits up to 10 s until count (read under mu) reaches want: the
+// client hands notifications to its handler asynchronously.
+func waitForNotes(mu *sync.Mutex, count func() int, want int) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := count()
+		mu.Unlock()
+		if n >= want {
+			return
+		}
 	}
 }

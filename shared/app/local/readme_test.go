@@ -919,14 +919,7 @@ func TestReadmeSubmitProgress(t *testing.T) {
 	if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
 		t.Fatalf("submit: %v %s", err, text(res))
 	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
-		k := len(got)
-		mu.Unlock()
-		if k >= 2 {
-			break
-		}
-	}
+	waitForNotes(&mu, func() int { return len(got) }, 2)
 	mu.Lock()
 	defer mu.Unlock()
 	slices.Sort(got)
