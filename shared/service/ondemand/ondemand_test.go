@@ -486,3 +486,48 @@ func TestOnDemandStopsAtBudget(t *testing.T) {
 		t.Errorf("cost %+v, warnings %q", end.Cost, end.Warnings)
 	}
 }
+
+// failEnd is a store whose first write ending a job fails, as a transient
+// store error or a timeout between the last checkpoint and the end would.
+type failEnd struct {
+	store.Store
+	failed bool
+}
+
+func (f *failEnd) UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
+	return f.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		if err := fn(j); err != nil || f.failed || !j.Status.Terminal() {
+			return err
+		}
+		f.failed = true
+		return errors.New("injected: store unavailable")
+	})
+}
+
+// A run that reached the budget and stopped before writing the job's end is
+// resumed to write that end only: no record runs past the budget.
+func TestOnDemandResumedAtBudgetRunsNoMore(t *testing.T) {
+	rt := &sim.RuntimeSim{}
+	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
+	svc, _ := onDemandSuite(t, rt, od)
+	core := *svc.Core
+	core.Store = &failEnd{Store: core.Store}
+	od.Core = &core
+	ctx := context.Background()
+	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Params: job.Params{MaxTokens: 10}, BudgetUSD: 0.5,
+		Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	od.Model = heavy{od.Model}
+	if err := od.RunOnDemand(ctx, j.ID); err == nil {
+		t.Fatal("first run: want the injected failure ending the job")
+	}
+	if err := od.RunOnDemand(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := svc.Store.GetJob(ctx, j.ID)
+	if n := len(allRecords(t, svc, end)); end.Status != job.StatusPartiallyCompleted || end.Succeeded != 10 || n != 10 {
+		t.Fatalf("after the resumed run: %s, %d succeeded, %d stored; want partially_completed with the first chunk of 10 only", end.Status, end.Succeeded, n)
+	}
+}

@@ -67,7 +67,9 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 		log.InfoContext(ctx, "job is not an unfinished on-demand job or re-drive; nothing to do", "status", j.Status, "mode", j.Mode)
 		return nil
 	}
-	if cancelled(j) {
+	if cancelled(j) || overBudget(j) {
+		// A run that reached the budget (or was cancelled) and stopped before
+		// the job's end was written resumes only to write it: no chunk more.
 		return s.finishOnDemand(ctx, j)
 	}
 	// Input line i is the record of ordinal i (a retry's: the one it kept;
