@@ -88,7 +88,8 @@ func decideBudget(j *job.Job, idx int) budgetMove {
 
 // applyBudget holds queued part idx of j when its budget says so, inside the
 // claim's write; it reports whether the part may be claimed. budgetStop moves
-// every held part (this one too) to ingesting without a provider job.
+// this part and every held part that still does not fit to ingesting without
+// a provider job.
 func applyBudget(j *job.Job, idx int) (bool, error) {
 	p := &j.Parts[idx]
 	if p.Status != job.StatusQueued {
@@ -110,7 +111,8 @@ func applyBudget(j *job.Job, idx int) (bool, error) {
 	}
 	if move == budgetStop {
 		for i := range j.Parts {
-			if q := &j.Parts[i]; q.Held && q.Status == job.StatusQueued {
+			// A held part that fits on its own now stays queued for StartParts.
+			if q := &j.Parts[i]; q.Held && q.Status == job.StatusQueued && (i == idx || decideBudget(j, i) != budgetGo) {
 				q.Status, q.ProviderStatus = job.StatusIngesting, StoppedAtBudget
 			}
 		}

@@ -74,6 +74,8 @@ func TestApplyBudget(t *testing.T) {
 			[]string{"", "", HeldForBudget}, []bool{false, false, true}, []job.Status{job.StatusIngesting, job.StatusInProgress, job.StatusQueued}},
 		{"stop: every held part ends without a provider job", []job.Part{spent(ended, 2), held, queued}, false, nil,
 			[]string{"", StoppedAtBudget, StoppedAtBudget}, []bool{false, true, true}, []job.Status{job.StatusIngesting, job.StatusIngesting, job.StatusIngesting}},
+		{"stop: a held part that fits on its own stays queued", []job.Part{spent(ended, 1.8), held, {Status: job.StatusQueued, EstimateUSD: 0.5, Held: true, ProviderStatus: HeldForBudget}, queued}, false, nil,
+			[]string{"", StoppedAtBudget, HeldForBudget, StoppedAtBudget}, []bool{false, true, true, true}, []job.Status{job.StatusIngesting, job.StatusIngesting, job.StatusQueued, job.StatusIngesting}},
 		{"a cancelling part is not judged (only looked for)", []job.Part{spent(ended, 9), {Status: job.StatusCancelling, EstimateUSD: 1}}, true, nil,
 			[]string{"", ""}, []bool{false, false}, []job.Status{job.StatusIngesting, job.StatusCancelling}},
 	}
