@@ -113,26 +113,20 @@ const NotSubmitted = "NotSubmitted"
 // records they left without a result on demand (startRedrive). A stop the
 // provider refuses (the part ended meanwhile) leaves that part to its own
 // end. It reports how many parts it stopped.
+//
+// The re-drive is recorded on the job before any stop is sent: a stop's own
+// events may be applied before this step writes again, and a run that dies
+// after a stop must leave the job marked, or the part's end would read as a
+// cancel of the job and its unfinished records would never run. A later run
+// finds the mark (StopBatchBy is then its time) and stops what still runs.
 func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) {
 	by := s.StopBatchBy(j)
 	if by.IsZero() || s.Now().Before(by) {
 		return 0, nil
 	}
-	prov := s.Provider(j.Provider)
-	var stopped []int
-	var errs []error
-	for _, p := range j.Parts {
-		if !stoppable(p) {
-			continue
-		}
-		if err := prov.Stop(ctx, p.Ref); err != nil {
-			errs = append(errs, fmt.Errorf("stop %s of job %s for its deadline: %w", p.Name, j.ID, err))
-			continue
-		}
-		stopped = append(stopped, p.Index)
-	}
 	now := s.Now()
-	nj, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+	var errs []error
+	marked, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
 		if cur.Status.Terminal() || cur.Status == job.StatusIngesting {
 			return store.ErrNoChange
 		}
@@ -142,8 +136,7 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 			switch {
 			case queuedUnsent(*p):
 				p.Status, p.ProviderStatus = job.StatusIngesting, NotSubmitted
-			case slices.Contains(stopped, p.Index) && job.CanMove(p.Status, job.StatusCancelling):
-				p.Status, p.CancelRequested = job.StatusCancelling, true
+			case stoppable(*p) && (cur.Redrive == nil || !slices.Contains(cur.Redrive.Parts, p.Index)):
 			default:
 				continue
 			}
@@ -154,27 +147,68 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 		}
 		if cur.Redrive == nil {
 			cur.Redrive = &job.Redrive{StoppedAt: now}
+			cur.AddWarning(fmt.Sprintf("deadline %s: the batch parts not finished by %s were stopped; what they produced is kept, the rest runs on demand (standard tier) in this job",
+				cur.Deadline.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
 		}
 		for _, i := range changed {
 			if !slices.Contains(cur.Redrive.Parts, i) {
 				cur.Redrive.Parts = append(cur.Redrive.Parts, i)
 			}
 		}
-		cur.AddWarning(fmt.Sprintf("deadline %s: the batch parts not finished by %s were stopped; what they produced is kept, the rest runs on demand (standard tier) in this job",
-			cur.Deadline.UTC().Format(time.RFC3339), cur.Redrive.StoppedAt.UTC().Format(time.RFC3339)))
 		s.Settle(cur, now)
 		return nil
 	})
+	wrote := err == nil
 	switch {
 	case errors.Is(err, store.ErrNoChange):
+		if marked, err = s.Store.GetJob(ctx, j.ID); err != nil {
+			return 0, fmt.Errorf("reload job %s: %w", j.ID, err)
+		}
 	case err != nil:
-		errs = append(errs, fmt.Errorf("record deadline stop of %s: %w", j.ID, err))
-	default:
-		// Parts never submitted may have been the last ones: read the output now.
-		errs = append(errs, s.AfterStatus(ctx, nj))
+		return 0, fmt.Errorf("record deadline stop of %s: %w", j.ID, err)
 	}
+	if marked.Redrive == nil || marked.Status.Terminal() {
+		return 0, nil
+	}
+	prov := s.Provider(j.Provider)
+	var stopped []int
+	for _, p := range marked.Parts {
+		if !stoppable(p) || !slices.Contains(marked.Redrive.Parts, p.Index) {
+			continue
+		}
+		if err := prov.Stop(ctx, p.Ref); err != nil {
+			errs = append(errs, fmt.Errorf("stop %s of job %s for its deadline: %w", p.Name, j.ID, err))
+			continue
+		}
+		stopped = append(stopped, p.Index)
+	}
+	last := marked
 	if len(stopped) > 0 {
+		nj, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+			moved := false
+			for i := range cur.Parts {
+				if p := &cur.Parts[i]; slices.Contains(stopped, p.Index) && job.CanMove(p.Status, job.StatusCancelling) {
+					p.Status, p.CancelRequested, moved = job.StatusCancelling, true, true
+				}
+			}
+			if !moved {
+				return store.ErrNoChange // the stops' own events came first
+			}
+			s.Settle(cur, s.Now())
+			return nil
+		})
+		switch {
+		case errors.Is(err, store.ErrNoChange):
+		case err != nil:
+			errs = append(errs, fmt.Errorf("record deadline stop of %s: %w", j.ID, err))
+		default:
+			last, wrote = nj, true
+		}
 		s.Logger().InfoContext(ctx, "batch parts stopped for the deadline", "job_id", j.ID, "parts", stopped, "deadline", j.Deadline, "stop_by", by)
+	}
+	if wrote {
+		// Parts never submitted may have been the last ones: read the output now.
+		errs = append(errs, s.AfterStatus(ctx, last))
 	}
 	return len(stopped), errors.Join(errs...)
 }

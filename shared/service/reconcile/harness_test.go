@@ -97,6 +97,8 @@ type faults struct {
 	blobs    func(service.Blobs) service.Blobs
 	store    func(store.Store) store.Store
 	provider func(service.BatchProvider) service.BatchProvider
+	// bedrock wraps the Bedrock provider (whose submits the harness refuses).
+	bedrock func(service.BatchProvider) service.BatchProvider
 }
 
 func newHarness(t *testing.T, wrap func(service.Blobs) service.Blobs) *harness {
@@ -138,9 +140,13 @@ func newFaultyHarness(t *testing.T, f faults) *harness {
 	if f.provider != nil {
 		ap = f.provider(p)
 	}
+	var bp service.BatchProvider = &refusingBedrock{&app.BedrockProvider{ModelIDs: []string{bedrockModel}}}
+	if f.bedrock != nil {
+		bp = f.bedrock(bp)
+	}
 	bus := &recBus{}
 	svc := graph.New(graph.Deps{Store: sst, Blobs: b, Bus: bus, Log: log, Now: clk.Now, Bucket: "s3://test", JobPrefix: "mcpbatch",
-		Providers: []service.BatchProvider{ap, &refusingBedrock{&app.BedrockProvider{ModelIDs: []string{bedrockModel}}}}, Region: "us-east-1"})
+		Providers: []service.BatchProvider{ap, bp}, Region: "us-east-1"})
 	return &harness{t: t, clock: clk, svc: svc, st: st, blobs: blobs, sim: an, bus: bus}
 }
 

@@ -3,11 +3,13 @@ package reconcile_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
@@ -150,3 +152,54 @@ func (n noCalls) Invoke(context.Context, string, job.Input, job.Params) (ondeman
 	n.t.Error("a model call after the cancel")
 	return ondemand.OnDemandResult{}, errors.New("no calls")
 }
+
+// eventFirst is a Bedrock provider whose stop's own "Stopping" event is
+// applied before the stop call returns: the event won the race with the
+// reconciler's next write.
+type eventFirst struct {
+	service.BatchProvider
+	apply func(ref string) error
+}
+
+func (e eventFirst) Stop(_ context.Context, ref string) error { return e.apply(ref) }
+
+// A deadline stop whose "Stopping" event is applied before the reconciler
+// writes again is still the deadline's: the job stays in progress with its
+// re-drive recorded, never cancelling, so the records the part leaves run
+// on demand once its output is read.
+func TestDeadlineStopEventFirst(t *testing.T) {
+	var h *harness
+	h = newFaultyHarness(t, faults{bedrock: func(p service.BatchProvider) service.BatchProvider {
+		return eventFirst{p, func(ref string) error {
+			return h.svc.OnProviderEvent(context.Background(), batch.ProviderEvent{JobName: "mcpbatch-" + runningID, Ref: ref, Status: "Stopping"})
+		}}
+	}})
+	ctx := context.Background()
+	now := h.clock.Now()
+	ref := "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/abcdefghijkl"
+	j := &job.Job{ID: runningID, Owner: "alice", Provider: job.ProviderBedrock, Model: bedrockModel, Mode: job.ModeBatch,
+		Status: job.StatusInProgress, ProviderStatus: "InProgress", RecordCount: 5, Shards: 1, TTLDays: 7,
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(7 * 24 * time.Hour), InputURI: "s3://test/input/" + runningID, InputOrder: true,
+		Deadline: now.Add(time.Minute), DeadlineTokens: 1100, Params: &job.Params{MaxTokens: 1024},
+		Parts: []job.Part{{Index: 0, Name: "mcpbatch-" + runningID, Ref: ref, Status: job.StatusInProgress, ProviderStatus: "InProgress", RecordCount: 5}},
+	}
+	if err := h.st.CreateJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	n, err := h.svc.StopForDeadline(ctx, j)
+	if err != nil || n != 1 {
+		t.Fatalf("StopForDeadline = %d, %v; want the part stopped", n, err)
+	}
+	got, err := h.job(j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != job.StatusInProgress || got.Redrive == nil || !slices.Equal(got.Redrive.Parts, []int{0}) || got.Parts[0].Status != job.StatusCancelling {
+		t.Fatalf("job %s (redrive %+v, part %s): want in_progress with part 0's re-drive recorded and the part cancelling", got.Status, got.Redrive, got.Parts[0].Status)
+	}
+	if n, err := h.svc.StopForDeadline(ctx, got); err != nil || n != 0 {
+		t.Fatalf("a second deadline step = %d, %v; want nothing more to stop", n, err)
+	}
+}
+
+const runningID = "01jq0000000000000000000000"
