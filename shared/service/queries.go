@@ -196,6 +196,12 @@ type StoredCounts struct{ Succeeded, Failed int }
 // their counts by outcome, each stored result counted once (what a
 // deadline re-drive leaves out, and the counts of a cancelled on-demand run).
 func (c *Core) StoredResults(ctx context.Context, j *job.Job) (map[string]bool, StoredCounts, error) {
+	return c.StoredResultsExcept(ctx, j, "")
+}
+
+// StoredResultsExcept is StoredResults without the results one path
+// produced ("": none left out).
+func (c *Core) StoredResultsExcept(ctx context.Context, j *job.Job, path string) (map[string]bool, StoredCounts, error) {
 	have := make(map[string]bool, j.RecordCount)
 	var n StoredCounts
 	q := store.RecordQuery{Limit: job.MaxPageSize}
@@ -205,7 +211,7 @@ func (c *Core) StoredResults(ctx context.Context, j *job.Job) (map[string]bool, 
 			return nil, n, fmt.Errorf("list stored results of %s: %w", j.ID, err)
 		}
 		for _, r := range recs {
-			if have[r.ID] {
+			if have[r.ID] || (path != "" && r.Path == path) {
 				continue
 			}
 			have[r.ID] = true

@@ -245,7 +245,10 @@ type redriveRunner interface {
 // twice) and asks the on-demand flow to run it. false: every record has a
 // result, and ingest finishes the job as usual.
 func (s *Service) startRedrive(ctx context.Context, j *job.Job, res ingest.Result) (bool, error) {
-	have, counts, err := s.StoredResults(ctx, j)
+	// Without the run's own results: a second "Job Output Ready" read after
+	// the run stored some then writes the same input file again, never a
+	// shorter one under the running re-drive's offset.
+	have, counts, err := s.StoredResultsExcept(ctx, j, job.PathOnDemand)
 	if err != nil {
 		return false, err
 	}
