@@ -192,3 +192,68 @@ func TestValidateFileRidesOutReadFaults(t *testing.T) {
 		t.Errorf("%d resumed reads of a %d-byte file cut every 1,000 bytes", reads.resumes, len(good))
 	}
 }
+
+// swapAtSecondPassCut cuts the second pass's read of uri after 1,000 bytes
+// and replaces the file before the read resumes, as a caller re-uploading
+// through the same link while validation reads would.
+type swapAtSecondPassCut struct {
+	*fsblob.Store
+	uri     string
+	swap    string
+	mu      sync.Mutex
+	starts  int
+	swapped bool
+}
+
+func (f *swapAtSecondPassCut) OpenVersion(ctx context.Context, uri string, v blob.Version) (io.ReadCloser, error) {
+	return f.OpenVersionAt(ctx, uri, v, 0)
+}
+
+func (f *swapAtSecondPassCut) OpenVersionAt(ctx context.Context, uri string, v blob.Version, off int64) (io.ReadCloser, error) {
+	if uri != f.uri {
+		return f.Store.OpenVersionAt(ctx, uri, v, off)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if off == 0 {
+		f.starts++
+	} else if !f.swapped {
+		f.swapped = true
+		if _, err := f.Store.Put(ctx, uri, strings.NewReader(f.swap), "application/jsonl"); err != nil {
+			return nil, err
+		}
+	}
+	rc, err := f.Store.OpenVersionAt(ctx, uri, v, off)
+	if err != nil || f.starts != 2 || off > 0 {
+		return rc, err
+	}
+	return &cutAfter{ReadCloser: rc, left: 1000}, nil
+}
+
+// TestValidateFileSwapAtSecondPassResume: a file replaced while the second
+// pass's cut read resumes fails the job naming input_uri, as a replacement
+// between the passes does; nothing reaches the provider (before: the error
+// lost its kind, the job stayed validating and the event's retry submitted
+// the replacement).
+func TestValidateFileSwapAtSecondPassResume(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	ctx := context.Background()
+	uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/swap-resume.jsonl"
+	good := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"r%d","prompt":"p"}`, i) })
+	other := jsonlLines(120, func(i int) string { return fmt.Sprintf(`{"id":"x%d","prompt":"q"}`, i) })
+	j := submitHeldFile(t, s, uri, good)
+	swapping := *s.l.Service.Core
+	sw := &swapAtSecondPassCut{Store: s.l.Blobs, uri: uri, swap: other}
+	swapping.Blobs = sw
+	v := &transfer.Service{Core: &swapping, Batch: s.l.Service.Service}
+	_ = v.ValidateFile(ctx, j.ID)
+	_ = v.ValidateFile(ctx, j.ID) // the event's retry
+	got := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": j.ID})
+	if !sw.swapped || got.Status != "failed" || !strings.Contains(got.Error, "changed") || !strings.Contains(got.Error, "input_uri") {
+		t.Fatalf("job after a swap at the second pass's resume (swapped %v): %s %q, want failed naming input_uri and the change", sw.swapped, got.Status, got.Error)
+	}
+	if n := len(s.l.Sim.Statuses()); n != 0 {
+		t.Errorf("the simulator holds %d provider jobs, want none", n)
+	}
+}

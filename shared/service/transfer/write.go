@@ -52,6 +52,12 @@ func (s *Service) writeFileParts(ctx context.Context, field, uri string, pin *bl
 			w := bufio.NewWriterSize(pw, 256<<10)
 			for k := 0; k < p.RecordCount; k++ {
 				if !r.Next() {
+					if err := r.Err(); err != nil {
+						// A read error keeps its kind: the file replaced (a field
+						// error that fails the job) or a transient fault (retried).
+						pw.CloseWithError(fmt.Errorf("read input %s after line %d: %w", uri, r.Line(), err))
+						return
+					}
 					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (ended at line %d)", uri, r.Line()))
 					return
 				}
