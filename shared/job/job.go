@@ -120,6 +120,10 @@ type Job struct {
 	// NotifyingUntil is a notifier's claim on announcing Status: until then
 	// another delivery of the same event sends nothing (shared/service/announce).
 	NotifyingUntil time.Time `json:"notifyingUntil,omitempty"`
+	// WebhookSent is the terminal status whose webhook was delivered or
+	// refused for good, recorded before SNS is tried: a retry after a failed
+	// publish sends only what is still to send.
+	WebhookSent Status `json:"webhookSent,omitempty"`
 }
 
 // Part is one provider job under a user-visible job.

@@ -137,7 +137,7 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 	}
 	log := s.log().With("job_id", j.ID, "status", j.Status)
 	var failed string // why the webhook was not delivered, noted on the job
-	if j.Notify.Webhook != "" {
+	if j.Notify.Webhook != "" && j.WebhookSent != st {
 		if s.Webhooks == nil {
 			failed = "this deployment delivers no webhooks"
 		} else if err := s.Webhooks.Send(ctx, j.Owner, j.Notify.Webhook, body); err != nil {
@@ -155,6 +155,14 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 		if failed != "" {
 			log.ErrorContext(ctx, "webhook delivery failed", "error", failed)
 		}
+		if j.Notify.SNS {
+			// SNS may fail and retry the event: the webhook's outcome is kept
+			// first, so the retry neither sends it again nor loses its warning.
+			if err := s.record(ctx, j.ID, st, failed, false); err != nil {
+				return errors.Join(err, s.release(ctx, j.ID, st))
+			}
+			failed = ""
+		}
 	}
 	if j.Notify.SNS {
 		if s.Topic == nil || s.TopicARN == "" {
@@ -164,20 +172,31 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 			return errors.Join(fmt.Errorf("notify topic of job %s: %w", j.ID, err), s.release(ctx, j.ID, st))
 		}
 	}
-	// What was sent is recorded even when the notifier is being stopped now:
-	// recording it is what keeps a retry from sending it again.
-	_, err = s.Jobs.UpdateJob(context.WithoutCancel(ctx), j.ID, func(j *job.Job) error {
-		if j.NotifiedStatus == st {
+	return s.record(ctx, j.ID, st, failed, true)
+}
+
+// record notes on job id that status st's webhook step is done (failed: why
+// it was not delivered, kept as a warning) and, when all, that st is
+// announced, which ends the claim. It is written even when the notifier is
+// being stopped now: recording what was sent keeps a retry from sending it again.
+func (s *Service) record(ctx context.Context, id string, st job.Status, failed string, all bool) error {
+	_, err := s.Jobs.UpdateJob(context.WithoutCancel(ctx), id, func(j *job.Job) error {
+		if j.NotifiedStatus == st || (!all && j.WebhookSent == st) {
 			return store.ErrNoChange
 		}
-		j.NotifiedStatus, j.NotifyingUntil = st, time.Time{}
+		if j.Notify != nil && j.Notify.Webhook != "" {
+			j.WebhookSent = st
+		}
+		if all {
+			j.NotifiedStatus, j.NotifyingUntil = st, time.Time{}
+		}
 		if failed != "" {
 			j.AddWarning(fmt.Sprintf("notify.webhook: the %s notification was not delivered (%s); it is not sent again", st, failed))
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) {
-		return fmt.Errorf("mark job %s notified: %w", j.ID, err)
+		return fmt.Errorf("mark job %s notified: %w", id, err)
 	}
 	return nil
 }

@@ -182,3 +182,54 @@ func TestClaimOfADeadNotifierExpires(t *testing.T) {
 		t.Fatalf("after the claim expired: %v, %d sends; want one", err, h.count())
 	}
 }
+
+// flakyTopic fails its first publishes, as a throttled SNS does.
+type flakyTopic struct{ fails, calls int }
+
+func (f *flakyTopic) NotifyOwner(context.Context, string, string, string, string) error {
+	f.calls++
+	if f.calls <= f.fails {
+		return errors.New("ThrottlingException: rate exceeded (test double)")
+	}
+	return nil
+}
+
+// TestSNSFailureKeepsWebhookOutcome: with both a webhook and SNS, a failed
+// publish retries the event; the retry publishes again but does not resend
+// the webhook, delivered or refused for good, and its note is kept (before:
+// 3 webhook sends with SNS failing twice).
+func TestSNSFailureKeepsWebhookOutcome(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		send    func(context.Context) error
+		warning bool
+	}{
+		{"delivered", nil, false},
+		{"refused for good", func(context.Context) error {
+			return &notify.DeliveryError{Attempts: 1, Status: 400, Err: errors.New("receiver answered 400")}
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, j := ended(t)
+			if _, err := st.UpdateJob(context.Background(), j.ID, func(cur *job.Job) error {
+				cur.Notify.SNS = true
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			h, topic := &hooks{send: c.send}, &flakyTopic{fails: 2}
+			s := &announce.Service{Jobs: st, Webhooks: h, Topic: topic, TopicARN: "arn:aws:sns:us-east-1:123456789012:mcpbatch"}
+			for i := range 3 {
+				err := s.OnJobCompleted(context.Background(), j.ID)
+				if (err != nil) != (i < 2) {
+					t.Fatalf("delivery %d: %v; want the first two to fail on SNS", i+1, err)
+				}
+			}
+			got, _ := st.GetJob(context.Background(), j.ID)
+			if h.count() != 1 || topic.calls != 3 || got.NotifiedStatus != job.StatusCompleted || (len(got.Warnings) == 1) != c.warning || len(got.Warnings) > 1 {
+				t.Fatalf("%d webhook sends, %d publishes, notified %q, warnings %q; want 1, 3, completed and the warning %v",
+					h.count(), topic.calls, got.NotifiedStatus, got.Warnings, c.warning)
+			}
+		})
+	}
+}

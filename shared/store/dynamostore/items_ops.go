@@ -18,6 +18,7 @@ const (
 	attrNotify         = "notify"
 	attrNotifiedStatus = "notifiedStatus"
 	attrNotifyingUntil = "notifyingUntil"
+	attrWebhookSent    = "webhookSent"
 	attrCost           = "cost"
 	attrWarnings       = "warnings"
 )
@@ -34,6 +35,7 @@ func encodeJobOps(j *job.Job, m map[string]types.AttributeValue) error {
 		{attrNotify, j.Notify, j.Notify != nil},
 		{attrNotifiedStatus, string(j.NotifiedStatus), j.NotifiedStatus != ""},
 		{attrNotifyingUntil, j.NotifyingUntil, !j.NotifyingUntil.IsZero()},
+		{attrWebhookSent, string(j.WebhookSent), j.WebhookSent != ""},
 		{attrCost, j.Cost, j.Cost != nil && m[attrCost] == nil},
 		{attrWarnings, j.Warnings, len(j.Warnings) > 0},
 	} {
@@ -50,16 +52,17 @@ func encodeJobOps(j *job.Job, m map[string]types.AttributeValue) error {
 }
 
 func decodeJobOps(m map[string]types.AttributeValue, j *job.Job) error {
-	var notified string
+	var notified, webhookSent string
 	for name, dst := range map[string]any{attrParams: &j.Params, attrRetryOf: &j.RetryOf, attrRetriedBy: &j.RetriedBy,
-		attrNotify: &j.Notify, attrNotifiedStatus: &notified, attrNotifyingUntil: &j.NotifyingUntil, attrWarnings: &j.Warnings} {
+		attrNotify: &j.Notify, attrNotifiedStatus: &notified, attrNotifyingUntil: &j.NotifyingUntil, attrWarnings: &j.Warnings,
+		attrWebhookSent: &webhookSent} {
 		if av, ok := m[name]; ok {
 			if err := attributevalue.UnmarshalWithOptions(av, dst, nestedDecOpts); err != nil {
 				return fmt.Errorf("decode job %s %s: %w", j.ID, name, err)
 			}
 		}
 	}
-	j.NotifiedStatus = job.Status(notified)
+	j.NotifiedStatus, j.WebhookSent = job.Status(notified), job.Status(webhookSent)
 	if av, ok := m[attrCost]; ok && j.Cost == nil {
 		if err := attributevalue.UnmarshalWithOptions(av, &j.Cost, nestedDecOpts); err != nil {
 			return fmt.Errorf("decode job %s cost: %w", j.ID, err)

@@ -28,6 +28,7 @@ func testOpsFieldsRoundTrip(e *env) {
 		j.RetriedBy = append(j.RetriedBy, child)
 		j.NotifiedStatus = job.StatusCompleted
 		j.NotifyingUntil = e.clock.Now().Add(time.Minute)
+		j.WebhookSent = job.StatusCompleted
 		return nil
 	}); err != nil {
 		e.t.Fatal(err)
@@ -40,9 +41,9 @@ func testOpsFieldsRoundTrip(e *env) {
 		!reflect.DeepEqual(got.Notify, j.Notify) || got.NotifiedStatus != job.StatusCompleted ||
 		!got.NotifyingUntil.Equal(e.clock.Now().Add(time.Minute)) || !reflect.DeepEqual(got.Cost, j.Cost) ||
 		!reflect.DeepEqual(got.Warnings, j.Warnings) || len(got.Parts) != 1 || got.Parts[0].InvocationType != "Converse" ||
-		!got.InputOrder || !got.KeptOrdinals {
-		e.t.Fatalf("round trip:\n got params %+v retryOf %q retriedBy %q notify %+v notified %q cost %+v warnings %q parts %+v keying %v/%v\nwant %+v %q [%s] %+v completed %+v %q %+v true/true",
-			got.Params, got.RetryOf, got.RetriedBy, got.Notify, got.NotifiedStatus, got.Cost, got.Warnings, got.Parts, got.InputOrder, got.KeptOrdinals,
+		!got.InputOrder || !got.KeptOrdinals || got.WebhookSent != job.StatusCompleted {
+		e.t.Fatalf("round trip:\n got params %+v retryOf %q retriedBy %q notify %+v notified %q/%q cost %+v warnings %q parts %+v keying %v/%v\nwant %+v %q [%s] %+v completed/completed %+v %q %+v true/true",
+			got.Params, got.RetryOf, got.RetriedBy, got.Notify, got.NotifiedStatus, got.WebhookSent, got.Cost, got.Warnings, got.Parts, got.InputOrder, got.KeptOrdinals,
 			j.Params, j.RetryOf, child, j.Notify, j.Cost, j.Warnings, j.Parts)
 	}
 }
