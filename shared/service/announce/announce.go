@@ -133,7 +133,7 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 	}
 	body, err := json.Marshal(Body{Type: "job.completed", Job: service.CompletedOf(j)})
 	if err != nil {
-		return errors.Join(fmt.Errorf("encode summary of %s: %w", j.ID, err), s.release(ctx, j.ID, st))
+		return errors.Join(fmt.Errorf("encode summary of %s: %w", j.ID, err), s.release(ctx, j))
 	}
 	log := s.log().With("job_id", j.ID, "status", j.Status)
 	var failed string // why the webhook was not delivered, noted on the job
@@ -144,7 +144,7 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 			if ctx.Err() != nil {
 				// Stopped mid-send, not refused: the event's retry sends again
 				// (same delivery id, which receivers deduplicate on).
-				return errors.Join(fmt.Errorf("webhook of job %s cut short: %w", j.ID, err), s.release(ctx, j.ID, st))
+				return errors.Join(fmt.Errorf("webhook of job %s cut short: %w", j.ID, err), s.release(ctx, j))
 			}
 			// Send already retried with backoff; a receiver that keeps failing is
 			// its owner's to fix, and retrying the event would only resend.
@@ -159,7 +159,7 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 			// SNS may fail and retry the event: the webhook's outcome is kept
 			// first, so the retry neither sends it again nor loses its warning.
 			if err := s.record(ctx, j.ID, st, failed, false); err != nil {
-				return errors.Join(err, s.release(ctx, j.ID, st))
+				return errors.Join(err, s.release(ctx, j))
 			}
 			failed = ""
 		}
@@ -169,7 +169,7 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 			log.ErrorContext(ctx, "sns notification failed", "error", "no notification topic")
 		} else if err := s.Topic.NotifyOwner(ctx, s.TopicARN, j.Owner, fmt.Sprintf("mcpbatch job %s %s", j.ID, j.Status), string(body)); err != nil {
 			// SNS errors are transient: fail the event so it is delivered again.
-			return errors.Join(fmt.Errorf("notify topic of job %s: %w", j.ID, err), s.release(ctx, j.ID, st))
+			return errors.Join(fmt.Errorf("notify topic of job %s: %w", j.ID, err), s.release(ctx, j))
 		}
 	}
 	return s.record(ctx, j.ID, st, failed, true)
@@ -229,10 +229,13 @@ func (s *Service) claim(ctx context.Context, id string, st job.Status) (*job.Job
 	return j, nil
 }
 
-// release gives a claim back, so the event's retry need not wait for it to expire.
-func (s *Service) release(ctx context.Context, id string, st job.Status) error {
+// release gives back the claim this notifier took on j (j as claim returned
+// it), so the event's retry need not wait for it to expire. A claim another
+// notifier took once this one expired is theirs, and stays.
+func (s *Service) release(ctx context.Context, j *job.Job) error {
+	id, st, mine := j.ID, j.Status, j.NotifyingUntil
 	_, err := s.Jobs.UpdateJob(context.WithoutCancel(ctx), id, func(cur *job.Job) error {
-		if cur.NotifiedStatus == st || cur.NotifyingUntil.IsZero() {
+		if cur.NotifiedStatus == st || !cur.NotifyingUntil.Equal(mine) {
 			return store.ErrNoChange
 		}
 		cur.NotifyingUntil = time.Time{}

@@ -233,3 +233,46 @@ func TestSNSFailureKeepsWebhookOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleReleaseKeepsAnotherClaim: a notifier whose claim expired while it
+// sent, stopped afterwards, gives back only its own claim: the notifier that
+// took over keeps its claim, and a third delivery is told to come back
+// instead of sending a third time (before: the stale release cleared it).
+func TestStaleReleaseKeepsAnotherClaim(t *testing.T) {
+	st, j := ended(t)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	inB, releaseB := make(chan struct{}), make(chan struct{})
+	b := &announce.Service{Jobs: st, Now: clock, Webhooks: &hooks{send: func(context.Context) error {
+		close(inB)
+		<-releaseB
+		return nil
+	}}}
+	bDone := make(chan error, 1)
+	ctxA, stopA := context.WithCancel(context.Background())
+	a := &announce.Service{Jobs: st, Now: clock, Webhooks: &hooks{send: func(context.Context) error {
+		mu.Lock()
+		now = now.Add(announce.DefaultClaim + time.Second) // A's claim runs out mid-send
+		mu.Unlock()
+		go func() { bDone <- b.OnJobCompleted(context.Background(), j.ID) }()
+		<-inB
+		stopA()
+		return context.Canceled
+	}}}
+	if err := a.OnJobCompleted(ctxA, j.ID); err == nil {
+		t.Fatal("A: want its send cut short")
+	}
+	c := &hooks{}
+	err := (&announce.Service{Jobs: st, Now: clock, Webhooks: c}).OnJobCompleted(context.Background(), j.ID)
+	close(releaseB)
+	if berr := <-bDone; berr != nil {
+		t.Fatalf("B: %v", berr)
+	}
+	if !errors.Is(err, announce.ErrBusy) || c.count() != 0 {
+		t.Fatalf("C while B sends: %v, %d sends; want ErrBusy and none", err, c.count())
+	}
+	if got, _ := st.GetJob(context.Background(), j.ID); got.NotifiedStatus != job.StatusCompleted {
+		t.Fatalf("notified %q after B, want completed", got.NotifiedStatus)
+	}
+}
