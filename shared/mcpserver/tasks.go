@@ -63,12 +63,13 @@ func (t tasks) TaskState(ctx context.Context, owner, id string) (mcptasks.State,
 	return st, nil
 }
 
+// CancelTask cancels the caller's own job only: a report pipeline's run is
+// readable by every caller (taskJob), not theirs to stop, as cancel_job says.
 func (t tasks) CancelTask(ctx context.Context, owner, id string) error {
-	j, err := t.s.taskJob(ctx, owner, id)
-	if err != nil {
-		return err
+	_, err := t.s.Svc.Cancel(ctx, owner, id)
+	if errors.Is(err, service.ErrJobNotFound) {
+		return mcptasks.ErrNotFound
 	}
-	_, err = t.s.Svc.Cancel(ctx, j.Owner, j.ID)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcptasks"
+	"github.com/mcpbatch/mcpbatch/shared/pipeline"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
@@ -31,8 +32,9 @@ func (o *oneJob) ResultsPage(context.Context, string, service.ResultsQuery) (ser
 	return service.ResultsPage{}, errors.New("unused")
 }
 func (o *oneJob) Cancel(ctx context.Context, owner, id string) (*job.Job, error) {
-	o.cancelled = true
-	return o.Get(ctx, owner, id)
+	j, err := o.Get(ctx, owner, id)
+	o.cancelled = o.cancelled || err == nil
+	return j, err
 }
 func (o *oneJob) List(context.Context, string, service.ListQuery) ([]*job.Job, string, error) {
 	return nil, "", errors.New("unused")
@@ -83,5 +85,32 @@ func TestTaskState(t *testing.T) {
 				t.Errorf("bob cancelling alice's task: %v (cancelled %v)", err, svc.cancelled)
 			}
 		})
+	}
+}
+
+// oneRun lists one report pipeline run.
+type oneRun struct{ run pipeline.RunInfo }
+
+func (r oneRun) ListReports(context.Context, string, string, int) ([]pipeline.RunInfo, string, error) {
+	return []pipeline.RunInfo{r.run}, "", nil
+}
+func (oneRun) GetReport(context.Context, string, string, time.Duration) (pipeline.ReportView, error) {
+	return pipeline.ReportView{}, errors.New("unused")
+}
+func (oneRun) Request(context.Context, string, string, float64) (pipeline.RunInfo, error) {
+	return pipeline.RunInfo{}, errors.New("unused")
+}
+
+// A report pipeline's run is every caller's to read as a task, as
+// list_reports shows it, but nobody's to cancel through tasks/cancel, as
+// cancel_job refuses it (before: bob stopped pipeline daily's run).
+func TestPipelineTaskReadNotCancelled(t *testing.T) {
+	svc := &oneJob{j: &job.Job{ID: "r1", Owner: pipeline.Owner("daily"), Status: job.StatusInProgress, Mode: "batch", RecordCount: 3}}
+	ts := tasks{&Server{Svc: svc, Features: Features{Reports: true}, Reports: oneRun{pipeline.RunInfo{Pipeline: "daily", JobID: "r1"}}}}
+	if st, err := ts.TaskState(context.Background(), "bob", "r1"); err != nil || st.Status != "working" {
+		t.Fatalf("bob reading the pipeline's run: %+v, %v; want it working", st, err)
+	}
+	if err := ts.CancelTask(context.Background(), "bob", "r1"); !errors.Is(err, mcptasks.ErrNotFound) || svc.cancelled {
+		t.Fatalf("bob cancelling the pipeline's run: %v (cancelled %v), want not found", err, svc.cancelled)
 	}
 }
