@@ -302,3 +302,21 @@ func uploadFile(t *testing.T, cs *mcp.ClientSession, data []byte) string {
 	}
 	return u.UploadID
 }
+
+// TestDryRunCountsNoOtherCallersUpload: a dry run naming another caller's
+// upload lists the problem and counts nothing, so the token counter never
+// reads that object (before: it was read and counted, and a made-up key
+// failed the count differently, telling whether the upload exists).
+func TestDryRunCountsNoOtherCallersUpload(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	theirs := upload(t, s.client("mallory"), "image/png", pngOf(t, 16, 16, false))
+	missing := strings.TrimSuffix(theirs, ".png") + "x.png"
+	for _, uri := range []string{theirs, missing} {
+		d := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": sonnet45, "mode": "on_demand", "dry_run": true,
+			"records": []map[string]any{imageRecord("r1", s3Image(uri))}})
+		if d.DryRun == nil || len(d.DryRun.Problems) == 0 || d.DryRun.Counted != nil || !strings.Contains(d.DryRun.NotCounted, "media problems") {
+			t.Fatalf("dry run naming %s: %+v; want the problem listed and nothing counted", uri, d.DryRun)
+		}
+	}
+}

@@ -76,7 +76,11 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	}
 	out.EstimatedInputTokens, out.Cost = s.estimate(req, md)
 	m, _ := s.LookupModel(req.Model)
-	if out.Counted, err = s.countInput(ctx, req, prov, m); err != nil {
+	if md != nil && len(md.problems) > 0 {
+		// The counter reads what records point at: only sources the media
+		// check passed (the caller's own uploads) are read.
+		out.NotCounted = "not counted while records have the media problems listed, so the paths price the estimate"
+	} else if out.Counted, err = s.countInput(ctx, req, prov, m); err != nil {
 		// Not a reason to refuse the submit: the estimate above stands.
 		out.NotCounted = "counting failed, so the paths price the estimate: " + err.Error()
 		out.Warnings = append(out.Warnings, "input tokens not counted (the estimate stands): "+err.Error())
