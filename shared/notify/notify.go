@@ -506,7 +506,13 @@ func (w *Webhook) attempt(ctx context.Context, owner, raw, id string, secrets []
 	req.Header.Set(HeaderSignature, strings.Join(sigs, ","))
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, ctx.Err() == nil, fmt.Errorf("POST %s: %w", u.Redacted(), err)
+		// Only the receiver's origin is named: a webhook URL's path or query
+		// is often its secret, and this error reaches logs and job warnings.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return 0, ctx.Err() == nil, fmt.Errorf("POST to %s://%s: %w", u.Scheme, u.Host, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
@@ -534,6 +540,9 @@ func (w *Webhook) pinned(u *url.URL, addrs []netip.Addr) *http.Client {
 	}
 	tr := base.Clone()
 	tr.Proxy = nil
+	// A TLS dialer of the caller's transport would resolve the name itself:
+	// every connection goes through the pinned DialContext below.
+	tr.DialTLSContext, tr.DialTLS = nil, nil
 	tr.DisableKeepAlives = true // one transport per attempt: keep nothing open
 	port := u.Port()
 	if port == "" {

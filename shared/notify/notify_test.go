@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -413,5 +415,45 @@ func TestAddressPolicyEdges(t *testing.T) {
 			}
 			check(w.Send(context.Background(), testOwner, scheme+"://"+host+"/hook", body), "dial time")
 		})
+	}
+}
+
+// TestTransportErrorNamesOnlyTheOrigin: a failed connection's error, which
+// reaches logs and the job's warnings, names the receiver's scheme and host,
+// never the path or query a webhook URL often keeps its secret in (before:
+// the whole URL, twice).
+func TestTransportErrorNamesOnlyTheOrigin(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL + "/hooks/T000/B000/XXXXSECRET?token=abc123"
+	srv.Close() // nothing listens: connection refused
+	w := &Webhook{Keys: StaticKeys{secret}, AllowLoopback: true, MaxAttempts: 1, Backoff: noWait}
+	err := w.Send(context.Background(), testOwner, url, body)
+	if err == nil || strings.Contains(err.Error(), "XXXXSECRET") || strings.Contains(err.Error(), "abc123") || !strings.Contains(err.Error(), strings.TrimPrefix(srv.URL, "http://")) {
+		t.Fatalf("error %v: want the origin named and neither the path nor the query", err)
+	}
+}
+
+// pinnedResolver answers every name with one address.
+type pinnedResolver netip.Addr
+
+func (p pinnedResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.Addr(p)}, nil
+}
+
+// TestCallerTLSDialerCannotBypassThePin: a caller's transport with its own
+// TLS dialer still connects only to the checked address (before: that dialer
+// resolved the name itself and reached whatever it pointed at).
+func TestCallerTLSDialerCannotBypassThePin(t *testing.T) {
+	var used atomic.Bool
+	tr := &http.Transport{DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		used.Store(true)
+		return nil, errors.New("the caller's TLS dialer was used")
+	}}
+	// The name resolves, for the sender, to a public address (unreachable here).
+	w := &Webhook{Keys: StaticKeys{secret}, MaxAttempts: 1, Backoff: noWait, Resolver: pinnedResolver(netip.MustParseAddr("93.184.215.14")),
+		Client: &http.Client{Transport: tr, Timeout: 200 * time.Millisecond}}
+	_ = w.Send(context.Background(), testOwner, "https://hooks.example.com/x", body)
+	if used.Load() {
+		t.Fatal("the caller's TLS dialer made the connection instead of the pinned dial")
 	}
 }
