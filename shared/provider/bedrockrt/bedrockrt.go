@@ -300,18 +300,24 @@ func (m *Model) CountTokens(ctx context.Context, model string, in job.Input, p j
 	if err != nil {
 		return 0, err
 	}
-	msgs, _, release, err := m.converseMessages(ctx, model, in.ID, r, rules)
+	msgs, ps, release, err := m.converseMessages(ctx, model, in.ID, r, rules)
 	if release != nil {
 		defer release()
 	}
 	if err != nil {
 		return 0, err
 	}
+	// The media go into the body as it is sent, as for Converse: the
+	// messages hold only placeholders for them.
+	var opts []func(*bedrockruntime.Options)
+	if ps != nil {
+		opts = append(opts, ps.option())
+	}
 	req := &types.ConverseTokensRequest{Messages: msgs}
 	if r.System != "" {
 		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: r.System}}
 	}
-	out, err := tc.CountTokens(ctx, &bedrockruntime.CountTokensInput{ModelId: aws.String(model), Input: &types.CountTokensInputMemberConverse{Value: *req}})
+	out, err := tc.CountTokens(ctx, &bedrockruntime.CountTokensInput{ModelId: aws.String(model), Input: &types.CountTokensInputMemberConverse{Value: *req}}, opts...)
 	var ae smithy.APIError
 	if errors.As(err, &ae) && ae.ErrorCode() == "ThrottlingException" {
 		// Throttled after the SDK's retries: the dry run may keep the counts so far.

@@ -187,3 +187,31 @@ func TestMediaReadOnceAndBounded(t *testing.T) {
 		t.Errorf("%d calls, %d at once; want %d, one at a time", calls.Load(), peak.Load(), records)
 	}
 }
+
+// TestCountTokensSendsTheMedia: a dry run's CountTokens request carries the
+// record's images and documents themselves, as Converse does (before: the
+// placeholders that stand for them until the body is sent).
+func TestCountTokensSendsTheMedia(t *testing.T) {
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"inputTokens":42}`)
+	}))
+	defer srv.Close()
+	c := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")},
+		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(srv.URL) }, bedrockrt.NoSDKRetries)
+	m := &bedrockrt.Model{Client: c, Content: mediaStore()}
+	n, err := m.CountTokens(context.Background(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", mediaInput(), job.Params{MaxTokens: 100})
+	if err != nil || n != 42 {
+		t.Fatalf("CountTokens = %d, %v", n, err)
+	}
+	for name, b := range map[string][]byte{"png": png1x1, "pdf": pdf1} {
+		if !bytes.Contains(body, []byte(base64.StdEncoding.EncodeToString(b))) {
+			t.Errorf("the %s's bytes are not in the CountTokens request: %.300s", name, body)
+		}
+	}
+	if bytes.Contains(body, []byte(base64.StdEncoding.EncodeToString([]byte("mcpbatch-part-")))[:16]) {
+		t.Errorf("a placeholder reached Bedrock: %.300s", body)
+	}
+}
