@@ -177,7 +177,8 @@ func (m *Model) invoke(ctx context.Context, model string, in job.Input, tier str
 		// InvokeModel sends them in X-Amzn-Bedrock-Input/Output-Token-Count.
 		rec.InputTokens, rec.OutputTokens = headerTokens(out.ResultMetadata)
 	}
-	return ondemand.OnDemandResult{Output: rec.Output, StopReason: rec.StopReason, InputTokens: rec.InputTokens, OutputTokens: rec.OutputTokens}, nil
+	return ondemand.OnDemandResult{Output: rec.Output, StopReason: rec.StopReason, InputTokens: rec.InputTokens, OutputTokens: rec.OutputTokens,
+		CacheReadTokens: rec.CacheReadTokens, CacheWriteTokens: rec.CacheWriteTokens}, nil
 }
 
 // headerTokens reads the token-count headers of an InvokeModel response.

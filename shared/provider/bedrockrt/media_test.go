@@ -215,3 +215,26 @@ func TestCountTokensSendsTheMedia(t *testing.T) {
 		t.Errorf("a placeholder reached Bedrock: %.300s", body)
 	}
 }
+
+// TestInvokeModelKeepsCacheTokens: a native Claude body run through
+// InvokeModel reports the prompt cache's read and write tokens, as Converse
+// does, so the job's counts and cost include them (before: dropped; Claude's
+// input_tokens leaves cached tokens out, so they were counted nowhere).
+func TestInvokeModelKeepsCacheTokens(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn",`+
+			`"usage":{"input_tokens":10,"output_tokens":5,"cache_creation_input_tokens":2000,"cache_read_input_tokens":3000}}`)
+	}))
+	defer srv.Close()
+	c := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")},
+		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(srv.URL) }, bedrockrt.NoSDKRetries)
+	in := job.Input{ID: "c", ModelInput: json.RawMessage(`{"anthropic_version":"bedrock-2023-05-31","max_tokens":50,"system":[{"type":"text","text":"long","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi"}]}`)}
+	res, err := (&bedrockrt.Model{Client: c}).Invoke(context.Background(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", in, job.Params{MaxTokens: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.InputTokens != 10 || res.OutputTokens != 5 || res.CacheWriteTokens != 2000 || res.CacheReadTokens != 3000 {
+		t.Fatalf("tokens in %d out %d cache write %d read %d; want 10, 5, 2000, 3000", res.InputTokens, res.OutputTokens, res.CacheWriteTokens, res.CacheReadTokens)
+	}
+}
