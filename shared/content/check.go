@@ -309,11 +309,13 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 		defer rc.Close()
 		r = rc
 		if c.Keep {
-			buf := bytes.NewBuffer(make([]byte, 0, max(size, 0)+bytes.MinRead))
 			lim := c.maxBytes(blk.Kind, declared)
 			if lim <= 0 {
 				lim = inspectLimit
 			}
+			// Sized by what can be read, never by the object's HEAD alone:
+			// an object replaced by a huge one must not allocate its size.
+			buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), lim)+bytes.MinRead))
 			r = io.TeeReader(io.LimitReader(rc, max(lim, size)+1), buf)
 			defer func() {
 				if blk.Info.Format != "" {

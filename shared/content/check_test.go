@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -345,5 +347,37 @@ func TestEnsureDocumentText(t *testing.T) {
 	}
 	if EnsureDocumentText(msgs) {
 		t.Error("added a block twice")
+	}
+}
+
+// hugeHead answers HEAD with a size far past what it serves, as an object
+// replaced after its check by a huge one (up to the upload maximum) would.
+type hugeHead struct{ memOpener }
+
+func (h *hugeHead) Head(context.Context, string) (int64, string, error) { return 512 << 20, "v1", nil }
+func (h *hugeHead) OpenPinned(ctx context.Context, uri string, _ int64, _ string) (io.ReadCloser, error) {
+	rc, _, err := h.Open(ctx, uri)
+	return rc, err
+}
+
+// TestKeepAllocatesWhatCanBeRead: keeping a part's bytes allocates at most
+// what the checker reads of it (64 MiB for a PDF with no cap), not the size
+// its HEAD reports (before: 512 MiB allocated for a 0.5 KB object).
+func TestKeepAllocatesWhatCanBeRead(t *testing.T) {
+	uri := prefix + "big.pdf"
+	pdf := mkPDF(1, 0, "")
+	c, err := NewChecker(PathBedrockConverse, "test-model", multimodal, &Store{Opener: &hugeHead{memOpener{objs: map[string][]byte{uri: pdf}}}, Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Keep, c.PDF = true, PDFRules{ExemptFromCap: true}
+	raw, _ := json.Marshal(userMsg(map[string]any{"type": "document", "name": "big", "source": map[string]any{"type": "s3", "uri": uri, "media_type": "application/pdf"}}))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, _ = c.CheckRecord(context.Background(), 0, "r", raw)
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 100<<20 {
+		t.Fatalf("checking a %d-byte PDF whose HEAD says 512 MiB allocated %d MiB", len(pdf), n>>20)
 	}
 }
