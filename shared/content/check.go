@@ -182,6 +182,7 @@ func (c *Checker) precheck(ctx context.Context, rec *Record) []*Problem {
 	l := c.Limits
 	var images, docs int
 	var reqBytes int64
+	var ps []*Problem
 	for m := range rec.Messages {
 		for b := range rec.Messages[m].Blocks {
 			blk := &rec.Messages[m].Blocks[b]
@@ -203,11 +204,15 @@ func (c *Checker) precheck(ctx context.Context, rec *Record) []*Problem {
 			case SourceS3:
 				if h := c.head(ctx, blk); h.ok {
 					reqBytes += base64Len(h.size)
+					// A part its head already shows too big is refused
+					// before any part before it is read.
+					if p := c.headTooBig(rec, rec.Where(m, b), blk, h.size); p != nil {
+						ps = append(ps, p)
+					}
 				}
 			}
 		}
 	}
-	var ps []*Problem
 	last := fmt.Sprintf("records[%d].messages", rec.Index)
 	if l.MaxImages > 0 && images > l.MaxImages {
 		ps = append(ps, rec.errf(last, fmt.Sprintf("%s: at most %d images per request%s", c.Path, l.MaxImages, l.source("images")), "has %d images", images))
@@ -295,8 +300,8 @@ func (c *Checker) checkBinary(ctx context.Context, rec *Record, where, role stri
 		case h.err != nil:
 			return rec.errf(where+".source.uri", "", "%v", h.err)
 		case h.ok:
-			if max := c.maxBytes(blk.Kind, declared); max > 0 && c.measured(blk.Kind, h.size) > max && (blk.Kind == KindImage || declared != "" || c.pdfCapNoLarger(max)) {
-				return c.sizeProblem(rec, where, blk.Kind, declared, h.size)
+			if p := c.headTooBig(rec, where, blk, h.size); p != nil {
+				return p
 			}
 			rc, err = c.Store.OpenPinned(ctx, blk.URI, h.size, h.version)
 			size = h.size
@@ -398,6 +403,17 @@ func (c *Checker) measured(k Kind, n int64) int64 {
 		return base64Len(n)
 	}
 	return n
+}
+
+// headTooBig is blk's size problem when the size its head reports settles
+// it: an image, or a document whose format is declared or whose PDF cap is
+// no larger than the path's (an undeclared document is judged once read).
+func (c *Checker) headTooBig(rec *Record, where string, blk *Block, size int64) *Problem {
+	declared := FormatOf(blk.MediaType)
+	if max := c.maxBytes(blk.Kind, declared); max > 0 && c.measured(blk.Kind, size) > max && (blk.Kind == KindImage || declared != "" || c.pdfCapNoLarger(max)) {
+		return c.sizeProblem(rec, where, blk.Kind, declared, size)
+	}
+	return nil
 }
 
 func (c *Checker) sizeProblem(rec *Record, where string, k Kind, format string, n int64) *Problem {

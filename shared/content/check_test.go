@@ -381,3 +381,50 @@ func TestKeepAllocatesWhatCanBeRead(t *testing.T) {
 		t.Fatalf("checking a %d-byte PDF whose HEAD says 512 MiB allocated %d MiB", len(pdf), n>>20)
 	}
 }
+
+// headSizes is a store that pins versions, its heads answering from sizes
+// where set (else the stored length).
+type headSizes struct {
+	memOpener
+	sizes map[string]int64
+}
+
+func (h *headSizes) Head(_ context.Context, uri string) (int64, string, error) {
+	if n, ok := h.sizes[uri]; ok {
+		return n, "v1", nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return int64(len(h.objs[uri])), "v1", nil
+}
+func (h *headSizes) OpenPinned(ctx context.Context, uri string, _ int64, _ string) (io.ReadCloser, error) {
+	rc, _, err := h.Open(ctx, uri)
+	return rc, err
+}
+
+// TestPartTooBigByHeadRefusedFirst: a record whose last image is too big by
+// its head alone is refused before any of its parts is read (before: the 19
+// images before it were read first).
+func TestPartTooBigByHeadRefusedFirst(t *testing.T) {
+	png := mkPNG(t, 8, 8)
+	st := &headSizes{memOpener: memOpener{objs: map[string][]byte{}}, sizes: map[string]int64{prefix + "huge.png": 50_000_000}}
+	var blocks []map[string]any
+	for i := range 19 {
+		uri := fmt.Sprintf("%simg%02d.png", prefix, i)
+		st.objs[uri] = png
+		blocks = append(blocks, s3Block("image", uri))
+	}
+	st.objs[prefix+"huge.png"] = png
+	blocks = append(blocks, s3Block("image", prefix+"huge.png"))
+	c, err := NewChecker(PathBedrockConverse, "test-model", multimodal, &Store{Opener: st, Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ps := c.CheckRecord(context.Background(), 0, "r", mustJSON(t, userMsg(blocks...)))
+	if len(ps) != 1 || !strings.Contains(ps[0].Where, "content[19]") || !strings.Contains(ps[0].Error(), "50000000") {
+		t.Fatalf("problems %v, want the 20th image refused by its size", ps)
+	}
+	if len(st.opens) != 0 {
+		t.Fatalf("%d parts read before the refusal, want none", len(st.opens))
+	}
+}
