@@ -44,7 +44,13 @@ func TestMakeDevStopsOnSIGTERM(t *testing.T) {
 	if !up {
 		t.Fatalf("make dev never listened on %s:\n%s", addr, out.String())
 	}
-	if !strings.Contains(out.String(), "make dev: building") || !strings.Contains(out.String(), "http://"+addr+"/mcp") {
+	// The server may accept a connection a moment before its banner is written.
+	said := func() bool {
+		return strings.Contains(out.String(), "make dev: building") && strings.Contains(out.String(), "http://"+addr+"/mcp")
+	}
+	for deadline := time.Now().Add(10 * time.Second); !said() && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	}
+	if !said() {
 		t.Errorf("output does not say it builds, or not the ADDR given:\n%s", out.String())
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil { // make's pid only
