@@ -3,14 +3,11 @@ package batch
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
-	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
 // BenchmarkRedriveSetup is what a deadline re-drive costs ingest once the
@@ -19,16 +16,7 @@ import (
 // produced as the run's input (startRedrive's reads and write).
 func BenchmarkRedriveSetup(b *testing.B) {
 	ctx := context.Background()
-	dir := b.TempDir()
-	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	blobs, err := fsblob.New(filepath.Join(dir, "objects"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	st, blobs := localDeps(b)
 	s := &Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://bench"}}
 	const n = 50_000
 	j := &job.Job{ID: "bench1", Mode: job.ModeBatch, RecordCount: n, Shards: job.ShardsFor(n), InputURI: "s3://bench/input/bench1", InputOrder: true}
