@@ -116,11 +116,7 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 // converse sends a Converse request and reads its answer; parts, when set,
 // are the media streamed into the body as it is sent.
 func (m *Model) converse(ctx context.Context, req *bedrockruntime.ConverseInput, ps *parts) (ondemand.OnDemandResult, error) {
-	var opts []func(*bedrockruntime.Options)
-	if ps != nil {
-		opts = append(opts, ps.option())
-	}
-	out, err := m.Client.Converse(ctx, req, opts...)
+	out, err := m.Client.Converse(ctx, req, ps.options()...)
 	if err != nil {
 		return ondemand.OnDemandResult{}, classify(err)
 	}
@@ -308,17 +304,12 @@ func (m *Model) CountTokens(ctx context.Context, model string, in job.Input, p j
 	if err != nil {
 		return 0, err
 	}
-	// The media go into the body as it is sent, as for Converse: the
-	// messages hold only placeholders for them.
-	var opts []func(*bedrockruntime.Options)
-	if ps != nil {
-		opts = append(opts, ps.option())
-	}
 	req := &types.ConverseTokensRequest{Messages: msgs}
 	if r.System != "" {
 		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: r.System}}
 	}
-	out, err := tc.CountTokens(ctx, &bedrockruntime.CountTokensInput{ModelId: aws.String(model), Input: &types.CountTokensInputMemberConverse{Value: *req}}, opts...)
+	out, err := tc.CountTokens(ctx, &bedrockruntime.CountTokensInput{ModelId: aws.String(model), Input: &types.CountTokensInputMemberConverse{Value: *req}},
+		ps.options()...) // the media go into the body as it is sent, as for Converse
 	var ae smithy.APIError
 	if errors.As(err, &ae) && ae.ErrorCode() == "ThrottlingException" {
 		// Throttled after the SDK's retries: the dry run may keep the counts so far.

@@ -64,13 +64,17 @@ func (ps *parts) placeholder(p *part) []byte {
 	return ph
 }
 
-// option swaps the serialised body of the call for the streamed one.
-func (ps *parts) option() func(*bedrockruntime.Options) {
-	return func(o *bedrockruntime.Options) {
+// options swap the serialised body of the call for the streamed one (none
+// when the call has no parts: ps nil).
+func (ps *parts) options() []func(*bedrockruntime.Options) {
+	if ps == nil {
+		return nil
+	}
+	return []func(*bedrockruntime.Options){func(o *bedrockruntime.Options) {
 		o.APIOptions = append(slices.Clip(o.APIOptions), func(st *middleware.Stack) error {
 			return st.Serialize.Insert(ps, "OperationSerializer", middleware.After)
 		})
-	}
+	}}
 }
 
 // ID implements middleware.SerializeMiddleware.
