@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/wire"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
@@ -50,7 +51,7 @@ func TestReconcilerFinishesAnthropicBatch(t *testing.T) {
 	now := time.Now().UTC()
 	j := &job.Job{ID: job.NewID(now), Owner: "rie", Provider: job.ProviderAnthropic, Model: "claude-haiku-4-5", Status: job.StatusInProgress,
 		RecordCount: 1, Shards: 1, TTLDays: 1, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(24 * time.Hour),
-		Parts: []job.Part{{Index: 0, Name: "mcpbatch-x", Ref: b.ID, Status: job.StatusInProgress, ProviderStatus: anthropic.StatusInProgress,
+		Parts: []job.Part{{Index: 0, Name: "mcpbatch-x", Ref: b.ID, Status: job.StatusInProgress, ProviderStatus: wire.StatusInProgress,
 			RecordCount: 1, InputURI: "s3://" + st.bucket + "/input/x/part-1/records.jsonl", OutputURI: "s3://" + st.bucket + "/output/x/part-1/"}}}
 	if err := st.store.CreateJob(ctx, j); err != nil {
 		t.Fatal(err)

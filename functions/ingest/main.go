@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
@@ -15,7 +15,7 @@ import (
 func main() {
 	ctx := context.Background()
 	vw := &vectorsapp.Wiring{}
-	a, err := app.FromEnv(ctx, anthropicapp.Provider, vw.Option)
+	a, err := app.FromEnv(ctx, anthropicsdk.Provider, vw.Option)
 	app.Must("init", err)
 	h := &handler.Ingest{Svc: a.Graph, Log: a.Log}
 	lambda.Start(handler.Tolerant(h.Handle))

@@ -12,14 +12,14 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/accountapp"
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx, anthropicapp.Provider, sagemakerapp.Runtime)
+	a, err := app.FromEnv(ctx, anthropicsdk.Provider, sagemakerapp.Runtime)
 	app.Must("init", err)
 	models := accountapp.FromAWS(a)
 	accountapp.Warm(ctx, models)

@@ -11,13 +11,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx, anthropicapp.Provider)
+	a, err := app.FromEnv(ctx, anthropicsdk.Provider)
 	app.Must("init", err)
 	h := &handler.Validate{Svc: a.Graph.Transfer, Log: a.Log}
 	lambda.Start(handler.Tolerant(h.Handle))

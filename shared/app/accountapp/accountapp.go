@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
@@ -59,10 +60,14 @@ func AnthropicModels(reg *service.Registry) anthropic.ModelsAPI {
 		return nil
 	}
 	ap, ok := p.(*anthropicapp.AnthropicProvider)
-	if !ok || ap.Client == nil {
+	if !ok {
 		return nil
 	}
-	return &ap.Client.SDK.Models
+	c, ok := ap.Calls.(*anthropicsdk.Calls)
+	if !ok || c.Client == nil {
+		return nil
+	}
+	return &c.Client.SDK.Models
 }
 
 // FromAWS is the refresh service of a Lambda, over the clients of cfg.

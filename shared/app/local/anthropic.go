@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
@@ -30,7 +30,7 @@ func (l *Suite) startAnthropic(o Options, blobs *fsblob.Store, d *graph.Deps) er
 	if l.AnthropicURL, err = l.Anthropic.Listen("127.0.0.1:0"); err != nil {
 		return err
 	}
-	p := anthropicapp.NewAnthropicProvider(key, l.AnthropicURL, blobs)
+	p := anthropicsdk.NewProvider(key, l.AnthropicURL, blobs)
 	p.ModelIDs = config.DefaultAnthropicModels
 	d.Providers = append(d.Providers, p)
 	return nil

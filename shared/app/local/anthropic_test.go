@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
-	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/wire"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
 )
@@ -194,7 +194,7 @@ func TestAnthropicSplitsOver100k(t *testing.T) {
 	s := newSuite(t)
 	s.l.Anthropic.ErrorEvery = 0
 	s.l.Anthropic.AnswerBytes = 20
-	recs := make([]job.Input, anthropic.MaxRequests+1)
+	recs := make([]job.Input, wire.MaxRequests+1)
 	for i := range recs {
 		recs[i] = job.Input{ID: fmt.Sprintf("r%06d", i), Prompt: "p"}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/wire"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
@@ -47,7 +48,7 @@ func TestCountTokensAgainstSimulator(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		counts[tc.in.ID] = n
-		line, err := anthropic.EncodeRecordAt(i, model, tc.in, tc.p)
+		line, err := wire.EncodeRecordAt(i, model, tc.in, tc.p)
 		if err != nil {
 			t.Fatal(err)
 		}

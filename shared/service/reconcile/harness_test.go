@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -126,7 +126,7 @@ func newFaultyHarness(t *testing.T, f faults) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { an.Close() })
-	p := anthropicapp.NewAnthropicProvider("sk-ant-test", url, blobs)
+	p := anthropicsdk.NewProvider("sk-ant-test", url, blobs)
 	p.ModelIDs = config.DefaultAnthropicModels
 	var b service.Blobs = blobs
 	if wrap != nil {

@@ -1,4 +1,4 @@
-package anthropic
+package wire
 
 import "github.com/mcpbatch/mcpbatch/shared/job"
 

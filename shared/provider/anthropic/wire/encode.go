@@ -2,7 +2,7 @@
 // encoder, the results parser and a client over the official SDK
 // (github.com/anthropics/anthropic-sdk-go), which option.WithBaseURL points at the
 // simulator in make dev and tests.
-package anthropic
+package wire
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package anthropic
+package wire
 
 import (
 	"bytes"

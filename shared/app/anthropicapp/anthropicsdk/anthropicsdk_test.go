@@ -1,4 +1,4 @@
-package anthropicapp
+package anthropicsdk
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ func TestSubmitSendsBetaHeaders(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	blobs := memBlobs{}
-	p := NewAnthropicProvider("k", url, blobs)
+	p := NewProvider("k", url, blobs)
 	ctx := context.Background()
 	var lines []string
 	for i := range 3 {
