@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-FUNCTIONS := mcp bedrock-events ingest sagemaker-events nightly-report ondemand reconciler validate
+FUNCTIONS := mcp bedrock-events ingest sagemaker-events nightly-report ondemand reconciler validate providers
 BOOTSTRAPS := $(FUNCTIONS:%=bin/%/bootstrap)
 GO_SOURCES := $(shell find functions shared -name '*.go' -not -name '*_test.go') go.mod go.sum
 TOOLS := $(CURDIR)/.tools

@@ -44,34 +44,23 @@ import (
 )
 
 // functions are the Lambdas under functions/, as the Makefile's FUNCTIONS lists them.
-var functions = []string{"mcp", "bedrock-events", "ingest", "sagemaker-events", "nightly-report", "ondemand", "reconciler", "validate"}
+var functions = []string{"mcp", "bedrock-events", "ingest", "sagemaker-events", "nightly-report", "ondemand", "reconciler", "validate", "providers"}
 
-// maxBootstrapBytes bounds a stripped bootstrap, linux/arm64 (what ships) and
-// linux/amd64 alike: a jump in size usually means a heavy dependency slipped
-// into a Lambda, and costs cold-start time. What keeps a bootstrap small:
-// prompts run without text/template's executor (shared/pipeline/prompt), the
-// AWS config is read without config.LoadDefaultConfig's SSO/STS chain
-// (shared/app/awsenv.go), and provider wiring lives in shared/app/anthropicapp,
-// sagemakerapp and vectorsapp so only the functions that call an API link its SDK.
+// maxBootstrapBytes bounds every stripped bootstrap, linux/arm64 (what
+// ships) and linux/amd64 alike: a jump in size usually means a heavy
+// dependency slipped into a Lambda, and costs cold-start time. What keeps a
+// bootstrap small: prompts run without text/template's executor
+// (shared/pipeline/prompt), the AWS config is read without
+// config.LoadDefaultConfig's SSO/STS chain (shared/app/lambdaenv), provider
+// wiring lives in packages of its own (anthropicapp/anthropicsdk,
+// sagemakerapp, vectorsapp) so only the functions that call an API link its
+// SDK, and mcp reaches the two heaviest (the Anthropic SDK, the SageMaker
+// control plane) through the providers function (shared/remote).
 const maxBootstrapBytes = 20_000_000
-
-// bootstrapLimits are the functions still allowed more, and why (measured
-// 2026-12-01):
-//   - mcp (28.6 MB amd64, 27.0 MB arm64) calls two APIs whose official
-//     clients are heavy to import: the Anthropic SDK (Message Batches created,
-//     found and cancelled at submit and cancel_job) registers every API type
-//     at init, about +6 MB; the SageMaker control plane, Application Auto
-//     Scaling and CloudWatch clients (describe_endpoint, shift_traffic) about
-//     +2.7 MB, most of it SageMaker's init-time schema of 300+ operations.
-//     Without both it measures 19.7 MB. Getting under 20 MB takes handing
-//     those calls to functions that link them (an Anthropic submit started
-//     from an event, as a file submit already is by validate; the endpoint
-//     tools through a synchronous invoke).
-var bootstrapLimits = map[string]int64{"mcp": 30_000_000}
 
 // timeouts are the function timeouts infra/functions.go gives each Lambda, in
 // seconds: the handlers plan with the deadline (ingest keeps 30 s back).
-var timeouts = map[string]string{"mcp": "60", "bedrock-events": "30", "ingest": "900", "sagemaker-events": "60", "nightly-report": "900", "ondemand": "900", "reconciler": "300", "validate": "900"}
+var timeouts = map[string]string{"mcp": "60", "bedrock-events": "30", "ingest": "900", "sagemaker-events": "60", "nightly-report": "900", "ondemand": "900", "reconciler": "300", "validate": "900", "providers": "60"}
 
 // wantTools are the five tools shared/mcpserver registers.
 var wantTools = []string{"submit_batch", "get_job", "get_job_results", "cancel_job", "list_jobs"}
@@ -199,12 +188,8 @@ func TestBootstrapSize(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Logf("%s bootstrap (linux/%s, stripped): %d bytes (%.2f MB)", fn, arch, fi.Size(), float64(fi.Size())/1e6)
-				limit := int64(maxBootstrapBytes)
-				if l, ok := bootstrapLimits[fn]; ok {
-					limit = l
-				}
-				if fi.Size() > limit {
-					t.Errorf("%s bootstrap (linux/%s) is %d bytes, want at most %d", fn, arch, fi.Size(), limit)
+				if fi.Size() > maxBootstrapBytes {
+					t.Errorf("%s bootstrap (linux/%s) is %d bytes, want at most %d", fn, arch, fi.Size(), maxBootstrapBytes)
 				}
 			})
 		}
@@ -232,6 +217,9 @@ type stack struct {
 	store                        *dynamostore.Store
 	// extraEnv is added to every function's environment (e.g. the auth mode).
 	extraEnv []string
+	// providers is the Lambda endpoint mcp invokes the providers function at
+	// (a providers RIE); unset, a closed port: calls that need it fail.
+	providers string
 }
 
 func newStack(tb testing.TB) *stack {
@@ -270,7 +258,7 @@ func newStack(tb testing.TB) *stack {
 // env is the whole environment of RIE and so of the bootstrap (RIE passes its
 // own on): nothing from the host, so no stray AWS_PROFILE reaches real AWS.
 func (st *stack) env(fn, home string) []string {
-	return append([]string{
+	return append(append([]string{
 		"PATH=/usr/bin:/bin",
 		"HOME=" + home,
 		"AWS_ENDPOINT_URL=" + st.endpoint, // the SDK v2 sends every client there
@@ -286,7 +274,20 @@ func (st *stack) env(fn, home string) []string {
 		"MCPBATCH_BEDROCK_ROLE_ARN=" + bedrockRole,
 		"MCPBATCH_JOB_PREFIX=" + jobPrefix,
 		"MCPBATCH_LOG_LEVEL=DEBUG",
-	}, st.extraEnv...)
+	}, st.providersEnv(fn)...), st.extraEnv...)
+}
+
+// providersEnv points mcp at the providers function: RIE serves any one
+// function as "function".
+func (st *stack) providersEnv(fn string) []string {
+	if fn != "mcp" {
+		return nil
+	}
+	ep := st.providers
+	if ep == "" {
+		ep = "http://127.0.0.1:9"
+	}
+	return []string{"MCPBATCH_PROVIDERS_FUNCTION=function", "AWS_ENDPOINT_URL_LAMBDA=" + ep}
 }
 
 // lambdaProc is one RIE process serving one bootstrap.
@@ -299,9 +300,10 @@ type lambdaProc struct {
 	stopped sync.Once
 }
 
-// startLambda runs fn's bootstrap under RIE on free loopback ports and waits
-// until RIE accepts connections. RIE starts the bootstrap on the first invoke.
-func startLambda(tb testing.TB, fn string, st *stack) *lambdaProc {
+// startLambda runs fn's bootstrap under RIE on free loopback ports, with
+// extra added to its environment, and waits until RIE accepts connections.
+// RIE starts the bootstrap on the first invoke.
+func startLambda(tb testing.TB, fn string, st *stack, extra ...string) *lambdaProc {
 	tb.Helper()
 	rie := rieBinary(tb)
 	bin := bootstrap(tb, fn)
@@ -316,7 +318,7 @@ func startLambda(tb testing.TB, fn string, st *stack) *lambdaProc {
 	p := &lambdaProc{fn: fn, url: "http://" + invokeAddr + "/2015-03-31/functions/function/invocations", out: &syncBuffer{}}
 	p.cmd = exec.Command(rie, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", apiAddr, bin)
 	p.cmd.Dir = filepath.Dir(bin)
-	p.cmd.Env = st.env(fn, tb.TempDir())
+	p.cmd.Env = append(st.env(fn, tb.TempDir()), extra...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	// Own process group so cleanup can kill it whole; die with the test binary.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

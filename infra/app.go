@@ -47,7 +47,7 @@ const (
 )
 
 // FunctionNames lists every function whose bootstrap the stack packages.
-var FunctionNames = []string{FnMCP, FnBedrockEvents, FnIngest, FnSageMakerEvents, FnNightlyReport, FnOnDemand, FnReconciler, FnValidate}
+var FunctionNames = []string{FnMCP, FnBedrockEvents, FnIngest, FnSageMakerEvents, FnNightlyReport, FnOnDemand, FnReconciler, FnValidate, FnProviders}
 
 // featureFlags are the CDK feature flags the stack relies on. They live in code rather
 // than only in cdk.json so tests (which never read cdk.json) synthesize what `cdk deploy` does.

@@ -293,6 +293,7 @@ type EndpointsProps struct {
 	SageMaker  *SageMaker
 	Functions  *Functions
 	Reconciler *Reconciler
+	Providers  *Providers
 }
 
 // Endpoints are the deployed SageMaker endpoints and the grants that let the
@@ -559,17 +560,18 @@ func (ep *Endpoint) scale(c constructs.Construct, stack awscdk.Stack, v VariantS
 	}
 }
 
-// grant lets the mcp function describe and steer the allowed endpoints, and
-// the reconciler re-send a lost async request; readers of outputs may decrypt
-// what the suite's async endpoints write.
+// grant lets the providers function describe and steer the allowed endpoints
+// for mcp's tools, and the reconciler re-send a lost async request; readers of
+// outputs may decrypt what the suite's async endpoints write.
 func (es *Endpoints) grant(p *EndpointsProps, async bool) {
 	s := p.Settings
 	mcp, rec := p.Functions.MCP, p.Reconciler.Function
-	// The mcp role's inline policies are near IAM's 10,240-character aggregate:
-	// the endpoint operations go in a customer managed policy of their own.
-	var mcpStmts []awsiam.PolicyStatement
+	// The endpoint operations go in a customer managed policy of their own:
+	// each allowed endpoint adds ARNs, and inline policies are capped at
+	// 10,240 characters a role.
+	var opStmts, mcpStmts []awsiam.PolicyStatement
 	if len(p.SageMaker.EndpointArns) > 0 {
-		mcpStmts = append(mcpStmts,
+		opStmts = append(opStmts,
 			allow("DescribeAndSteerEndpoints", []string{"sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"}, p.SageMaker.EndpointArns, nil),
 			// Neither call has a resource type in the IAM service authorization reference.
 			allow("ReadEndpointScaling", []string{"application-autoscaling:DescribeScalableTargets", "application-autoscaling:DescribeScalingActivities",
@@ -583,12 +585,19 @@ func (es *Endpoints) grant(p *EndpointsProps, async bool) {
 			g.Role.AddToPrincipalPolicy(allow("DecryptAsyncOutput", []string{"kms:Decrypt"}, []*string{p.SageMaker.Key.KeyArn()}, nil))
 		}
 	}
-	if len(mcpStmts) > 0 {
-		pol := awsiam.NewManagedPolicy(es.Scope, jsii.String("McpEndpointOperations"), &awsiam.ManagedPolicyProps{
-			Description: jsii.String("mcpbatch mcp function: describe_endpoint, shift_traffic, the async cold-start note"),
-			Roles:       &[]awsiam.IRole{mcp.Role}, Statements: &mcpStmts,
+	if len(opStmts) > 0 {
+		pol := awsiam.NewManagedPolicy(es.Scope, jsii.String("ProvidersEndpointOperations"), &awsiam.ManagedPolicyProps{
+			Description: jsii.String("mcpbatch providers function: describe_endpoint, shift_traffic, the async cold-start note"),
+			Roles:       &[]awsiam.IRole{p.Providers.Function.Role}, Statements: &opStmts,
 		})
 		suppressWildcards(pol, wildEndpointReads)
+	}
+	if len(mcpStmts) > 0 {
+		// The mcp role's inline policies are near the 10,240-character cap.
+		awsiam.NewManagedPolicy(es.Scope, jsii.String("McpEndpointOperations"), &awsiam.ManagedPolicyProps{
+			Description: jsii.String("mcpbatch mcp function: read what the suite's async endpoints write"),
+			Roles:       &[]awsiam.IRole{mcp.Role}, Statements: &mcpStmts,
+		})
 	}
 	if len(s.SageMakerOperators) > 0 {
 		mcp.Function.AddEnvironment(jsii.String(config.EnvSageMakerOperators), jsii.String(strings.Join(s.SageMakerOperators, ",")), nil)

@@ -327,10 +327,24 @@ func TestEndpointIAM(t *testing.T) {
 	sort.Strings(arns)
 	mcpRole, _ := oneResource(t, tpl, "AWS::IAM::Role", "FunctionsMcpRole")
 	mcp := actionResources(roleStatements(t, tpl, mcpRole)) // managed policies included
-	for _, a := range []string{"sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync", "sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"} {
+	for _, a := range []string{"sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"} {
 		if !reflect.DeepEqual(mcp[a], arns) {
 			t.Errorf("mcp %s on %v, want %v", a, mcp[a], arns)
 		}
+	}
+	// mcp's describe_endpoint and shift_traffic run in the providers function.
+	provRole, _ := oneResource(t, tpl, "AWS::IAM::Role", "ProvidersRole")
+	prov := actionResources(roleStatements(t, tpl, provRole))
+	for _, a := range []string{"sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"} {
+		if !reflect.DeepEqual(prov[a], arns) {
+			t.Errorf("providers %s on %v, want %v", a, prov[a], arns)
+		}
+		if _, ok := mcp[a]; ok {
+			t.Errorf("mcp may %s itself", a)
+		}
+	}
+	if !reflect.DeepEqual(prov["cloudwatch:GetMetricData"], []string{"*"}) {
+		t.Errorf("providers cloudwatch:GetMetricData on %v", prov["cloudwatch:GetMetricData"])
 	}
 	recRole, _ := oneResource(t, tpl, "AWS::IAM::Role", "ReconcilerRole")
 	rec := actionResources(roleStatements(t, tpl, recRole))

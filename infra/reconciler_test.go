@@ -13,8 +13,9 @@ import (
 )
 
 // extraEnv counts the variables other constructs add to the functions NewFunctions made
-// (mcp and validate: the Anthropic key and the Bedrock quota; +1: MCPBATCH_VECTOR_BUCKET from vectors.go;
-// mcp +1: the notification topic from notify.go; mcp +1: the webhook secret, for get_webhook_secret).
+// (mcp: the providers function's name and the Bedrock quota; validate: the Anthropic key and the Bedrock
+// quota; +1: MCPBATCH_VECTOR_BUCKET from vectors.go; mcp +1: the notification topic from notify.go;
+// mcp +1: the webhook secret, for get_webhook_secret).
 var extraEnv = map[string]int{FnMCP: 2 + 1 + 1 + 1, FnIngest: 1 + 1, FnValidate: 2}
 
 func anthropicSecret(t *testing.T, tpl obj) string {
@@ -52,11 +53,29 @@ func TestReconcilerSchedule(t *testing.T) {
 	if env[config.EnvBedrockQuota] != "20" || env[config.EnvStaleMinutes] != "15" {
 		t.Errorf("quota/stale env = %v/%v", env[config.EnvBedrockQuota], env[config.EnvStaleMinutes])
 	}
-	for _, name := range []string{"FunctionsMcpFunction", "FunctionsIngestFunction"} {
+	for _, name := range []string{"ProvidersFunction", "FunctionsIngestFunction"} {
 		_, f := oneResource(t, tpl, "AWS::Lambda::Function", name)
 		if flatten(props(f)["Environment"].(obj)["Variables"].(obj)[config.EnvAnthropicSecretARN]) != anthropicSecret(t, tpl) {
 			t.Errorf("%s does not know the Anthropic secret", name)
 		}
+	}
+	// mcp calls Anthropic through the providers function and never holds the key.
+	_, mcpFn := oneResource(t, tpl, "AWS::Lambda::Function", "FunctionsMcpFunction")
+	mcpEnv := props(mcpFn)["Environment"].(obj)["Variables"].(obj)
+	provID, _ := oneResource(t, tpl, "AWS::Lambda::Function", "ProvidersFunction")
+	if _, ok := mcpEnv[config.EnvAnthropicSecretARN]; ok {
+		t.Error("mcp must not know the Anthropic secret")
+	}
+	if flatten(mcpEnv[config.EnvProvidersFunction]) != "<"+provID+">" {
+		t.Errorf("mcp %s = %v, want the providers function", config.EnvProvidersFunction, mcpEnv[config.EnvProvidersFunction])
+	}
+	mcpRole, _ := oneResource(t, tpl, "AWS::IAM::Role", "FunctionsMcpRole")
+	mcpGrants := actionResources(roleStatements(t, tpl, mcpRole))
+	if _, ok := mcpGrants["secretsmanager:GetSecretValue"]; ok && slices.Contains(mcpGrants["secretsmanager:GetSecretValue"], anthropicSecret(t, tpl)) {
+		t.Error("mcp may read the Anthropic key")
+	}
+	if !reflect.DeepEqual(mcpGrants["lambda:InvokeFunction"], []string{"<" + provID + ".Arn>"}) {
+		t.Errorf("mcp lambda:InvokeFunction on %v, want the providers function only", mcpGrants["lambda:InvokeFunction"])
 	}
 	_, bef := oneResource(t, tpl, "AWS::Lambda::Function", "FunctionsBedrockEventsFunction")
 	if _, ok := props(bef)["Environment"].(obj)["Variables"].(obj)[config.EnvAnthropicSecretARN]; ok {

@@ -37,6 +37,8 @@ type Stack struct {
 	Monitoring    *Monitoring
 	// Anthropic is the Anthropic API key secret (anthropic.go).
 	Anthropic *Anthropic
+	// Providers makes mcp's Anthropic and SageMaker control-plane calls (providers.go).
+	Providers *Providers
 	// Reconciler is the schedule and its alarms (reconciler.go).
 	Reconciler *Reconciler
 	// Validate checks file submits (validate.go).
@@ -93,7 +95,9 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 		return nil, err
 	}
 	st.Anthropic = NewAnthropic(stack, "Anthropic")
-	st.Anthropic.Grant(st.Functions.MCP, st.Functions.Ingest)
+	st.Anthropic.Grant(st.Functions.Ingest)
+	// mcp reaches Anthropic and the SageMaker control plane through it.
+	st.Providers = NewProviders(stack, "Providers", &ProvidersProps{Settings: s, Data: st.Data, Functions: st.Functions, Anthropic: st.Anthropic})
 	st.Reconciler = NewReconciler(stack, "Reconciler", &ReconcilerProps{
 		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Anthropic: st.Anthropic,
 	})
@@ -101,7 +105,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	// cold start when the stored ones are a day old. mcp only reads them from the table.
 	grantAccountReads(st.Reconciler.Function)
 	st.Endpoints = NewEndpoints(stack, "SageMakerEndpoints", &EndpointsProps{
-		Settings: s, Data: st.Data, SageMaker: st.SageMaker, Functions: st.Functions, Reconciler: st.Reconciler,
+		Settings: s, Data: st.Data, SageMaker: st.SageMaker, Functions: st.Functions, Reconciler: st.Reconciler, Providers: st.Providers,
 	})
 	st.Validate = NewValidate(stack, "Validate", &ValidateProps{
 		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Anthropic: st.Anthropic,
@@ -109,7 +113,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	st.Alarms = NewAlarms(stack, "Alarms", &AlarmsProps{
 		Settings: s,
 		Functions: []*GoFunction{st.Functions.MCP, st.Functions.BedrockEvents, st.Functions.Ingest, st.SageMaker.Events,
-			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function, st.Validate.Function},
+			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function, st.Validate.Function, st.Providers.Function},
 		Existing:    []awscloudwatch.Alarm{st.Reconciler.Alarm, st.Reconciler.DLQAlarm},
 		HasDLQAlarm: []*GoFunction{st.Reconciler.Function},
 	})
@@ -117,7 +121,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	st.Monitoring = NewMonitoring(stack, "Monitoring", &MonitoringProps{
 		Settings: s, Namespace: MetricsNamespace(s.StackName), Alarms: st.Alarms,
 		Functions: []*GoFunction{st.Functions.MCP, st.Functions.BedrockEvents, st.Functions.Ingest, st.SageMaker.Events,
-			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function, st.Validate.Function},
+			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function, st.Validate.Function, st.Providers.Function},
 		HasErrorAlarm: []*GoFunction{st.Reconciler.Function},
 	})
 	st.output("AlarmTopicArn", "SNS topic every alarm notifies (DLQs, failed jobs, reconciler errors): subscribe on-call", st.Alarms.Topic.TopicArn())

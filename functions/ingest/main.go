@@ -15,7 +15,7 @@ import (
 func main() {
 	ctx := context.Background()
 	vw := &vectorsapp.Wiring{}
-	a, err := app.FromEnv(ctx, anthropicsdk.Provider, vw.Option)
+	a, err := app.FromEnv(ctx, app.AddProvider(anthropicsdk.Provider), vw.Option)
 	app.Must("init", err)
 	h := &handler.Ingest{Svc: a.Graph, Log: a.Log}
 	lambda.Start(handler.Tolerant(h.Handle))

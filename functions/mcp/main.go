@@ -10,9 +10,8 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/announceapp"
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/app/auth"
-	"github.com/mcpbatch/mcpbatch/shared/app/endpointsapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/remoteapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
@@ -22,7 +21,7 @@ import (
 func main() {
 	ctx := context.Background()
 	vw := &vectorsapp.Wiring{}
-	a, err := app.FromEnv(ctx, anthropicsdk.Provider, sagemakerapp.Runtime, endpointsapp.Control, vw.Option)
+	a, err := app.FromEnv(ctx, remoteapp.Providers, sagemakerapp.Runtime, vw.Option)
 	app.Must("init", err)
 	owner, err := auth.OwnerFromEnv(a.Config)
 	app.Must("init auth", err)

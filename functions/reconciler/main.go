@@ -19,7 +19,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx, anthropicsdk.Provider, sagemakerapp.Runtime)
+	a, err := app.FromEnv(ctx, app.AddProvider(anthropicsdk.Provider), sagemakerapp.Runtime)
 	app.Must("init", err)
 	models := accountapp.FromAWS(a)
 	accountapp.Warm(ctx, models)

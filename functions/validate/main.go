@@ -17,7 +17,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	a, err := app.FromEnv(ctx, anthropicsdk.Provider)
+	a, err := app.FromEnv(ctx, app.AddProvider(anthropicsdk.Provider))
 	app.Must("init", err)
 	h := &handler.Validate{Svc: a.Graph.Transfer, Log: a.Log}
 	lambda.Start(handler.Tolerant(h.Handle))

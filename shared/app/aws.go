@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/lambdaenv"
 	"github.com/mcpbatch/mcpbatch/shared/blob/s3blob"
 	"github.com/mcpbatch/mcpbatch/shared/bus"
 	"github.com/mcpbatch/mcpbatch/shared/config"
@@ -22,12 +23,8 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
 )
 
-// Logger is the JSON logger every function uses; MCPBATCH_LOG_LEVEL picks the level.
-func Logger() *slog.Logger {
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(config.Get(config.EnvLogLevel, "INFO")))
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
-}
+// Logger is the JSON logger every function uses (lambdaenv.Logger).
+func Logger() *slog.Logger { return lambdaenv.Logger() }
 
 // AWS is the suite wired to real AWS services from the stack's environment.
 type AWS struct {
@@ -63,7 +60,7 @@ func FromEnv(ctx context.Context, opts ...Option) (*AWS, error) {
 		}
 		env[name] = v
 	}
-	cfg, err := lambdaConfig(os.Getenv)
+	cfg, err := lambdaenv.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -98,11 +95,18 @@ func models() []string {
 	return config.DefaultBedrockModels
 }
 
-// Must ends a Lambda's init on err: a function that cannot wire itself must not
-// take events it would only fail (Lambda reports the init error and retries).
-func Must(what string, err error) {
-	if err != nil {
-		Logger().Error(what, "error", err)
-		os.Exit(1)
+// Must ends a Lambda's init on err (lambdaenv.Must).
+func Must(what string, err error) { lambdaenv.Must(what, err) }
+
+// AddProvider is an Option adding the batch provider mk builds over the
+// function's configuration and object storage; mk returns nil when the
+// provider is not configured. It lets a provider package (anthropicsdk) stay
+// out of package app, so the providers function does not link the graph.
+func AddProvider(mk func(ctx context.Context, cfg aws.Config, blobs *s3blob.Store, log *slog.Logger) service.BatchProvider) Option {
+	return func(ctx context.Context, e *Env) error {
+		if p := mk(ctx, e.Config, e.S3, e.Log); p != nil {
+			e.Deps.Providers = append(e.Deps.Providers, p)
+		}
+		return nil
 	}
 }

@@ -102,3 +102,7 @@ func Get(name, def string) string {
 	}
 	return def
 }
+
+// EnvProvidersFunction names the providers function mcp invokes for the calls
+// it does not link (Anthropic, the SageMaker control plane; package remote).
+const EnvProvidersFunction = "MCPBATCH_PROVIDERS_FUNCTION"

@@ -17,7 +17,6 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/wire"
 	"github.com/mcpbatch/mcpbatch/shared/service"
-	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
 // Calls are the provider's calls that reach Anthropic (through the SDK, or
@@ -89,7 +88,6 @@ var (
 	_ service.BatchProvider = (*AnthropicProvider)(nil)
 	_ service.ResultFetcher = (*AnthropicProvider)(nil)
 	_ service.BatchFinder   = (*AnthropicProvider)(nil)
-	_ batch.TokenCounter    = (*AnthropicProvider)(nil)
 )
 
 // EncodeRecord renders one request line.

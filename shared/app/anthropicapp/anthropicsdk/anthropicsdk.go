@@ -18,8 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/blob/s3blob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
@@ -222,13 +222,14 @@ func FromEnv(ctx context.Context, cfg aws.Config, blobs ObjectStore, log *slog.L
 	return New(key, os.Getenv(config.EnvAnthropicBaseURL), blobs)
 }
 
-// Provider adds the Anthropic provider when a key is configured. The
-// functions that call Anthropic themselves (ingest, reconciler, validate,
-// providers) pass it to app.FromEnv; mcp reaches them through the providers
-// function instead and links no SDK.
-func Provider(ctx context.Context, e *app.Env) error {
-	if c := FromEnv(ctx, e.Config, e.S3, e.Log); c != nil {
-		e.Deps.Providers = append(e.Deps.Providers, &anthropicapp.AnthropicProvider{Calls: c, ModelIDs: anthropicapp.ModelIDs()})
+// Provider is the Anthropic provider over the SDK when a key is configured
+// (nil otherwise), for app.AddProvider. The functions that call Anthropic
+// themselves (ingest, reconciler, validate) use it; mcp reaches Anthropic
+// through the providers function and links no SDK.
+func Provider(ctx context.Context, cfg aws.Config, blobs *s3blob.Store, log *slog.Logger) service.BatchProvider {
+	c := FromEnv(ctx, cfg, blobs, log)
+	if c == nil {
+		return nil
 	}
-	return nil
+	return &anthropicapp.AnthropicProvider{Calls: c, ModelIDs: anthropicapp.ModelIDs()}
 }

@@ -1,14 +1,19 @@
-package app
+// Package lambdaenv is what every function reads from Lambda's environment:
+// the AWS configuration and the JSON logger. It links no service client, so
+// the providers function stays lean.
+package lambdaenv
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/endpointcreds"
+	"github.com/mcpbatch/mcpbatch/shared/config"
 )
 
 // lambdaConfig is the AWS configuration of a Lambda, read from what Lambda
@@ -68,4 +73,23 @@ type serviceEndpoints func(string) string
 func (f serviceEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
 	v := f("AWS_ENDPOINT_URL_" + strings.ToUpper(strings.ReplaceAll(sdkID, " ", "_")))
 	return v, v != "", nil
+}
+
+// Config is the function's AWS configuration (lambdaConfig over the process environment).
+func Config() (aws.Config, error) { return lambdaConfig(os.Getenv) }
+
+// Logger is the JSON logger every function uses; MCPBATCH_LOG_LEVEL picks the level.
+func Logger() *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(config.Get(config.EnvLogLevel, "INFO")))
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+}
+
+// Must ends a Lambda's init on err: a function that cannot wire itself must not
+// take events it would only fail (Lambda reports the init error and retries).
+func Must(what string, err error) {
+	if err != nil {
+		Logger().Error(what, "error", err)
+		os.Exit(1)
+	}
 }

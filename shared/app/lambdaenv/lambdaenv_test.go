@@ -1,12 +1,13 @@
-package app
+package lambdaenv
 
 import (
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sagemakerruntime"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sagemakerruntime"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 )
 
 func TestLambdaConfig(t *testing.T) {

@@ -1,0 +1,36 @@
+// Package remoteapp wires the mcp function's provider calls through the
+// providers function (package remote): the Anthropic provider and the
+// SageMaker endpoint control.
+package remoteapp
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/remote"
+)
+
+// Providers adds the Anthropic provider and the endpoint control, both
+// calling the function MCPBATCH_PROVIDERS_FUNCTION names. Lambda's endpoint
+// is AWS_ENDPOINT_URL_LAMBDA or AWS_ENDPOINT_URL when set (tests: the Lambda
+// Runtime Interface Emulator). The stack deploys Anthropic's key secret with
+// every suite, so the provider is always there; without a key its calls fail
+// naming the secret to put it in.
+func Providers(_ context.Context, e *app.Env) error {
+	fn := os.Getenv(config.EnvProvidersFunction)
+	if fn == "" {
+		return fmt.Errorf("%s is not set: the mcp function reaches Anthropic and the SageMaker control plane through the providers function", config.EnvProvidersFunction)
+	}
+	endpoint := os.Getenv("AWS_ENDPOINT_URL_LAMBDA")
+	if endpoint == "" && e.Config.BaseEndpoint != nil {
+		endpoint = *e.Config.BaseEndpoint
+	}
+	inv := remote.NewInvoker(e.Config, fn, endpoint)
+	e.Deps.Providers = append(e.Deps.Providers, &anthropicapp.AnthropicProvider{Calls: remote.AnthropicCalls{Caller: inv}, ModelIDs: anthropicapp.ModelIDs()})
+	e.Deps.SageMakerControl = remote.EndpointControl{Caller: inv}
+	return nil
+}
