@@ -7,16 +7,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"image"
-	_ "image/gif" // registers the decoders image.DecodeConfig uses
-	_ "image/jpeg"
-	_ "image/png"
 	"io"
 	"path"
 	"strconv"
 	"unicode/utf8"
-
-	_ "golang.org/x/image/webp"
 )
 
 // Formats, as Converse names them.
@@ -119,7 +113,7 @@ func inspect(r io.Reader, declared, hint string) (Info, error) {
 
 	switch {
 	case isImage(detected):
-		cfg, name, err := image.DecodeConfig(br)
+		w, h, err := imageSize(br, detected)
 		var ce base64.CorruptInputError
 		switch {
 		case errors.As(err, &ce):
@@ -129,10 +123,7 @@ func inspect(r io.Reader, declared, hint string) (Info, error) {
 		case err != nil:
 			return Info{}, fmt.Errorf("is not a decodable %s image: %v", detected, err)
 		}
-		if name != detected {
-			return Info{}, fmt.Errorf("is not a decodable %s image (decoder saw %s)", detected, name)
-		}
-		info.Width, info.Height = cfg.Width, cfg.Height
+		info.Width, info.Height = w, h
 	case detected == PDF:
 		t.scan = newPDFScan()
 		t.feedBuffered(br)
