@@ -5,12 +5,14 @@ package functions_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	neturl "net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -36,8 +38,9 @@ func toolCall(t *testing.T, name string, args any) []byte {
 
 // oneAtATime is a proxy to RIE that passes one invoke at a time: RIE serves
 // a single instance, and a second concurrent invoke crashes it, where Lambda
-// would start another instance.
-func oneAtATime(t *testing.T, target string) string {
+// would start another instance. While throttled is set it answers as Lambda
+// does for a function at its concurrency limit (429), without running it.
+func oneAtATime(t *testing.T, target string, throttled *atomic.Bool) string {
 	u, err := neturl.Parse(target)
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +48,12 @@ func oneAtATime(t *testing.T, target string) string {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if throttled.Load() {
+			w.Header().Set("X-Amzn-Errortype", "TooManyRequestsException")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"Reason":"ReservedFunctionConcurrentInvocationLimitExceeded","Type":"User","message":"Rate Exceeded."}`)
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		rp.ServeHTTP(w, r)
@@ -57,9 +66,10 @@ func oneAtATime(t *testing.T, target string) string {
 // under its own RIE, mcp invoking providers through Lambda's Invoke API as
 // deployed: an Anthropic dry run counts its records with the simulator's
 // count_tokens, a submit creates the Message Batch, cancel_job cancels it,
-// and describe_endpoint of an endpoint SageMaker (moto) does not know comes
-// back as SageMaker's refusal. mcp links neither the Anthropic SDK nor the
-// SageMaker control plane, and never holds the API key.
+// describe_endpoint of an endpoint SageMaker (moto) does not know comes back
+// as SageMaker's refusal, and with the providers function throttled a submit
+// waits queued for the reconciler. mcp links neither the Anthropic SDK nor the SageMaker
+// control plane, and never holds the API key.
 func TestMCPReachesProvidersUnderRIE(t *testing.T) {
 	st := newStack(t)
 	ctx := context.Background()
@@ -78,7 +88,8 @@ func TestMCPReachesProvidersUnderRIE(t *testing.T) {
 	}
 	st.extraEnv = []string{"MCPBATCH_SAGEMAKER_ENDPOINTS=ghost-endpoint"}
 	prov := startLambda(t, "providers", st, "MCPBATCH_ANTHROPIC_SECRET_ARN="+aws.ToString(sec.ARN), "MCPBATCH_ANTHROPIC_BASE_URL="+url)
-	st.providers = oneAtATime(t, strings.TrimSuffix(prov.url, "/2015-03-31/functions/function/invocations"))
+	var throttled atomic.Bool
+	st.providers = oneAtATime(t, strings.TrimSuffix(prov.url, "/2015-03-31/functions/function/invocations"), &throttled)
 	mcp := startLambda(t, "mcp", st)
 
 	call := func(t *testing.T, name string, args any) (bool, string, json.RawMessage) {
@@ -151,7 +162,33 @@ func TestMCPReachesProvidersUnderRIE(t *testing.T) {
 	if !isErr || !strings.Contains(text, "ghost-endpoint") || !strings.Contains(text, "SageMaker refused the request") {
 		t.Errorf("describe_endpoint of an unknown endpoint (error %v): %s", isErr, text)
 	}
-	if strings.Contains(mcp.out.String(), key) || strings.Contains(prov.out.String(), key) {
-		t.Error("the API key appears in a function's logs")
+
+	// With Lambda refusing to run the providers function, a submit is not
+	// lost: its part stays queued, and the reconciler, which calls Anthropic
+	// itself, creates the batch.
+	throttled.Store(true)
+	isErr, text, sc = call(t, "submit_batch", submit)
+	if isErr {
+		t.Fatalf("submit without providers: %s", text)
+	}
+	var queued struct {
+		JobID string `json:"job_id"`
+	}
+	if err := json.Unmarshal(sc, &queued); err != nil || queued.JobID == "" {
+		t.Fatalf("submit answer %s: %v", sc, err)
+	}
+	if j, err := st.store.GetJob(ctx, queued.JobID); err != nil || j.Parts[0].Ref != "" || j.Parts[0].Status != job.StatusQueued {
+		t.Fatalf("job %+v (%v), want its part queued", j, err)
+	}
+	rec := startLambda(t, "reconciler", st, "MCPBATCH_ANTHROPIC_SECRET_ARN="+aws.ToString(sec.ARN), "MCPBATCH_ANTHROPIC_BASE_URL="+url)
+	rec.invoke(t, readFile(t, "../events/schedule/reconcile.json"))
+	j, err = st.store.GetJob(ctx, queued.JobID)
+	if err != nil || j.Parts[0].Ref == "" || as.Calls()["create"] != 2 {
+		t.Fatalf("after the reconciler: part %+v (%v), %d creates", j.Parts[0], err, as.Calls()["create"])
+	}
+	for _, p := range []*lambdaProc{mcp, prov, rec} {
+		if strings.Contains(p.out.String(), key) {
+			t.Errorf("the API key appears in the %s function's logs", p.fn)
+		}
 	}
 }

@@ -18,17 +18,19 @@ type Caller interface {
 }
 
 // call makes req and returns the answer, or the error as the service expects
-// it: a throttled invoke is busy, and for a create, an invoke that may have
-// run may have made the batch.
+// it: a throttled invoke is busy. For a create, an invoke that may have run
+// may have made the batch (the service looks for it before creating again);
+// one that did not run (throttled, refused, never sent) leaves the part
+// queued, and the reconciler, which calls Anthropic itself, submits it.
 func call(ctx context.Context, c Caller, req Request) (Response, error) {
 	var resp Response
 	err := c.Call(ctx, req, &resp)
 	var ie *InvokeError
 	switch {
-	case errors.As(err, &ie) && ie.Throttled:
-		return resp, errors.Join(service.ErrProviderBusy, err)
-	case errors.As(err, &ie) && ie.Ran && req.Op == OpSubmit:
+	case errors.As(err, &ie) && req.Op == OpSubmit && ie.Ran:
 		return resp, errors.Join(service.ErrSubmitUnknown, err)
+	case errors.As(err, &ie) && (ie.Throttled || req.Op == OpSubmit):
+		return resp, errors.Join(service.ErrProviderBusy, err)
 	case err != nil:
 		return resp, err
 	}

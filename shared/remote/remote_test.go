@@ -248,7 +248,8 @@ func TestCallErrors(t *testing.T) {
 		{name: "Lambda 5xx on a create", lambda: "5xx", op: "submit", wantText: "HTTP 500: ServiceException: internal failure", wantUnknown: true, wantTries: 1},
 		{name: "Lambda 5xx on a read", lambda: "5xx", op: "get", wantText: "HTTP 500: ServiceException", wantTries: 1},
 		{name: "function timed out on a create", lambda: "function", op: "submit", wantText: "Task timed out after 90.00 seconds", wantUnknown: true, wantTries: 1},
-		{name: "no such function", lambda: "404", op: "submit", wantText: "ResourceNotFoundException: Function not found", wantTries: 1},
+		{name: "no such function on a create: stays queued for the reconciler", lambda: "404", op: "submit", wantText: "ResourceNotFoundException: Function not found", wantBusy: true, wantTries: 1},
+		{name: "no such function on a read", lambda: "404", op: "get", wantText: "ResourceNotFoundException: Function not found", wantTries: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
