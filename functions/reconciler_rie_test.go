@@ -20,6 +20,25 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
+// anthropicForRIE starts the Anthropic simulator and puts its API key in a
+// (moto) secret, as the stack does; env points a function at both.
+func anthropicForRIE(t *testing.T, st *stack, key string) (*sim.AnthropicSim, string, []string) {
+	t.Helper()
+	as := &sim.AnthropicSim{APIKey: key}
+	url, err := as.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { as.Close() })
+	sm := secretsmanager.NewFromConfig(aws.Config{Region: region, BaseEndpoint: aws.String(st.endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", "")})
+	sec, err := sm.CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{Name: aws.String(st.table + "-anthropic"), SecretString: aws.String(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as, url, []string{"MCPBATCH_ANTHROPIC_SECRET_ARN=" + aws.ToString(sec.ARN), "MCPBATCH_ANTHROPIC_BASE_URL=" + url}
+}
+
 // TestReconcilerFinishesAnthropicBatch runs the built reconciler under the RIE
 // on a scheduled event: it reads the API key from Secrets Manager (moto), asks
 // the Anthropic simulator about a batch that has ended, moves the job to
@@ -28,20 +47,8 @@ func TestReconcilerFinishesAnthropicBatch(t *testing.T) {
 	st := newStack(t)
 	ctx := context.Background()
 	const key = "sk-ant-rie-test"
-	as := &sim.AnthropicSim{APIKey: key}
-	url, err := as.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { as.Close() })
-
-	sm := secretsmanager.NewFromConfig(aws.Config{Region: region, BaseEndpoint: aws.String(st.endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", "")})
-	sec, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(st.table + "-anthropic"), SecretString: aws.String(key)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.extraEnv = []string{"MCPBATCH_ANTHROPIC_SECRET_ARN=" + aws.ToString(sec.ARN), "MCPBATCH_ANTHROPIC_BASE_URL=" + url}
+	as, url, env := anthropicForRIE(t, st, key)
+	st.extraEnv = env
 
 	client := anthropic.New(option.WithAPIKey(key), option.WithBaseURL(url))
 	b, err := client.Create(ctx, strings.NewReader(`{"requests":[{"custom_id":"r1","params":{"model":"claude-haiku-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}}]}`))

@@ -15,12 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // toolCall is the Function URL request of an IAM caller's tools/call.
@@ -74,20 +69,9 @@ func TestMCPReachesProvidersUnderRIE(t *testing.T) {
 	st := newStack(t)
 	ctx := context.Background()
 	const key = "sk-ant-rie-providers"
-	as := &sim.AnthropicSim{APIKey: key}
-	url, err := as.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { as.Close() })
-	sm := secretsmanager.NewFromConfig(aws.Config{Region: region, BaseEndpoint: aws.String(st.endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", "")})
-	sec, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(st.table + "-anthropic"), SecretString: aws.String(key)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	as, _, anthropicEnv := anthropicForRIE(t, st, key)
 	st.extraEnv = []string{"MCPBATCH_SAGEMAKER_ENDPOINTS=ghost-endpoint"}
-	prov := startLambda(t, "providers", st, "MCPBATCH_ANTHROPIC_SECRET_ARN="+aws.ToString(sec.ARN), "MCPBATCH_ANTHROPIC_BASE_URL="+url)
+	prov := startLambda(t, "providers", st, anthropicEnv...)
 	var throttled atomic.Bool
 	st.providers = oneAtATime(t, strings.TrimSuffix(prov.url, "/2015-03-31/functions/function/invocations"), &throttled)
 	mcp := startLambda(t, "mcp", st)
@@ -133,13 +117,18 @@ func TestMCPReachesProvidersUnderRIE(t *testing.T) {
 	if isErr {
 		t.Fatalf("submit: %s", text)
 	}
-	var sub struct {
-		JobID string `json:"job_id"`
+	jobID := func(sc json.RawMessage) string {
+		t.Helper()
+		var sub struct {
+			JobID string `json:"job_id"`
+		}
+		if err := json.Unmarshal(sc, &sub); err != nil || sub.JobID == "" {
+			t.Fatalf("submit answer %s: %v", sc, err)
+		}
+		return sub.JobID
 	}
-	if err := json.Unmarshal(sc, &sub); err != nil || sub.JobID == "" {
-		t.Fatalf("submit answer %s: %v", sc, err)
-	}
-	j, err := st.store.GetJob(ctx, sub.JobID)
+	submitted := jobID(sc)
+	j, err := st.store.GetJob(ctx, submitted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +140,7 @@ func TestMCPReachesProvidersUnderRIE(t *testing.T) {
 		t.Fatalf("the simulator has batches %v and %d creates, want %s once", as.Statuses(), as.Calls()["create"], ref)
 	}
 
-	if isErr, text, _ := call(t, "cancel_job", map[string]any{"job_id": sub.JobID}); isErr {
+	if isErr, text, _ := call(t, "cancel_job", map[string]any{"job_id": submitted}); isErr {
 		t.Fatalf("cancel: %s", text)
 	}
 	if s := as.Statuses()[ref]; s != "canceling" && s != "ended" {
@@ -171,18 +160,13 @@ func TestMCPReachesProvidersUnderRIE(t *testing.T) {
 	if isErr {
 		t.Fatalf("submit without providers: %s", text)
 	}
-	var queued struct {
-		JobID string `json:"job_id"`
-	}
-	if err := json.Unmarshal(sc, &queued); err != nil || queued.JobID == "" {
-		t.Fatalf("submit answer %s: %v", sc, err)
-	}
-	if j, err := st.store.GetJob(ctx, queued.JobID); err != nil || j.Parts[0].Ref != "" || j.Parts[0].Status != job.StatusQueued {
+	queued := jobID(sc)
+	if j, err := st.store.GetJob(ctx, queued); err != nil || j.Parts[0].Ref != "" || j.Parts[0].Status != job.StatusQueued {
 		t.Fatalf("job %+v (%v), want its part queued", j, err)
 	}
-	rec := startLambda(t, "reconciler", st, "MCPBATCH_ANTHROPIC_SECRET_ARN="+aws.ToString(sec.ARN), "MCPBATCH_ANTHROPIC_BASE_URL="+url)
+	rec := startLambda(t, "reconciler", st, anthropicEnv...)
 	rec.invoke(t, readFile(t, "../events/schedule/reconcile.json"))
-	j, err = st.store.GetJob(ctx, queued.JobID)
+	j, err = st.store.GetJob(ctx, queued)
 	if err != nil || j.Parts[0].Ref == "" || as.Calls()["create"] != 2 {
 		t.Fatalf("after the reconciler: part %+v (%v), %d creates", j.Parts[0], err, as.Calls()["create"])
 	}

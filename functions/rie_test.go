@@ -767,6 +767,7 @@ func BenchmarkColdStart(b *testing.B) {
 		{"ingest", func(tb testing.TB) []byte { return readFile(tb, "../events/project/job-output-ready.json") }},
 		{"ondemand", func(tb testing.TB) []byte { return readFile(tb, "../events/project/on-demand-run-requested.json") }},
 		{"sagemaker-events", func(tb testing.TB) []byte { return readFile(tb, "../events/sagemaker/test-notification.json") }},
+		{"providers", func(tb testing.TB) []byte { return readFile(tb, "../events/providers/count-tokens.json") }},
 	} {
 		b.Run(c.fn, func(b *testing.B) {
 			payload := c.event(b)

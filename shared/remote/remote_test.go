@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -318,5 +320,30 @@ func TestServerRefuses(t *testing.T) {
 	r, _ = (&remote.Server{Anthropic: &fakeCalls{}}).Handle(ctx, remote.Request{Op: remote.OpCountTokens})
 	if r.Error == nil || !strings.Contains(r.Error.Message, "no input and params") {
 		t.Errorf("missing field: %+v", r.Error)
+	}
+}
+
+// The samples in events/providers are requests the server takes as they are.
+func TestEventSamples(t *testing.T) {
+	paths, err := filepath.Glob("../../events/providers/*.json")
+	if err != nil || len(paths) < 2 {
+		t.Fatalf("samples %v: %v", paths, err)
+	}
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req remote.Request
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		f := &fakeCalls{endpoint: smsvc.EndpointState{Name: "sentiment-async"}}
+		resp, _ := (&remote.Server{Anthropic: f, Control: f}).Handle(context.Background(), req)
+		if resp.Error != nil || (resp.Tokens == 0 && resp.EndpointState == nil) {
+			t.Errorf("%s: answer %+v", p, resp)
+		}
 	}
 }
