@@ -22,8 +22,14 @@ func main() {
 	cfg, err := lambdaenv.Config()
 	lambdaenv.Must("init", err)
 	srv := &remote.Server{Control: endpointsapp.New(cfg), Log: log}
-	if c := anthropicsdk.FromEnv(ctx, cfg, s3blob.New(s3.NewFromConfig(cfg), s3blob.Options{}), log); c != nil {
+	// A key that cannot be read ends the init, so Lambda tries again on the
+	// next call rather than keeping an instance that refuses Anthropic.
+	c, err := anthropicsdk.Load(ctx, cfg, s3blob.New(s3.NewFromConfig(cfg), s3blob.Options{}))
+	lambdaenv.Must("init: read the Anthropic API key", err)
+	if c != nil {
 		srv.Anthropic = c
+	} else {
+		log.InfoContext(ctx, "no Anthropic API key configured; Anthropic calls are refused")
 	}
 	lambda.Start(srv.Handle)
 }

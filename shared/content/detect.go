@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -114,14 +113,14 @@ func inspect(r io.Reader, declared, hint string) (Info, error) {
 	switch {
 	case isImage(detected):
 		w, h, err := imageSize(br, detected)
-		var ce base64.CorruptInputError
+		var fe *formatError
 		switch {
-		case errors.As(err, &ce):
-			return Info{}, fmt.Errorf("cannot be read: %w", err)
+		case errors.As(err, &fe):
+			return Info{}, fmt.Errorf("is not a decodable %s image: %v", detected, err)
 		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 			return Info{}, fmt.Errorf("is a truncated %s image (it ends inside its header)", detected)
-		case err != nil:
-			return Info{}, fmt.Errorf("is not a decodable %s image: %v", detected, err)
+		case err != nil: // corrupt base64, a stream cut short: not the image's fault
+			return Info{}, fmt.Errorf("cannot be read: %w", err)
 		}
 		info.Width, info.Height = w, h
 	case detected == PDF:

@@ -19,7 +19,8 @@ type Caller interface {
 
 // call makes req and returns the answer, or the error as the service expects
 // it: a throttled invoke is busy. For a create, an invoke that may have run
-// may have made the batch (the service looks for it before creating again);
+// may have made the batch or be making it still (the part keeps its lease and
+// is looked for before another create);
 // one that did not run (throttled, refused, never sent) leaves the part
 // queued, and the reconciler, which calls Anthropic itself, submits it.
 func call(ctx context.Context, c Caller, req Request) (Response, error) {
@@ -28,7 +29,9 @@ func call(ctx context.Context, c Caller, req Request) (Response, error) {
 	var ie *InvokeError
 	switch {
 	case errors.As(err, &ie) && req.Op == OpSubmit && ie.Ran:
-		return resp, errors.Join(service.ErrSubmitUnknown, err)
+		// The providers function may have made the batch, or may still be
+		// making it: Lambda runs a synchronous invoke on after its caller hangs up.
+		return resp, errors.Join(service.ErrSubmitUnknown, service.ErrSubmitInFlight, err)
 	case errors.As(err, &ie) && (ie.Throttled || req.Op == OpSubmit):
 		return resp, errors.Join(service.ErrProviderBusy, err)
 	case err != nil:
@@ -75,10 +78,12 @@ func (a AnthropicCalls) FindSubmitted(ctx context.Context, in service.BatchSubmi
 // CountTokens counts a record's input tokens with Anthropic's Token Count API.
 func (a AnthropicCalls) CountTokens(ctx context.Context, model string, in job.Input, p job.Params) (int64, error) {
 	r, err := call(ctx, a.Caller, Request{Op: OpCountTokens, Model: model, Input: &in, Params: &p})
-	if err != nil {
+	var ie *InvokeError
+	if errors.As(err, &ie) {
+		// The provider's own errors name the record already.
 		return 0, fmt.Errorf("count tokens of record %s: %w", in.ID, err)
 	}
-	return r.Tokens, nil
+	return r.Tokens, err
 }
 
 // errFetchInProcess: results are fetched where they are ingested.

@@ -68,7 +68,11 @@ type InvokeError struct {
 	Ran      bool
 	// Throttled: Lambda refused with 429 (the function did not run).
 	Throttled bool
+	// Err is the transport's own error (a context deadline, a reset).
+	Err error
 }
+
+func (e *InvokeError) Unwrap() error { return e.Err }
 
 func (e *InvokeError) Error() string {
 	s := fmt.Sprintf("invoke %s", e.Function)
@@ -83,6 +87,9 @@ func (e *InvokeError) Error() string {
 
 // Call sends req and decodes the answer into resp.
 func (inv *Invoker) Call(ctx context.Context, req Request, resp *Response) error {
+	if d, ok := ctx.Deadline(); ok && req.Deadline.IsZero() {
+		req.Deadline = d
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", req.Op, err)
@@ -133,7 +140,7 @@ func (inv *Invoker) invoke(ctx context.Context, body []byte) ([]byte, error) {
 	}
 	creds, err := inv.Credentials.Retrieve(ctx)
 	if err != nil {
-		return nil, &InvokeError{Function: inv.Function, Message: "AWS credentials: " + err.Error()}
+		return nil, &InvokeError{Function: inv.Function, Message: "AWS credentials: " + err.Error(), Err: err}
 	}
 	sum := sha256.Sum256(body)
 	if err := v4.NewSigner().SignHTTP(ctx, creds, hr, hex.EncodeToString(sum[:]), "lambda", inv.Region, time.Now()); err != nil {
@@ -142,7 +149,7 @@ func (inv *Invoker) invoke(ctx context.Context, body []byte) ([]byte, error) {
 	res, err := inv.HTTP.Do(hr)
 	if err != nil {
 		// Sent or not, the function may have run.
-		return nil, &InvokeError{Function: inv.Function, Ran: true, Message: err.Error()}
+		return nil, &InvokeError{Function: inv.Function, Ran: true, Message: err.Error(), Err: err}
 	}
 	defer res.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(res.Body, MaxPayload+1<<20))

@@ -12,6 +12,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"time"
@@ -34,15 +35,15 @@ const (
 
 // Request is one call; only the fields of its op are set.
 type Request struct {
-	Op       string                `json:"op"`
+	Op string `json:"op"`
+	// Deadline is when the caller stops waiting (its context\'s deadline).
+	Deadline time.Time             `json:"deadline,omitzero"`
 	Submit   *service.BatchSubmit  `json:"submit,omitempty"`
 	Ref      string                `json:"ref,omitempty"`
 	Since    time.Time             `json:"since,omitzero"`
 	Model    string                `json:"model,omitempty"`
 	Input    *job.Input            `json:"input,omitempty"`
 	Params   *job.Params           `json:"params,omitempty"`
-	Part     *job.Part             `json:"part,omitempty"`
-	URI      string                `json:"uri,omitempty"`
 	Endpoint string                `json:"endpoint,omitempty"`
 	Weights  []smsvc.VariantWeight `json:"weights,omitempty"`
 }
@@ -64,6 +65,8 @@ type Error struct {
 	Busy bool `json:"busy,omitempty"`
 	// MaybeCreated: service.ErrSubmitUnknown (look for the batch before creating another).
 	MaybeCreated bool `json:"maybe_created,omitempty"`
+	// Deadline: the call ran out of time (context.DeadlineExceeded).
+	Deadline bool `json:"deadline,omitempty"`
 	// Endpoint is a SageMaker refusal the tools word.
 	Endpoint *smsvc.EndpointError `json:"endpoint,omitempty"`
 }
@@ -73,7 +76,8 @@ func encodeError(err error) *Error {
 	if err == nil {
 		return nil
 	}
-	e := &Error{Message: err.Error(), Busy: errors.Is(err, service.ErrProviderBusy), MaybeCreated: errors.Is(err, service.ErrSubmitUnknown)}
+	e := &Error{Message: err.Error(), Busy: errors.Is(err, service.ErrProviderBusy), MaybeCreated: errors.Is(err, service.ErrSubmitUnknown),
+		Deadline: errors.Is(err, context.DeadlineExceeded)}
 	var ee *smsvc.EndpointError
 	if errors.As(err, &ee) {
 		e.Endpoint = ee
@@ -96,6 +100,9 @@ func (e *Error) err() error {
 	}
 	if e.MaybeCreated {
 		kinds = append(kinds, service.ErrSubmitUnknown)
+	}
+	if e.Deadline {
+		kinds = append(kinds, context.DeadlineExceeded)
 	}
 	return &wireError{msg: e.Message, kinds: kinds}
 }

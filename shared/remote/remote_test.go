@@ -281,6 +281,9 @@ func TestCallErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.wantText) {
 				t.Fatalf("err = %v, want it to say %q", err, c.wantText)
 			}
+			if c.op == "submit" && errors.Is(err, service.ErrSubmitInFlight) != (c.lambda == "5xx" || c.lambda == "function") {
+				t.Errorf("in flight %v: a create the function may still be making keeps its lease: %v", errors.Is(err, service.ErrSubmitInFlight), err)
+			}
 			if errors.Is(err, service.ErrProviderBusy) != c.wantBusy || errors.Is(err, service.ErrSubmitUnknown) != c.wantUnknown {
 				t.Errorf("busy %v unknown %v, want %v %v: %v", errors.Is(err, service.ErrProviderBusy), errors.Is(err, service.ErrSubmitUnknown), c.wantBusy, c.wantUnknown, err)
 			}
@@ -305,12 +308,14 @@ func TestRequestTooLarge(t *testing.T) {
 	}
 }
 
-// Without an Anthropic key the calls say where to put it; unknown ops are refused.
+// Without an Anthropic key the calls say where to put it and are busy (the
+// reconciler, which reads the key itself, submits the part); unknown ops are
+// refused.
 func TestServerRefuses(t *testing.T) {
 	srv := &remote.Server{}
 	ctx := context.Background()
 	r, _ := srv.Handle(ctx, remote.Request{Op: remote.OpSubmit, Submit: &service.BatchSubmit{}})
-	if r.Error == nil || !strings.Contains(r.Error.Message, "AnthropicKeySecretArn") {
+	if r.Error == nil || !strings.Contains(r.Error.Message, "AnthropicKeySecretArn") || !r.Error.Busy {
 		t.Errorf("no key: %+v", r.Error)
 	}
 	r, _ = (&remote.Server{Anthropic: &fakeCalls{}}).Handle(ctx, remote.Request{Op: "anthropic.delete_everything"})
@@ -345,5 +350,31 @@ func TestEventSamples(t *testing.T) {
 		if resp.Error != nil || (resp.Tokens == 0 && resp.EndpointState == nil) {
 			t.Errorf("%s: answer %+v", p, resp)
 		}
+	}
+}
+
+// blockingCalls wait for their context to end.
+type blockingCalls struct{ fakeCalls }
+
+func (b *blockingCalls) Submit(ctx context.Context, _ service.BatchSubmit) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+// A call ends when its caller stops waiting, and a timeout stays a timeout
+// across the hop, whether the caller's deadline or the function's passed.
+func TestDeadlines(t *testing.T) {
+	srv := &remote.Server{Anthropic: &blockingCalls{}}
+	r, _ := srv.Handle(context.Background(), remote.Request{Op: remote.OpSubmit, Submit: &service.BatchSubmit{}, Deadline: time.Now().Add(20 * time.Millisecond)})
+	if r.Error == nil || !r.Error.Deadline {
+		t.Fatalf("the server ran past the caller's deadline: %+v", r.Error)
+	}
+	l, an, _ := newRemote(t, &fakeCalls{})
+	l.srv = &remote.Server{Anthropic: &blockingCalls{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := an.Submit(ctx, service.BatchSubmit{})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want a deadline", err)
 	}
 }

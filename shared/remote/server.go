@@ -21,13 +21,21 @@ type Server struct {
 	Log     *slog.Logger
 }
 
-// errNoAnthropic answers Anthropic calls of a deployment without a key.
-var errNoAnthropic = errors.New("the Anthropic provider is not configured: put the API key in the AnthropicKeySecretArn secret (aws secretsmanager put-secret-value)")
+// errNoAnthropic answers Anthropic calls of a deployment without a key. It
+// is busy: a part stays queued for the reconciler, which reads the key itself.
+var errNoAnthropic = errors.Join(service.ErrProviderBusy,
+	errors.New("the Anthropic provider is not configured: put the API key in the AnthropicKeySecretArn secret (aws secretsmanager put-secret-value)"))
 
 // Handle answers one call. Every failure travels in the answer, so the
 // function itself fails only when Lambda cannot run it.
 func (s *Server) Handle(ctx context.Context, req Request) (Response, error) {
 	start := time.Now()
+	if !req.Deadline.IsZero() {
+		// The caller stops waiting then: so does the call.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, req.Deadline)
+		defer cancel()
+	}
 	resp, err := s.handle(ctx, req)
 	resp.Error = encodeError(err)
 	if s.Log != nil {

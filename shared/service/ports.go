@@ -76,6 +76,12 @@ type BatchFinder interface {
 // server error after the send, a lost answer): a BatchFinder is asked.
 var ErrSubmitUnknown = errors.New("the provider may have made the job")
 
+// ErrSubmitInFlight marks a create that may still be running where it was
+// sent (the hop to the function that makes it broke, and that function goes
+// on): not finding the job at once proves nothing, so the part keeps its
+// lease and is looked for again once the lease runs out.
+var ErrSubmitInFlight = errors.New("the provider job's create may still be running")
+
 // ErrSubmitAmbiguous: several provider jobs no part holds match a part's marker.
 var ErrSubmitAmbiguous = errors.New("several provider jobs match this part")
 

@@ -181,7 +181,8 @@ func (s *Service) find(ctx context.Context, finder service.BatchFinder, j *job.J
 // the same job on a retry. For one without (service.BatchFinder), a part
 // tried before is looked for first, and a create that failed with
 // service.ErrSubmitUnknown (a server error or a lost answer after the send)
-// is looked for after. The marker is weak for such providers (see find), so a
+// is looked for after; one that may still be running (service.ErrSubmitInFlight)
+// and is not listed yet keeps the part's lease, to be looked for again. The marker is weak for such providers (see find), so a
 // definite refusal is never looked for.
 func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job.Job, p job.Part, in service.BatchSubmit) (string, error) {
 	finder, canFind := prov.(service.BatchFinder)
@@ -220,6 +221,11 @@ func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job
 	case found != "":
 		s.Logger().InfoContext(ctx, "create answered an error but made the provider job", "job_id", j.ID, "part", p.Index, "ref", found, "error", err)
 		return found, nil
+	case errors.Is(err, service.ErrSubmitInFlight):
+		return "", &unknownOutcome{create: err, find: errNotListedYet}
 	}
 	return "", err
 }
+
+// errNotListedYet: a create that may still be running has made no job yet.
+var errNotListedYet = errors.New("no provider job is listed yet, and the create may still be running")

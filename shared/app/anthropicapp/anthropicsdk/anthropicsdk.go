@@ -205,21 +205,30 @@ func anthropicKey(ctx context.Context, sm SecretReader) (string, error) {
 	return os.Getenv(config.EnvAnthropicAPIKey), nil
 }
 
-// FromEnv builds the calls from the stack's environment: the key from the
-// secret the stack names (or MCPBATCH_ANTHROPIC_API_KEY), the base URL from
-// MCPBATCH_ANTHROPIC_BASE_URL. Without a key it returns nil, logged.
-func FromEnv(ctx context.Context, cfg aws.Config, blobs ObjectStore, log *slog.Logger) *Calls {
+// Load builds the calls from the stack's environment: the key from the
+// secret the stack names (or ANTHROPIC_API_KEY, for make dev), the base URL
+// from MCPBATCH_ANTHROPIC_BASE_URL. Without a key it returns nil and no error;
+// a secret that cannot be read is an error.
+func Load(ctx context.Context, cfg aws.Config, blobs ObjectStore) (*Calls, error) {
 	key, err := anthropicKey(ctx, secretsmanager.NewFromConfig(cfg))
-	if err != nil {
+	if err != nil || key == "" {
+		return nil, err
+	}
+	return New(key, os.Getenv(config.EnvAnthropicBaseURL), blobs), nil
+}
+
+// FromEnv is Load for functions that keep serving Bedrock without Anthropic:
+// a key that cannot be read is logged and leaves the provider out.
+func FromEnv(ctx context.Context, cfg aws.Config, blobs ObjectStore, log *slog.Logger) *Calls {
+	c, err := Load(ctx, cfg, blobs)
+	switch {
+	case err != nil:
 		// Bedrock keeps working; Anthropic submits get a clear "not configured" error.
 		log.ErrorContext(ctx, "Anthropic provider disabled", "error", err)
-		return nil
-	}
-	if key == "" {
+	case c == nil:
 		log.InfoContext(ctx, "no Anthropic API key configured; provider anthropic disabled")
-		return nil
 	}
-	return New(key, os.Getenv(config.EnvAnthropicBaseURL), blobs)
+	return c
 }
 
 // Provider is the Anthropic provider over the SDK when a key is configured
