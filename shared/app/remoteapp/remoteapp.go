@@ -18,8 +18,9 @@ import (
 // calling the function MCPBATCH_PROVIDERS_FUNCTION names. Lambda's endpoint
 // is AWS_ENDPOINT_URL_LAMBDA or AWS_ENDPOINT_URL when set (tests: the Lambda
 // Runtime Interface Emulator). The stack deploys Anthropic's key secret with
-// every suite, so the provider is always there; without a key its calls fail
-// naming the secret to put it in.
+// every suite, so the provider is always there; without a key the providers
+// function answers busy, naming the secret to put it in, and a part waits
+// queued for the reconciler.
 func Providers(_ context.Context, e *app.Env) error {
 	fn := os.Getenv(config.EnvProvidersFunction)
 	if fn == "" {
