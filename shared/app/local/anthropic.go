@@ -31,7 +31,6 @@ func (l *Suite) startAnthropic(o Options, blobs *fsblob.Store, d *graph.Deps) er
 		return err
 	}
 	p := anthropicsdk.NewProvider(key, l.AnthropicURL, blobs)
-	p.ModelIDs = config.DefaultAnthropicModels
 	d.Providers = append(d.Providers, p)
 	return nil
 }

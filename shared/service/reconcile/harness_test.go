@@ -127,7 +127,6 @@ func newFaultyHarness(t *testing.T, f faults) *harness {
 	}
 	t.Cleanup(func() { an.Close() })
 	p := anthropicsdk.NewProvider("sk-ant-test", url, blobs)
-	p.ModelIDs = config.DefaultAnthropicModels
 	var b service.Blobs = blobs
 	if wrap != nil {
 		b = wrap(blobs)

@@ -217,27 +217,20 @@ func Load(ctx context.Context, cfg aws.Config, blobs ObjectStore) (*Calls, error
 	return New(key, os.Getenv(config.EnvAnthropicBaseURL), blobs), nil
 }
 
-// FromEnv is Load for functions that keep serving Bedrock without Anthropic:
-// a key that cannot be read is logged and leaves the provider out.
-func FromEnv(ctx context.Context, cfg aws.Config, blobs ObjectStore, log *slog.Logger) *Calls {
+// Provider is the Anthropic provider over the SDK when a key is configured
+// (nil otherwise), for app.AddProvider. The functions that call Anthropic
+// themselves (ingest, reconciler, validate) use it and keep serving Bedrock
+// without it: a key that cannot be read is logged and leaves it out. mcp
+// reaches Anthropic through the providers function and links no SDK.
+func Provider(ctx context.Context, cfg aws.Config, blobs *s3blob.Store, log *slog.Logger) service.BatchProvider {
 	c, err := Load(ctx, cfg, blobs)
 	switch {
 	case err != nil:
 		// Bedrock keeps working; Anthropic submits get a clear "not configured" error.
 		log.ErrorContext(ctx, "Anthropic provider disabled", "error", err)
+		return nil
 	case c == nil:
 		log.InfoContext(ctx, "no Anthropic API key configured; provider anthropic disabled")
-	}
-	return c
-}
-
-// Provider is the Anthropic provider over the SDK when a key is configured
-// (nil otherwise), for app.AddProvider. The functions that call Anthropic
-// themselves (ingest, reconciler, validate) use it; mcp reaches Anthropic
-// through the providers function and links no SDK.
-func Provider(ctx context.Context, cfg aws.Config, blobs *s3blob.Store, log *slog.Logger) service.BatchProvider {
-	c := FromEnv(ctx, cfg, blobs, log)
-	if c == nil {
 		return nil
 	}
 	return &anthropicapp.AnthropicProvider{Calls: c, ModelIDs: anthropicapp.ModelIDs()}
