@@ -17,11 +17,11 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/store"
-	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
 // sampleJobID is the inferenceId of every sample in events/sagemaker.
@@ -58,15 +58,7 @@ type smEnv struct {
 func newSMEnv(t testing.TB) *smEnv {
 	t.Helper()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	st, err := localstore.Open(filepath.Join(t.TempDir(), "db.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	blobs, err := fsblob.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, blobs := localdeps.New(t)
 	bus := &published{}
 	m := &smsvc.Service{Core: &service.Core{Store: st, Blobs: blobs, Bus: bus, Log: log, Bucket: "s3://mcpbatch-data-bucket"}}
 	now := time.Now().UTC()

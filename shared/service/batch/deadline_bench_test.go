@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
@@ -16,7 +17,7 @@ import (
 // produced as the run's input (startRedrive's reads and write).
 func BenchmarkRedriveSetup(b *testing.B) {
 	ctx := context.Background()
-	st, blobs := localDeps(b)
+	st, blobs := localdeps.New(b)
 	s := &Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://bench"}}
 	const n = 50_000
 	j := &job.Job{ID: "bench1", Mode: job.ModeBatch, RecordCount: n, Shards: job.ShardsFor(n), InputURI: "s3://bench/input/bench1", InputOrder: true}

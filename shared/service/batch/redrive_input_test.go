@@ -3,32 +3,14 @@ package batch
 import (
 	"context"
 	"io"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
+	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
-	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
-
-// localDeps are a SQLite store and an object folder in a test's temp dir.
-func localDeps(tb testing.TB) (*localstore.Store, *fsblob.Store) {
-	tb.Helper()
-	dir := tb.TempDir()
-	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	blobs, err := fsblob.New(filepath.Join(dir, "objects"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return st, blobs
-}
 
 // runRequests is the on-demand flow as startRedrive uses it: it counts run requests.
 type runRequests struct{ n int }
@@ -45,7 +27,7 @@ func (r *runRequests) SubmitOnDemand(context.Context, SubmitRequest) (*job.Job, 
 // under the running re-drive's offset and line.
 func TestStaleIngestKeepsTheRedriveInput(t *testing.T) {
 	ctx := context.Background()
-	st, blobs := localDeps(t)
+	st, blobs := localdeps.New(t)
 	runs := &runRequests{}
 	s := &Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://test"}, OnDemand: runs}
 	now := time.Now().UTC()

@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -27,14 +26,13 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/blob"
-	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
-	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
 // visionModel reads images (catalog input_modalities) and runs on demand.
@@ -135,16 +133,7 @@ func peakHeap() (stop func() uint64) {
 func BenchmarkOnDemandMedia8x20(b *testing.B) {
 	const records, perRecord, conc = 8, 20, 8
 	ctx := context.Background()
-	dir := b.TempDir()
-	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	blobs, err := fsblob.New(filepath.Join(dir, "objects"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	st, blobs := localdeps.New(b)
 	sink := &converseSink{}
 	srv := httptest.NewServer(sink)
 	defer srv.Close()

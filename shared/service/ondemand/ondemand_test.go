@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
-	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/service"
@@ -25,7 +24,6 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	"github.com/mcpbatch/mcpbatch/shared/store"
-	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
 const model = "anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -70,16 +68,7 @@ func onDemandSuite(t *testing.T, rt *sim.RuntimeSim, od *ondemand.Service) (*gra
 
 func onDemandSuiteB(t testing.TB, rt *sim.RuntimeSim, od *ondemand.Service) (*graph.Graph, *recBus) {
 	t.Helper()
-	dir := t.TempDir()
-	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	blobs, err := fsblob.New(filepath.Join(dir, "objects"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, blobs := localdeps.New(t)
 	url, err := rt.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

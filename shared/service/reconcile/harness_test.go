@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
@@ -108,17 +108,8 @@ func newHarness(t *testing.T, wrap func(service.Blobs) service.Blobs) *harness {
 func newFaultyHarness(t *testing.T, f faults) *harness {
 	t.Helper()
 	wrap := f.blobs
-	dir := t.TempDir()
 	clk := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"), localstore.WithNow(clk.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	blobs, err := fsblob.New(filepath.Join(dir, "objects"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, blobs := localdeps.New(t, localstore.WithNow(clk.Now))
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	an := &sim.AnthropicSim{APIKey: "sk-ant-test", Now: clk.Now, Log: log}
 	url, err := an.Listen("127.0.0.1:0")

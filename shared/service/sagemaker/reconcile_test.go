@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
-	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
 // deniedBlobs answers AccessDenied for one object, as S3 does for a missing
@@ -38,16 +36,7 @@ func (nopBus) Publish(context.Context, string, any) error { return nil }
 // settling the others; the run reports the one it could not settle.
 func TestSageMakerRecoveryContinuesPastAFailingJob(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	blobs, err := fsblob.New(filepath.Join(dir, "objects"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, blobs := localdeps.New(t)
 	start := time.Now().Add(-time.Hour)
 	var ids []string
 	for i := range 3 {

@@ -5,32 +5,22 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
-	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
 // exportSuite is a service over the local store and blobs with one finished job
 // holding recs.
 func exportSuite(t *testing.T, recs []job.Record) (*transfer.Service, *fsblob.Store, *job.Job) {
 	t.Helper()
-	dir := t.TempDir()
-	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	blobs, err := fsblob.New(filepath.Join(dir, "objects"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, blobs := localdeps.New(t)
 	ctx := context.Background()
 	j := &job.Job{ID: job.NewID(time.Now()), Owner: "alice", Provider: "bedrock", Status: job.StatusCompleted, Shards: 1, RecordCount: len(recs)}
 	if err := st.CreateJob(ctx, j); err != nil {

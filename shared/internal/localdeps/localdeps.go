@@ -1,0 +1,28 @@
+// Package localdeps sets up the local adapters tests run the services over:
+// a SQLite store and an object folder in the test's temp dir, closed when the
+// test ends.
+package localdeps
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
+)
+
+// New opens the store (with opts) and the object folder.
+func New(tb testing.TB, opts ...localstore.Option) (*localstore.Store, *fsblob.Store) {
+	tb.Helper()
+	dir := tb.TempDir()
+	st, err := localstore.Open(filepath.Join(dir, "db.sqlite"), opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	blobs, err := fsblob.New(filepath.Join(dir, "objects"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st, blobs
+}
