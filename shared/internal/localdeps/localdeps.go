@@ -4,6 +4,8 @@
 package localdeps
 
 import (
+	"context"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -25,4 +27,19 @@ func New(tb testing.TB, opts ...localstore.Option) (*localstore.Store, *fsblob.S
 		tb.Fatal(err)
 	}
 	return st, blobs
+}
+
+// Read is the whole object at uri.
+func Read(tb testing.TB, blobs *fsblob.Store, uri string) string {
+	tb.Helper()
+	rc, err := blobs.Open(context.Background(), uri, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
 }

@@ -2,7 +2,6 @@ package batch
 
 import (
 	"context"
-	"io"
 	"testing"
 	"time"
 
@@ -55,19 +54,7 @@ func TestStaleIngestKeepsTheRedriveInput(t *testing.T) {
 	}
 	put("r0", 0, job.PathBatch)
 	put("r2", 2, job.PathBatch)
-	input := func() string {
-		t.Helper()
-		rc, err := blobs.Open(ctx, j.InputURI+"/redrive/records.jsonl", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rc.Close()
-		b, err := io.ReadAll(rc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	input := func() string { return localdeps.Read(t, blobs, j.InputURI+"/redrive/records.jsonl") }
 
 	stale := *j // the second ingest's snapshot, taken before the re-drive started
 	if ok, err := s.startRedrive(ctx, j, ingest.Result{}); !ok || err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -34,20 +33,6 @@ func exportSuite(t *testing.T, recs []job.Record) (*transfer.Service, *fsblob.St
 	}
 	svc := &transfer.Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://test", JobPrefix: "mcpbatch"}}
 	return svc, blobs, j
-}
-
-func readExport(t *testing.T, blobs *fsblob.Store, uri string) string {
-	t.Helper()
-	rc, err := blobs.Open(context.Background(), uri, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // A spreadsheet runs a cell that starts with = + - @ (or a tab or CR before
@@ -81,7 +66,7 @@ func TestExportCSVNeutralisesFormulas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := csv.NewReader(strings.NewReader(readExport(t, blobs, e.URI))).ReadAll()
+	rows, err := csv.NewReader(strings.NewReader(localdeps.Read(t, blobs, e.URI))).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +95,7 @@ func TestExportJSONLKeepsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	var l transfer.ExportLine
-	if err := json.Unmarshal([]byte(readExport(t, blobs, e.URI)), &l); err != nil {
+	if err := json.Unmarshal([]byte(localdeps.Read(t, blobs, e.URI)), &l); err != nil {
 		t.Fatal(err)
 	}
 	if l.Output != "=1+1" {
@@ -132,7 +117,7 @@ func TestExportOutputURIIsALink(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body := readExport(t, blobs, e.URI)
+		body := localdeps.Read(t, blobs, e.URI)
 		if strings.Contains(body, "s3://") {
 			t.Errorf("%s export holds an internal s3:// key:\n%s", format, body)
 		}
