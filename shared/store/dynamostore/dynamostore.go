@@ -7,6 +7,7 @@ package dynamostore
 
 import (
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -122,6 +123,7 @@ func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
 	if err != nil {
 		return err
 	}
+	token := stampWriter(item)
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table),
 		Item:      item,
@@ -132,7 +134,10 @@ func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return fmt.Errorf("create job %s: %w", j.ID, store.ErrExists)
+		if !s.landed(ctx, j.ID, token) {
+			return fmt.Errorf("create job %s: %w", j.ID, store.ErrExists)
+		}
+		err = nil
 	}
 	if err != nil {
 		return fmt.Errorf("dynamostore: create job %s: %w", j.ID, err)
@@ -197,6 +202,7 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) erro
 		if err := s.putRefs(ctx, cur, work); err != nil {
 			return nil, err
 		}
+		token := stampWriter(newItem)
 		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                 aws.String(s.table),
 			Item:                      newItem,
@@ -205,6 +211,9 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) erro
 			ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(cur.Version, 10)}},
 		})
 		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) && s.landed(ctx, id, token) {
+			err = nil
+		}
 		if errors.As(err, &ccf) {
 			if attempt >= s.maxUpdateAttempts {
 				return nil, fmt.Errorf("update job %s: lost %d races: %w", id, attempt, store.ErrConflict)
@@ -219,6 +228,29 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) erro
 		}
 		return decodeJob(newItem)
 	}
+}
+
+// A put the SDK retried (a 5xx or a broken connection after DynamoDB had
+// written it) fails its condition on the retry, against its own write: read
+// as a lost race, the mutator ran twice and a count went up by two. Each
+// put carries a fresh writer token, and a failed condition whose item holds
+// ours is our write, landed.
+const attrWriter = "writer"
+
+func stampWriter(item map[string]types.AttributeValue) string {
+	token := crand.Text()
+	item[attrWriter] = str(token)
+	return token
+}
+
+// landed reports whether the job item now holds the put stamped token.
+func (s *Store) landed(ctx context.Context, id, token string) bool {
+	item, err := s.getJobItem(ctx, id)
+	if err != nil {
+		return false
+	}
+	w, ok := item[attrWriter].(*types.AttributeValueMemberS)
+	return ok && w.Value == token
 }
 
 // jobCursor carries GSI1's LastEvaluatedKey (all our keys are strings).

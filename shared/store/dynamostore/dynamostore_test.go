@@ -20,6 +20,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/motoserver"
 	"github.com/mcpbatch/mcpbatch/shared/store"
+	"github.com/mcpbatch/mcpbatch/shared/store/internal/storeutil"
 	"github.com/mcpbatch/mcpbatch/shared/store/storetest"
 )
 
@@ -103,7 +104,8 @@ func TestCreateTable(t *testing.T) {
 }
 
 // TestItemLayout checks the stored shape the CDK stack and operators rely on:
-// keys, sparse GSI2, TTL, real attributes, compressed long outputs.
+// keys, sparse GSI2, TTL, status and version beside the job document,
+// compressed long outputs.
 func TestItemLayout(t *testing.T) {
 	client, table := newTable(t)
 	clock := storetest.NewClock(time.Date(2031, 1, 2, 3, 4, 5, 6, time.UTC))
@@ -138,7 +140,6 @@ func TestItemLayout(t *testing.T) {
 		"GSI2PK": "INFLIGHT#bedrock",
 		"GSI2SK": "2031-01-02T03:04:05.000000006Z#" + j.ID,
 		"status": "submitted",
-		"owner":  "alice",
 	}
 	for k, v := range want {
 		if got := s2(item, k); got != v {
@@ -148,10 +149,13 @@ func TestItemLayout(t *testing.T) {
 	if n, ok := item["expiresAt"].(*types.AttributeValueMemberN); !ok || n.Value != fmt.Sprint(j.ExpiresAt.Unix()) {
 		t.Errorf("expiresAt %#v, want N %d", item["expiresAt"], j.ExpiresAt.Unix())
 	}
-	if parts, ok := item["parts"].(*types.AttributeValueMemberL); !ok || len(parts.Value) != 1 {
-		t.Errorf("parts %#v, want a list of one map", item["parts"])
-	} else if p, ok := parts.Value[0].(*types.AttributeValueMemberM); !ok || s2(p.Value, "name") != "p1" {
-		t.Errorf("part %#v, want a map with name p1", parts.Value[0])
+	if doc, err := storeutil.DecodeJob([]byte(s2(item, "job"))); err != nil || len(doc.Parts) != 1 || doc.Parts[0].Name != "p1" || doc.Owner != "alice" {
+		t.Errorf("job document %q (%v), want the job with its part p1", s2(item, "job"), err)
+	}
+	for _, k := range []string{"owner", "parts", "shards"} {
+		if _, ok := item[k]; ok {
+			t.Errorf("job field %s stored as an attribute beside the document", k)
+		}
 	}
 
 	if _, err := s.UpdateJob(ctx, j.ID, func(x *job.Job) error { x.Status = job.StatusCompleted; return nil }); err != nil {
@@ -452,5 +456,38 @@ func TestSnapshotParts(t *testing.T) {
 	}
 	if parts < 2 {
 		t.Errorf("%d parts: the document should not fit one item", parts)
+	}
+}
+
+// retriedPuts sends every conditional put twice and answers the second try,
+// as the SDK does when a put's answer is lost (a 5xx or a broken connection)
+// after DynamoDB wrote it: the retry fails its condition against that write.
+type retriedPuts struct{ Client }
+
+func (r retriedPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if in.ConditionExpression != nil {
+		if _, err := r.Client.PutItem(ctx, in, optFns...); err != nil {
+			return nil, err
+		}
+	}
+	return r.Client.PutItem(ctx, in, optFns...)
+}
+
+// TestRetriedPutLandsOnce: a create or update whose put was retried after
+// it landed is one write: not "already exists", not a mutator run twice.
+func TestRetriedPutLandsOnce(t *testing.T) {
+	client, table := newTable(t)
+	s := New(retriedPuts{client}, table)
+	j := &job.Job{ID: job.NewID(time.Now()), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusSubmitted, ExpiresAt: time.Now().Add(time.Hour)}
+	if err := s.CreateJob(t.Context(), j); err != nil {
+		t.Fatalf("CreateJob: %v, want the retried create to count as made", err)
+	}
+	calls := 0
+	got, err := s.UpdateJob(t.Context(), j.ID, func(x *job.Job) error { calls++; x.Succeeded++; return nil })
+	if err != nil {
+		t.Fatalf("UpdateJob: %v", err)
+	}
+	if calls != 1 || got.Succeeded != 1 || got.Version != 2 {
+		t.Fatalf("mutator ran %d times; succeeded %d, version %d; want 1, 1, 2", calls, got.Succeeded, got.Version)
 	}
 }

@@ -94,180 +94,79 @@ func ownerPK(owner string) string { return "OWNER#" + owner }
 
 func inFlightPK(provider string) string { return "INFLIGHT#" + provider }
 
-// jobItem is a job as DynamoDB attributes: real attributes, so the console,
-// exports and filter expressions can see them. Parts and Checkpoint are nested
-// maps added beside it (see encodeJob).
-type jobItem struct {
-	PK     string `dynamodbav:"PK"`
-	SK     string `dynamodbav:"SK"`
-	GSI1PK string `dynamodbav:"GSI1PK"`
-	GSI1SK string `dynamodbav:"GSI1SK"`
-	// Sparse index keys: absent once the job is terminal, so it leaves GSI2.
-	GSI2PK    string `dynamodbav:"GSI2PK,omitempty"`
-	GSI2SK    string `dynamodbav:"GSI2SK,omitempty"`
-	ExpiresAt int64  `dynamodbav:"expiresAt,omitempty"`
-
-	ID                   string `dynamodbav:"id"`
-	Owner                string `dynamodbav:"owner"`
-	Name                 string `dynamodbav:"name,omitempty"`
-	Provider             string `dynamodbav:"provider"`
-	Model                string `dynamodbav:"model,omitempty"`
-	Status               string `dynamodbav:"status"`
-	ProviderStatus       string `dynamodbav:"providerStatus,omitempty"`
-	FinalStatus          string `dynamodbav:"finalStatus,omitempty"`
-	InputURI             string `dynamodbav:"inputUri,omitempty"`
-	OutputURI            string `dynamodbav:"outputUri,omitempty"`
-	FailureURI           string `dynamodbav:"failureUri,omitempty"`
-	RecordCount          int    `dynamodbav:"recordCount"`
-	Succeeded            int    `dynamodbav:"succeeded"`
-	Failed               int    `dynamodbav:"failed"`
-	BadLines             int    `dynamodbav:"badLines"`
-	InputTokens          int64  `dynamodbav:"inputTokens"`
-	OutputTokens         int64  `dynamodbav:"outputTokens"`
-	Shards               int    `dynamodbav:"shards"`
-	Error                string `dynamodbav:"error,omitempty"`
-	OutputReadyPublished bool   `dynamodbav:"outputReadyPublished,omitempty"`
-	TTLDays              int    `dynamodbav:"ttlDays"`
-	CreatedAt            string `dynamodbav:"createdAt"`
-	UpdatedAt            string `dynamodbav:"updatedAt"`
-	SubmittedAt          string `dynamodbav:"submittedAt,omitempty"`
-	CompletedAt          string `dynamodbav:"completedAt,omitempty"`
-	LastEventAt          string `dynamodbav:"lastEventAt,omitempty"`
-	Version              int64  `dynamodbav:"version"`
-}
-
-// nestedOpts encode job.Part and job.Checkpoint by their json tags, so the
-// nested maps use the same camelCase names as the API and stay in step when
-// the domain types gain fields.
-func nestedEncOpts(o *attributevalue.EncoderOptions) { o.TagKey = "json" }
-func nestedDecOpts(o *attributevalue.DecoderOptions) { o.TagKey = "json" }
+// A job item is its keys, the attributes that key conditions, filters and
+// TTL read (status, version, expiresAt), and the whole job.Job as one JSON
+// document (storeutil.EncodeJob, the document localstore keeps): attributes
+// listed by hand dropped every field nobody listed (Deadline, Redrive, Index…).
+// The document is stored gzip-compressed (jobGz) when that is smaller, since
+// write units are billed per KB and an item may not pass 400 KB. Items of the
+// earlier layout, one attribute per field, still read (legacy.go).
+const (
+	attrJobDoc   = "job"
+	attrJobDocGz = "jobGz"
+)
 
 func encodeJob(j *job.Job) (map[string]types.AttributeValue, error) {
-	it := jobItem{
-		PK:                   jobPK(j.ID),
-		SK:                   skJob,
-		GSI1PK:               ownerPK(j.Owner),
-		GSI1SK:               sortTime(j.CreatedAt) + "#" + j.ID,
-		ExpiresAt:            storeutil.ExpiresUnix(j.ExpiresAt),
-		ID:                   j.ID,
-		Owner:                j.Owner,
-		Name:                 j.Name,
-		Provider:             j.Provider,
-		Model:                j.Model,
-		Status:               string(j.Status),
-		ProviderStatus:       j.ProviderStatus,
-		FinalStatus:          string(j.FinalStatus),
-		InputURI:             j.InputURI,
-		OutputURI:            j.OutputURI,
-		FailureURI:           j.FailureURI,
-		RecordCount:          j.RecordCount,
-		Succeeded:            j.Succeeded,
-		Failed:               j.Failed,
-		BadLines:             j.BadLines,
-		InputTokens:          j.InputTokens,
-		OutputTokens:         j.OutputTokens,
-		Shards:               j.Shards,
-		Error:                j.Error,
-		OutputReadyPublished: j.OutputReadyPublished,
-		TTLDays:              j.TTLDays,
-		CreatedAt:            formatTime(j.CreatedAt),
-		UpdatedAt:            formatTime(j.UpdatedAt),
-		SubmittedAt:          formatTime(j.SubmittedAt),
-		CompletedAt:          formatTime(j.CompletedAt),
-		LastEventAt:          formatTime(j.LastEventAt),
-		Version:              j.Version,
-	}
-	if !j.Status.Terminal() {
-		it.GSI2PK = inFlightPK(j.Provider)
-		it.GSI2SK = sortTime(j.UpdatedAt) + "#" + j.ID
-	}
-	m, err := attributevalue.MarshalMap(&it)
+	doc, err := storeutil.EncodeJob(j)
 	if err != nil {
-		return nil, fmt.Errorf("encode job %s: %w", j.ID, err)
+		return nil, fmt.Errorf("dynamostore: %w", err)
 	}
-	if len(j.Parts) > 0 {
-		av, err := attributevalue.MarshalWithOptions(j.Parts, nestedEncOpts)
+	m := map[string]types.AttributeValue{
+		attrPK:      str(jobPK(j.ID)),
+		attrSK:      str(skJob),
+		attrGSI1PK:  str(ownerPK(j.Owner)),
+		attrGSI1SK:  str(sortTime(j.CreatedAt) + "#" + j.ID),
+		attrStatus:  str(string(j.Status)),
+		attrVersion: &types.AttributeValueMemberN{Value: strconv.FormatInt(j.Version, 10)},
+	}
+	if exp := storeutil.ExpiresUnix(j.ExpiresAt); exp != 0 {
+		m[attrExpires] = &types.AttributeValueMemberN{Value: strconv.FormatInt(exp, 10)}
+	}
+	// Sparse: a terminal job leaves GSI2.
+	if !j.Status.Terminal() {
+		m[attrGSI2PK] = str(inFlightPK(j.Provider))
+		m[attrGSI2SK] = str(sortTime(j.UpdatedAt) + "#" + j.ID)
+	}
+	m[attrJobDoc] = str(string(doc))
+	if len(doc) > compressMin {
+		gz, err := gzipString(string(doc))
 		if err != nil {
-			return nil, fmt.Errorf("encode job %s parts: %w", j.ID, err)
+			return nil, fmt.Errorf("dynamostore: compress job %s: %w", j.ID, err)
 		}
-		m[attrParts] = av
-	}
-	if j.Checkpoint != nil {
-		av, err := attributevalue.MarshalWithOptions(j.Checkpoint, nestedEncOpts)
-		if err != nil {
-			return nil, fmt.Errorf("encode job %s checkpoint: %w", j.ID, err)
+		if len(gz) < len(doc) {
+			delete(m, attrJobDoc)
+			m[attrJobDocGz] = &types.AttributeValueMemberB{Value: gz}
 		}
-		m[attrCheckpoint] = av
-	}
-	if err := encodeJobExtra(j, m); err != nil {
-		return nil, err
-	}
-	if err := encodeReliability(j, m); err != nil {
-		return nil, err
 	}
 	return m, nil
 }
 
 func decodeJob(m map[string]types.AttributeValue) (*job.Job, error) {
-	var it jobItem
-	if err := attributevalue.UnmarshalMap(m, &it); err != nil {
-		return nil, fmt.Errorf("decode job item: %w", err)
-	}
-	j := &job.Job{
-		ID:                   it.ID,
-		Owner:                it.Owner,
-		Name:                 it.Name,
-		Provider:             it.Provider,
-		Model:                it.Model,
-		Status:               job.Status(it.Status),
-		ProviderStatus:       it.ProviderStatus,
-		FinalStatus:          job.Status(it.FinalStatus),
-		InputURI:             it.InputURI,
-		OutputURI:            it.OutputURI,
-		FailureURI:           it.FailureURI,
-		RecordCount:          it.RecordCount,
-		Succeeded:            it.Succeeded,
-		Failed:               it.Failed,
-		BadLines:             it.BadLines,
-		InputTokens:          it.InputTokens,
-		OutputTokens:         it.OutputTokens,
-		Shards:               it.Shards,
-		Error:                it.Error,
-		OutputReadyPublished: it.OutputReadyPublished,
-		TTLDays:              it.TTLDays,
-		ExpiresAt:            storeutil.FromExpiresUnix(it.ExpiresAt),
-		Version:              it.Version,
-	}
-	var err error
-	for _, f := range []struct {
-		dst *time.Time
-		src string
-	}{
-		{&j.CreatedAt, it.CreatedAt}, {&j.UpdatedAt, it.UpdatedAt}, {&j.SubmittedAt, it.SubmittedAt},
-		{&j.CompletedAt, it.CompletedAt}, {&j.LastEventAt, it.LastEventAt},
-	} {
-		if *f.dst, err = parseTime(f.src); err != nil {
-			return nil, fmt.Errorf("decode job %s: %w", it.ID, err)
+	var doc string
+	switch v := m[attrJobDocGz].(type) {
+	case *types.AttributeValueMemberB:
+		s, err := gunzipLimit(v.Value, maxJobDoc)
+		if err != nil {
+			return nil, fmt.Errorf("dynamostore: decompress job item %v: %w", m[attrPK], err)
 		}
-	}
-	if av, ok := m[attrParts]; ok {
-		if err := attributevalue.UnmarshalWithOptions(av, &j.Parts, nestedDecOpts); err != nil {
-			return nil, fmt.Errorf("decode job %s parts: %w", it.ID, err)
+		doc = s
+	default:
+		s, ok := m[attrJobDoc].(*types.AttributeValueMemberS)
+		if !ok {
+			return decodeLegacyJob(m)
 		}
+		doc = s.Value
 	}
-	if av, ok := m[attrCheckpoint]; ok {
-		if err := attributevalue.UnmarshalWithOptions(av, &j.Checkpoint, nestedDecOpts); err != nil {
-			return nil, fmt.Errorf("decode job %s checkpoint: %w", it.ID, err)
-		}
-	}
-	if err := decodeJobExtra(m, j); err != nil {
-		return nil, err
-	}
-	if err := decodeReliability(m, j); err != nil {
-		return nil, err
+	j, err := storeutil.DecodeJob([]byte(doc))
+	if err != nil {
+		return nil, fmt.Errorf("dynamostore: job item %v: %w", m[attrPK], err)
 	}
 	return j, nil
 }
+
+// maxJobDoc bounds a job document's inflation: DynamoDB keeps at most
+// 400 KB per item, and JSON compresses far less than 64 to 1.
+const maxJobDoc = 64 * 400 * 1024
 
 func formatTime(t time.Time) string {
 	if t.IsZero() {
@@ -308,6 +207,8 @@ type recordItem struct {
 	Path         string `dynamodbav:"path,omitempty"`
 	InputTokens  int64  `dynamodbav:"inputTokens,omitempty"`
 	OutputTokens int64  `dynamodbav:"outputTokens,omitempty"`
+	CacheRead    int64  `dynamodbav:"cacheReadTokens,omitempty"`
+	CacheWrite   int64  `dynamodbav:"cacheWriteTokens,omitempty"`
 }
 
 // compressMin is the output length from which compression is tried: below
@@ -352,7 +253,7 @@ func encodeRecord(rs job.RecordSet, r *job.Record) (map[string]types.AttributeVa
 	for _, f := range [...]struct {
 		name string
 		v    int64
-	}{{"inputTokens", r.InputTokens}, {"outputTokens", r.OutputTokens}} {
+	}{{"inputTokens", r.InputTokens}, {"outputTokens", r.OutputTokens}, {"cacheReadTokens", r.CacheReadTokens}, {"cacheWriteTokens", r.CacheWriteTokens}} {
 		if f.v != 0 {
 			m[f.name] = &types.AttributeValueMemberN{Value: strconv.FormatInt(f.v, 10)}
 		}
@@ -393,6 +294,9 @@ func decodeRecord(m map[string]types.AttributeValue) (job.Record, error) {
 		InputTokens:  it.InputTokens,
 		OutputTokens: it.OutputTokens,
 		ExpiresAt:    storeutil.FromExpiresUnix(it.ExpiresAt),
+
+		CacheReadTokens:  it.CacheRead,
+		CacheWriteTokens: it.CacheWrite,
 	}, nil
 }
 
@@ -421,18 +325,20 @@ func gzipString(s string) ([]byte, error) {
 // maxInflated bounds decompression: no stored output is longer than this.
 const maxInflated = 4 * job.MaxInlineOutputBytes
 
-func gunzipString(b []byte) (string, error) {
+func gunzipString(b []byte) (string, error) { return gunzipLimit(b, maxInflated) }
+
+func gunzipLimit(b []byte, limit int) (string, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
 		return "", err
 	}
 	defer zr.Close()
-	out, err := io.ReadAll(io.LimitReader(zr, maxInflated+1))
+	out, err := io.ReadAll(io.LimitReader(zr, int64(limit)+1))
 	if err != nil {
 		return "", err
 	}
-	if len(out) > maxInflated {
-		return "", fmt.Errorf("inflated output over %d bytes", maxInflated)
+	if len(out) > limit {
+		return "", fmt.Errorf("inflated over %d bytes", limit)
 	}
 	return string(out), nil
 }

@@ -20,7 +20,7 @@ func TestEncodeRecordAsReflection(t *testing.T) {
 	long := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 60)
 	exp := time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC)
 	for _, r := range []job.Record{
-		{ID: "a", Status: job.RecordSucceeded, Output: "short", InputTokens: 10, OutputTokens: 20, StopReason: "end_turn", ExpiresAt: exp, Path: job.PathBatch},
+		{ID: "a", Status: job.RecordSucceeded, Output: "short", InputTokens: 10, OutputTokens: 20, CacheReadTokens: 3, CacheWriteTokens: 4, StopReason: "end_turn", ExpiresAt: exp, Path: job.PathBatch},
 		{ID: "b", Status: job.RecordSucceeded, Output: long, InputTokens: 1},
 		{ID: "c", Status: job.RecordFailed, ErrorCode: "400", ErrorMessage: "bad", Note: "n"},
 		{ID: "d", Status: job.RecordSucceeded, OutputRef: "s3://b/k", ContentType: "application/json"},
@@ -75,7 +75,7 @@ func reflectItem(t *testing.T, rs job.RecordSet, r *job.Record) any {
 		PK: recordPK(rs.JobID, rs.Shard(r.Key())), SK: recordSK(rs, r.Key()), ExpiresAt: storeutil.ExpiresUnix(r.ExpiresAt),
 		JobID: rs.JobID, ID: r.ID, Status: string(r.Status), Output: r.Output, OutputRef: r.OutputRef, StopReason: r.StopReason,
 		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, ContentType: r.ContentType, Note: r.Note, Path: r.Path,
-		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CacheRead: r.CacheReadTokens, CacheWrite: r.CacheWriteTokens,
 	}
 	if rs.ByOrdinal {
 		it.Ordinal = &r.Ordinal

@@ -609,45 +609,30 @@ type jobCols struct {
 	expires                 any
 }
 
-// encodeJob normalises a job's times (UTC, ExpiresAt to the second, as
-// dynamostore keeps them) and returns its JSON document and columns.
+// encodeJob returns a job's document (storeutil.EncodeJob, shared with
+// dynamostore) and its indexed columns.
 func encodeJob(j *job.Job) (string, jobCols, error) {
-	c := *j
-	c.CreatedAt = utc(c.CreatedAt)
-	c.UpdatedAt = utc(c.UpdatedAt)
-	c.SubmittedAt = utc(c.SubmittedAt)
-	c.CompletedAt = utc(c.CompletedAt)
-	c.LastEventAt = utc(c.LastEventAt)
-	exp := storeutil.ExpiresUnix(c.ExpiresAt)
-	c.ExpiresAt = storeutil.FromExpiresUnix(exp)
-	doc, err := json.Marshal(&c)
+	doc, err := storeutil.EncodeJob(j)
 	if err != nil {
-		return "", jobCols{}, fmt.Errorf("localstore: encode job %s: %w", j.ID, err)
+		return "", jobCols{}, fmt.Errorf("localstore: %w", err)
 	}
 	return string(doc), jobCols{
-		owner:    c.Owner,
-		provider: c.Provider,
-		status:   string(c.Status),
-		terminal: c.Status.Terminal(),
-		created:  c.CreatedAt.UnixNano(),
-		updated:  c.UpdatedAt.UnixNano(),
-		expires:  nullInt(exp),
+		owner:    j.Owner,
+		provider: j.Provider,
+		status:   string(j.Status),
+		terminal: j.Status.Terminal(),
+		created:  j.CreatedAt.UnixNano(),
+		updated:  j.UpdatedAt.UnixNano(),
+		expires:  nullInt(storeutil.ExpiresUnix(j.ExpiresAt)),
 	}, nil
 }
 
 func decodeJob(doc string) (*job.Job, error) {
-	var j job.Job
-	if err := json.Unmarshal([]byte(doc), &j); err != nil {
-		return nil, fmt.Errorf("localstore: decode job: %w", err)
+	j, err := storeutil.DecodeJob([]byte(doc))
+	if err != nil {
+		return nil, fmt.Errorf("localstore: %w", err)
 	}
-	return &j, nil
-}
-
-func utc(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return t.Round(0).UTC()
+	return j, nil
 }
 
 // nullInt stores 0 ("never") as NULL.

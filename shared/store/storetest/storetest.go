@@ -102,6 +102,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"Slots", testSlots},
 		{"OpsFieldsRoundTrip", testOpsFieldsRoundTrip},
 		{"GetRecords", testGetRecords},
+		{"EveryJobField", testEveryJobField},
+		{"EveryRecordField", testEveryRecordField},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
