@@ -65,10 +65,13 @@ func FromEnv(ctx context.Context, opts ...Option) (*AWS, error) {
 		return nil, err
 	}
 	blobs := s3blob.New(s3.NewFromConfig(cfg), s3blob.Options{})
+	bucket := "s3://" + strings.TrimPrefix(env[config.EnvBucket], "s3://")
 	e := &Env{Config: cfg, Log: log, S3: blobs, Deps: graph.Deps{
-		Store: dynamostore.New(dynamodb.NewFromConfig(cfg), env[config.EnvTable]), Blobs: blobs, Log: log,
+		Store: dynamostore.New(dynamodb.NewFromConfig(cfg), env[config.EnvTable],
+			dynamostore.WithOverflow(blobs, bucket+"/"+config.PrefixJobs)),
+		Blobs: blobs, Log: log,
 		Bus:       &bus.EventBridge{Client: eventbridge.NewFromConfig(cfg), BusName: env[config.EnvBus], Source: config.EventSource},
-		Bucket:    "s3://" + strings.TrimPrefix(env[config.EnvBucket], "s3://"),
+		Bucket:    bucket,
 		JobPrefix: config.Get(config.EnvJobPrefix, config.DefaultJobPrefix),
 		Providers: []service.BatchProvider{&BedrockProvider{Client: bedrock.New(sdkbedrock.NewFromConfig(cfg), log), RoleARN: env[config.EnvBedrockRoleARN], ModelIDs: models()}},
 		// One EMF emitter per function: its stdout is the log stream CloudWatch extracts metrics from.

@@ -41,6 +41,11 @@ const EnvInputAllow = "MCPBATCH_INPUT_ALLOW"
 // default-bus rule matches only our jobs.
 const DefaultJobPrefix = "mcpbatch"
 
+// PrefixJobs is the data bucket's prefix for the documents of jobs too large
+// for a DynamoDB item (dynamostore.WithOverflow); the stack grants it to every
+// function that reads or writes jobs.
+const PrefixJobs = "jobs/"
+
 // DefaultBedrockModels are the models allowed by default: current Claude
 // Haiku and Sonnet (base ids, their US and global cross-Region inference
 // profiles), one model of each other text family (Nova, Llama) and Titan

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -80,6 +81,9 @@ type Store struct {
 	backoffCap        time.Duration
 	maxBatchAttempts  int
 	maxUpdateAttempts int
+	// objs and objsBase keep the documents of jobs too large for an item (see overflow.go).
+	objs     Objects
+	objsBase string
 }
 
 // New returns a Store over table.
@@ -124,6 +128,10 @@ func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
 		return err
 	}
 	token := stampWriter(item)
+	ref, err := s.spill(ctx, j, item, token)
+	if err != nil {
+		return err
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table),
 		Item:      item,
@@ -135,11 +143,13 @@ func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		if !s.landed(ctx, j.ID, token) {
+			s.dropRef(ctx, ref)
 			return fmt.Errorf("create job %s: %w", j.ID, store.ErrExists)
 		}
 		err = nil
 	}
 	if err != nil {
+		s.dropRef(ctx, ref)
 		return fmt.Errorf("dynamostore: create job %s: %w", j.ID, err)
 	}
 	return s.putRefs(ctx, nil, j)
@@ -148,11 +158,17 @@ func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
 // GetJob implements store.Store. It reads consistently: callers act on the
 // job right after writing it.
 func (s *Store) GetJob(ctx context.Context, id string) (*job.Job, error) {
-	item, err := s.getJobItem(ctx, id)
-	if err != nil {
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		item, err := s.getJobItem(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		j, err := s.decode(ctx, item)
+		if errors.Is(err, errRefGone) && attempt < s.maxUpdateAttempts {
+			continue // a write replaced the document between the two reads
+		}
+		return j, err
 	}
-	return decodeJob(item)
 }
 
 func (s *Store) getJobItem(ctx context.Context, id string) (map[string]types.AttributeValue, error) {
@@ -191,7 +207,10 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) erro
 		if err != nil {
 			return nil, err
 		}
-		cur, work, err := storeutil.Mutate(id, s.now(), func() (*job.Job, error) { return decodeJob(item) }, fn)
+		cur, work, err := storeutil.Mutate(id, s.now(), func() (*job.Job, error) { return s.decode(ctx, item) }, fn)
+		if errors.Is(err, errRefGone) && attempt < s.maxUpdateAttempts {
+			continue
+		}
 		if err != nil {
 			return cur, err
 		}
@@ -199,10 +218,18 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) erro
 		if err != nil {
 			return nil, err
 		}
+		written, err := decodeJob(newItem) // what a read will return, before the document may move
+		if err != nil {
+			return nil, err
+		}
 		if err := s.putRefs(ctx, cur, work); err != nil {
 			return nil, err
 		}
 		token := stampWriter(newItem)
+		ref, err := s.spill(ctx, work, newItem, token)
+		if err != nil {
+			return nil, err
+		}
 		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                 aws.String(s.table),
 			Item:                      newItem,
@@ -213,6 +240,9 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) erro
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) && s.landed(ctx, id, token) {
 			err = nil
+		}
+		if err != nil {
+			s.dropRef(ctx, ref)
 		}
 		if errors.As(err, &ccf) {
 			if attempt >= s.maxUpdateAttempts {
@@ -226,7 +256,10 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(*job.Job) erro
 		if err != nil {
 			return nil, fmt.Errorf("dynamostore: update job %s: %w", id, err)
 		}
-		return decodeJob(newItem)
+		if prev := jobRef(item); prev != ref {
+			s.dropRef(ctx, prev)
+		}
+		return written, nil
 	}
 }
 
@@ -251,6 +284,24 @@ func (s *Store) landed(ctx context.Context, id, token string) bool {
 	}
 	w, ok := item[attrWriter].(*types.AttributeValueMemberS)
 	return ok && w.Value == token
+}
+
+// decodeListed decodes a job item a query returned; a spilled document
+// replaced since the query is read again through GetJob.
+func (s *Store) decodeListed(ctx context.Context, item map[string]types.AttributeValue) (*job.Job, error) {
+	j, err := s.decode(ctx, item)
+	if !errors.Is(err, errRefGone) {
+		return j, err
+	}
+	pk, _ := item[attrPK].(*types.AttributeValueMemberS)
+	if pk == nil {
+		return nil, fmt.Errorf("dynamostore: a job item without %s", attrPK)
+	}
+	j, err = s.GetJob(ctx, strings.TrimPrefix(pk.Value, "JOB#"))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil // expired since the query: left out, as the query would now
+	}
+	return j, err
 }
 
 // jobCursor carries GSI1's LastEvaluatedKey (all our keys are strings).
@@ -298,11 +349,13 @@ func (s *Store) ListJobs(ctx context.Context, owner string, q store.JobQuery) ([
 	}
 	jobs := make([]*job.Job, 0, min(len(items), limit))
 	for _, it := range items[:min(len(items), limit)] {
-		j, err := decodeJob(it)
+		j, err := s.decodeListed(ctx, it)
 		if err != nil {
 			return nil, "", err
 		}
-		jobs = append(jobs, j)
+		if j != nil {
+			jobs = append(jobs, j)
+		}
 	}
 	if len(items) <= limit {
 		return jobs, "", nil
@@ -331,11 +384,13 @@ func (s *Store) ListInFlight(ctx context.Context, provider string, updatedBefore
 	}
 	jobs := make([]*job.Job, 0, len(items))
 	for _, it := range items {
-		j, err := decodeJob(it)
+		j, err := s.decodeListed(ctx, it)
 		if err != nil {
 			return nil, err
 		}
-		jobs = append(jobs, j)
+		if j != nil {
+			jobs = append(jobs, j)
+		}
 	}
 	return jobs, nil
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/mcpbatch/mcpbatch/shared/blob/s3blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/motoserver"
 	"github.com/mcpbatch/mcpbatch/shared/store"
@@ -63,10 +65,51 @@ func (a *atomicPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opt
 }
 
 func TestContract(t *testing.T) {
+	objs, base := newBucket(t)
 	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Store {
 		client, table := newTable(t)
-		return New(&atomicPuts{Client: client}, table, WithNow(now))
+		return New(&atomicPuts{Client: client}, table, WithNow(now), WithOverflow(objs, base+table+"/"))
 	})
+}
+
+// TestLargeJobNeedsObjects: without object storage, a job too large for an
+// item is refused with both sizes named, before anything is written.
+func TestLargeJobNeedsObjects(t *testing.T) {
+	client, table := newTable(t)
+	s := New(client, table)
+	j := &job.Job{ID: job.NewID(time.Now()), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusQueued,
+		Params: &job.Params{System: strings.Repeat("x", 10) + incompressibleText(900_000)}}
+	err := s.CreateJob(t.Context(), j)
+	if err == nil || !strings.Contains(err.Error(), "over DynamoDB's item limit of 409600") {
+		t.Fatalf("CreateJob of a 900 KB job without object storage: %v, want the item limit named", err)
+	}
+	if _, err := s.GetJob(t.Context(), j.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("GetJob after the refusal: %v, want not found", err)
+	}
+}
+
+// incompressibleText is random letters gzip cannot shrink below 400 KB.
+func incompressibleText(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = 'a' + b[i]%26
+	}
+	return string(b)
+}
+
+// newBucket makes an S3 bucket on the same moto_server for large jobs.
+func newBucket(t testing.TB) (*s3blob.Store, string) {
+	t.Helper()
+	c := s3.NewFromConfig(srv.Config(), func(o *s3.Options) {
+		o.BaseEndpoint = aws.String(srv.Endpoint)
+		o.UsePathStyle = true
+	})
+	name := fmt.Sprintf("mcpbatch-jobs-%d-%d", os.Getpid(), tableSeq.Add(1))
+	if _, err := c.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
+		t.Fatalf("CreateBucket: %v", err)
+	}
+	return s3blob.New(c, s3blob.Options{}), "s3://" + name + "/jobs/"
 }
 
 func TestCreateTable(t *testing.T) {
@@ -489,5 +532,27 @@ func TestRetriedPutLandsOnce(t *testing.T) {
 	}
 	if calls != 1 || got.Succeeded != 1 || got.Version != 2 {
 		t.Fatalf("mutator ran %d times; succeeded %d, version %d; want 1, 1, 2", calls, got.Succeeded, got.Version)
+	}
+}
+
+// TestLargeJobKeepsOneObject: each write of a large job replaces its
+// object, so updates leave one object per job, not one per version.
+func TestLargeJobKeepsOneObject(t *testing.T) {
+	client, table := newTable(t)
+	objs, base := newBucket(t)
+	s := New(client, table, WithOverflow(objs, base))
+	j := &job.Job{ID: job.NewID(time.Now()), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusQueued,
+		Params: &job.Params{System: incompressibleText(900_000)}}
+	if err := s.CreateJob(t.Context(), j); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := s.UpdateJob(t.Context(), j.ID, func(x *job.Job) error { x.Succeeded++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := objs.List(t.Context(), base)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("objects under %s after a create and 3 updates: %v, %v; want 1", base, got, err)
 	}
 }

@@ -164,8 +164,9 @@ func decodeJob(m map[string]types.AttributeValue) (*job.Job, error) {
 	return j, nil
 }
 
-// maxJobDoc bounds a job document's inflation: DynamoDB keeps at most
-// 400 KB per item, and JSON compresses far less than 64 to 1.
+// maxJobDoc bounds a job document's inflation: a job is made from one
+// request of at most 6 MB (a Function URL's payload), and its document is
+// never many times that.
 const maxJobDoc = 64 * 400 * 1024
 
 func formatTime(t time.Time) string {

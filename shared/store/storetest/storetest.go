@@ -104,6 +104,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"GetRecords", testGetRecords},
 		{"EveryJobField", testEveryJobField},
 		{"EveryRecordField", testEveryRecordField},
+		{"LargeJob", testLargeJob},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
