@@ -29,15 +29,23 @@ func allow(sid string, actions []string, resources []*string, conditions map[str
 	return awsiam.NewPolicyStatement(p)
 }
 
+// GrantStore gives g what the job store (dynamostore) calls: the table, its
+// indexes, and the objects it keeps jobs too large for an item in, which it
+// replaces on each write. Every function that reads or writes jobs gets it.
+func (d *Data) GrantStore(g *GoFunction) {
+	g.Role.AddToPrincipalPolicy(allow("TableReadWrite", tableActions, []*string{d.Table.TableArn()}, nil))
+	g.Role.AddToPrincipalPolicy(allow("TableQueryIndexes", []string{"dynamodb:Query"}, d.TableIndexArns(), nil))
+	g.Role.AddToPrincipalPolicy(allow("LargeJobObjects", []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+		d.ObjectArns(PrefixJobs), nil))
+	suppressWildcards(g.Role, wildJobObjects)
+}
+
 func grantAccess(f *Functions, p *FunctionsProps) {
 	stack := awscdk.Stack_Of(f.Scope)
 	d := p.Data
 	jobs := []*string{JobArnPattern(stack)}
 
-	tableRW := func(g *GoFunction) {
-		g.Role.AddToPrincipalPolicy(allow("TableReadWrite", tableActions, []*string{d.Table.TableArn()}, nil))
-		g.Role.AddToPrincipalPolicy(allow("TableQueryIndexes", []string{"dynamodb:Query"}, d.TableIndexArns(), nil))
-	}
+	tableRW := d.GrantStore
 	putEvents := func(g *GoFunction) {
 		g.Role.AddToPrincipalPolicy(allow("PutProjectEvents", []string{"events:PutEvents"}, []*string{p.Bus.EventBusArn()}, nil))
 	}

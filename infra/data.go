@@ -7,17 +7,19 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 )
 
 // Key prefixes of the data bucket; shared/config and the service use the same ones.
 const (
-	PrefixInput   = "input/"   // JSONL the mcp function uploads for Bedrock to read
-	PrefixOutput  = "output/"  // Bedrock writes <job>/<file>.jsonl.out and manifest.json.out here
-	PrefixResults = "results/" // record outputs too large for a DynamoDB item
-	PrefixExports = "exports/" // result exports handed out as presigned URLs
-	PrefixUploads = "uploads/" // input files clients PUT through create_upload's presigned URLs
-	PrefixInputs  = "inputs/"  // input files operators copy in for submit_batch input_uri (kept until deleted)
+	PrefixInput   = "input/"          // JSONL the mcp function uploads for Bedrock to read
+	PrefixOutput  = "output/"         // Bedrock writes <job>/<file>.jsonl.out and manifest.json.out here
+	PrefixResults = "results/"        // record outputs too large for a DynamoDB item
+	PrefixExports = "exports/"        // result exports handed out as presigned URLs
+	PrefixUploads = "uploads/"        // input files clients PUT through create_upload's presigned URLs
+	PrefixInputs  = "inputs/"         // input files operators copy in for submit_batch input_uri (kept until deleted)
+	PrefixJobs    = config.PrefixJobs // documents of jobs too large for a DynamoDB item
 )
 
 // Table key and index names; shared/store/dynamostore declares the same ones.
@@ -125,6 +127,8 @@ func NewData(scope constructs.Construct, id string) *Data {
 			expire("expire-output", PrefixOutput, rawFileDays),
 			expire("expire-results", PrefixResults, keptFileDays),
 			expire("expire-exports", PrefixExports, keptFileDays),
+			// A large job's document: its item is gone by then (its TTL is at most MaxTTLDays).
+			expire("expire-jobs", PrefixJobs, keptFileDays),
 			expire("expire-uploads", PrefixUploads, rawFileDays),
 		},
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,

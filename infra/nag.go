@@ -22,6 +22,11 @@ var (
 		reason: "S3 object keys embed job ids created at run time, so objects cannot be listed in advance; " +
 			"the grant is limited to one named key prefix of this stack's own data bucket.",
 	}
+	wildJobObjects = wildcard{
+		pattern: `/^Resource::<[A-Za-z0-9]+\.Arn>\/jobs\/\*$/`,
+		reason: "The job store keeps a job too large for a DynamoDB item under jobs/<job id>/<version>; job " +
+			"ids are created at run time, and the grant is limited to that one prefix of this stack's data bucket.",
+	}
 	wildRecordIDs = wildcard{
 		pattern: `/^Resource::<[A-Za-z0-9]+\.Arn>\/input\/\*\/(ids\.jsonl|ids\.txt|inputs\.jsonl|ordinals\.jsonl|redrive\/records\.jsonl|redrive\/records\.ordinals\.jsonl)$/`,
 		reason: "ingest reads only the record-id list (input/<job id>/ids.jsonl, ids.txt of older jobs), a retry's " +

@@ -159,8 +159,7 @@ func grantReconciler(r *Reconciler, p *ReconcilerProps) {
 	d := p.Data
 	jobs := []*string{JobArnPattern(stack)}
 	g := r.Function
-	g.Role.AddToPrincipalPolicy(allow("TableReadWrite", tableActions, []*string{d.Table.TableArn()}, nil))
-	g.Role.AddToPrincipalPolicy(allow("TableQueryIndexes", []string{"dynamodb:Query"}, d.TableIndexArns(), nil))
+	d.GrantStore(g)
 	g.Role.AddToPrincipalPolicy(allow("PutProjectEvents", []string{"events:PutEvents"}, []*string{p.Bus.EventBusArn()}, nil))
 	g.Role.AddToPrincipalPolicy(allow("ReadInput", []string{"s3:GetObject"}, d.ObjectArns(PrefixInput), nil))
 	// SageMaker async jobs whose notification was lost are settled from their output or failure object.

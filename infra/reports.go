@@ -141,10 +141,7 @@ func NewReports(scope constructs.Construct, id string, p *ReportsProps) *Reports
 func (r *Reports) grant(p *ReportsProps) {
 	stack := awscdk.Stack_Of(r.Scope)
 	d := p.Data
-	tableRW := func(g *GoFunction) {
-		g.Role.AddToPrincipalPolicy(allow("TableReadWrite", tableActions, []*string{d.Table.TableArn()}, nil))
-		g.Role.AddToPrincipalPolicy(allow("TableQueryIndexes", []string{"dynamodb:Query"}, d.TableIndexArns(), nil))
-	}
+	tableRW := d.GrantStore
 	putEvents := func(g *GoFunction) {
 		g.Role.AddToPrincipalPolicy(allow("PutProjectEvents", []string{"events:PutEvents"}, []*string{p.Bus.EventBusArn()}, nil))
 	}

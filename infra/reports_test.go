@@ -137,13 +137,7 @@ func TestReportFunctionsLeastPrivilege(t *testing.T) {
 	table := "<" + tableID + ".Arn>"
 	objects := func(prefix string) string { return "<" + dataID + ".Arn>/" + prefix + "*" }
 	sorted := func(s ...string) []string { sort.Strings(s); return s }
-	tableGrants := func(m map[string][]string) map[string][]string {
-		for _, a := range tableActions {
-			m[a] = []string{table}
-		}
-		m["dynamodb:Query"] = sorted(table, table+"/index/GSI1", table+"/index/GSI2")
-		return m
-	}
+	tableGrants := func(m map[string][]string) map[string][]string { return storeGrants(m, table, "<"+dataID+".Arn>") }
 	models := expectedModelArns(config.DefaultBedrockModels)
 	cases := []struct {
 		fn   string

@@ -181,8 +181,7 @@ var wildSageMakerObjects = wildcard{
 func (m *SageMaker) grant(p *SageMakerProps) {
 	d := p.Data
 	ev := m.Events
-	ev.Role.AddToPrincipalPolicy(allow("TableReadWrite", tableActions, []*string{d.Table.TableArn()}, nil))
-	ev.Role.AddToPrincipalPolicy(allow("TableQueryIndexes", []string{"dynamodb:Query"}, d.TableIndexArns(), nil))
+	d.GrantStore(ev)
 	ev.Role.AddToPrincipalPolicy(allow("PutProjectEvents", []string{"events:PutEvents"}, []*string{p.Bus.EventBusArn()}, nil))
 	// Only outputs are read: a failure's reason arrives in the notification itself.
 	ev.Role.AddToPrincipalPolicy(allow("ReadSageMakerOutput", []string{"s3:GetObject"}, d.ObjectArns(config.SageMakerOutputPrefix), nil))

@@ -120,10 +120,14 @@ func TestSageMakerLeastPrivilege(t *testing.T) {
 			objects := func(prefix string) string { return "<" + dataID + ".Arn>/" + prefix + "*" }
 			roleID, _ := oneResource(t, tpl, "AWS::IAM::Role", "SageMakerEventsRole")
 			got := actionResources(roleStatements(t, tpl, roleID))
-			if !reflect.DeepEqual(got["s3:GetObject"], []string{objects(config.SageMakerOutputPrefix)}) {
-				t.Errorf("events function reads %v, want only sagemaker/output/", got["s3:GetObject"])
+			if !reflect.DeepEqual(got["s3:GetObject"], []string{objects(PrefixJobs), objects(config.SageMakerOutputPrefix)}) {
+				t.Errorf("events function reads %v, want only sagemaker/output/ and the large-job objects", got["s3:GetObject"])
 			}
-			for _, a := range []string{"s3:PutObject", "s3:ListBucket", "sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"} {
+			// It writes objects only as the job store does: a job too large for an item.
+			if w := got["s3:PutObject"]; !reflect.DeepEqual(w, []string{objects(PrefixJobs)}) {
+				t.Errorf("events function writes %v, want only the large-job objects", w)
+			}
+			for _, a := range []string{"s3:ListBucket", "sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"} {
 				if _, ok := got[a]; ok {
 					t.Errorf("events function may %s", a)
 				}

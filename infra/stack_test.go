@@ -615,6 +615,7 @@ func TestBuckets(t *testing.T) {
 			"expire output/":  "30",
 			"expire results/": "366",
 			"expire exports/": "366",
+			"expire jobs/":    "366",
 			"expire uploads/": "30",
 		}
 		addSageMakerLifecycle(want)
@@ -914,6 +915,20 @@ func TestRules(t *testing.T) {
 	})
 }
 
+// storeGrants adds to m what Data.GrantStore gives every function that
+// reads or writes jobs: the table, its indexes and the large-job objects.
+func storeGrants(m map[string][]string, table, bucket string) map[string][]string {
+	for _, a := range tableActions {
+		m[a] = []string{table}
+	}
+	m["dynamodb:Query"] = []string{table, table + "/index/GSI1", table + "/index/GSI2"}
+	for _, a := range []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"} {
+		m[a] = append(m[a], bucket+"/"+PrefixJobs+"*")
+		sort.Strings(m[a])
+	}
+	return m
+}
+
 func TestLeastPrivilege(t *testing.T) {
 	tpl := fx.main.json
 	tableID, _ := oneResource(t, tpl, "AWS::DynamoDB::Table", "DataTable")
@@ -921,18 +936,11 @@ func TestLeastPrivilege(t *testing.T) {
 	busID, _ := oneResource(t, tpl, "AWS::Events::EventBus", "Bus")
 	bedrockRole := bedrockRoleID(t, tpl)
 	table := "<" + tableID + ".Arn>"
-	indexes := []string{table + "/index/GSI1", table + "/index/GSI2"}
 	objects := func(prefix string) string { return "<" + dataID + ".Arn>/" + prefix + "*" }
 	bucket := "<" + dataID + ".Arn>"
 	bus := "<" + busID + ".Arn>"
 
-	tableGrants := func(m map[string][]string) {
-		for _, a := range tableActions {
-			m[a] = []string{table}
-		}
-		m["dynamodb:Query"] = append([]string{table}, indexes...)
-		sort.Strings(m["dynamodb:Query"])
-	}
+	tableGrants := func(m map[string][]string) { storeGrants(m, table, bucket) }
 	sorted := func(s ...string) []string { sort.Strings(s); return s }
 
 	mcp := map[string][]string{

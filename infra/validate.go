@@ -62,8 +62,7 @@ func NewValidate(scope constructs.Construct, id string, p *ValidateProps) *Valid
 
 	d := p.Data
 	g := v.Function
-	g.Role.AddToPrincipalPolicy(allow("TableReadWrite", tableActions, []*string{d.Table.TableArn()}, nil))
-	g.Role.AddToPrincipalPolicy(allow("TableQueryIndexes", []string{"dynamodb:Query"}, d.TableIndexArns(), nil))
+	d.GrantStore(g)
 	// A failed validation announces Job Completed.
 	g.Role.AddToPrincipalPolicy(allow("PutProjectEvents", []string{"events:PutEvents"}, []*string{p.Bus.EventBusArn()}, nil))
 	// Reads the file (an upload or a file under inputs/) and the submit's request under input/<job>/.

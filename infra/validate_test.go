@@ -20,8 +20,6 @@ func TestValidateLeastPrivilege(t *testing.T) {
 	dlq, _ := oneResource(t, tpl, "AWS::SQS::Queue", "ValidateDLQ")
 	logs, _ := oneResource(t, tpl, "AWS::Logs::LogGroup", "ValidateLogs")
 	table := "<" + tableID + ".Arn>"
-	query := []string{table, table + "/index/GSI1", table + "/index/GSI2"}
-	sort.Strings(query)
 	create := append([]string{jobArns}, expectedModelArns(config.DefaultBedrockModels)...)
 	sort.Strings(create)
 	bucket := "<" + dataID + ".Arn>"
@@ -38,10 +36,7 @@ func TestValidateLeastPrivilege(t *testing.T) {
 		"logs:CreateLogStream":             {"<" + logs + ".Arn>"},
 		"logs:PutLogEvents":                {"<" + logs + ".Arn>"},
 	}
-	for _, a := range tableActions {
-		want[a] = []string{table}
-	}
-	want["dynamodb:Query"] = query
+	storeGrants(want, table, "<"+dataID+".Arn>")
 	for _, a := range []string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"} {
 		want[a] = []string{"<" + dlq + ".Arn>"}
 	}
