@@ -49,26 +49,17 @@ type Skipped struct {
 type Records func(ctx context.Context, yield func(job.Record) error) error
 
 // StoreRecords streams a job's records from the store page by page.
-func StoreRecords(st interface {
-	ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error)
-}, j *job.Job) Records {
+func StoreRecords(st store.RecordLister, j *job.Job) Records {
 	return func(ctx context.Context, yield func(job.Record) error) error {
-		cursor := ""
-		for {
-			recs, next, err := st.ListRecords(ctx, j.RecordSet(), store.RecordQuery{Cursor: cursor, Limit: job.MaxPageSize})
+		for r, err := range store.Records(ctx, st, j.RecordSet(), store.RecordQuery{}) {
 			if err != nil {
 				return fmt.Errorf("list records of %s: %w", j.ID, err)
 			}
-			for _, r := range recs {
-				if err := yield(r); err != nil {
-					return err
-				}
+			if err := yield(r); err != nil {
+				return err
 			}
-			if next == "" {
-				return nil
-			}
-			cursor = next
 		}
+		return nil
 	}
 }
 

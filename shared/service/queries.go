@@ -204,26 +204,19 @@ func (c *Core) StoredResults(ctx context.Context, j *job.Job) (map[string]bool, 
 func (c *Core) StoredResultsExcept(ctx context.Context, j *job.Job, path string) (map[string]bool, StoredCounts, error) {
 	have := make(map[string]bool, j.RecordCount)
 	var n StoredCounts
-	q := store.RecordQuery{Limit: job.MaxPageSize}
-	for {
-		recs, next, err := c.Store.ListRecords(ctx, j.RecordSet(), q)
+	for r, err := range store.Records(ctx, c.Store, j.RecordSet(), store.RecordQuery{}) {
 		if err != nil {
 			return nil, n, fmt.Errorf("list stored results of %s: %w", j.ID, err)
 		}
-		for _, r := range recs {
-			if have[r.ID] || (path != "" && r.Path == path) {
-				continue
-			}
-			have[r.ID] = true
-			if r.Status == job.RecordSucceeded {
-				n.Succeeded++
-			} else {
-				n.Failed++
-			}
+		if have[r.ID] || (path != "" && r.Path == path) {
+			continue
 		}
-		if next == "" {
-			return have, n, nil
+		have[r.ID] = true
+		if r.Status == job.RecordSucceeded {
+			n.Succeeded++
+		} else {
+			n.Failed++
 		}
-		q.Cursor = next
 	}
+	return have, n, nil
 }

@@ -167,14 +167,9 @@ func (s *Sink) WriteJob(ctx context.Context, j *job.Job) error {
 	if size <= 0 {
 		size = index.MaxVectorsPerPut
 	}
-	var (
-		cursor string
-		n      int
-		bad    int
-	)
+	var n, bad int
 	vecs := make([]index.Vector, 0, size)
-	for {
-		recs, next, err := s.Records.ListRecords(ctx, j.RecordSet(), store.RecordQuery{Status: job.RecordSucceeded, Cursor: cursor, Limit: size})
+	for recs, err := range store.Pages(ctx, s.Records, j.RecordSet(), store.RecordQuery{Status: job.RecordSucceeded, Limit: size}) {
 		if err != nil {
 			return fmt.Errorf("read results of %s: %w", j.ID, err)
 		}
@@ -207,10 +202,6 @@ func (s *Sink) WriteJob(ctx context.Context, j *job.Job) error {
 			}
 			n += len(vecs)
 		}
-		if next == "" {
-			break
-		}
-		cursor = next
 	}
 	s.log().InfoContext(ctx, "vectors written", "job_id", j.ID, "index", j.Index.Name, "vectors", n, "unusable", bad)
 	return nil

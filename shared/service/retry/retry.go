@@ -181,19 +181,11 @@ func (s *Service) existingChild(ctx context.Context, parent *job.Job, id string)
 // id → input ordinal (which a retried record keeps).
 func (s *Service) parentFailed(ctx context.Context, parent *job.Job) (failed map[string]string, ordinals map[string]int, err error) {
 	failed, ordinals = map[string]string{}, map[string]int{}
-	cursor := ""
-	for {
-		recs, next, err := s.Store.ListRecords(ctx, parent.RecordSet(), store.RecordQuery{Status: job.RecordFailed, Cursor: cursor, Limit: job.MaxPageSize})
+	for r, err := range store.Records(ctx, s.Store, parent.RecordSet(), store.RecordQuery{Status: job.RecordFailed}) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("list failed records of %s: %w", parent.ID, err)
 		}
-		for _, r := range recs {
-			failed[r.ID], ordinals[r.ID] = r.ErrorCode, r.Ordinal
-		}
-		if next == "" {
-			break
-		}
-		cursor = next
+		failed[r.ID], ordinals[r.ID] = r.ErrorCode, r.Ordinal
 	}
 	if len(failed) == 0 {
 		return nil, nil, job.Fieldf("job_id", "job %s has no failed records to retry (%d succeeded)", parent.ID, parent.Succeeded)
