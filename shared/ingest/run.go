@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/jsonl"
+	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
 // run is the state of one Ingest call.
@@ -420,19 +420,9 @@ func (r *run) worker() {
 
 // write moves big outputs to blobs, then writes the batch.
 func (r *run) write(b batch) error {
-	for i := range b.recs {
-		rec := &b.recs[i]
-		if len(rec.Output) <= job.MaxInlineOutputBytes {
-			continue
-		}
-		uri := blob.Join(r.in.ResultsPrefix, r.j.ID, rec.ID+".out")
-		if _, err := r.in.Blobs.Put(r.ctx, uri, strings.NewReader(rec.Output), "text/plain; charset=utf-8"); err != nil {
-			return fmt.Errorf("ingest: store output of record %s: %w", rec.ID, err)
-		}
-		rec.OutputRef, rec.Output = uri, ""
-	}
-	if err := r.in.Records.PutRecords(r.ctx, r.records, b.recs); err != nil {
-		return fmt.Errorf("ingest: write %d records (%s..%s): %w", len(b.recs), b.recs[0].ID, b.recs[len(b.recs)-1].ID, err)
+	w := store.Writer{Records: r.in.Records, Objects: r.in.Blobs, Prefix: r.in.ResultsPrefix}
+	if err := w.Put(r.ctx, r.records, b.recs); err != nil {
+		return fmt.Errorf("ingest: %w", err)
 	}
 	return nil
 }

@@ -66,6 +66,15 @@ type Core struct {
 	Metrics Metrics
 }
 
+// ResultsWriter is the writer every flow stores records with (big outputs
+// under <Bucket>/results).
+func (c *Core) ResultsWriter() store.Writer {
+	return store.Writer{Records: c.Store, Objects: c.Blobs, Prefix: ResultsPrefix(c.Bucket)}
+}
+
+// ResultsPrefix is where outputs too big for a record item are kept.
+func ResultsPrefix(bucket string) string { return blob.Join(bucket, "results") }
+
 // Now is the current time in UTC.
 func (c *Core) Now() time.Time {
 	if c.Clock != nil {

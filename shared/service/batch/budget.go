@@ -207,7 +207,7 @@ func (s *Service) writeHeld(ctx context.Context, j *job.Job, resolve ingest.IDRe
 		if len(recs) == 0 {
 			return nil
 		}
-		if err := s.Store.PutRecords(ctx, j.RecordSet(), recs); err != nil {
+		if err := s.ResultsWriter().Put(ctx, j.RecordSet(), recs); err != nil {
 			return fmt.Errorf("store the held records of %s: %w", j.ID, err)
 		}
 		n += len(recs)

@@ -108,7 +108,7 @@ func New(d Deps) *Graph {
 	counter, _ := d.OnDemandModel.(batch.TokenCounter)
 	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel, Counter: counter,
 		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota, Vectors: d.Vectors}
-	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: blob.Join(d.Bucket, "results"), Log: core.Logger(),
+	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: service.ResultsPrefix(d.Bucket), Log: core.Logger(),
 		MaxLineBytesFor: core.OutputLineCap}
 	inputPrefix := d.SageMakerInputPrefix
 	if inputPrefix == "" {

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
 	"github.com/mcpbatch/mcpbatch/shared/service"
@@ -129,7 +128,7 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			}
 			recs[k].Ordinal = o
 		}
-		if err := s.Store.PutRecords(ctx, j.RecordSet(), recs); err != nil {
+		if err := s.ResultsWriter().Put(ctx, j.RecordSet(), recs); err != nil {
 			return fmt.Errorf("store on-demand results of %s: %w", id, err)
 		}
 		j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
@@ -289,15 +288,6 @@ func (s *Service) runChunk(ctx context.Context, j *job.Job, batch []job.Input) (
 	if err := ctx.Err(); err != nil {
 		// Part of the chunk may have been cut short: keep nothing of it, the resumed run redoes it.
 		return nil, st, err
-	}
-	for i := range recs {
-		if len(recs[i].Output) > job.MaxInlineOutputBytes {
-			uri := blob.Join(s.Bucket, "results", j.ID, recs[i].ID+".txt")
-			if _, err := s.Blobs.Put(ctx, uri, strings.NewReader(recs[i].Output), "text/plain; charset=utf-8"); err != nil {
-				return nil, st, fmt.Errorf("store big output of %s/%s: %w", j.ID, recs[i].ID, err)
-			}
-			recs[i].Output, recs[i].OutputRef = "", uri
-		}
 	}
 	return recs, st, nil
 }

@@ -67,7 +67,7 @@ func (m *Service) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error
 	}
 	// The record goes first, so a reader that sees the job terminal also sees its result;
 	// rewriting it on a duplicate is harmless (a keyed overwrite with the same content).
-	if err := s.Store.PutRecords(ctx, j.RecordSet(), []job.Record{rec}); err != nil {
+	if err := s.ResultsWriter().Put(ctx, j.RecordSet(), []job.Record{rec}); err != nil {
 		return fmt.Errorf("store result of job %s: %w", j.ID, err)
 	}
 	now := s.Now()

@@ -273,7 +273,7 @@ func (m *Service) recordInvocation(ctx context.Context, id string, acc AsyncAcce
 	if invErr != nil {
 		// The job's one result says why, as a failed inference's would.
 		rec := job.Record{JobID: id, ID: id, Status: job.RecordFailed, ErrorCode: "InvocationRefused", ErrorMessage: invErr.Error(), ExpiresAt: job.RecordExpiresAt(j, now)}
-		if err := s.Store.PutRecords(ctx, j.RecordSet(), []job.Record{rec}); err != nil {
+		if err := s.ResultsWriter().Put(ctx, j.RecordSet(), []job.Record{rec}); err != nil {
 			s.Logger().ErrorContext(ctx, "store refusal of job", "job_id", id, "error", err)
 		}
 		s.PublishCompleted(ctx, j)
