@@ -183,6 +183,8 @@ func (s *SageMakerSim) Wait() { s.async.Wait() }
 
 // ServeHTTP implements the runtime routes.
 func (s *SageMakerSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w, done := bodyFirst(w, r)
+	defer done()
 	s.init()
 	w.Header().Set("X-Amzn-Requestid", newHex(16))
 	s.mux.ServeHTTP(w, r)
