@@ -3,15 +3,28 @@ package sim_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	rt "github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	"github.com/mcpbatch/mcpbatch/shared/sim/simtest"
 )
 
 // Every simulator reads a refused oversized body to its end before it answers,
@@ -102,5 +115,107 @@ func TestSimulatorsKeepTheConnectionAfterARefusedBody(t *testing.T) {
 				t.Errorf("connections %v: want one, reused", conns)
 			}
 		})
+	}
+}
+
+// holdWrite holds the connection write that ends with tail until release: the
+// write of a request's last body byte, so the answer arrives first.
+type holdWrite struct {
+	tail    []byte
+	held    atomic.Bool
+	release chan struct{}
+	once    sync.Once
+}
+
+func (h *holdWrite) let() { h.once.Do(func() { close(h.release) }) }
+
+type holdConn struct {
+	net.Conn
+	hold *atomic.Pointer[holdWrite]
+}
+
+func (c *holdConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if h := c.hold.Load(); h != nil && bytes.HasSuffix(p, h.tail) && h.held.CompareAndSwap(false, true) {
+		select {
+		case <-h.release:
+		case <-time.After(10 * time.Second): // never a deadlock, whatever the SDK does
+		}
+	}
+	return n, err
+}
+
+// The SDK's clients keep their connection when the answer outruns the client's
+// own write loop, the order a loaded machine produces by chance (the flake of
+// TestRuntimeEmbeddingRefusals/Cohere_96_texts): each request's last body
+// write is held until the SDK has had the response and closed the request
+// body, then the write loop goes on. A refusal, then two embeddings of 96
+// texts, all on one connection.
+func TestSDKClientKeepsItsConnectionWhenTheAnswerComesFirst(t *testing.T) {
+	s := &sim.RuntimeSim{Log: slog.New(slog.DiscardHandler)}
+	url, err := s.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var hold atomic.Pointer[holdWrite]
+	inner := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		var d net.Dialer
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &holdConn{Conn: c, hold: &hold}, nil
+		}
+	})
+	// Innermost in the deserialize step: runs once the SDK's HTTP handler has
+	// returned, i.e. after it closed the request body.
+	release := middleware.DeserializeMiddlewareFunc("releaseHeldWrite", func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+		out, md, err := next.HandleDeserialize(ctx, in)
+		if h := hold.Load(); h != nil {
+			h.let()
+		}
+		return out, md, err
+	})
+	c := rt.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
+		func(o *rt.Options) {
+			o.BaseEndpoint, o.RetryMaxAttempts, o.HTTPClient = aws.String(url), 1, simtest.GuardBody(inner)
+			o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error { return st.Deserialize.Add(release, middleware.After) })
+		})
+	texts := make([]string, 96)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("text %d", i)
+	}
+	b, _ := json.Marshal(map[string]any{"input_type": "search_query", "texts": texts})
+	calls := []struct{ model, body, wantErr string }{
+		{"amazon.titan-embed-text-v2:0", `{"inputText":"x","dimensions":300}`, "#/dimensions: 300 is not a valid enum value"},
+		{"cohere.embed-english-v3", string(b), ""},
+		{"cohere.embed-english-v3", string(b), ""},
+	}
+	var conns []string
+	for i, call := range calls {
+		h := &holdWrite{tail: []byte(call.body[len(call.body)-16:]), release: make(chan struct{})}
+		hold.Store(h)
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+			GotConn: func(ci httptrace.GotConnInfo) { conns = append(conns, ci.Conn.LocalAddr().String()) },
+		})
+		out, err := c.InvokeModel(ctx, &rt.InvokeModelInput{ModelId: aws.String(call.model), Body: []byte(call.body), ContentType: aws.String("application/json")})
+		switch {
+		case call.wantErr != "":
+			if got := validationMessage(t, err); !strings.Contains(got, call.wantErr) {
+				t.Errorf("call %d: message %q, want %q", i, got, call.wantErr)
+			}
+		case err != nil:
+			t.Fatalf("call %d: %v", i, err)
+		case !bytes.Contains(out.Body, []byte(`"embeddings"`)):
+			t.Errorf("call %d: body %.100s", i, out.Body)
+		}
+		if !h.held.Load() {
+			t.Fatalf("call %d: the last body write was not held; the test no longer sets the order it is about", i)
+		}
+	}
+	if len(conns) != len(calls) || conns[1] != conns[0] || conns[2] != conns[0] {
+		t.Errorf("connections %v: want one, reused", conns)
 	}
 }
