@@ -17,6 +17,7 @@ import (
 	rttypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	"github.com/mcpbatch/mcpbatch/shared/sim/simtest"
 )
 
 func TestRenderedBodiesThroughSimulator(t *testing.T) {
@@ -27,7 +28,11 @@ func TestRenderedBodiesThroughSimulator(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	c := rt.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
-		func(o *rt.Options) { o.BaseEndpoint = aws.String(url); o.RetryMaxAttempts = 1 })
+		func(o *rt.Options) {
+			o.BaseEndpoint = aws.String(url)
+			o.RetryMaxAttempts = 1
+			o.HTTPClient = simtest.HTTPClient()
+		})
 	ctx := context.Background()
 	png := mkPNG(t, 64, 48)
 	webp := mkWebP(30, 20, [4]uint8{255, 1, 2, 3})

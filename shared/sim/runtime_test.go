@@ -20,6 +20,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	"github.com/mcpbatch/mcpbatch/shared/sim/simtest"
 )
 
 // newRuntime serves s and returns the real bedrockruntime client aimed at it,
@@ -32,7 +33,11 @@ func newRuntime(t *testing.T, s *sim.RuntimeSim) *rt.Client {
 	}
 	t.Cleanup(func() { s.Close() })
 	return rt.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
-		func(o *rt.Options) { o.BaseEndpoint = aws.String(url); o.RetryMaxAttempts = 1 })
+		func(o *rt.Options) {
+			o.BaseEndpoint = aws.String(url)
+			o.RetryMaxAttempts = 1
+			o.HTTPClient = simtest.HTTPClient()
+		})
 }
 
 func converse(c *rt.Client, model string, maxTokens int32) error {

@@ -102,6 +102,7 @@ func NewBedrockClient(endpoint string, optFns ...func(*bedrock.Options)) *bedroc
 		Retryer: func() aws.Retryer {
 			return retry.AddWithMaxBackoffDelay(retry.NewStandard(), 5*time.Millisecond)
 		},
+		HTTPClient: HTTPClient(),
 	}
 	return bedrock.NewFromConfig(cfg, append([]func(*bedrock.Options){func(o *bedrock.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
