@@ -17,7 +17,6 @@ import (
 	rttypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
-	"github.com/mcpbatch/mcpbatch/shared/sim/simtest"
 )
 
 func TestRenderedBodiesThroughSimulator(t *testing.T) {
@@ -31,7 +30,7 @@ func TestRenderedBodiesThroughSimulator(t *testing.T) {
 		func(o *rt.Options) {
 			o.BaseEndpoint = aws.String(url)
 			o.RetryMaxAttempts = 1
-			o.HTTPClient = simtest.HTTPClient()
+			o.HTTPClient = sim.HTTPClient()
 		})
 	ctx := context.Background()
 	png := mkPNG(t, 64, 48)

@@ -24,7 +24,6 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
-	"github.com/mcpbatch/mcpbatch/shared/sim/simtest"
 )
 
 // Every simulator reads a refused oversized body to its end before it answers,
@@ -180,7 +179,7 @@ func TestSDKClientKeepsItsConnectionWhenTheAnswerComesFirst(t *testing.T) {
 	})
 	c := rt.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
 		func(o *rt.Options) {
-			o.BaseEndpoint, o.RetryMaxAttempts, o.HTTPClient = aws.String(url), 1, simtest.GuardBody(inner)
+			o.BaseEndpoint, o.RetryMaxAttempts, o.HTTPClient = aws.String(url), 1, sim.GuardBody(inner)
 			o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error { return st.Deserialize.Add(release, middleware.After) })
 		})
 	texts := make([]string, 96)

@@ -20,7 +20,6 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
-	"github.com/mcpbatch/mcpbatch/shared/sim/simtest"
 )
 
 // newRuntime serves s and returns the real bedrockruntime client aimed at it,
@@ -36,7 +35,7 @@ func newRuntime(t *testing.T, s *sim.RuntimeSim) *rt.Client {
 		func(o *rt.Options) {
 			o.BaseEndpoint = aws.String(url)
 			o.RetryMaxAttempts = 1
-			o.HTTPClient = simtest.HTTPClient()
+			o.HTTPClient = sim.HTTPClient()
 		})
 }
 

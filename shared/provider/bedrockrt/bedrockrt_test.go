@@ -15,7 +15,6 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
-	"github.com/mcpbatch/mcpbatch/shared/sim/simtest"
 )
 
 const haiku = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
@@ -28,7 +27,7 @@ func model(t *testing.T, rt *sim.RuntimeSim) *bedrockrt.Model {
 	}
 	t.Cleanup(func() { rt.Close() })
 	c := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
-		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(url); o.HTTPClient = simtest.HTTPClient() }, bedrockrt.NoSDKRetries)
+		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(url); o.HTTPClient = sim.HTTPClient() }, bedrockrt.NoSDKRetries)
 	return &bedrockrt.Model{Client: c}
 }
 

@@ -24,7 +24,6 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
-	"github.com/mcpbatch/mcpbatch/shared/sim/simtest"
 )
 
 var quiet = slog.New(slog.NewJSONHandler(io.Discard, nil))
@@ -44,7 +43,7 @@ func newSimClient(t testing.TB, knobs func(*sim.SageMakerSim)) (*Client, *sim.Sa
 	t.Cleanup(func() { srv.Close(); s.Close() })
 	api := sdk.NewFromConfig(aws.Config{
 		Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
-	}, func(o *sdk.Options) { o.BaseEndpoint = aws.String(srv.URL); o.HTTPClient = simtest.HTTPClient() })
+	}, func(o *sdk.Options) { o.BaseEndpoint = aws.String(srv.URL); o.HTTPClient = sim.HTTPClient() })
 	c := New(api, quiet)
 	// Tiny backoffs: the table checks decisions and counts, not waiting.
 	c.Retry = Retry{MaxAttempts: 4, Base: time.Millisecond, Cap: 4 * time.Millisecond}

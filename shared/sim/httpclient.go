@@ -1,4 +1,4 @@
-package simtest
+package sim
 
 import (
 	"io"
@@ -9,8 +9,8 @@ import (
 )
 
 // HTTPClient is the SDK's default HTTP client with GuardBody, for SDK clients
-// aimed at a simulator on loopback, where an answer easily outruns the client's
-// own write loop.
+// aimed at a simulator on loopback (tests and make dev), where an answer easily
+// outruns the client's own write loop.
 func HTTPClient() aws.HTTPClient { return GuardBody(awshttp.NewBuildableClient()) }
 
 // GuardBody hands the transport a request body that the SDK's early close
