@@ -27,7 +27,11 @@ func TestRenderedBodiesThroughSimulator(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	c := rt.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
-		func(o *rt.Options) { o.BaseEndpoint = aws.String(url); o.RetryMaxAttempts = 1 })
+		func(o *rt.Options) {
+			o.BaseEndpoint = aws.String(url)
+			o.RetryMaxAttempts = 1
+			o.HTTPClient = sim.HTTPClient()
+		})
 	ctx := context.Background()
 	png := mkPNG(t, 64, 48)
 	webp := mkWebP(30, 20, [4]uint8{255, 1, 2, 3})

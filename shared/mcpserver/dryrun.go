@@ -32,7 +32,7 @@ func (s *Server) dryRun(ctx context.Context, sr batch.SubmitRequest) (JobHandle,
 		fmt.Fprintf(&b, ", %d provider job(s)", len(res.Parts))
 	}
 	fmt.Fprintf(&b, "); about %d input tokens, at most %d output tokens; estimated cost up to $%.4f (%s prices).",
-		res.EstimatedInputTokens, res.MaxOutputTokens, res.Cost.Total, res.Cost.Basis)
+		res.EstimatedInputTokens, res.MaxOutputTokens, res.Cost.Total, strings.TrimSpace(string(res.Basis)+" "+res.Tier))
 	switch {
 	case res.Counted != nil:
 		c := res.Counted

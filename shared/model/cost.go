@@ -33,6 +33,18 @@ type Cost struct {
 	Missing []string `json:"missing,omitempty"`
 }
 
+// PricedTier is the on-demand service tier c is priced at: standard when
+// none was chosen or the model offers no other; "" at batch prices.
+func (c Cost) PricedTier() string {
+	if c.Basis != BasisOnDemand {
+		return ""
+	}
+	if c.Tier == "" {
+		return TierStandard
+	}
+	return c.Tier
+}
+
 // micro rounds half away from zero to the micro-dollar.
 func micro(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 

@@ -158,6 +158,15 @@ func TestCostTier(t *testing.T) {
 	if c, std := m.CostTier(usageA, TierStandard), m.Cost(usageA, BasisOnDemand); c.Total != std.Total || c.Tier != "" {
 		t.Errorf("standard: %+v, want %+v", c, std)
 	}
+	for _, tc := range []struct {
+		c    Cost
+		want string
+	}{{m.Cost(usageA, BasisBatch), ""}, {m.Cost(usageA, BasisOnDemand), TierStandard}, {m.CostTier(usageA, ""), TierStandard},
+		{m.CostTier(usageA, TierStandard), TierStandard}, {m.CostTier(usageA, TierFlex), TierFlex}} {
+		if got := tc.c.PricedTier(); got != tc.want {
+			t.Errorf("%s/%q priced tier %q, want %q", tc.c.Basis, tc.c.Tier, got, tc.want)
+		}
+	}
 	if c := m.CostTier(usageB, TierFlex); c.Priced || !slices.Equal(c.Missing, []string{"flex_cache_write", "flex_cache_read"}) {
 		t.Errorf("flex with cache tokens: %+v, want cache prices missing", c)
 	}

@@ -245,6 +245,8 @@ func (s *BedrockSim) Close() error {
 }
 
 func (s *BedrockSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w, done := bodyFirst(w, r)
+	defer done()
 	s.init()
 	w.Header().Set("X-Amzn-Requestid", s.newUUID())
 	s.mux.ServeHTTP(w, r)

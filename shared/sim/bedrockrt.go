@@ -135,6 +135,8 @@ func (s *RuntimeSim) Close() error { return s.http.close() }
 
 // ServeHTTP routes POST /model/{id}/converse and POST /model/{id}/invoke.
 func (s *RuntimeSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w, done := bodyFirst(w, r)
+	defer done()
 	n := s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	for {

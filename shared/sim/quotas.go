@@ -30,6 +30,8 @@ func (q *QuotasSim) Listen(addr string) (string, error) {
 func (q *QuotasSim) Close() error { return q.http.close() }
 
 func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w, done := bodyFirst(w, r)
+	defer done()
 	if r.Method != http.MethodPost || r.Header.Get("X-Amz-Target") != "ServiceQuotasV20190624.ListServiceQuotas" {
 		jsonError(w, "UnknownOperationException", "SIMULATED: the Service Quotas simulator implements ListServiceQuotas only")
 		return

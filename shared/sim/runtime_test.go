@@ -32,7 +32,11 @@ func newRuntime(t *testing.T, s *sim.RuntimeSim) *rt.Client {
 	}
 	t.Cleanup(func() { s.Close() })
 	return rt.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
-		func(o *rt.Options) { o.BaseEndpoint = aws.String(url); o.RetryMaxAttempts = 1 })
+		func(o *rt.Options) {
+			o.BaseEndpoint = aws.String(url)
+			o.RetryMaxAttempts = 1
+			o.HTTPClient = sim.HTTPClient()
+		})
 }
 
 func converse(c *rt.Client, model string, maxTokens int32) error {

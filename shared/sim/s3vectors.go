@@ -128,6 +128,8 @@ func s3vNotFound(format string, args ...any) *s3vError {
 
 // ServeHTTP routes POST /<Operation> as the SDK's REST-JSON serializers send it.
 func (s *S3VectorsSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w, done := bodyFirst(w, r)
+	defer done()
 	w.Header().Set("X-Simulator", "mcpbatch s3vectors simulator")
 	op, ok := s3vOps[r.URL.Path]
 	if r.Method != http.MethodPost || !ok {

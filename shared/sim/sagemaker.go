@@ -183,6 +183,8 @@ func (s *SageMakerSim) Wait() { s.async.Wait() }
 
 // ServeHTTP implements the runtime routes.
 func (s *SageMakerSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w, done := bodyFirst(w, r)
+	defer done()
 	s.init()
 	w.Header().Set("X-Amzn-Requestid", newHex(16))
 	s.mux.ServeHTTP(w, r)
@@ -235,8 +237,7 @@ func (s *SageMakerSim) invokeAsync(w http.ResponseWriter, r *http.Request) {
 	if !s.checkEndpoint(w, name) {
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, smMaxInlineBody+1))
-	_, _ = io.Copy(io.Discard, r.Body)
+	body, err := io.ReadAll(io.LimitReader(r.Body, smMaxInlineBody+1)) // the rest: bodyFirst
 	if err != nil {
 		sageMakerError(w, "ValidationError", "reading body: "+err.Error(), nil)
 		return

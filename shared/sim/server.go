@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -70,3 +71,58 @@ func (l *listener) close() error {
 	l.wg.Wait()
 	return err
 }
+
+// drainLimit bounds how much of a request body a simulator reads before it
+// answers: twice the largest request any simulated API takes (Message Batches,
+// 256 MB), so a refusal of any documented size is answered on a connection
+// the client can go on using.
+const drainLimit = 512 << 20
+
+// bodyFirst wraps w so that the first byte of any answer, a refusal included,
+// waits until r's body has been read to its end (or drainLimit): a server that
+// answers with part of the body unread must close the connection (net/http does
+// past 256 KiB, or once a MaxBytesReader trips), and a client still writing the
+// body then loses its request or its next one. Call done when the handler
+// returns: it drains a body the handler neither read nor answered.
+func bodyFirst(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
+	d := &drainWriter{ResponseWriter: w, body: r.Body}
+	return d, d.drain
+}
+
+type drainWriter struct {
+	http.ResponseWriter
+	body    io.Reader
+	drained bool
+}
+
+func (d *drainWriter) drain() {
+	if d.drained || d.body == nil {
+		return
+	}
+	d.drained = true
+	// Read errors (a client that went away, a body already closed) leave
+	// nothing to keep the connection for; net/http handles that itself.
+	if n, _ := io.CopyN(io.Discard, d.body, drainLimit+1); n > drainLimit {
+		d.ResponseWriter.Header().Set("Connection", "close")
+	}
+}
+
+func (d *drainWriter) WriteHeader(code int) {
+	d.drain()
+	d.ResponseWriter.WriteHeader(code)
+}
+
+func (d *drainWriter) Write(p []byte) (int, error) {
+	d.drain()
+	return d.ResponseWriter.Write(p)
+}
+
+func (d *drainWriter) Flush() {
+	d.drain()
+	if f, ok := d.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (d *drainWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }

@@ -45,7 +45,7 @@ func (l *Suite) startQuotas(o Options) error {
 // real Bedrock, Service Quotas and Anthropic SDK clients pointed at the
 // simulators, and runs the cold-start refresh, as the MCP function does.
 func (l *Suite) startModels(ctx context.Context) {
-	cfg := aws.Config{Region: sim.DefaultRegion, Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", "")}
+	cfg := aws.Config{Region: sim.DefaultRegion, Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""), HTTPClient: sim.HTTPClient()}
 	l.Models = accountapp.New(l.Service.Core, accountapp.Clients{
 		Bedrock: sdkbedrock.NewFromConfig(cfg, func(o *sdkbedrock.Options) { o.BaseEndpoint = aws.String(l.SimURL) }),
 		Quotas:  servicequotas.NewFromConfig(cfg, func(o *servicequotas.Options) { o.BaseEndpoint = aws.String(l.QuotasURL) }),

@@ -157,6 +157,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	client := sdkbedrock.NewFromConfig(aws.Config{
 		Region:      sim.DefaultRegion,
 		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
+		HTTPClient:  sim.HTTPClient(),
 	}, func(opts *sdkbedrock.Options) { opts.BaseEndpoint = aws.String(l.SimURL) })
 	d := graph.Deps{
 		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log, Bucket: Bucket, JobPrefix: config.DefaultJobPrefix, Now: o.Now,

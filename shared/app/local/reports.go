@@ -63,6 +63,7 @@ func (l *Suite) startRuntime(o Options, d *graph.Deps) error {
 	client := bedrockruntime.NewFromConfig(aws.Config{
 		Region:      sim.DefaultRegion,
 		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
+		HTTPClient:  sim.HTTPClient(),
 	}, func(opts *bedrockruntime.Options) { opts.BaseEndpoint = aws.String(url) }, bedrockrt.NoSDKRetries)
 	d.OnDemandModel = &bedrockrt.Model{Client: client}
 	d.OnDemandConcurrency = ro.Concurrency

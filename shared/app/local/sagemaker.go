@@ -77,6 +77,7 @@ func (l *Suite) startSageMaker(o Options, blobs blob.Store, d *graph.Deps) error
 		Region:       sim.DefaultRegion,
 		Credentials:  credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
 		BaseEndpoint: aws.String(url),
+		HTTPClient:   sim.HTTPClient(),
 	}
 	d.SageMakerRuntime = sagemaker.New(sagemakerruntime.NewFromConfig(cfg), o.Log)
 	d.SageMakerControl = &smcontrol.Control{

@@ -84,6 +84,19 @@ func TestSageMakerAsyncThroughMCP(t *testing.T) {
 			},
 		},
 		{
+			name: "body at the inline limit goes inline", wantStatus: "completed",
+			args:  map[string]any{"endpoint_name": "demo-async", "body": big[1:], "content_type": "text/plain"},
+			knobs: func(s *suite) { s.l.SageMaker.Sim.OmitResponseBody = true },
+			check: func(t *testing.T, h asyncHandle, p resultsPage) {
+				if h.InputLocation != "" {
+					t.Errorf("a body of %d bytes staged in S3 at %s", job.SageMakerMaxInlineBody, h.InputLocation)
+				}
+				if !strings.Contains(p.Records[0].Output, `"input_bytes":128000`) {
+					t.Errorf("the endpoint did not get the whole body: %.200s", p.Records[0].Output)
+				}
+			},
+		},
+		{
 			name: "body over the inline limit is streamed to S3, not rejected", wantStatus: "completed",
 			args:  map[string]any{"endpoint_name": "demo-async", "body": big, "content_type": "text/plain"},
 			knobs: func(s *suite) { s.l.SageMaker.Sim.OmitResponseBody = true },

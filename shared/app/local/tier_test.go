@@ -1,9 +1,13 @@
 package local_test
 
 import (
+	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
@@ -85,6 +89,32 @@ func TestServiceTiers(t *testing.T) {
 	if d.DryRun.Auto != "on_demand flex" || !strings.Contains(d.DryRun.AutoWhy, "flex") ||
 		paths["on_demand flex"] <= 0 || math.Abs(paths["on_demand flex"]-paths["on_demand standard"]/2) > 2e-6 || paths["on_demand priority"] <= paths["on_demand standard"] {
 		t.Errorf("dry run paths %v, auto %q (%s): want flex picked at half of standard, priority above", paths, d.DryRun.Auto, d.DryRun.AutoWhy)
+	}
+
+	// The dry run names the prices it is at: the tier too on demand, standard
+	// where the model offers no other.
+	priced := []struct{ name, model, mode, basis, tier, text string }{
+		{"auto on flex", tierModel, "", "on_demand", "flex", "(on_demand flex prices)"},
+		{"on demand without tiers", haiku, "on_demand", "on_demand", "standard", "(on_demand standard prices)"},
+		{"batch", haiku, "batch", "batch", "", "(batch prices)"},
+	}
+	for _, tc := range priced {
+		args := map[string]any{"model": tc.model, "records": records(120), "max_tokens": 200, "dry_run": true}
+		if tc.mode != "" {
+			args["mode"] = tc.mode
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "submit_batch", Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %s", tc.name, err, text(res))
+		}
+		var h mcpserver.JobHandle
+		raw, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(raw, &h); err != nil || h.DryRun == nil {
+			t.Fatalf("%s: %s: %v", tc.name, raw, err)
+		}
+		if string(h.DryRun.Basis) != tc.basis || h.DryRun.Tier != tc.tier || !strings.Contains(text(res), tc.text) {
+			t.Errorf("%s: priced %q/%q, want %q/%q; text %q, want it to say %q", tc.name, h.DryRun.Basis, h.DryRun.Tier, tc.basis, tc.tier, text(res), tc.text)
+		}
 	}
 
 	refusals := []struct{ name, model, mode, tier, want string }{

@@ -39,6 +39,7 @@ func (l *Suite) startVectors(ctx context.Context, o Options, records vectors.Rec
 	client := s3vectors.NewFromConfig(aws.Config{
 		Region:      sim.DefaultRegion,
 		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
+		HTTPClient:  sim.HTTPClient(),
 	}, func(opts *s3vectors.Options) { opts.BaseEndpoint = aws.String(url) })
 	ix := index.NewS3Vectors(client, VectorBucket)
 	ix.CreateBucket = true // the simulator starts empty

@@ -27,7 +27,7 @@ func model(t *testing.T, rt *sim.RuntimeSim) *bedrockrt.Model {
 	}
 	t.Cleanup(func() { rt.Close() })
 	c := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
-		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(url) }, bedrockrt.NoSDKRetries)
+		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(url); o.HTTPClient = sim.HTTPClient() }, bedrockrt.NoSDKRetries)
 	return &bedrockrt.Model{Client: c}
 }
 

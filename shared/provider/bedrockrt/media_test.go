@@ -71,7 +71,10 @@ func TestConverseMediaGolden(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")},
-		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(srv.URL) }, bedrockrt.NoSDKRetries)
+		func(o *bedrockruntime.Options) {
+			o.BaseEndpoint = aws.String(srv.URL)
+			o.HTTPClient = sim.HTTPClient()
+		}, bedrockrt.NoSDKRetries)
 	m := &bedrockrt.Model{Client: c, Content: mediaStore()}
 	if _, err := m.Invoke(context.Background(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", mediaInput(), job.Params{MaxTokens: 100}); err != nil {
 		t.Fatal(err)
@@ -150,7 +153,10 @@ func TestMediaReadOnceAndBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")},
-		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(srv.URL) }, bedrockrt.NoSDKRetries)
+		func(o *bedrockruntime.Options) {
+			o.BaseEndpoint = aws.String(srv.URL)
+			o.HTTPClient = sim.HTTPClient()
+		}, bedrockrt.NoSDKRetries)
 	objs := memOpener{}
 	var blocks []string
 	for i := range 20 {
@@ -200,7 +206,10 @@ func TestCountTokensSendsTheMedia(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")},
-		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(srv.URL) }, bedrockrt.NoSDKRetries)
+		func(o *bedrockruntime.Options) {
+			o.BaseEndpoint = aws.String(srv.URL)
+			o.HTTPClient = sim.HTTPClient()
+		}, bedrockrt.NoSDKRetries)
 	m := &bedrockrt.Model{Client: c, Content: mediaStore()}
 	n, err := m.CountTokens(context.Background(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", mediaInput(), job.Params{MaxTokens: 100})
 	if err != nil || n != 42 {
@@ -222,13 +231,17 @@ func TestCountTokensSendsTheMedia(t *testing.T) {
 // input_tokens leaves cached tokens out, so they were counted nowhere).
 func TestInvokeModelKeepsCacheTokens(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // read before answering, as the simulators do
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn",`+
 			`"usage":{"input_tokens":10,"output_tokens":5,"cache_creation_input_tokens":2000,"cache_read_input_tokens":3000}}`)
 	}))
 	defer srv.Close()
 	c := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")},
-		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(srv.URL) }, bedrockrt.NoSDKRetries)
+		func(o *bedrockruntime.Options) {
+			o.BaseEndpoint = aws.String(srv.URL)
+			o.HTTPClient = sim.HTTPClient()
+		}, bedrockrt.NoSDKRetries)
 	in := job.Input{ID: "c", ModelInput: json.RawMessage(`{"anthropic_version":"bedrock-2023-05-31","max_tokens":50,"system":[{"type":"text","text":"long","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi"}]}`)}
 	res, err := (&bedrockrt.Model{Client: c}).Invoke(context.Background(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", in, job.Params{MaxTokens: 50})
 	if err != nil {

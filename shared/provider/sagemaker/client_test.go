@@ -1,19 +1,27 @@
 package sagemaker
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	sdk "github.com/aws/aws-sdk-go-v2/service/sagemakerruntime"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/job"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
@@ -35,7 +43,7 @@ func newSimClient(t testing.TB, knobs func(*sim.SageMakerSim)) (*Client, *sim.Sa
 	t.Cleanup(func() { srv.Close(); s.Close() })
 	api := sdk.NewFromConfig(aws.Config{
 		Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
-	}, func(o *sdk.Options) { o.BaseEndpoint = aws.String(srv.URL) })
+	}, func(o *sdk.Options) { o.BaseEndpoint = aws.String(srv.URL); o.HTTPClient = sim.HTTPClient() })
 	c := New(api, quiet)
 	// Tiny backoffs: the table checks decisions and counts, not waiting.
 	c.Retry = Retry{MaxAttempts: 4, Base: time.Millisecond, Cap: 4 * time.Millisecond}
@@ -180,5 +188,99 @@ func TestInvokeAsyncAgainstSimulator(t *testing.T) {
 				t.Fatalf("got %+v, %v", acc, err)
 			}
 		})
+	}
+}
+
+// The simulator takes an async body inline (up to 128,000 bytes) or by
+// InputLocation (up to 1,024 characters), exactly one of them, from its own
+// rules, through the real SDK; the same bytes either way give the same
+// notification and the same output object.
+func TestInvokeAsyncBodyInlineOrByLocation(t *testing.T) {
+	const endpoint = "ep"
+	atLimit := bytes.Repeat([]byte("x"), job.SageMakerMaxInlineBody)
+	long := func(n int) string { return "s3://in/" + strings.Repeat("k", n-len("s3://in/")) }
+	refusals := []struct {
+		name string
+		in   smsvc.AsyncInvocation
+		want string
+	}{
+		{"inline one byte over", smsvc.AsyncInvocation{Body: append(bytes.Clone(atLimit), 'x')}, "Body is over 128000 bytes"},
+		{"both", smsvc.AsyncInvocation{Body: []byte("x"), InputLocation: "s3://in/body"}, "mutually exclusive"},
+		{"neither", smsvc.AsyncInvocation{}, "one of Body or InputLocation is required"},
+		{"location over 1,024 characters", smsvc.AsyncInvocation{InputLocation: long(job.SageMakerMaxInputLocation + 1)}, "over 1024 characters"},
+	}
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newSimClient(t, func(s *sim.SageMakerSim) { s.Endpoints = []string{endpoint} })
+			tc.in.Endpoint, tc.in.InferenceID = endpoint, "refused"
+			_, err := c.InvokeAsync(context.Background(), tc.in)
+			var ee *smsvc.EndpointError
+			if !errors.As(err, &ee) || ee.Kind != smsvc.KindValidation || !strings.Contains(ee.Message, tc.want) {
+				t.Fatalf("got %v, want a validation error saying %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("location of 1,024 characters is taken", func(t *testing.T) {
+		c, _ := newSimClient(t, func(s *sim.SageMakerSim) { s.Endpoints = []string{endpoint} })
+		in := smsvc.AsyncInvocation{Endpoint: endpoint, InferenceID: "long", InputLocation: long(job.SageMakerMaxInputLocation)}
+		if _, err := c.InvokeAsync(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	var mu sync.Mutex
+	var got []smsvc.SageMakerEvent
+	c, s := newSimClient(t, func(s *sim.SageMakerSim) {
+		s.Endpoints = []string{endpoint}
+		s.Emit = func(_ context.Context, ev []byte) {
+			var e events.SNSEvent
+			if err := json.Unmarshal(ev, &e); err != nil || len(e.Records) != 1 {
+				t.Errorf("event %s: %v", ev, err)
+				return
+			}
+			n, err := ParseNotification([]byte(e.Records[0].SNS.Message))
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			got = append(got, n)
+			mu.Unlock()
+		}
+	})
+	ctx := context.Background()
+	const staged = "s3://in/at-limit"
+	if _, err := s.Blobs.Put(ctx, staged, bytes.NewReader(atLimit), "text/plain"); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []smsvc.AsyncInvocation{
+		{Endpoint: endpoint, InferenceID: "inline", Body: atLimit, ContentType: "text/plain"},
+		{Endpoint: endpoint, InferenceID: "by-location", InputLocation: staged, ContentType: "text/plain"},
+	} {
+		if _, err := c.InvokeAsync(ctx, in); err != nil {
+			t.Fatalf("%s: %v", in.InferenceID, err)
+		}
+	}
+	s.Wait()
+	if len(got) != 2 {
+		t.Fatalf("%d notifications, want 2", len(got))
+	}
+	outputs := make([][]byte, 2)
+	for i, n := range got {
+		if n.Status != smsvc.SageMakerCompleted || n.OutputLocation == "" {
+			t.Fatalf("notification %+v", n)
+		}
+		rc, err := s.Blobs.Open(ctx, n.OutputLocation, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[i], _ = io.ReadAll(rc)
+		rc.Close()
+		got[i].InferenceID, got[i].OutputLocation = "", ""
+	}
+	if !bytes.Equal(outputs[0], outputs[1]) || !bytes.Contains(outputs[0], []byte(`"input_bytes":128000`)) {
+		t.Errorf("outputs differ or miss the body: %.120s / %.120s", outputs[0], outputs[1])
+	}
+	if fmt.Sprint(got[0]) != fmt.Sprint(got[1]) {
+		t.Errorf("notifications differ beyond id and location: %+v / %+v", got[0], got[1])
 	}
 }

@@ -31,6 +31,10 @@ type DryRunResult struct {
 	// Cost prices the estimated input and the maximum output at the basis the
 	// mode runs at (batch or on-demand prices from the catalog).
 	Cost model.Cost `json:"estimated_cost"`
+	// Basis and Tier name the prices Cost is at: batch, or on_demand at a
+	// service tier (standard where none was chosen or the model has no other).
+	Basis model.Basis `json:"priced_basis,omitempty"`
+	Tier  string      `json:"priced_tier,omitempty"`
 	// Counted is the input counted exactly on a random sample of records
 	// and extrapolated with an interval (nil: no counter for this model).
 	Counted *TokenCount `json:"counted_input,omitempty"`
@@ -75,6 +79,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		}
 	}
 	out.EstimatedInputTokens, out.Cost = s.estimate(req, md)
+	out.Basis, out.Tier = out.Cost.Basis, out.Cost.PricedTier()
 	m, _ := s.LookupModel(req.Model)
 	if md != nil && len(md.problems) > 0 {
 		// The counter reads what records point at: only sources the media

@@ -75,7 +75,7 @@ func onDemandSuiteB(t testing.TB, rt *sim.RuntimeSim, od *ondemand.Service) (*gr
 	}
 	t.Cleanup(func() { rt.Close() })
 	client := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
-		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(url) }, bedrockrt.NoSDKRetries)
+		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(url); o.HTTPClient = sim.HTTPClient() }, bedrockrt.NoSDKRetries)
 	if od.Model == nil {
 		od.Model = &bedrockrt.Model{Client: client}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrock"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // MemBlobs is a blob.Store in memory, for tests only (it holds whole objects).
@@ -102,6 +103,7 @@ func NewBedrockClient(endpoint string, optFns ...func(*bedrock.Options)) *bedroc
 		Retryer: func() aws.Retryer {
 			return retry.AddWithMaxBackoffDelay(retry.NewStandard(), 5*time.Millisecond)
 		},
+		HTTPClient: sim.HTTPClient(),
 	}
 	return bedrock.NewFromConfig(cfg, append([]func(*bedrock.Options){func(o *bedrock.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
