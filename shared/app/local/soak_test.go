@@ -72,8 +72,10 @@ const (
 	// soakJump is how far the clocks jump when no job moves (at most
 	// soakJumps times): the time a lease or a backoff waits for in production
 	// (a submitting lease, a stale-job threshold of 15 minutes) passes at once.
-	soakJump  = 20 * time.Minute
-	soakJumps = 3
+	soakJump = 20 * time.Minute
+	// Enough jumps for the longest wait the product states: a file job's
+	// validation requested again until transfer.ValidationBound.
+	soakJumps = int(transfer.ValidationBound / soakJump)
 )
 
 // soakRates are the fault rates (per decision); MCPBATCH_SOAK_FAULTS

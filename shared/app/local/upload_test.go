@@ -409,19 +409,21 @@ func TestUploadStuckValidating(t *testing.T) {
 			t.Errorf("after the reconciler asked again: %+v", j)
 		}
 	})
-	t.Run("lost twice, failed", func(t *testing.T) {
+	t.Run("lost four times, failed", func(t *testing.T) {
 		id := submit(t)
-		if _, err := at(2*time.Hour, noBus{}).Reconcile(ctx); err != nil {
+		for i, later := range []time.Duration{2 * time.Hour, 4 * time.Hour, 6 * time.Hour} {
+			if _, err := at(later, noBus{}).Reconcile(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if j := get(id); j.Status != "validating" || j.ProviderStatus != "InputValidationRetried" {
+				t.Fatalf("after request %d was lost: %+v, want still validating", i+2, j)
+			}
+		}
+		if _, err := at(8*time.Hour, noBus{}).Reconcile(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if j := get(id); j.Status != "validating" || j.ProviderStatus != "InputValidationRetried" {
-			t.Fatalf("after the first hour: %+v", j)
-		}
-		if _, err := at(4*time.Hour, noBus{}).Reconcile(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if j := get(id); j.Status != "failed" || !strings.Contains(j.Error, "not validated within 1h0m0s, twice; nothing was submitted") {
-			t.Errorf("after the second hour: %+v", j)
+		if j := get(id); j.Status != "failed" || !strings.Contains(j.Error, "not validated within 4h0m0s (4 requests); nothing was submitted") {
+			t.Errorf("after the fourth request was lost: %+v", j)
 		}
 	})
 }

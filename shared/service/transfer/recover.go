@@ -22,11 +22,21 @@ const (
 	statusRetried    = "InputValidationRetried"
 )
 
+// MaxValidationRequests bounds how often a job's validation is asked for:
+// the submit's request and three more, ValidationStaleAfter apart, so a job
+// whose file is still there is given up only after four requests were lost
+// or failed, ValidationBound after its last progress.
+const (
+	MaxValidationRequests = 4
+	ValidationBound       = MaxValidationRequests * ValidationStaleAfter
+)
+
 // RecoverValidation is the reconciler's backstop for a job stuck validating
-// (its event lost, or the validate function failing past its retries): the
-// first time, it asks for the validation again; the next time, the job fails
-// and says where to look. It reports whether j waits for validation, so the
-// reconciler has nothing else to do with it.
+// (its event lost, or the validate function failing past its retries): it
+// asks for the validation again, up to MaxValidationRequests in all (the
+// count is kept in Retries, which a validated job sets back to 0); then the
+// job fails and says where to look. It reports whether j waits for
+// validation, so the reconciler has nothing else to do with it.
 func (s *Service) RecoverValidation(ctx context.Context, j *job.Job) (bool, error) {
 	if !inputValidating(j) {
 		return false, nil
@@ -34,12 +44,14 @@ func (s *Service) RecoverValidation(ctx context.Context, j *job.Job) (bool, erro
 	if s.Now().Sub(j.UpdatedAt) < ValidationStaleAfter {
 		return true, nil
 	}
-	if j.ProviderStatus != statusRetried {
+	if j.Retries < MaxValidationRequests-1 {
+		tries := j.Retries
 		_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
-			if !inputValidating(cur) || cur.ProviderStatus == statusRetried {
-				return store.ErrNoChange
+			if !inputValidating(cur) || cur.Retries != tries {
+				return store.ErrNoChange // validated, or another reconciler asked first
 			}
-			cur.ProviderStatus = statusRetried // and UpdatedAt moves: the retry gets its hour
+			cur.ProviderStatus = statusRetried
+			cur.Retries++ // and UpdatedAt moves: the request gets its hour
 			return nil
 		})
 		if errors.Is(err, store.ErrNoChange) || errors.Is(err, store.ErrNotFound) {
@@ -48,13 +60,13 @@ func (s *Service) RecoverValidation(ctx context.Context, j *job.Job) (bool, erro
 		if err != nil {
 			return true, fmt.Errorf("mark validation retry of %s: %w", j.ID, err)
 		}
-		s.Logger().WarnContext(ctx, "job stuck validating; validation requested again", "job_id", j.ID)
+		s.Logger().WarnContext(ctx, "job stuck validating; validation requested again", "job_id", j.ID, "request", tries+2, "of", MaxValidationRequests)
 		if err := s.Bus.Publish(ctx, config.DetailInputValidation, ValidationRequest{JobID: j.ID}); err != nil {
 			return true, fmt.Errorf("request validation of %s again: %w", j.ID, err)
 		}
 		return true, nil
 	}
-	_, err := s.failValidation(ctx, j.ID, fmt.Sprintf("the input file was not validated within %s, twice; nothing was submitted; "+
-		"submit it again (operators: see the validate function's logs and dead-letter queue)", ValidationStaleAfter))
+	_, err := s.failValidation(ctx, j.ID, fmt.Sprintf("the input file was not validated within %s (%d requests); nothing was submitted; "+
+		"submit it again (operators: see the validate function's logs and dead-letter queue)", ValidationBound, MaxValidationRequests))
 	return true, err
 }

@@ -154,7 +154,7 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 		// The job stays validating while its parts start queued: the status a
 		// user sees never moves back, and Settle moves it on only once every
 		// part has passed the provider's own validation (to in_progress or on).
-		cur.ProviderStatus = ""
+		cur.ProviderStatus, cur.Retries = "", 0 // Retries counted validation requests
 		cur.UpdatedAt = s.Now()
 		return nil
 	})
