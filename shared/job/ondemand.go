@@ -13,6 +13,11 @@ const (
 // and does not hold a Lambda busy for hours.
 const MaxOnDemandRecords = 10_000
 
+// RunClaim is how long an on-demand run's claim on its job holds without a
+// checkpoint: a Lambda invocation runs at most 15 minutes, so a claim older
+// than that belongs to a run that died.
+const RunClaim = 15 * time.Minute
+
 // DefaultOnDemandConcurrency bounds parallel model calls of one on-demand run.
 const DefaultOnDemandConcurrency = 8
 
@@ -34,6 +39,12 @@ type OnDemand struct {
 	CacheReadTokens  int64 `json:"cacheReadTokens"`
 	CacheWriteTokens int64 `json:"cacheWriteTokens"`
 	Throttles        int64 `json:"throttles"`
+	// Runner names the run working through the job, and RunnerUntil how long
+	// its claim holds unless renewed (at each checkpoint): one run at a time
+	// stores results, so the job's end (a cancel) is written by the run that
+	// stored its last results, and announced with every one counted.
+	Runner      string    `json:"runner,omitempty"`
+	RunnerUntil time.Time `json:"runnerUntil,omitzero"`
 	// RunRequested records that the "On-Demand Run Requested" event went out.
 	RunRequested bool `json:"runRequested,omitempty"`
 	// TierSwitch records a move off the tier the run started on (Flex

@@ -326,6 +326,18 @@ func TestOnDemandCancelCountsStoredResults(t *testing.T) {
 			}
 			return 10 // the chunk in flight at the cancel
 		}},
+		{"a second run during the cancelled run's chunk", func(t *testing.T, svc *graph.Graph, od *ondemand.Service, j *job.Job) int {
+			// A redelivered run event arrives while the first run's chunk is in
+			// flight and the job is cancelling: the second run must leave the
+			// job to the first, which stores the chunk and then ends the job
+			// (ended by the second, its end went out counting 0, and the
+			// chunk's 10 results were counted after the announcement).
+			od.Model = &secondRunAt{inner: od.Model, t: t, svc: svc, id: j.ID, n: 5}
+			if err := svc.OnDemandRuns.RunOnDemand(context.Background(), j.ID); err != nil {
+				t.Fatal(err)
+			}
+			return 10
+		}},
 		{"after a run died past its results", func(t *testing.T, svc *graph.Graph, od *ondemand.Service, j *job.Job) int {
 			ctx := context.Background()
 			// What a run killed between PutRecords and its checkpoint leaves.
@@ -381,6 +393,32 @@ func TestOnDemandCancelCountsStoredResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// secondRunAt, on the n-th call, cancels the job and runs the job a second
+// time, then checks the second run left the job unended.
+type secondRunAt struct {
+	inner ondemand.OnDemandModel
+	t     *testing.T
+	svc   *graph.Graph
+	id    string
+	n     int64
+	calls atomic.Int64
+}
+
+func (c *secondRunAt) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (ondemand.OnDemandResult, error) {
+	if c.calls.Add(1) == c.n {
+		if _, err := c.svc.Cancel(ctx, "o", c.id); err != nil {
+			return ondemand.OnDemandResult{}, err
+		}
+		if err := c.svc.OnDemandRuns.RunOnDemand(ctx, c.id); err != nil {
+			c.t.Errorf("second run: %v", err)
+		}
+		if j, err := c.svc.Store.GetJob(ctx, c.id); err != nil || j.Status.Terminal() {
+			c.t.Errorf("after a second run during the first one's chunk: %v, %v; want the job left to the first run", j.Status, err)
+		}
+	}
+	return c.inner.Invoke(ctx, m, in, p)
 }
 
 // failAt fails the job the way the reconciler gives up on a run that made no

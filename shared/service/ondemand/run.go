@@ -3,6 +3,7 @@ package ondemand
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +65,19 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 	}
 	if !(j.Mode == job.ModeOnDemand || j.Redriving()) || j.Status.Terminal() {
 		log.InfoContext(ctx, "job is not an unfinished on-demand job or re-drive; nothing to do", "status", j.Status, "mode", j.Mode)
+		return nil
+	}
+	me := rand.Text()
+	j, err = s.claimRun(ctx, id, me)
+	if errors.Is(err, errOtherRun) {
+		log.InfoContext(ctx, "another run of this on-demand job holds it; this one stops")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer s.releaseRun(context.WithoutCancel(ctx), id, me)
+	if j.Status.Terminal() {
 		return nil
 	}
 	if cancelled(j) || overBudget(j) {
@@ -136,9 +150,10 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			if j.Status.Terminal() {
 				return errJobEnded // cancelled while this chunk ran
 			}
-			if o == nil || o.Line != cp.Line || o.Offset != cp.Offset {
+			if o == nil || o.Runner != me || o.Line != cp.Line || o.Offset != cp.Offset {
 				return errOtherRun
 			}
+			o.RunnerUntil = s.Now().Add(job.RunClaim)
 			o.Offset += read
 			o.Line += len(batch)
 			o.Succeeded += stats.Succeeded
@@ -179,6 +194,45 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			// Over budget: the records not run yet stay unrun; what ran is stored and counted.
 			return s.finishOnDemand(ctx, j)
 		}
+	}
+}
+
+// claimRun makes run me the job's only runner, unless another run's claim
+// still holds (errOtherRun). A terminal job is returned as it is.
+func (s *Service) claimRun(ctx context.Context, id, me string) (*job.Job, error) {
+	now := s.Now()
+	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		o := j.OnDemand
+		if j.Status.Terminal() || o == nil {
+			return store.ErrNoChange
+		}
+		if o.Runner != "" && o.Runner != me && now.Before(o.RunnerUntil) {
+			return errOtherRun
+		}
+		o.Runner, o.RunnerUntil = me, now.Add(job.RunClaim)
+		return nil
+	})
+	if errors.Is(err, store.ErrNoChange) {
+		return j, nil
+	}
+	if err != nil && !errors.Is(err, errOtherRun) {
+		return nil, fmt.Errorf("claim on-demand run of %s: %w", id, err)
+	}
+	return j, err
+}
+
+// releaseRun gives up run me's claim when it stops, so the next run (a
+// redelivered event, the reconciler's nudge) need not wait for it to lapse.
+func (s *Service) releaseRun(ctx context.Context, id, me string) {
+	_, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		if j.OnDemand == nil || j.OnDemand.Runner != me || j.Status.Terminal() {
+			return store.ErrNoChange // an ended job is run no more: its claim need not go
+		}
+		j.OnDemand.Runner, j.OnDemand.RunnerUntil = "", time.Time{}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
+		s.Logger().WarnContext(ctx, "release of an on-demand run's claim failed; it lapses by itself", "job_id", id, "error", err)
 	}
 }
 
