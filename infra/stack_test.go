@@ -611,11 +611,11 @@ func TestBuckets(t *testing.T) {
 		}
 		want := map[string]string{
 			"abort ":          "1",
-			"expire input/":   "30",
-			"expire output/":  "30",
-			"expire results/": "366",
-			"expire exports/": "366",
-			"expire uploads/": "30",
+			"expire input/":   fmt.Sprint(keptFileDays),
+			"expire output/":  fmt.Sprint(rawFileDays),
+			"expire results/": fmt.Sprint(keptFileDays),
+			"expire exports/": fmt.Sprint(keptFileDays),
+			"expire uploads/": fmt.Sprint(rawFileDays),
 		}
 		addSageMakerLifecycle(want)
 		if !reflect.DeepEqual(got, want) {
