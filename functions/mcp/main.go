@@ -12,6 +12,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/announceapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/auth"
 	"github.com/mcpbatch/mcpbatch/shared/app/remoteapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/runtimeapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
@@ -21,7 +22,7 @@ import (
 func main() {
 	ctx := context.Background()
 	vw := &vectorsapp.Wiring{}
-	a, err := app.FromEnv(ctx, remoteapp.Providers, sagemakerapp.Runtime, vw.Option)
+	a, err := app.FromEnv(ctx, remoteapp.Providers, sagemakerapp.Runtime, runtimeapp.Counter, vw.Option)
 	app.Must("init", err)
 	owner, err := auth.OwnerFromEnv(a.Config)
 	app.Must("init auth", err)
