@@ -28,9 +28,6 @@ func main() {
 	app.Must("init auth", err)
 	reports, err := a.ReportsReader()
 	app.Must("init report pipelines", err)
-	// Submits and list_models read the account's model facts the
-	// reconciler stores, read again every few minutes while warm.
-	facts := app.LoadModelFacts(ctx, a.Graph.Core, a.Log)
 	g := a.Graph
 	srv := &mcpserver.Server{
 		Svc: g, Presign: a.S3, Files: g.Transfer, Uploads: a.S3, Exports: g.Transfer, SageMaker: g.SageMaker,
@@ -44,5 +41,5 @@ func main() {
 	if t := vw.Tools(a, &bedrockrt.Model{Client: bedrockruntime.NewFromConfig(a.Config)}); t != nil {
 		srv.Indexes, srv.Features.Vectors = t, true
 	}
-	lambdaurl.Start(app.ReloadModelFacts(srv.Handler(owner), facts))
+	lambdaurl.Start(app.ReloadModelFacts(srv.Handler(owner), a.Facts))
 }
