@@ -92,8 +92,8 @@ type Runner struct {
 	// the AWS signer (shared/app/awsreports) signs with a long-lived identity when one is
 	// configured, and otherwise says how long the link really works.
 	Links LinkSigner
-	Log     *slog.Logger
-	Now     func() time.Time
+	Log   *slog.Logger
+	Now   func() time.Time
 	// Vectors deletes the vectors of corpus pipelines' deleted documents (nil: corpus pipelines fail).
 	Vectors VectorDeleter
 }
