@@ -14,12 +14,7 @@ func TestMCPCountsTokens(t *testing.T) {
 	for _, sx := range []*synthesized{&fx.main, &fx.alt} {
 		t.Run(sx.settings.StackName, func(t *testing.T) {
 			tpl := sx.json
-			var want []string
-			for _, a := range expectedModelArns(sx.settings.BedrockModels) {
-				if strings.Contains(a, ":foundation-model/") {
-					want = append(want, a)
-				}
-			}
+			want := foundationModels(expectedModelArns(sx.settings.BedrockModels))
 			for id := range resources(tpl, "AWS::IAM::Role") {
 				got := actionResources(roleStatements(t, tpl, id))["bedrock:CountTokens"]
 				sort.Strings(got)
@@ -34,4 +29,15 @@ func TestMCPCountsTokens(t *testing.T) {
 			}
 		})
 	}
+}
+
+// foundationModels are the foundation-model ARNs among arns.
+func foundationModels(arns []string) []string {
+	var out []string
+	for _, a := range arns {
+		if strings.Contains(a, ":foundation-model/") {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -947,6 +947,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"bedrock:StopModelInvocationJob":   {jobArns},
 		"bedrock:TagResource":              {jobArns},
 		"bedrock:ListModelInvocationJobs":  {"*"},
+		"bedrock:CountTokens":              foundationModels(expectedModelArns(config.DefaultBedrockModels)),
 		"iam:PassRole":                     {"<" + bedrockRole + ".Arn>"},
 		"events:PutEvents":                 {bus},
 		// get_webhook_secret derives each owner's secret from the master (notify.go).
