@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
@@ -77,6 +79,15 @@ func grantAccess(f *Functions, p *FunctionsProps) {
 		[]string{"bedrock:GetModelInvocationJob", "bedrock:StopModelInvocationJob"}, jobs, nil))
 	// ListModelInvocationJobs has no resource type in IAM: it only takes "*".
 	mcp.Role.AddToPrincipalPolicy(allow("ListBatchJobs", []string{"bedrock:ListModelInvocationJobs"}, jsiiStar(), nil))
+	// submit_batch dry_run counts its input with bedrock-runtime CountTokens, which takes a
+	// foundation model id (the counter sends the base id), so only those ARNs are granted.
+	var countOn []*string
+	for _, a := range p.Bedrock.ModelArns {
+		if strings.Contains(*a, ":foundation-model/") {
+			countOn = append(countOn, a)
+		}
+	}
+	mcp.Role.AddToPrincipalPolicy(allow("CountTokens", []string{"bedrock:CountTokens"}, countOn, nil))
 	mcp.Role.AddToPrincipalPolicy(allow("PassBedrockRole", []string{"iam:PassRole"},
 		[]*string{p.Bedrock.Role.RoleArn()},
 		map[string]interface{}{"StringEquals": map[string]interface{}{"iam:PassedToService": bedrockPrincipal}}))

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
@@ -30,12 +32,15 @@ const (
 )
 
 const (
-	// rawFileDays keeps Bedrock's input and raw output well past a job's worst-case life
-	// (168 h run + ingest + a re-ingest after a fix); the parsed results already live in DynamoDB.
+	// rawFileDays keeps the files read only while a job is in flight (Bedrock's raw output,
+	// uploads before their submit, SageMaker's failures) well past its longest hold (168 h run
+	// + ingest + a re-ingest after a fix); the parsed results live in DynamoDB.
 	rawFileDays = 30
-	// keptFileDays matches the longest job TTL, plus a day because DynamoDB deletes expired
+	// keptFileDays keeps the files a job item points to as long as the job can live: held in
+	// flight, then its longest TTL (job.MaxLife), plus a day because DynamoDB deletes expired
 	// items lazily: an object never disappears while an item that points to it is still served.
-	keptFileDays = job.MaxTTLDays + 1
+	// The caller's records in input/ are among them: retry_failed resubmits from them.
+	keptFileDays = float64((job.MaxLife+24*time.Hour-1)/(24*time.Hour) + 1)
 	// accessLogDays is how long S3 server access logs are kept for audits.
 	accessLogDays = 90
 )
@@ -123,7 +128,7 @@ func NewData(scope constructs.Construct, id string) *Data {
 				Id:                                  jsii.String("abort-incomplete-multipart"),
 				AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
 			},
-			expire("expire-input", PrefixInput, rawFileDays),
+			expire("expire-input", PrefixInput, keptFileDays),
 			expire("expire-output", PrefixOutput, rawFileDays),
 			expire("expire-results", PrefixResults, keptFileDays),
 			expire("expire-exports", PrefixExports, keptFileDays),

@@ -122,6 +122,7 @@ func NewReports(scope constructs.Construct, id string, p *ReportsProps) *Reports
 		Async:    true,
 	})
 	r.grant(p)
+	r.linkSigner(p)
 	r.route(c, p)
 	r.schedule(c, stack, p)
 	for _, g := range []*GoFunction{r.NightlyReport, r.OnDemand} {

@@ -154,7 +154,8 @@ func TestReportFunctionsLeastPrivilege(t *testing.T) {
 			"iam:PassRole":                     {"<" + bedrockRole + ".Arn>"},
 			"sns:Publish":                      {"<" + topicID + ">"},
 			// Completion webhooks are signed with the stack's webhook secret (notify.go).
-			"secretsmanager:GetSecretValue": {"<" + webhookSecretID(t, tpl) + ">"},
+			// Report links are signed with the link signer's key (links.go).
+			"secretsmanager:GetSecretValue": sorted("<"+webhookSecretID(t, tpl)+">", "<"+linkSignerSecretID(t, tpl)+">"),
 		})},
 		{"ReportsOnDemand", tableGrants(map[string][]string{
 			"events:PutEvents":        {"<" + busID + ".Arn>"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"sort"
@@ -28,9 +29,9 @@ func sageMakerMCPGrants(m map[string][]string, objects func(string) string) {
 
 // addSageMakerLifecycle adds the sagemaker/ prefixes' rules to TestBuckets' expectation.
 func addSageMakerLifecycle(want map[string]string) {
-	want["expire "+config.SageMakerInputPrefix] = "30"
-	want["expire "+config.SageMakerOutputPrefix] = "366"
-	want["expire "+config.SageMakerFailurePrefix] = "30"
+	want["expire "+config.SageMakerInputPrefix] = fmt.Sprint(rawFileDays)
+	want["expire "+config.SageMakerOutputPrefix] = fmt.Sprint(keptFileDays)
+	want["expire "+config.SageMakerFailurePrefix] = fmt.Sprint(rawFileDays)
 }
 
 // sageMakerEnvCount is how many SageMaker variables the stack adds to a function

@@ -611,12 +611,12 @@ func TestBuckets(t *testing.T) {
 		}
 		want := map[string]string{
 			"abort ":          "1",
-			"expire input/":   "30",
-			"expire output/":  "30",
-			"expire results/": "366",
-			"expire exports/": "366",
-			"expire jobs/":    "366",
-			"expire uploads/": "30",
+			"expire input/":   fmt.Sprint(keptFileDays),
+			"expire output/":  fmt.Sprint(rawFileDays),
+			"expire results/": fmt.Sprint(keptFileDays),
+			"expire exports/": fmt.Sprint(keptFileDays),
+			"expire jobs/":    fmt.Sprint(keptFileDays),
+			"expire uploads/": fmt.Sprint(rawFileDays),
 		}
 		addSageMakerLifecycle(want)
 		if !reflect.DeepEqual(got, want) {
@@ -955,6 +955,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"bedrock:StopModelInvocationJob":   {jobArns},
 		"bedrock:TagResource":              {jobArns},
 		"bedrock:ListModelInvocationJobs":  {"*"},
+		"bedrock:CountTokens":              foundationModels(expectedModelArns(config.DefaultBedrockModels)),
 		"iam:PassRole":                     {"<" + bedrockRole + ".Arn>"},
 		"events:PutEvents":                 {bus},
 		// get_webhook_secret derives each owner's secret from the master (notify.go).

@@ -14,5 +14,5 @@ func main() {
 	a, err := app.FromEnv(context.Background())
 	app.Must("init", err)
 	h := &handler.BedrockEvents{Svc: a.Graph, Log: a.Log}
-	lambda.Start(handler.Tolerant(h.Handle))
+	lambda.Start(handler.Tolerant(app.Fresh(a.Facts, h.Handle)))
 }

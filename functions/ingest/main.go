@@ -18,5 +18,5 @@ func main() {
 	a, err := app.FromEnv(ctx, app.AddProvider(anthropicsdk.Provider), vw.Option)
 	app.Must("init", err)
 	h := &handler.Ingest{Svc: a.Graph, Log: a.Log}
-	lambda.Start(handler.Tolerant(h.Handle))
+	lambda.Start(handler.Tolerant(app.Fresh(a.Facts, h.Handle)))
 }

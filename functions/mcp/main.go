@@ -12,6 +12,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/announceapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/auth"
 	"github.com/mcpbatch/mcpbatch/shared/app/remoteapp"
+	"github.com/mcpbatch/mcpbatch/shared/app/runtimeapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
@@ -21,15 +22,12 @@ import (
 func main() {
 	ctx := context.Background()
 	vw := &vectorsapp.Wiring{}
-	a, err := app.FromEnv(ctx, remoteapp.Providers, sagemakerapp.Runtime, vw.Option)
+	a, err := app.FromEnv(ctx, remoteapp.Providers, sagemakerapp.Runtime, runtimeapp.Counter, vw.Option)
 	app.Must("init", err)
 	owner, err := auth.OwnerFromEnv(a.Config)
 	app.Must("init auth", err)
 	reports, err := a.ReportsReader()
 	app.Must("init report pipelines", err)
-	// Submits and list_models read the account's model facts the
-	// reconciler stores, read again every few minutes while warm.
-	facts := app.LoadModelFacts(ctx, a.Graph.Core, a.Log)
 	g := a.Graph
 	srv := &mcpserver.Server{
 		Svc: g, Presign: a.S3, Files: g.Transfer, Uploads: a.S3, Exports: g.Transfer, SageMaker: g.SageMaker,
@@ -43,5 +41,5 @@ func main() {
 	if t := vw.Tools(a, &bedrockrt.Model{Client: bedrockruntime.NewFromConfig(a.Config)}); t != nil {
 		srv.Indexes, srv.Features.Vectors = t, true
 	}
-	lambdaurl.Start(app.ReloadModelFacts(srv.Handler(owner), facts))
+	lambdaurl.Start(app.ReloadModelFacts(srv.Handler(owner), a.Facts))
 }

@@ -33,5 +33,5 @@ func main() {
 	ann, err := announceapp.Deliverer(ctx, a)
 	app.Must("init notifications", err)
 	h := &handler.NightlyReport{Runner: r, Log: a.Log, Announce: ann}
-	lambda.Start(h.Handle)
+	lambda.Start(app.Fresh(a.Facts, h.Handle))
 }

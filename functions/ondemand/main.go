@@ -19,5 +19,5 @@ func main() {
 	a, err := app.FromEnv(ctx, awsreports.OnDemandModel, vw.Option)
 	app.Must("init", err)
 	h := &handler.OnDemand{Svc: a.Graph.OnDemandRuns, Log: a.Log}
-	lambda.Start(handler.Tolerant(h.Handle))
+	lambda.Start(handler.Tolerant(app.Fresh(a.Facts, h.Handle)))
 }

@@ -16,5 +16,5 @@ func main() {
 	a, err := app.FromEnv(ctx, sagemakerapp.Runtime)
 	app.Must("init", err)
 	h := &handler.SageMakerEvents{Svc: a.Graph.SageMaker, Log: a.Log}
-	lambda.Start(h.Handle)
+	lambda.Start(app.Fresh(a.Facts, h.Handle))
 }

@@ -20,5 +20,5 @@ func main() {
 	a, err := app.FromEnv(ctx, app.AddProvider(anthropicsdk.Provider))
 	app.Must("init", err)
 	h := &handler.Validate{Svc: a.Graph.Transfer, Log: a.Log}
-	lambda.Start(handler.Tolerant(h.Handle))
+	lambda.Start(handler.Tolerant(app.Fresh(a.Facts, h.Handle)))
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
+	"github.com/mcpbatch/mcpbatch/shared/service/refresh"
 	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
 )
 
@@ -33,6 +34,12 @@ type AWS struct {
 	Graph  *graph.Graph
 	S3     *s3blob.Store
 	Log    *slog.Logger
+	// Facts reads the account's stored model facts (quotas, account-only
+	// models, on-demand rates) again while the container stays warm; FromEnv
+	// laid them over the catalog at start (nil: none can be stored). Every
+	// function starts this one way, so validate splits by the account's
+	// quotas, ingest prices its models and on demand paces at its rates.
+	Facts *refresh.Reloader
 }
 
 // Env is what an Option sees while the graph is being put together.
@@ -88,7 +95,21 @@ func FromEnv(ctx context.Context, opts ...Option) (*AWS, error) {
 	if err := Catalog(&e.Deps, cfg.Region); err != nil {
 		return nil, err
 	}
-	return &AWS{Config: cfg, Graph: graph.New(e.Deps), S3: blobs, Log: log}, nil
+	g := graph.New(e.Deps)
+	return &AWS{Config: cfg, Graph: g, S3: blobs, Log: log, Facts: LoadModelFacts(ctx, g.Core, log)}, nil
+}
+
+// Fresh has each invocation of an event handler first reload the stored
+// model facts when the ones read are older than the Reloader's period (the
+// event functions' ReloadModelFacts; nil r: h as it is).
+func Fresh[E any](r *refresh.Reloader, h func(context.Context, E) error) func(context.Context, E) error {
+	if r == nil {
+		return h
+	}
+	return func(ctx context.Context, ev E) error {
+		r.Maybe(ctx)
+		return h(ctx, ev)
+	}
 }
 
 func models() []string {

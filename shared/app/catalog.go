@@ -38,10 +38,10 @@ func Catalog(d *graph.Deps, region string) error {
 	return nil
 }
 
-// LoadModelFacts lays the account's stored model facts over core's catalog,
-// in a function that does not refresh them (the reconciler does, through
-// shared/app/accountapp); none stored yet, or unreadable, leaves the embedded
-// catalog. The Reloader it returns (nil: the store keeps no snapshots) reads
+// LoadModelFacts lays the account's stored model facts over core's catalog
+// (FromEnv does, for every function; the reconciler also refreshes them,
+// through shared/app/accountapp); none stored yet, or unreadable, leaves the
+// embedded catalog. The Reloader it returns (nil: the store keeps no snapshots) reads
 // them again while the function stays warm (see ReloadModelFacts).
 func LoadModelFacts(ctx context.Context, core *service.Core, log *slog.Logger) *refresh.Reloader {
 	snaps, ok := core.Store.(store.Snapshots)

@@ -9,6 +9,11 @@ const (
 
 	EnvPipelinesFile = "MCPBATCH_PIPELINES_FILE"
 	EnvReportTopic   = "MCPBATCH_REPORT_TOPIC"
+	// EnvLinkSigner names the Secrets Manager secret holding the access key
+	// ({"access_key_id", "secret_access_key"}) report links are signed with, so
+	// they work their whole 7 days (unset: the function's role signs them, and a
+	// notification says how long its link really works).
+	EnvLinkSigner = "MCPBATCH_LINK_SIGNER_SECRET"
 	// DefaultPipelinesFile is the pipeline configuration, deployed beside the
 	// nightly-report bootstrap and read from the checkout in make dev.
 	DefaultPipelinesFile = "infra/pipelines/pipelines.json"

@@ -35,8 +35,17 @@ func InFlightHold(j *Job) time.Duration {
 	case j.Provider == ProviderSageMaker:
 		return SageMakerMaxRequestTTL*time.Second + HoldMargin
 	}
-	return BedrockMaxTimeoutHrs*time.Hour + HoldMargin
+	return MaxInFlightHold
 }
+
+// MaxInFlightHold is the longest InFlightHold of any job: Bedrock's, whose
+// maximum timeout is the longest any provider runs a job.
+const MaxInFlightHold = BedrockMaxTimeoutHrs*time.Hour + HoldMargin
+
+// MaxLife is the longest a job item may live after its first object was
+// written: held in flight at most MaxInFlightHold, then MaxTTLDays after it
+// ended. Objects a finished job still reads are kept at least this long.
+const MaxLife = MaxInFlightHold + MaxTTLDays*24*time.Hour
 
 // Hold moves an in-flight job's expiry to now + InFlightHold + TTL when it
 // would fall within InFlightHold of now; it reports whether it moved. A

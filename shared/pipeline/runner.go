@@ -84,11 +84,16 @@ type Runner struct {
 	Bucket string
 	// TopicARN is the default recipients topic (the stack's report topic).
 	TopicARN string
-	// LinkTTL is how long the presigned link in a notification works (default 7 days,
-	// S3's maximum; a link signed with a Lambda role's session ends with that session).
+	// LinkTTL is how long the presigned link in a notification should work (default 7
+	// days, S3's maximum).
 	LinkTTL time.Duration
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Links signs the notification's link (nil: Blobs.PresignGet for LinkTTL). A link
+	// signed with a Lambda role's session dies with that session, hours before 7 days:
+	// the AWS signer (shared/app/awsreports) signs with a long-lived identity when one is
+	// configured, and otherwise says how long the link really works.
+	Links LinkSigner
+	Log   *slog.Logger
+	Now   func() time.Time
 	// Vectors deletes the vectors of corpus pipelines' deleted documents (nil: corpus pipelines fail).
 	Vectors VectorDeleter
 }
@@ -416,7 +421,7 @@ func (r *Runner) message(ctx context.Context, p *Pipeline, j *job.Job) (string, 
 	if ttl == 0 {
 		ttl = 7 * 24 * time.Hour
 	}
-	link, err := r.Blobs.PresignGet(ctx, blob.Join(dir, "report.html"), ttl)
+	link, valid, err := r.signLink(ctx, blob.Join(dir, "report.html"), ttl)
 	if err != nil {
 		return "", "", fmt.Errorf("presign report link: %w", err)
 	}
@@ -432,8 +437,22 @@ func (r *Runner) message(ctx context.Context, p *Pipeline, j *job.Job) (string, 
 		}
 		fmt.Fprintf(&b, "  %s: %d\n", c.Name, c.Count)
 	}
-	fmt.Fprintf(&b, "\nReport: %s\n(link valid for %s)\n", link, ttl)
+	fmt.Fprintf(&b, "\nReport: %s\n(link valid for %s)\n", link, valid)
 	return subject, b.String(), nil
+}
+
+// LinkSigner signs a GET link of uri meant to work for ttl and says how long it
+// really works (at most ttl).
+type LinkSigner interface {
+	SignLink(ctx context.Context, uri string, ttl time.Duration) (link string, valid time.Duration, err error)
+}
+
+func (r *Runner) signLink(ctx context.Context, uri string, ttl time.Duration) (string, time.Duration, error) {
+	if r.Links != nil {
+		return r.Links.SignLink(ctx, uri, ttl)
+	}
+	link, err := r.Blobs.PresignGet(ctx, uri, ttl)
+	return link, ttl, err
 }
 
 func clipASCII(s string, n int) string {

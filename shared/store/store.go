@@ -80,7 +80,9 @@ type Store interface {
 	// cursor is opaque and bounded by a record key's size.
 	ListRecords(ctx context.Context, rs job.RecordSet, q RecordQuery) (recs []job.Record, next string, err error)
 	// GetRecords returns the set's live results with these keys (at most
-	// MaxGetRecords), in no particular order; absent keys are left out.
+	// MaxGetRecords), in no particular order; absent keys are left out. A
+	// ByOrdinal set names a record by (Ordinal, ID), so an id asked at
+	// another ordinal is absent; a set keyed by id ignores Ordinal.
 	GetRecords(ctx context.Context, rs job.RecordSet, keys []job.RecordKey) ([]job.Record, error)
 	// RefOwner names the job and part a provider Ref was attached to. CreateJob
 	// and UpdateJob record every part Ref they store (the first holder wins and

@@ -1,7 +1,7 @@
 // Package accountapp wires the refresh of the account's model facts
 // (shared/service/refresh): the reconciler reads the account (daily, and at
-// its cold start when the stored facts are a day old); the other functions
-// load them with app.LoadModelFacts. It lives apart from package app so only
+// its cold start when the stored facts are a day old); every function, this
+// one included, loads the stored ones in app.FromEnv. It lives apart from package app so only
 // the reconciler links the Service Quotas SDK, and only its role holds the reads.
 package accountapp
 

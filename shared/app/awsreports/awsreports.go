@@ -72,5 +72,8 @@ func Reports(ctx context.Context, a *app.AWS) (*pipeline.Runner, error) {
 		return r, err
 	}
 	r.Notify = &SNSNotifier{Client: sns.NewFromConfig(a.Config)}
+	if r.Links, err = LinkSignerFromEnv(ctx, a.Config); err != nil {
+		return nil, err
+	}
 	return r, nil
 }

@@ -47,6 +47,10 @@ type Deps struct {
 	// OnDemandModel is the runtime API of on-demand runs (nil: on-demand jobs
 	// are taken and queued, but this process does not run them).
 	OnDemandModel ondemand.OnDemandModel
+	// Counter counts a dry run's input tokens for Bedrock models (nil: the
+	// OnDemandModel's CountTokens, when it has one). A function that does not
+	// run on-demand jobs (mcp) still counts its dry runs with it.
+	Counter batch.TokenCounter
 	// OnDemandConcurrency bounds parallel calls per run (0: the default).
 	OnDemandConcurrency int
 
@@ -99,13 +103,18 @@ func New(d Deps) *Graph {
 		Providers: service.NewRegistry(d.Providers...), Bucket: d.Bucket, JobPrefix: d.JobPrefix,
 		Catalog: d.Catalog, Region: d.Region, InputAllow: d.InputAllow, Metrics: d.Metrics,
 	}
-	if cu, ok := d.OnDemandModel.(contentUser); ok && d.Blobs != nil {
-		// Submits hold each record's s3:// sources to its caller's upload area;
-		// the runtime reads them from the uploads prefix of the same storage.
-		cu.UseContent(&content.Store{Opener: batch.BlobOpener{Blobs: d.Blobs}, Prefix: blob.Join(d.Bucket, "uploads") + "/"})
+	counter := d.Counter
+	if counter == nil {
+		counter, _ = d.OnDemandModel.(batch.TokenCounter)
+	}
+	for _, m := range []any{d.OnDemandModel, d.Counter} {
+		if cu, ok := m.(contentUser); ok && d.Blobs != nil {
+			// Submits hold each record's s3:// sources to its caller's upload area;
+			// the runtime reads them from the uploads prefix of the same storage.
+			cu.UseContent(&content.Store{Opener: batch.BlobOpener{Blobs: d.Blobs}, Prefix: blob.Join(d.Bucket, "uploads") + "/"})
+		}
 	}
 	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency, Vectors: d.Vectors}
-	counter, _ := d.OnDemandModel.(batch.TokenCounter)
 	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel, Counter: counter,
 		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota, Vectors: d.Vectors}
 	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: service.ResultsPrefix(d.Bucket), Log: core.Logger(),

@@ -573,12 +573,19 @@ func (s *Store) GetRecords(ctx context.Context, rs job.RecordSet, keys []job.Rec
 	if len(keys) == 0 {
 		return nil, nil
 	}
+	// The record key rule of both stores (DynamoDB's sort keys ORD#<ordinal>#<id>
+	// and REC#<id>): a ByOrdinal set names a record by (ordinal, id), a set
+	// keyed by id by its id alone (stored with ordinal -1).
 	args := []any{jobID, s.now().Unix()}
 	for _, k := range keys {
-		args = append(args, k.ID)
+		ordinal := -1
+		if rs.ByOrdinal {
+			ordinal = k.Ordinal
+		}
+		args = append(args, ordinal, k.ID)
 	}
 	rows, err := s.db.QueryContext(ctx, "SELECT doc FROM records WHERE job_id = ? AND "+liveClause+
-		" AND record_id IN (?"+strings.Repeat(",?", len(keys)-1)+")", args...)
+		" AND (ordinal, record_id) IN (VALUES (?,?)"+strings.Repeat(",(?,?)", len(keys)-1)+")", args...)
 	if err != nil {
 		return nil, fmt.Errorf("localstore: get records of job %s: %w", jobID, err)
 	}

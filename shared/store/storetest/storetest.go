@@ -1132,7 +1132,9 @@ func testBadCursor(e *env) {
 }
 
 // testGetRecords: records by key across shards; absent, expired and another
-// job's ids are left out; a duplicate id is answered once.
+// job's ids are left out, and so is an id asked at an ordinal it does not
+// have (see testRecordsByID for sets keyed by id alone); a duplicate key is
+// answered once.
 func testGetRecords(e *env) {
 	j := e.create(func() *job.Job {
 		j := e.newJob("alice", job.ProviderBedrock, job.StatusIngesting, e.clock.Now())
@@ -1155,7 +1157,10 @@ func testGetRecords(e *env) {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
 	e.clock.Advance(2 * time.Hour)
-	got, err := e.s.GetRecords(e.ctx, j.RecordSet(), []job.RecordKey{{ID: "r003", Ordinal: 3}, {ID: "r007", Ordinal: 7}, {ID: "r029", Ordinal: 29}, {ID: "nope", Ordinal: 5}, {ID: "x1", Ordinal: 0}, {ID: "r003", Ordinal: 3}, {ID: "r012", Ordinal: 12}})
+	got, err := e.s.GetRecords(e.ctx, j.RecordSet(), []job.RecordKey{{ID: "r003", Ordinal: 3}, {ID: "r007", Ordinal: 7}, {ID: "r029", Ordinal: 29}, {ID: "nope", Ordinal: 5}, {ID: "x1", Ordinal: 0}, {ID: "r003", Ordinal: 3}, {ID: "r012", Ordinal: 12},
+		// A ByOrdinal record is named by (ordinal, id): its id at another
+		// ordinal, in its own shard (4 → 0) or another one, names nothing.
+		{ID: "r004", Ordinal: 8}, {ID: "r005", Ordinal: 6}})
 	if err != nil {
 		e.t.Fatalf("GetRecords: %v", err)
 	}
