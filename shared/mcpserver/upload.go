@@ -78,7 +78,7 @@ var contentTypePattern = regexp.MustCompile(`^[a-z]+/[a-z0-9.+-]+$`)
 // addUploadTool registers create_upload.
 func (s *Server) addUploadTool(srv *mcp.Server) {
 	no := false
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "create_upload",
 		Title: "Get a link to upload a big batch as a file",
 		Description: "For inputs above 5 MB (the request limit is 6 MB; roughly more than a few thousand prompts): get a presigned URL, " +

@@ -129,7 +129,7 @@ func checkTurns(f func(string) string, msgs []content.Message) error {
 	for m, msg := range msgs {
 		name := fmt.Sprintf("messages[%d]", m)
 		switch {
-		case msg.Role != "user" && msg.Role != "assistant":
+		case msg.Role != job.RoleUser && msg.Role != job.RoleAssistant:
 			return job.Fieldf(f(name+".role"), `must be "user" or "assistant", got %q`, msg.Role)
 		case m == 0 && msg.Role != "user":
 			return job.Fieldf(f(name+".role"), `the first message must be from "user"`)
