@@ -108,6 +108,9 @@ func InputLimits() []Limit {
 		atLeast("shift_traffic", "weights[].weight", 0),
 
 		between("search_index", "k", index.MinTopK, index.MaxTopK),
+		maxLen("search_index", "index", index.MaxNameLen),
+		maxLen("delete_index", "index", index.MaxNameLen),
+		maxLen("create_upload", "content_type", maxContentTypeLen),
 		page("list_reports"),
 	}
 }

@@ -111,8 +111,10 @@ func TestInputLimitsAreValidated(t *testing.T) {
 		"shift_traffic": func() map[string]any {
 			return map[string]any{"endpoint_name": "demo-canary", "weights": []map[string]any{{"variant": "canary"}}}
 		},
-		"search_index": func() map[string]any { return map[string]any{"index": "docs", "query": "ferns7 lanterns7"} },
-		"list_reports": func() map[string]any { return map[string]any{} },
+		"search_index":  func() map[string]any { return map[string]any{"index": "docs", "query": "ferns7 lanterns7"} },
+		"list_reports":  func() map[string]any { return map[string]any{} },
+		"delete_index":  func() map[string]any { return map[string]any{} },
+		"create_upload": func() map[string]any { return map[string]any{} },
 	}
 	// What else a limit needs to be reached: the model it applies to, the
 	// record shape, or the other field that takes it.
