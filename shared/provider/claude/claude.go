@@ -56,7 +56,7 @@ func validate(f func(string) string, raw json.RawMessage) error {
 		if m.Role != job.RoleUser && m.Role != job.RoleAssistant {
 			return job.Fieldf(f(name+".role"), `must be "user" or "assistant", got %q`, m.Role)
 		}
-		if j == 0 && m.Role != "user" {
+		if j == 0 && m.Role != job.RoleUser {
 			return job.Fieldf(f(name+".role"), `the first message must be from "user"`)
 		}
 		if !nonEmptyContent(m.Content) {
