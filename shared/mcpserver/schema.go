@@ -56,9 +56,9 @@ func oneOf(tool, path string, values ...string) Limit {
 // The limits are stated in the listed schema only: the SDK validates a call
 // against the schema the tool was registered with (types, as inferred), and
 // the limits themselves are held by the validation, whose refusals name the
-// field, the limit and what to do (the SDK's schema errors would echo a whole
-// over-long prompt and print 365 as 365.000000), and which a file submit's
-// lines and a dry run's problem list go through too.
+// field, the limit and what to do (the SDK's schema errors echo the whole
+// over-long value, print 365 as 365.000000 and skip the tool call's log
+// line), and which a file submit's lines go through too.
 func InputLimits() []Limit {
 	ttl := func(tool string) Limit { return between(tool, "ttl_days", job.MinTTLDays, job.MaxTTLDays) }
 	page := func(tool string) Limit { return between(tool, "limit", job.MinPageSize, job.MaxPageSize) }
