@@ -144,6 +144,7 @@ const (
 	MaxFilterableBytes   = 2 << 10
 	MaxMetadataKeys      = 50
 	MaxNonFilterableKeys = 10
+	MinTopK              = 1
 	MaxTopK              = 100
 	MaxKeyLen            = 1024
 	MaxGetKeys           = 100
@@ -250,8 +251,8 @@ func CheckMatch(info Info, s Spec) error {
 
 // CheckTopK validates k.
 func CheckTopK(k int) error {
-	if k < 1 || k > MaxTopK {
-		return invalid("k: %d is outside 1..%d", k, MaxTopK)
+	if k < MinTopK || k > MaxTopK {
+		return invalid("k: %d is outside %d..%d", k, MinTopK, MaxTopK)
 	}
 	return nil
 }

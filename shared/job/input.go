@@ -2,6 +2,17 @@ package job
 
 import "encoding/json"
 
+// The roles of a Messages conversation turn (Anthropic Messages API, and
+// Bedrock Converse's ConversationRole, as of 2026-12).
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// ResultsAll is the results filter that keeps every record (the others are
+// the RecordStatus values).
+const ResultsAll = "all"
+
 // Input is one record as a user submits it. Exactly one of Prompt, Messages,
 // ModelInput or Text (embedding models) is set; ID is filled in (r00001...) when the user gave none.
 type Input struct {

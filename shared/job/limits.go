@@ -21,6 +21,16 @@ const (
 	DefaultTTLDays = 7
 
 	DefaultMaxTokens = 1024
+	// MinMaxTokens is the least max_tokens a record may ask for (the most is
+	// the model's, from the catalog).
+	MinMaxTokens = 1
+	// MinTemperature / MaxTemperature bound temperature: the range Bedrock's
+	// Converse inferenceConfig and the Anthropic Messages API document for
+	// Claude (as of 2026-12).
+	MinTemperature = 0.0
+	MaxTemperature = 1.0
+	// MaxJobNameLen is the longest submit name (a list_jobs label), in bytes.
+	MaxJobNameLen = 128
 	// MaxRecordIDLen is the longest caller record id, in characters. Providers
 	// never see it: they get ProviderRecordID.
 	MaxRecordIDLen = 256
@@ -29,6 +39,7 @@ const (
 	// with room for the other attributes; bigger outputs go to object storage.
 	MaxInlineOutputBytes = 350 * 1024
 
+	MinPageSize     = 1
 	DefaultPageSize = 100
 	MaxPageSize     = 500
 )

@@ -41,7 +41,7 @@ const exportURLTTL = 15 * time.Minute
 // addExportTool registers export_results.
 func (s *Server) addExportTool(srv *mcp.Server) {
 	no := false
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "export_results",
 		Title: "Export all results of a job to one file",
 		Description: "Write every result of a job (or only succeeded or failed ones) to one JSONL or CSV file and get a download link " +

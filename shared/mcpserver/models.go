@@ -55,9 +55,7 @@ var listModelsSchemas = func() (sc struct{ in, out *jsonschema.Schema }) {
 	if sc.in, err = jsonschema.For[ListModelsIn](nil); err != nil {
 		panic("list_models input schema: " + err.Error())
 	}
-	if sc.out, err = jsonschema.For[ListModelsOut](nil); err != nil {
-		panic("list_models output schema: " + err.Error())
-	}
+	sc.out = outputSchema[ListModelsOut]()
 	return sc
 }()
 

@@ -59,7 +59,7 @@ func (s *Server) webhookSecrets() WebhookSecrets {
 
 func (s *Server) addWebhookSecretTool(srv *mcp.Server) {
 	no := false
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "get_webhook_secret",
 		Title: "Get your webhook verifying secret",
 		Description: "The secret your webhook receivers verify notify.webhook deliveries with: yours only (another owner's deliveries do not verify with it). " +

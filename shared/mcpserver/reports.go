@@ -49,21 +49,21 @@ const reportLinkTTL = 15 * time.Minute
 // addReportTools registers list_reports, get_report and run_pipeline.
 func (s *Server) addReportTools(srv *mcp.Server) {
 	yes, no := true, false
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "list_reports",
 		Title: "List report pipeline runs",
 		Description: "Runs of the scheduled report pipelines, newest first per pipeline: date, job status, counts and whether the report is ready. " +
 			"Reports belong to the deployment, not to one caller. Page with next_cursor. Next: get_report for a run's summary and links.",
 		Annotations: &mcp.ToolAnnotations{Title: "List reports", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 	}, s.listReports)
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "get_report",
 		Title: "Get a pipeline run's report",
 		Description: "Summary of one pipeline run (records, succeeded, failed, tokens, cost estimate, duration, category distribution) " +
 			"and links (valid 15 minutes) to report.html, report.md and report.json. While the run's job is not finished, report_ready is false.",
 		Annotations: &mcp.ToolAnnotations{Title: "Get report", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 	}, s.getReport)
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "run_pipeline",
 		Title: "Start a report pipeline run by hand",
 		Description: "Start a pipeline run now (for today, or for date). One run per pipeline and date: asking again for a date that already ran " +

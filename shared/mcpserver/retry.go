@@ -41,7 +41,7 @@ type RetryOut struct {
 
 func (s *Server) addRetryTool(srv *mcp.Server) {
 	yes, no := true, false
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "retry_failed",
 		Title: "Retry a finished job's failed records",
 		Description: "Start a new job from the failed records of a finished job: all of them, only retryable ones (throttling, timeouts, 5xx), " +

@@ -77,7 +77,7 @@ type InvokeOut struct {
 // addSageMakerTools registers invoke_endpoint_async and invoke_endpoint.
 func (s *Server) addSageMakerTools(srv *mcp.Server) {
 	yes, no := true, false
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "invoke_endpoint_async",
 		Title: "Invoke a SageMaker async endpoint",
 		Description: "Queue one inference on a SageMaker asynchronous endpoint and get a job_id at once (it is also the InferenceId). " +
@@ -86,7 +86,7 @@ func (s *Server) addSageMakerTools(srv *mcp.Server) {
 		Annotations: &mcp.ToolAnnotations{Title: "Invoke async endpoint", DestructiveHint: &no, OpenWorldHint: &yes},
 		Meta:        appToolMeta(appJobURI),
 	}, s.invokeAsync)
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "invoke_endpoint",
 		Title: "Invoke a SageMaker real-time endpoint",
 		Description: "Call a SageMaker real-time endpoint and return its answer. Transient faults (model not ready, 5xx, throttling) are " +

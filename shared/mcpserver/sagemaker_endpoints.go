@@ -66,14 +66,14 @@ type VariantWeight struct {
 // addEndpointTools registers describe_endpoint and shift_traffic.
 func (s *Server) addEndpointTools(srv *mcp.Server) {
 	yes, no := true, false
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "describe_endpoint",
 		Title: "Describe a SageMaker endpoint",
 		Description: "Show an allowed SageMaker endpoint: status, production variants with weights and instance counts, " +
 			"scaling limits and the latest scaling activity, and for an async endpoint its backlog.",
 		Annotations: &mcp.ToolAnnotations{Title: "Describe endpoint", ReadOnlyHint: true, OpenWorldHint: &yes},
 	}, s.describeEndpoint)
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "shift_traffic",
 		Title: "Shift traffic between SageMaker variants",
 		Description: "Set production-variant weights of an allowed endpoint (UpdateEndpointWeightsAndCapacities), e.g. move a canary " +
@@ -110,7 +110,7 @@ func (s *Server) shiftTraffic(ctx context.Context, req *mcp.CallToolRequest, in 
 
 func endpointView(st smsvc.EndpointState) EndpointView {
 	v := EndpointView{EndpointName: st.Name, Status: st.Status, FailureReason: st.FailureReason, Kind: "realtime",
-		Instances: st.Instances(), Backlog: st.Backlog, HasBacklogWithoutCapacity: st.HasBacklogWithoutCapacity, LastModified: ts(st.LastModified)}
+		Instances: st.Instances(), Variants: make([]VariantView, 0, len(st.Variants)), Backlog: st.Backlog, HasBacklogWithoutCapacity: st.HasBacklogWithoutCapacity, LastModified: ts(st.LastModified)}
 	if st.Async {
 		v.Kind = "async"
 	}

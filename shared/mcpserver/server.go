@@ -84,6 +84,7 @@ func (s *Server) MCP() *mcp.Server {
 			"Inputs above 5 MB go through create_upload (the request limit is 6 MB). Your recent jobs are resources (mcpbatch://jobs/{job_id}).",
 		Capabilities: capabilities(),
 	})
+	srv.AddReceivingMiddleware(newLimitedInputs().middleware)
 	s.register(srv)
 	return srv
 }
@@ -136,7 +137,7 @@ func (s *Server) register(srv *mcp.Server) {
 // addJobTools registers the job tools every deployment serves.
 func (s *Server) addJobTools(srv *mcp.Server) {
 	yes, no := true, false
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "submit_batch",
 		Title: "Submit a batch inference job",
 		Description: "Submit 100 or more prompts to Amazon Bedrock batch inference and get a job_id at once (no waiting). " +
@@ -151,7 +152,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 		Annotations: &mcp.ToolAnnotations{Title: "Submit batch", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: false, OpenWorldHint: &yes},
 		Meta:        appToolMeta(appJobURI),
 	}, s.submit)
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "get_job",
 		Title: "Get a batch job's status",
 		Description: "Status and counts of one of your jobs: queued, submitted, validating, in_progress, cancelling, ingesting, then " +
@@ -160,7 +161,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 		Annotations: &mcp.ToolAnnotations{Title: "Get job", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 		Meta:        appToolMeta(appJobURI),
 	}, s.getJob)
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "get_job_results",
 		Title: "Read a job's results page by page",
 		Description: "Per-record results of a job, including failed records with their error code and message. " +
@@ -170,14 +171,14 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"Records come in the order you gave them (a retry's in the order of the job first retried; latest: true keeps that order).",
 		Annotations: &mcp.ToolAnnotations{Title: "Get job results", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 	}, s.results)
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "cancel_job",
 		Title: "Cancel a batch job",
 		Description: "Stop a job that has not finished. Records already processed are kept and billed; the rest are not run. " +
 			"Cancelling a finished job changes nothing and returns its status.",
 		Annotations: &mcp.ToolAnnotations{Title: "Cancel job", ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &yes},
 	}, s.cancel)
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:        "list_jobs",
 		Title:       "List your batch jobs",
 		Description: "Your jobs, newest first, optionally only those in one status; page with next_cursor.",

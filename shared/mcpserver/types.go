@@ -282,7 +282,7 @@ func (in SubmitIn) ttlDays() (int, error) {
 	case in.TTLDays == nil:
 		return 0, nil
 	case *in.TTLDays == 0:
-		return 0, job.Fieldf("ttl_days", "must be 1..365 (got 0); omit it for the default of 7 days")
+		return 0, job.Fieldf("ttl_days", "must be %d..%d (got 0); omit it for the default of %d days", job.MinTTLDays, job.MaxTTLDays, job.DefaultTTLDays)
 	}
 	return *in.TTLDays, nil
 }

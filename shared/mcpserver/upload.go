@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
@@ -75,10 +76,14 @@ const fileFormat = `JSON Lines, one record per line: {"id"?, "prompt" | "message
 
 var contentTypePattern = regexp.MustCompile(`^[a-z]+/[a-z0-9.+-]+$`)
 
+// maxContentTypeLen bounds a batch file's content_type (the media types are
+// a fixed list): it is signed into the upload URL as is.
+const maxContentTypeLen = 100
+
 // addUploadTool registers create_upload.
 func (s *Server) addUploadTool(srv *mcp.Server) {
 	no := false
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "create_upload",
 		Title: "Get a link to upload a big batch as a file",
 		Description: "For inputs above 5 MB (the request limit is 6 MB; roughly more than a few thousand prompts): get a presigned URL, " +
@@ -98,8 +103,8 @@ func (s *Server) addUploadTool(srv *mcp.Server) {
 			if _, media := transfer.MediaTypes[ct]; media {
 				return s.mediaUpload(ctx, owner, ct)
 			}
-			if !contentTypePattern.MatchString(ct) || len(ct) > 100 {
-				return CreateUploadOut{}, "", "", job.Fieldf("content_type", "must look like type/subtype, e.g. application/jsonl (got %q)", ct)
+			if !contentTypePattern.MatchString(ct) || len(ct) > maxContentTypeLen {
+				return CreateUploadOut{}, "", "", job.Fieldf("content_type", "must look like type/subtype of at most %d characters, e.g. application/jsonl (got %q)", maxContentTypeLen, service.Truncate(ct, maxContentTypeLen))
 			}
 			u := s.Files.NewUpload(owner)
 			url, err := s.Uploads.PresignPut(ctx, u.URI, ct, transfer.UploadURLTTL)

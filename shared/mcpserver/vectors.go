@@ -128,7 +128,7 @@ func indexError(name string, err error) error {
 
 func (s *Server) addVectorTools(srv *mcp.Server) {
 	yes, no := true, false
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:  "search_index",
 		Title: "Search a vector index by text",
 		Description: "Nearest neighbours of a text in one of your vector indexes (made by submit_batch with an embedding model and index): " +
@@ -136,13 +136,13 @@ func (s *Server) addVectorTools(srv *mcp.Server) {
 			"k 1..100 (default 10); filter on metadata keys the index holds (list_indexes shows them).",
 		Annotations: &mcp.ToolAnnotations{Title: "Search index", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &yes},
 	}, s.searchIndex)
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:        "list_indexes",
 		Title:       "List your vector indexes",
 		Description: "Your vector indexes: name, model, dimension, metric, vector count, filterable metadata keys, completed jobs and when each was last written.",
 		Annotations: &mcp.ToolAnnotations{Title: "List indexes", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 	}, s.listIndexes)
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, &mcp.Tool{
 		Name:        "delete_index",
 		Title:       "Delete a vector index",
 		Description: "Deletes one of your vector indexes and all its vectors, for good.",

@@ -306,8 +306,9 @@ func (m *Model) Listing() Listing {
 	p := m.Prices
 	return Listing{
 		ID: m.ID, Provider: m.Provider, Family: m.Family, Task: m.Task,
-		Modes: slices.Clone(m.Modes), MaxOutputTokens: m.MaxOutputTokens, BatchMaxOutput: m.BatchMaxOutput,
-		InputModalities: slices.Clone(m.InputModalities),
+		// Listed as [] when empty: list_models' schema types them as arrays.
+		Modes: append([]Mode{}, m.Modes...), MaxOutputTokens: m.MaxOutputTokens, BatchMaxOutput: m.BatchMaxOutput,
+		InputModalities: append([]string{}, m.InputModalities...),
 		PricesPerMillion: ListingPrices{
 			Input: p.Input, Output: p.Output, BatchInput: p.BatchInput, BatchOutput: p.BatchOutput,
 			CacheWrite: p.CacheWrite, CacheRead: p.CacheRead,

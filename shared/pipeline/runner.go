@@ -612,8 +612,8 @@ func (r *Runner) ListReports(ctx context.Context, name, cursor string, limit int
 	if limit == 0 {
 		limit = job.DefaultPageSize
 	}
-	if limit < 1 || limit > job.MaxPageSize {
-		return nil, "", job.Fieldf("limit", "must be 1..%d (got %d)", job.MaxPageSize, limit)
+	if limit < job.MinPageSize || limit > job.MaxPageSize {
+		return nil, "", job.Fieldf("limit", "must be %d..%d (got %d)", job.MinPageSize, job.MaxPageSize, limit)
 	}
 	idx, inner := 0, cursor
 	if name == "" && cursor != "" {

@@ -63,7 +63,7 @@ func (c *Core) ResultsPage(ctx context.Context, owner string, q ResultsQuery) (R
 	}
 	var st job.RecordStatus
 	switch q.Status {
-	case "", "all":
+	case "", job.ResultsAll:
 	case string(job.RecordSucceeded), string(job.RecordFailed):
 		st = job.RecordStatus(q.Status)
 	default:
@@ -183,8 +183,8 @@ func pageLimit(n int) (int, error) {
 	switch {
 	case n == 0:
 		return job.DefaultPageSize, nil
-	case n < 1 || n > job.MaxPageSize:
-		return 0, job.Fieldf("limit", "must be 1..%d (got %d)", job.MaxPageSize, n)
+	case n < job.MinPageSize || n > job.MaxPageSize:
+		return 0, job.Fieldf("limit", "must be %d..%d (got %d)", job.MinPageSize, job.MaxPageSize, n)
 	}
 	return n, nil
 }

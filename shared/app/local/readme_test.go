@@ -574,12 +574,27 @@ func TestReadmeToolBounds(t *testing.T) {
 	if len(bounds) < 8 {
 		t.Fatalf("found %d documented bounds: %+v", len(bounds), bounds)
 	}
+	tools := servedTools(t, cs)
 	for _, b := range bounds {
 		if base[b.tool] == nil {
 			t.Errorf("%s.%s: a documented bound this test has no arguments for", b.tool, b.field)
 			continue
 		}
 		t.Run(b.tool+"."+b.field, func(t *testing.T) {
+			// The listed schema states what the README documents.
+			var prop struct {
+				Minimum, Maximum *float64
+				MaxLength        *int
+			}
+			if raw, ok := schemaOf(t, tools[b.tool].InputSchema).Properties[b.field]; !ok || json.Unmarshal(raw, &prop) != nil {
+				t.Fatalf("%s has no input %s", b.tool, b.field)
+			}
+			if b.lo != nil && b.hi != nil && (!samePtr(prop.Minimum, b.lo) || !samePtr(prop.Maximum, b.hi)) {
+				t.Errorf("documented range %v..%v; the listed schema says minimum %v maximum %v", *b.lo, *b.hi, ptrOr(prop.Minimum), ptrOr(prop.Maximum))
+			}
+			if b.maxLen > 0 && !samePtr(prop.MaxLength, &b.maxLen) {
+				t.Errorf("documented ≤%d; the listed schema says maxLength %v", b.maxLen, ptrOr(prop.MaxLength))
+			}
 			if b.lo != nil && b.hi != nil {
 				for _, v := range []float64{*b.lo, *b.hi} {
 					if _, msg, isErr := try(b.tool, with(b.tool, b.field, v)); isErr {

@@ -91,8 +91,8 @@ func NewRequest(index int, in job.Input, p job.Params, rules *model.Model) (*Req
 	if r.MaxTokens < 0 {
 		return nil, job.Fieldf("maxTokens", "must be positive, got %d", r.MaxTokens)
 	}
-	if t := r.Temperature; t != nil && (*t < 0 || *t > 1) {
-		return nil, job.Fieldf("temperature", "must be 0..1 for Converse (inferenceConfig.temperature), got %g", *t)
+	if t := r.Temperature; t != nil && (*t < job.MinTemperature || *t > job.MaxTemperature) {
+		return nil, job.Fieldf("temperature", "must be %g..%g for Converse (inferenceConfig.temperature), got %g", job.MinTemperature, job.MaxTemperature, *t)
 	}
 	switch {
 	case in.Prompt != "":
@@ -129,9 +129,9 @@ func checkTurns(f func(string) string, msgs []content.Message) error {
 	for m, msg := range msgs {
 		name := fmt.Sprintf("messages[%d]", m)
 		switch {
-		case msg.Role != "user" && msg.Role != "assistant":
+		case msg.Role != job.RoleUser && msg.Role != job.RoleAssistant:
 			return job.Fieldf(f(name+".role"), `must be "user" or "assistant", got %q`, msg.Role)
-		case m == 0 && msg.Role != "user":
+		case m == 0 && msg.Role != job.RoleUser:
 			return job.Fieldf(f(name+".role"), `the first message must be from "user"`)
 		case m > 0 && msg.Role == msgs[m-1].Role:
 			return job.Fieldf(f(name+".role"), `roles must alternate between "user" and "assistant" (Converse); messages[%d] is also %q`, m-1, msg.Role)

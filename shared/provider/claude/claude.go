@@ -53,10 +53,10 @@ func validate(f func(string) string, raw json.RawMessage) error {
 		if FirstByte(item) != '{' || json.Unmarshal(item, &m) != nil {
 			return job.Fieldf(f(name), "must be an object {role, content}")
 		}
-		if m.Role != "user" && m.Role != "assistant" {
+		if m.Role != job.RoleUser && m.Role != job.RoleAssistant {
 			return job.Fieldf(f(name+".role"), `must be "user" or "assistant", got %q`, m.Role)
 		}
-		if j == 0 && m.Role != "user" {
+		if j == 0 && m.Role != job.RoleUser {
 			return job.Fieldf(f(name+".role"), `the first message must be from "user"`)
 		}
 		if !nonEmptyContent(m.Content) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/content"
+	"github.com/mcpbatch/mcpbatch/shared/index"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 )
@@ -67,7 +68,9 @@ func VectorsRefused(j *job.Job, e *VectorsRefusedError) {
 	}
 }
 
-var cohereInputTypes = []string{"search_document", "search_query", "classification", "clustering"}
+// CohereInputTypes are Cohere Embed's input_type values (Bedrock model
+// parameters for Cohere Embed, as of 2026-12).
+var CohereInputTypes = []string{"search_document", "search_query", "classification", "clustering"}
 
 // checkEmbedding holds an embedding submit to its model's rules: the records'
 // text (not empty; over the model's input limit refused, or cut when truncate
@@ -92,8 +95,8 @@ func checkEmbedding(req *SubmitRequest, m *model.Model) error {
 	case ep.InputType == "":
 	case titan:
 		return job.Fieldf("input_type", "only Cohere Embed takes input_type; model %s has none", m.ID)
-	case !slices.Contains(cohereInputTypes, ep.InputType):
-		return job.Fieldf("input_type", "must be one of %s (got %q)", strings.Join(cohereInputTypes, ", "), ep.InputType)
+	case !slices.Contains(CohereInputTypes, ep.InputType):
+		return job.Fieldf("input_type", "must be one of %s (got %q)", strings.Join(CohereInputTypes, ", "), ep.InputType)
 	}
 	switch ep.Truncate {
 	case "":
@@ -196,13 +199,13 @@ func (s *Service) checkIndex(req *SubmitRequest, m *model.Model) (*job.IndexTarg
 	t := &job.IndexTarget{Name: req.Index.Name, Metric: req.Index.Metric, Dimension: req.Params.Embed.Dimensions, Normalize: req.Params.Embed.Normalize}
 	switch t.Metric {
 	case "":
-		t.Metric = "cosine"
-	case "cosine", "euclidean":
+		t.Metric = string(index.Cosine)
+	case string(index.Cosine), string(index.Euclidean):
 	default:
-		return nil, job.Fieldf("index.metric", "must be cosine or euclidean (got %q)", t.Metric)
+		return nil, job.Fieldf("index.metric", "must be %s or %s (got %q)", index.Cosine, index.Euclidean, t.Metric)
 	}
-	if t.Name == "" {
-		return nil, job.Fieldf("index.name", "empty; name the index (1..63 letters, digits, '-', '_', '.')")
+	if n := len(t.Name); n == 0 || n > index.MaxNameLen {
+		return nil, job.Fieldf("index.name", "%d characters; name the index with 1..%d letters, digits, '-', '_', '.'", n, index.MaxNameLen)
 	}
 	return t, nil
 }

@@ -40,8 +40,8 @@ func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*m
 		if m.MaxOutputTokens > 0 {
 			req.Params.MaxTokens = min(job.DefaultMaxTokens, m.MaxOutputTokens)
 		}
-	case m.Task == model.TaskText && m.MaxOutputTokens == 0 && req.Params.MaxTokens < 1: // a model only the account knows: its limit is the provider's to enforce
-		return nil, job.Fieldf("max_tokens", "must be at least 1 for model %s (got %d)", m.ID, req.Params.MaxTokens)
+	case m.Task == model.TaskText && m.MaxOutputTokens == 0 && req.Params.MaxTokens < job.MinMaxTokens: // a model only the account knows: its limit is the provider's to enforce
+		return nil, job.Fieldf("max_tokens", "must be at least %d for model %s (got %d)", job.MinMaxTokens, m.ID, req.Params.MaxTokens)
 	case m.Task == model.TaskText && m.MaxOutputTokens > 0:
 		// Batch (or a mode still to settle) may reach the batch maximum;
 		// resolveMode holds the settled mode to its own limit.

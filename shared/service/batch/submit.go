@@ -64,8 +64,6 @@ type SubmitRequest struct {
 	deadlineTokens int64
 }
 
-const maxNameLen = 128
-
 // Submit validates a batch, writes the provider input to object storage, starts the
 // provider job(s) and returns the job at once.
 func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, error) {

@@ -62,8 +62,8 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	if err := resolveTier(req, m); err != nil {
 		return nil, err
 	}
-	if len(req.Name) > maxNameLen {
-		return nil, job.Fieldf("name", "at most %d characters (got %d)", maxNameLen, len(req.Name))
+	if len(req.Name) > job.MaxJobNameLen {
+		return nil, job.Fieldf("name", "at most %d characters (got %d)", job.MaxJobNameLen, len(req.Name))
 	}
 	switch {
 	case req.TTLDays == 0:
@@ -71,8 +71,8 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	case req.TTLDays < job.MinTTLDays || req.TTLDays > job.MaxTTLDays:
 		return nil, job.Fieldf("ttl_days", "must be %d..%d (got %d)", job.MinTTLDays, job.MaxTTLDays, req.TTLDays)
 	}
-	if t := req.Params.Temperature; t != nil && (*t < 0 || *t > 1) {
-		return nil, job.Fieldf("temperature", "must be 0..1 (got %g)", *t)
+	if t := req.Params.Temperature; t != nil && (*t < job.MinTemperature || *t > job.MaxTemperature) {
+		return nil, job.Fieldf("temperature", "must be %g..%g (got %g)", job.MinTemperature, job.MaxTemperature, *t)
 	}
 	return prov, nil
 }

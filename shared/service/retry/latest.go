@@ -28,7 +28,7 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 	}
 	var want job.RecordStatus
 	switch q.Status {
-	case "", "all":
+	case "", job.ResultsAll:
 	case string(job.RecordSucceeded), string(job.RecordFailed):
 		want = job.RecordStatus(q.Status)
 	default:
@@ -38,8 +38,8 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 	switch {
 	case limit == 0:
 		limit = job.DefaultPageSize
-	case limit < 1 || limit > job.MaxPageSize:
-		return service.ResultsPage{}, job.Fieldf("limit", "must be 1..%d (got %d)", job.MaxPageSize, limit)
+	case limit < job.MinPageSize || limit > job.MaxPageSize:
+		return service.ResultsPage{}, job.Fieldf("limit", "must be %d..%d (got %d)", job.MinPageSize, job.MaxPageSize, limit)
 	}
 	chain, err := s.retryChain(ctx, parent)
 	if err != nil {

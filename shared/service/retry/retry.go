@@ -60,9 +60,9 @@ type Request struct {
 // override makes one, and the job item lists them (retried_by).
 const MaxRetriesPerJob = 10
 
-// maxRecordIDs bounds an explicit list: no job holds more failed records than
+// MaxRecordIDs bounds an explicit list: no job holds more failed records than
 // a Bedrock file holds records.
-const maxRecordIDs = job.BedrockMaxRecords
+const MaxRecordIDs = job.BedrockMaxRecords
 
 // Retry starts (or finds) the child job of req. existed reports that the
 // same selection had been retried before and the earlier child is returned.
@@ -154,8 +154,8 @@ func checkWhich(req Request) (string, error) {
 		switch n := len(req.RecordIDs); {
 		case n == 0:
 			return "", job.Fieldf("record_ids", "give at least one failed record id with which=ids")
-		case n > maxRecordIDs:
-			return "", job.Fieldf("record_ids", "at most %d ids (got %d)", maxRecordIDs, n)
+		case n > MaxRecordIDs:
+			return "", job.Fieldf("record_ids", "at most %d ids (got %d)", MaxRecordIDs, n)
 		}
 	default:
 		return "", job.Fieldf("which", "must be one of all, retryable, ids (got %q)", service.Truncate(which, 40))

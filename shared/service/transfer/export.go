@@ -88,7 +88,7 @@ func (s *Service) Export(ctx context.Context, req ExportRequest) (*Export, error
 		return nil, job.Fieldf("format", "must be jsonl or csv (got %q)", service.Truncate(req.Format, 40))
 	}
 	switch req.Status {
-	case "", "all", string(job.RecordSucceeded), string(job.RecordFailed):
+	case "", job.ResultsAll, string(job.RecordSucceeded), string(job.RecordFailed):
 	default:
 		return nil, job.Fieldf("status", "must be one of all, succeeded, failed (got %q)", service.Truncate(req.Status, 40))
 	}
@@ -98,7 +98,7 @@ func (s *Service) Export(ctx context.Context, req ExportRequest) (*Export, error
 	}
 	status := req.Status
 	if status == "" {
-		status = "all"
+		status = job.ResultsAll
 	}
 	out := &Export{Format: req.Format, Job: j,
 		URI: blob.Join(s.Bucket, "exports", j.ID, fmt.Sprintf("%s-%s.%s", s.Now().Format("20060102T150405.000000000Z"), status, req.Format))}
