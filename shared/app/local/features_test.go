@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
@@ -57,8 +58,8 @@ func readURL(t *testing.T, link string) []byte {
 	return b
 }
 
-func TestExportResults(t *testing.T) {
-	s := newSuite(t)
+var _ = flow("ExportResults", func(t *testing.T, w wiring) {
+	s := newSuiteOn(t, w, local.Options{FailEvery: 10})
 	cs := s.client("alice")
 	id := s.finishedJob(cs, 150)
 	tests := []struct {
@@ -139,7 +140,7 @@ func TestExportResults(t *testing.T) {
 			}
 		}
 	})
-}
+})
 
 // A client that sends a progressToken hears how far a long export is.
 func TestExportProgress(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
@@ -80,8 +81,8 @@ func exportIDs(t *testing.T, s *suite, args map[string]any) []string {
 // Bedrock batch job spread over two shards, an Anthropic message batch, an
 // on-demand job, a status filter, and a job's merged view over its retry
 // (whose own results keep that order too), batch and on demand.
-func TestResultsInInputOrder(t *testing.T) {
-	s := newSuite(t) // every 10th record fails, so there is something to retry
+var _ = flow("ResultsInInputOrder", func(t *testing.T, w wiring) {
+	s := newSuiteOn(t, w, local.Options{FailEvery: 10}) // every 10th record fails, so there is something to retry
 	cs := s.client("alice")
 	check := func(t *testing.T, what string, got, want []string) {
 		t.Helper()
@@ -174,4 +175,4 @@ func TestResultsInInputOrder(t *testing.T) {
 		}
 		check(t, "export latest", exportIDs(t, s, map[string]any{"job_id": h.JobID, "latest": true}), ids)
 	})
-}
+})
