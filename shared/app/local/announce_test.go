@@ -204,7 +204,7 @@ var _ = flow("WebhookDelivery", func(t *testing.T, w wiring) {
 	notes := notifications(t, l)
 	var mine int
 	for _, nt := range notes {
-		if nt.Topic == local.LocalTopic && strings.Contains(nt.Subject, j.ID) {
+		if nt.Topic == l.Announce.TopicARN && strings.Contains(nt.Subject, j.ID) {
 			mine++
 			if nt.Attributes["owner"] != "local-dev" {
 				t.Errorf("SNS message attributes %v, want owner local-dev (subscribers filter on it)", nt.Attributes)
@@ -256,7 +256,7 @@ func TestSageMakerAsyncNotify(t *testing.T) {
 	notes := notifications(t, s.l)
 	n := 0
 	for _, nt := range notes {
-		if nt.Topic == local.LocalTopic && strings.Contains(nt.Message, `"jobId":"`+h.JobID+`"`) {
+		if nt.Topic == s.l.Announce.TopicARN && strings.Contains(nt.Message, `"jobId":"`+h.JobID+`"`) {
 			n++
 		}
 	}
