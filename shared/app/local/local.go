@@ -72,6 +72,15 @@ type Adapters struct {
 	// reports go to (one topic, as config.EnvReportTopic is in AWS).
 	Topic    Topic
 	TopicARN string
+	// Links signs create_upload and download links (nil: the suite's own
+	// /local/uploads and /local/objects links); s3blob's are S3's own.
+	Links Links
+}
+
+// Links signs upload and download links, as S3 presigned URLs do in AWS.
+type Links interface {
+	mcpserver.UploadSigner
+	mcpserver.Presigner
 }
 
 // Options configure make dev.
@@ -243,6 +252,9 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		Svc: g, Presign: l.Uploads, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,
 		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true},
 		Models:   g.Core.Catalog, Retries: g.Retry, Log: o.Log, Version: app.Version,
+	}
+	if o.Adapters.Links != nil {
+		l.MCP.Presign, l.MCP.Uploads = o.Adapters.Links, o.Adapters.Links
 	}
 	l.Blobs = blobs
 	l.addVectors(d)

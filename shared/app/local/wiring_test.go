@@ -115,7 +115,8 @@ func awsAdapters(t *testing.T, now func() time.Time) local.Adapters {
 	}
 
 	topic := newSNSTopic(t, cfg, endpoint, n)
-	return local.Adapters{Store: st, Blobs: s3blob.New(s3c, s3blob.Options{}),
+	objects := s3blob.New(s3c, s3blob.Options{})
+	return local.Adapters{Store: st, Blobs: objects, Links: objects,
 		Vectors: newMotoVectors(t, cfg, endpoint), VectorBucket: fmt.Sprintf("mcpbatch-e2e-vectors-%d", n),
 		Topic: topic, TopicARN: topic.arn}
 }
