@@ -30,8 +30,13 @@ const (
 
 // newAccountSuite is the local suite over acct (nil: the make dev account).
 func newAccountSuite(t *testing.T, dir string, acct *sim.Account) *local.Suite {
+	return newAccountSuiteOn(t, sqliteWiring, dir, acct)
+}
+
+// newAccountSuiteOn is newAccountSuite on wiring w.
+func newAccountSuiteOn(t *testing.T, w wiring, dir string, acct *sim.Account) *local.Suite {
 	t.Helper()
-	l, err := local.New(context.Background(), local.Options{Dir: dir, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Account: acct})
+	l, err := local.New(context.Background(), w.options(t, local.Options{Dir: dir, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Account: acct}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,8 +153,8 @@ func submitReq(m string, n int) batch.SubmitRequest {
 
 // TestAccountOnlyModelAccepted: a model the account offers and the catalog
 // lacks is accepted, with a warning on the job, and its cost comes out unpriced.
-func TestAccountOnlyModelAccepted(t *testing.T) {
-	l := newAccountSuite(t, t.TempDir(), nil)
+var _ = flow("AccountOnlyModelAccepted", func(t *testing.T, w wiring) {
+	l := newAccountSuiteOn(t, w, t.TempDir(), nil)
 	j, err := l.Service.Submit(t.Context(), submitReq(palmyra, 150))
 	if err != nil {
 		t.Fatalf("submit: %v", err)
@@ -166,7 +171,7 @@ func TestAccountOnlyModelAccepted(t *testing.T) {
 	if got.Cost == nil || got.Cost.TotalUSD != 0 || !slices.Equal(got.Cost.Unpriced, []string{"batch_input", "batch_output"}) {
 		t.Errorf("cost %+v: want unpriced batch_input and batch_output", got.Cost)
 	}
-}
+})
 
 // TestNoAccessRefused: a model the account has no access to is refused at
 // submit with the way to get access, and nothing is stored.

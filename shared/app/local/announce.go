@@ -63,6 +63,9 @@ func (l *Suite) addAnnounce(o Options) error {
 	l.Announce = &announce.Service{Jobs: l.store, Log: o.Log,
 		Webhooks: &notify.Webhook{Keys: notify.StaticKeys{secret}, AllowLoopback: true, Backoff: o.WebhookBackoff},
 		Topic:    l.Reports.Notifier, TopicARN: LocalTopic}
+	if o.Adapters.TopicARN != "" {
+		l.Announce.TopicARN = o.Adapters.TopicARN
+	}
 	l.MCP.Notify = l.Announce
 	if l.Router.Others == nil {
 		l.Router.Others = map[string]func(context.Context, events.CloudWatchEvent) error{}

@@ -106,11 +106,11 @@ func TestJobCompletedSchema(t *testing.T) {
 // dev's wiring: the receiver on loopback gets one signed delivery per terminal
 // state, after a retry of a 503; a wrong secret does not verify; a redelivered
 // Job Completed sends nothing again; the SNS stand-in gets the same summary.
-func TestWebhookDelivery(t *testing.T) {
+var _ = flow("WebhookDelivery", func(t *testing.T, w wiring) {
 	dir := t.TempDir()
-	l, err := local.New(context.Background(), local.Options{Dir: dir, FailEvery: 10,
+	l, err := local.New(context.Background(), w.options(t, local.Options{Dir: dir, FailEvery: 10,
 		Log:            slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		WebhookBackoff: func(int) time.Duration { return 10 * time.Millisecond }})
+		WebhookBackoff: func(int) time.Duration { return 10 * time.Millisecond }}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,13 +201,10 @@ func TestWebhookDelivery(t *testing.T) {
 	}
 	rcv.mu.Unlock()
 
-	notes, err := l.Reports.Notifier.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
+	notes := notifications(t, l)
 	var mine int
 	for _, nt := range notes {
-		if nt.Topic == local.LocalTopic && strings.Contains(nt.Subject, j.ID) {
+		if nt.Topic == l.Announce.TopicARN && strings.Contains(nt.Subject, j.ID) {
 			mine++
 			if nt.Attributes["owner"] != "local-dev" {
 				t.Errorf("SNS message attributes %v, want owner local-dev (subscribers filter on it)", nt.Attributes)
@@ -220,7 +217,7 @@ func TestWebhookDelivery(t *testing.T) {
 	if mine != 1 {
 		t.Fatalf("%d notifications of %s on the topic, want 1", mine, j.ID)
 	}
-}
+})
 
 // TestCheckNotify: AWS rules (no private addresses, https only, 2,048
 // characters) and a deployment without a topic, each a field error.
@@ -256,13 +253,10 @@ func TestSageMakerAsyncNotify(t *testing.T) {
 		"content_type": "text/plain", "notify": map[string]any{"sns": true}})
 	waitTerminal(t, s, "alice", h.JobID)
 	s.l.Bus.Wait()
-	notes, err := s.l.Reports.Notifier.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
+	notes := notifications(t, s.l)
 	n := 0
 	for _, nt := range notes {
-		if nt.Topic == local.LocalTopic && strings.Contains(nt.Message, `"jobId":"`+h.JobID+`"`) {
+		if nt.Topic == s.l.Announce.TopicARN && strings.Contains(nt.Message, `"jobId":"`+h.JobID+`"`) {
 			n++
 		}
 	}

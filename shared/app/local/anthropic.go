@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
-	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
@@ -19,7 +18,7 @@ const simAPIKey = "sk-ant-simulated-local"
 // Anthropic provider, reached by the official SDK over HTTP. The key comes from
 // ANTHROPIC_API_KEY when set, so the auth path is the deployed one; it is
 // never logged.
-func (l *Suite) startAnthropic(o Options, blobs *fsblob.Store, d *graph.Deps) error {
+func (l *Suite) startAnthropic(o Options, blobs Objects, d *graph.Deps) error {
 	key := os.Getenv(config.EnvAnthropicAPIKey)
 	if key == "" {
 		key = simAPIKey

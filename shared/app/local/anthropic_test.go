@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/wire"
@@ -32,8 +33,8 @@ func (s *suite) reconcile() reconcile.ReconcileReport {
 // The whole Anthropic path through the real SDK against the simulator:
 // submit → poll (in_progress, counts stay at processing) → ended → reconcile →
 // ingest → get_job_results, with errored requests keeping their type and message.
-func TestAnthropicSubmitToResults(t *testing.T) {
-	s := newSuite(t)
+var _ = flow("AnthropicSubmitToResults", func(t *testing.T, w wiring) {
+	s := newSuiteOn(t, w, local.Options{FailEvery: 10})
 	cs := s.client("alice")
 	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{
 		"model": claudeHaiku, "records": records(30), "system": "You are terse.",
@@ -81,7 +82,7 @@ func TestAnthropicSubmitToResults(t *testing.T) {
 	if rep := s.reconcile(); rep.InFlight != 0 || rep.Calls != 0 {
 		t.Errorf("reconcile after the end = %+v", rep)
 	}
-}
+})
 
 // Two reconciler runs at once (overlapping schedules) announce and ingest an ended batch once.
 func TestOverlappingReconcilesIngestOnce(t *testing.T) {
@@ -218,8 +219,8 @@ func TestAnthropicSplitsOver100k(t *testing.T) {
 
 // The reconciler recovers a Bedrock job whose Completed event was lost, and the
 // event arriving after all (or a stale one) never moves the job backwards.
-func TestReconcilerRecoversDroppedBedrockEvent(t *testing.T) {
-	s := newSuite(t)
+var _ = flow("ReconcilerRecoversDroppedBedrockEvent", func(t *testing.T, w wiring) {
+	s := newSuiteOn(t, w, local.Options{FailEvery: 10})
 	s.l.Sim.DropEvent = func(st string) bool { return st == "Completed" }
 	var mu sync.Mutex
 	var inProgress []byte
@@ -262,7 +263,7 @@ func TestReconcilerRecoversDroppedBedrockEvent(t *testing.T) {
 	if got.Status != want.Status || got.Succeeded != want.Succeeded || got.Failed != want.Failed || got.CompletedAt != want.CompletedAt {
 		t.Errorf("after late events job = %+v, want unchanged %+v", got, want)
 	}
-}
+})
 
 // One run reaches every job in flight even past the store's 500-job page: each
 // job it polls is stamped and moves behind the others.

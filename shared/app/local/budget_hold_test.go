@@ -71,10 +71,10 @@ func (s *suite) runToEnd(cs *mcp.ClientSession, id string) mcpserver.JobView {
 // saying what it spent of the budget and how many records were not run; the
 // held records are failed records (BudgetHeld) that retry_failed, with a new
 // budget, runs.
-func TestBudgetHoldsUnsubmittedParts(t *testing.T) {
+var _ = flow("BudgetHoldsUnsubmittedParts", func(t *testing.T, w wiring) {
 	acct := sim.NewAccount()
 	acct.Update(haiku, func(m *sim.AccountModel) { m.Batch.MaxRecords, m.Batch.Concurrent = 100, 1 })
-	s := newSuiteWith(t, local.Options{Account: acct})
+	s := newSuiteOn(t, w, local.Options{Account: acct})
 	s.l.Sim.MaxJobsPerModel = 1
 	s.l.Service.DefaultQuota = 1
 	cs := s.client("alice")
@@ -196,13 +196,13 @@ func TestBudgetHoldsUnsubmittedParts(t *testing.T) {
 		t.Fatalf("second job: the simulator created %v; job %s with %d succeeded, %d failed, error %q; want 2 created, 200 succeeded and 100 held",
 			names, j2.Status, j2.Succeeded, j2.Failed, j2.Error)
 	}
-}
+})
 
 // TestPipelineBudgetRefused: a pipeline's budget_usd, or run_pipeline's for
 // one run, refuses a run whose estimate is over it, naming both, and stores
 // no job; get_report says why.
 func TestPipelineBudgetRefused(t *testing.T) {
-	s := newReportSuite(t, corpus.Spec{Text: 30}, 0)
+	s := newReportSuite(t, sqliteWiring, corpus.Spec{Text: 30}, 0)
 	s.l.Reports.Runner.Config.Pipelines[0].BudgetUSD = 0.000001
 	_, err := s.l.Reports.Runner.Tick(context.Background(), pipeline.TickRequest{Pipeline: "support-triage", Date: runDate})
 	if err == nil || !regexp.MustCompile(`budget_usd: the estimated cost \$[0-9.]+ .* is over budget_usd \$0\.0000`).MatchString(err.Error()) {

@@ -6,14 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
 // budget_usd: a submit (inline, retry_failed) whose estimate is over it is
 // refused, naming both amounts, and nothing is stored; dry_run lists it as a
 // problem; a job within budget shows budget, spent (cost_usd) and remaining.
-func TestBudget(t *testing.T) {
-	s := newSuite(t)
+var _ = flow("Budget", func(t *testing.T, w wiring) {
+	s := newSuiteOn(t, w, local.Options{FailEvery: 10})
 	cs := s.client("alice")
 	// 120 records × max_tokens 1024 of output at batch prices: tenths of a dollar.
 	args := map[string]any{"model": haiku, "records": records(120), "budget_usd": 0.10}
@@ -62,4 +63,4 @@ func TestBudget(t *testing.T) {
 	if msg := toolErr(t, cs, "submit_batch", map[string]any{"model": haiku, "input_uri": "s3://mcpbatch-local/inputs/alice/x.jsonl", "budget_usd": 1}); !strings.Contains(msg, "budget_usd") {
 		t.Errorf("file submit with a budget: %q", msg)
 	}
-}
+})

@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/cost"
 )
@@ -47,7 +46,7 @@ func (l *Suite) route(ctx context.Context, ev []byte, m *cost.Meter) error {
 // meteredBlobs counts the suite's own S3 requests and bytes (what the
 // providers read and write in the bucket is not counted).
 type meteredBlobs struct {
-	*fsblob.Store
+	Objects
 	m *cost.Meter
 }
 
@@ -56,7 +55,7 @@ type meteredBlobs struct {
 const putPartSize = 8 << 20
 
 func (b meteredBlobs) Put(ctx context.Context, uri string, r io.Reader, contentType string) (int64, error) {
-	n, err := b.Store.Put(ctx, uri, r, contentType)
+	n, err := b.Objects.Put(ctx, uri, r, contentType)
 	if err == nil {
 		reqs := int64(1)
 		if n > putPartSize {
@@ -68,7 +67,7 @@ func (b meteredBlobs) Put(ctx context.Context, uri string, r io.Reader, contentT
 }
 
 func (b meteredBlobs) Open(ctx context.Context, uri string, offset int64) (io.ReadCloser, error) {
-	rc, err := b.Store.Open(ctx, uri, offset)
+	rc, err := b.Objects.Open(ctx, uri, offset)
 	if err != nil {
 		b.m.Get(1, 0)
 		return nil, err

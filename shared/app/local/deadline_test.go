@@ -42,9 +42,11 @@ func (c *testClock) Set(t time.Time) {
 // same job, none twice, and every result says its path. Events that come
 // again or late afterwards (a duplicate Stopped, a late Completed, another
 // "Job Output Ready", another run request) change nothing.
-func TestDeadlineRedrive(t *testing.T) {
+var _ = flow("DeadlineRedrive", func(t *testing.T, w wiring) {
+	// On DynamoDB the job reads back with no deadline: the stop never comes.
+	skipOnAWS(t, w, "issue 31 item 1: dynamostore drops Deadline, DeadlineTokens and Redrive")
 	clk := &testClock{}
-	s := newSuiteWith(t, local.Options{Now: clk.Now})
+	s := newSuiteOn(t, w, local.Options{Now: clk.Now})
 	s.l.Sim.SlowJob = func(string) int { return 40 } // 40 records per step
 	cs := s.client("alice")
 	ctx := context.Background()
@@ -184,17 +186,19 @@ func TestDeadlineRedrive(t *testing.T) {
 			t.Fatalf("record %s path %q, was %q", id, p, paths[id])
 		}
 	}
-}
+})
 
 // TestDeadlineFlex: an on-demand run with deadline pressure does not take
 // Flex when the tier is left to auto (a warning says so); a run on Flex that
 // is throttled backs off and, its deadline near, moves to standard for the
 // records left (a warning says so), the records before priced at flex.
-func TestDeadlineFlex(t *testing.T) {
+var _ = flow("DeadlineFlex", func(t *testing.T, w wiring) {
+	// On DynamoDB the job reads back with no deadline: all 48 stay on flex.
+	skipOnAWS(t, w, "issue 31 item 1: dynamostore drops Deadline")
 	t.Setenv(model.EnvModelsJSON, tierOverride)
 	// Half the Flex calls are throttled; one call at a time, so the run
 	// checkpoints every 16 records.
-	s := newSuiteWith(t, local.Options{Reports: local.ReportsOptions{FlexThrottleRate: 0.5, Concurrency: 1}})
+	s := newSuiteOn(t, w, local.Options{Reports: local.ReportsOptions{FlexThrottleRate: 0.5, Concurrency: 1}})
 	cs := s.client("alice")
 	rt := s.l.Reports.Runtime
 	// Four minutes fit 48 short records at any rate the suite assumes, and
@@ -235,7 +239,7 @@ func TestDeadlineFlex(t *testing.T) {
 			t.Errorf("cost $%.6f, want between all-flex $%.6f and all-standard $%.6f", j.CostUSD, allFlex, allStd)
 		}
 	})
-}
+})
 
 // TestDeadlineDropsQueuedPart: a part still waiting for the model's job quota
 // when its deadline presses never reaches Bedrock; all its records run on

@@ -20,11 +20,13 @@ import (
 	sdkbedrock "github.com/aws/aws-sdk-go-v2/service/bedrock"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/bus"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/cost"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
+	"github.com/mcpbatch/mcpbatch/shared/index"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
@@ -33,8 +35,53 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/service/refresh"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	"github.com/mcpbatch/mcpbatch/shared/store"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
+
+// Objects is the object store the suite runs on: fsblob in make dev, s3blob
+// in the AWS wiring; both can pin a version (validate reads an upload twice).
+type Objects interface {
+	blob.Store
+	blob.Versioned
+}
+
+// Topic receives the notifications SNS would carry: the notifications file in
+// make dev, SNS itself in the AWS wiring.
+type Topic interface {
+	Notify(ctx context.Context, topic, subject, message string) error
+	NotifyOwner(ctx context.Context, topic, owner, subject, message string) error
+}
+
+// Adapters are the suite's storage and notification adapters. A nil field is
+// make dev's: SQLite and a folder under Dir, the S3 Vectors simulator, the
+// notifications file. Tests pass the AWS adapters (dynamostore, s3blob, S3
+// Vectors, SNS on moto_server) so the same flows run on the deployed wiring;
+// the providers' simulators are the same on both.
+type Adapters struct {
+	// Store is closed by Suite.Close when it is an io.Closer. A caller's store
+	// keeps its own clock (Options.StoreNow applies only to SQLite).
+	Store store.Store
+	// Blobs must hold Bucket (the AWS wiring creates it).
+	Blobs Objects
+	// Vectors is the S3 Vectors API under the index adapter, and
+	// VectorBucket its vector bucket (default VectorBucket), created on first use.
+	Vectors      index.S3VectorsAPI
+	VectorBucket string
+	// Topic and TopicARN, the topic that job notifications and pipeline
+	// reports go to (one topic, as config.EnvReportTopic is in AWS).
+	Topic    Topic
+	TopicARN string
+	// Links signs create_upload and download links (nil: the suite's own
+	// /local/uploads and /local/objects links); s3blob's are S3's own.
+	Links Links
+}
+
+// Links signs upload and download links, as S3 presigned URLs do in AWS.
+type Links interface {
+	mcpserver.UploadSigner
+	mcpserver.Presigner
+}
 
 // Options configure make dev.
 type Options struct {
@@ -69,6 +116,8 @@ type Options struct {
 	Account *sim.Account
 	// Now is the services' clock (nil: time.Now); tests move it to reach a deadline.
 	Now func() time.Time
+	// Adapters replace make dev's store, objects, vectors and topic (zero: make dev's).
+	Adapters Adapters
 }
 
 // Suite is the whole suite in one process: the MCP handler, the event router,
@@ -84,8 +133,8 @@ type Suite struct {
 	// Uploads serves create_upload links; call SetBaseURL once listening.
 	Uploads *Uploads
 	Reports *Reports
-	Blobs   *fsblob.Store
-	store   *localstore.Store
+	Blobs   Objects
+	store   store.Store
 	owner   mcpserver.OwnerFunc
 	log     *slog.Logger
 
@@ -122,17 +171,13 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	if o.Owner == nil {
 		o.Owner = func(*http.Request) (string, error) { return "local-dev", nil }
 	}
-	var storeOpts []localstore.Option
-	if o.StoreNow != nil {
-		storeOpts = append(storeOpts, localstore.WithNow(o.StoreNow))
+	// The folder holds the metrics file and secrets whatever the adapters.
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("state folder: %w", err)
 	}
-	st, err := localstore.Open(filepath.Join(o.Dir, "mcpbatch.db"), storeOpts...)
+	st, blobs, err := openAdapters(o)
 	if err != nil {
-		return nil, fmt.Errorf("open local store: %w", err)
-	}
-	blobs, err := fsblob.New(filepath.Join(o.Dir, "objects"))
-	if err != nil {
-		return nil, fmt.Errorf("open local objects: %w", err)
+		return nil, err
 	}
 	l := &Suite{store: st, owner: o.Owner, log: o.Log}
 	l.Bus = &bus.Local{Source: config.EventSource, Account: sim.DefaultAccount, Region: sim.DefaultRegion, Log: o.Log,
@@ -166,7 +211,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	}
 	if o.Meter != nil {
 		d.Store = &cost.Store{Store: st, M: o.Meter}
-		d.Blobs = meteredBlobs{Store: blobs, m: o.Meter}
+		d.Blobs = meteredBlobs{Objects: blobs, m: o.Meter}
 	}
 	// The same settings the Lambdas read; the simulators stand in for the clients.
 	if err := app.Settings(&d); err != nil {
@@ -208,6 +253,9 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		Svc: g, Presign: l.Uploads, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,
 		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true},
 		Models:   g.Core.Catalog, Retries: g.Retry, Log: o.Log, Version: app.Version,
+	}
+	if o.Adapters.Links != nil {
+		l.MCP.Presign, l.MCP.Uploads = o.Adapters.Links, o.Adapters.Links
 	}
 	l.Blobs = blobs
 	l.addVectors(d)
@@ -270,5 +318,33 @@ func (l *Suite) Close() error {
 	if l.MetricsFile != nil {
 		err = errors.Join(err, l.MetricsFile.Close())
 	}
-	return errors.Join(err, l.store.Close())
+	if c, ok := l.store.(io.Closer); ok {
+		err = errors.Join(err, c.Close())
+	}
+	return err
+}
+
+// openAdapters opens make dev's store and object folder under o.Dir, unless
+// o.Adapters gives them.
+func openAdapters(o Options) (store.Store, Objects, error) {
+	st, blobs := o.Adapters.Store, o.Adapters.Blobs
+	if st == nil {
+		var storeOpts []localstore.Option
+		if o.StoreNow != nil {
+			storeOpts = append(storeOpts, localstore.WithNow(o.StoreNow))
+		}
+		ls, err := localstore.Open(filepath.Join(o.Dir, "mcpbatch.db"), storeOpts...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open local store: %w", err)
+		}
+		st = ls
+	}
+	if blobs == nil {
+		fs, err := fsblob.New(filepath.Join(o.Dir, "objects"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("open local objects: %w", err)
+		}
+		blobs = fs
+	}
+	return st, blobs, nil
 }

@@ -50,7 +50,10 @@ func newSuiteFailing(t *testing.T, failEvery int) *suite {
 
 // newSuiteWith is the local suite with o's knobs; the directory, log and
 // owner header are the test's.
-func newSuiteWith(t *testing.T, o local.Options) *suite {
+func newSuiteWith(t *testing.T, o local.Options) *suite { return newSuiteOn(t, sqliteWiring, o) }
+
+// newSuiteOn is newSuiteWith on wiring w (an end-to-end flow's).
+func newSuiteOn(t *testing.T, w wiring, o local.Options) *suite {
 	t.Helper()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	if testing.Verbose() {
@@ -63,7 +66,7 @@ func newSuiteWith(t *testing.T, o local.Options) *suite {
 		}
 		return "", fmt.Errorf("no owner")
 	}
-	l, err := local.New(context.Background(), o)
+	l, err := local.New(context.Background(), w.options(t, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +181,8 @@ func allResults(t *testing.T, cs *mcp.ClientSession, jobID, status string, limit
 	}
 }
 
-func TestSubmitToResults(t *testing.T) {
-	s := newSuite(t)
+var _ = flow("SubmitToResults", func(t *testing.T, w wiring) {
+	s := newSuiteOn(t, w, local.Options{FailEvery: 10})
 	cs := s.client("alice")
 	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(150), "name": "smoke"})
 	if h.JobID == "" || h.RecordCount != 150 || h.Status != "submitted" || h.Provider != "bedrock" {
@@ -243,7 +246,7 @@ func TestSubmitToResults(t *testing.T) {
 	if len(list.Jobs) != 1 || list.Jobs[0].JobID != h.JobID {
 		t.Errorf("list_jobs = %+v", list)
 	}
-}
+})
 
 func TestToolInputErrors(t *testing.T) {
 	s := newSuite(t)
@@ -394,7 +397,7 @@ type finalState struct {
 // TestEventOrderAndDuplicates replays a job's Bedrock events in order, twice
 // each, reversed and shuffled: the final job and result count never change, and
 // a late InProgress never moves a finished job back.
-func TestEventOrderAndDuplicates(t *testing.T) {
+var _ = flow("EventOrderAndDuplicates", func(t *testing.T, w wiring) {
 	variants := []struct {
 		name  string
 		order func([][]byte) [][]byte
@@ -423,7 +426,7 @@ func TestEventOrderAndDuplicates(t *testing.T) {
 	var want *finalState
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			s := newSuite(t)
+			s := newSuiteOn(t, w, local.Options{FailEvery: 10})
 			var mu sync.Mutex
 			var captured [][]byte
 			s.l.Sim.Emit = func(_ context.Context, ev []byte) {
@@ -467,10 +470,10 @@ func TestEventOrderAndDuplicates(t *testing.T) {
 			}
 		})
 	}
-}
+})
 
-func TestCancel(t *testing.T) {
-	s := newSuite(t)
+var _ = flow("Cancel", func(t *testing.T, w wiring) {
+	s := newSuiteOn(t, w, local.Options{FailEvery: 10})
 	cs := s.client("alice")
 	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(100)})
 	c := call[mcpserver.CancelOut](t, cs, "cancel_job", map[string]any{"job_id": h.JobID})
@@ -486,7 +489,7 @@ func TestCancel(t *testing.T) {
 	if again.Status != "cancelled" {
 		t.Errorf("second cancel = %+v", again)
 	}
-}
+})
 
 func TestLocalEventsEndpoint(t *testing.T) {
 	s := newSuite(t)

@@ -947,7 +947,7 @@ func TestReadmeSubmitProgress(t *testing.T) {
 // count, and a fault override example the soak takes.
 func TestReadmeSoak(t *testing.T) {
 	text := strings.Join(strings.Fields(readFile(t, "../../../infra/local/README.md")), " ")
-	m := regexp.MustCompile("`TestChaosSoak` \\(`shared/app/local/soak_test.go`, with `MCPBATCH_E2E=1`\\) runs ([0-9]+) jobs").FindStringSubmatch(text)
+	m := regexp.MustCompile("`TestEndToEnd/ChaosSoak` \\(`shared/app/local/soak_test.go`, with `MCPBATCH_E2E=1`[^)]*\\) runs ([0-9]+) jobs").FindStringSubmatch(text)
 	if m == nil || m[1] != strconv.Itoa(soakJobs()) {
 		t.Errorf("the README says the soak runs %v jobs, it runs %d", m, soakJobs())
 	}

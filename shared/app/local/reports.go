@@ -47,7 +47,8 @@ type Reports struct {
 	Runtime    *sim.RuntimeSim
 	RuntimeURL string
 	Runner     *pipeline.Runner
-	Notifier   *FileNotifier
+	// Notifier is the notifications file, or Options.Adapters.Topic when set.
+	Notifier Topic
 }
 
 // startRuntime starts the Bedrock runtime simulator and gives d the on-demand
@@ -90,11 +91,14 @@ func (l *Suite) addReports(o Options) error {
 		}
 	}
 	r.Notifier = &FileNotifier{Path: filepath.Join(o.Dir, "notifications.jsonl"), Log: o.Log}
+	if o.Adapters.Topic != nil {
+		r.Notifier = o.Adapters.Topic
+	}
 	blobs := l.Blobs
 	root := ro.SourceRoot
 	r.Runner = &pipeline.Runner{
 		Config: cfg, Svc: l.Service, Jobs: l.store, Blobs: blobs, Bus: l.Bus, Notify: r.Notifier,
-		Bucket: Bucket, TopicARN: fmt.Sprintf("arn:aws:sns:%s:%s:mcpbatch-local-reports", sim.DefaultRegion, sim.DefaultAccount), Log: o.Log,
+		Bucket: Bucket, TopicARN: reportTopic(o), Log: o.Log,
 		SourceFor: func(p *pipeline.Pipeline, date string) (pipeline.Source, error) {
 			if p.Source.LocalDir != "" {
 				dir := pipeline.Expand(p.Source.LocalDir, Bucket, date)
@@ -124,6 +128,16 @@ func (l *Suite) addReports(o Options) error {
 	l.MCP.Reports = r.Runner
 	l.MCP.Features.Reports = true
 	return nil
+}
+
+// reportTopic is the topic pipelines notify when their config names none: in
+// AWS the one notification topic (config.EnvReportTopic) serves reports and
+// job notifications alike.
+func reportTopic(o Options) string {
+	if o.Adapters.TopicARN != "" {
+		return o.Adapters.TopicARN
+	}
+	return fmt.Sprintf("arn:aws:sns:%s:%s:mcpbatch-local-reports", sim.DefaultRegion, sim.DefaultAccount)
 }
 
 func unwrapAll(err error) error {

@@ -39,7 +39,7 @@ type reportSuite struct {
 // newReportSuite runs the local suite over a generated corpus with the shipped
 // pipelines file, pointed at the corpus folder. The batch simulator is stepped
 // by hand (failing every failEvery-th record), so runs are deterministic.
-func newReportSuite(t *testing.T, spec corpus.Spec, failEvery int) *reportSuite {
+func newReportSuite(t *testing.T, w wiring, spec corpus.Spec, failEvery int) *reportSuite {
 	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "corpus")
@@ -56,8 +56,8 @@ func newReportSuite(t *testing.T, spec corpus.Spec, failEvery int) *reportSuite 
 	if testing.Verbose() {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	l, err := local.New(context.Background(), local.Options{Dir: filepath.Join(dir, "state"), FailEvery: failEvery, Log: log,
-		Reports: local.ReportsOptions{Pipelines: cfg, Concurrency: 4}})
+	l, err := local.New(context.Background(), w.options(t, local.Options{Dir: filepath.Join(dir, "state"), FailEvery: failEvery, Log: log,
+		Reports: local.ReportsOptions{Pipelines: cfg, Concurrency: 4}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,17 +125,14 @@ func (s *reportSuite) report(ri pipeline.RunInfo) (reportDoc, map[string]string)
 
 func (s *reportSuite) notifications() []local.Notification {
 	s.t.Helper()
-	n, err := s.l.Reports.Notifier.Read()
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	n := notifications(s.t, s.l)
 	return n
 }
 
 // TestPipelineEndToEnd: schedule tick → batch job → simulated completion →
 // report files with the right numbers → one notification.
-func TestPipelineEndToEnd(t *testing.T) {
-	s := newReportSuite(t, corpus.Demo, 10)
+var _ = flow("PipelineEndToEnd", func(t *testing.T, w wiring) {
+	s := newReportSuite(t, w, corpus.Demo, 10)
 	ri := s.run()
 	if !ri.Created || ri.Mode != job.ModeBatch || ri.Records != 125 {
 		t.Fatalf("tick: %+v; want a new batch run of 125 records", ri)
@@ -190,12 +187,12 @@ func TestPipelineEndToEnd(t *testing.T) {
 	if len(n) != 1 || !strings.Contains(n[0].Subject, "113 of 125 succeeded") || !strings.Contains(n[0].Message, "report.html") {
 		t.Fatalf("notifications: %+v", n)
 	}
-}
+})
 
 // TestPipelineIdempotence: the same date run twice (also concurrently) makes one
 // job; a Job Completed delivered twice makes one report and one notification.
 func TestPipelineIdempotence(t *testing.T) {
-	s := newReportSuite(t, corpus.Spec{Text: 30}, 0)
+	s := newReportSuite(t, sqliteWiring, corpus.Spec{Text: 30}, 0)
 	first := s.run()
 	var wg sync.WaitGroup
 	for range 3 {
@@ -235,9 +232,9 @@ func completedEvent(jobID string) []byte {
 
 // TestOnDemandAndBatchReportsMatch: 30 documents run on demand, 150 in batch;
 // both reports have the same structure.
-func TestOnDemandAndBatchReportsMatch(t *testing.T) {
+var _ = flow("OnDemandAndBatchReportsMatch", func(t *testing.T, w wiring) {
 	shape := func(spec corpus.Spec, wantMode string) (reportDoc, []string) {
-		s := newReportSuite(t, spec, 0)
+		s := newReportSuite(t, w, spec, 0)
 		ri := s.run()
 		if ri.Mode != wantMode {
 			t.Fatalf("%d documents ran %s, want %s", spec.Text, ri.Mode, wantMode)
@@ -261,7 +258,7 @@ func TestOnDemandAndBatchReportsMatch(t *testing.T) {
 	if od.Summary.CacheReadTokens == 0 {
 		t.Fatal("the on-demand run read nothing from the prompt cache")
 	}
-}
+})
 
 func headings(md string) string {
 	var out []string
@@ -324,7 +321,7 @@ func mapsEqual(a, b map[string]int) bool {
 // TestReportTools drives run_pipeline, get_report, list_reports and an
 // on-demand submit_batch through a real MCP client over HTTP.
 func TestReportTools(t *testing.T) {
-	s := newReportSuite(t, corpus.Spec{Text: 12, Bad: true}, 0)
+	s := newReportSuite(t, sqliteWiring, corpus.Spec{Text: 12, Bad: true}, 0)
 	srv := httptest.NewServer(s.l.Handler())
 	t.Cleanup(srv.Close)
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
@@ -80,8 +81,8 @@ func exportIDs(t *testing.T, s *suite, args map[string]any) []string {
 // Bedrock batch job spread over two shards, an Anthropic message batch, an
 // on-demand job, a status filter, and a job's merged view over its retry
 // (whose own results keep that order too), batch and on demand.
-func TestResultsInInputOrder(t *testing.T) {
-	s := newSuite(t) // every 10th record fails, so there is something to retry
+var _ = flow("ResultsInInputOrder", func(t *testing.T, w wiring) {
+	s := newSuiteOn(t, w, local.Options{FailEvery: 10}) // every 10th record fails, so there is something to retry
 	cs := s.client("alice")
 	check := func(t *testing.T, what string, got, want []string) {
 		t.Helper()
@@ -92,13 +93,23 @@ func TestResultsInInputOrder(t *testing.T) {
 		}
 	}
 
+	// page is a listing's page size: on the AWS wiring five times larger
+	// (still odd, so pages end mid-shard), as one page of a 1,300-record
+	// partition costs moto_server about a second.
+	page := func(n int) int {
+		if w.name == awsWiring.name {
+			return 5 * n
+		}
+		return n
+	}
+
 	t.Run("batch over two shards", func(t *testing.T) {
 		ids := orderIDs(2600) // job.ShardsFor gives 2 shards
 		h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": orderRecords(ids)})
 		if j := s.finish(cs, h.JobID); j.Mode != "batch" {
 			t.Fatalf("setup: mode %q", j.Mode)
 		}
-		check(t, "get_job_results", resultIDs(allResults(t, cs, h.JobID, "", 97)), ids)
+		check(t, "get_job_results", resultIDs(allResults(t, cs, h.JobID, "", page(97))), ids)
 		check(t, "export_results", exportIDs(t, s, map[string]any{"job_id": h.JobID}), ids)
 		var failed []string
 		for i, id := range ids {
@@ -106,14 +117,14 @@ func TestResultsInInputOrder(t *testing.T) {
 				failed = append(failed, id)
 			}
 		}
-		check(t, "status=failed", resultIDs(allResults(t, cs, h.JobID, "failed", 7)), failed)
+		check(t, "status=failed", resultIDs(allResults(t, cs, h.JobID, "failed", page(7))), failed)
 		// 260 failed records: the retry is a batch job too.
 		c := call[mcpserver.RetryOut](t, cs, "retry_failed", map[string]any{"job_id": h.JobID})
 		if j := s.finish(cs, c.JobID); j.Mode != "batch" {
 			t.Fatalf("setup: retry mode %q", j.Mode)
 		}
-		check(t, "retry get_job_results", resultIDs(allResults(t, cs, c.JobID, "", 31)), failed)
-		check(t, "latest: true", resultIDs(latestResults(t, s, h.JobID, 97)), ids)
+		check(t, "retry get_job_results", resultIDs(allResults(t, cs, c.JobID, "", page(31))), failed)
+		check(t, "latest: true", resultIDs(latestResults(t, s, h.JobID, page(97))), ids)
 	})
 
 	t.Run("anthropic message batch", func(t *testing.T) {
@@ -174,4 +185,4 @@ func TestResultsInInputOrder(t *testing.T) {
 		}
 		check(t, "export latest", exportIDs(t, s, map[string]any{"job_id": h.JobID, "latest": true}), ids)
 	})
-}
+})

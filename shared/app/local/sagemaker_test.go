@@ -58,7 +58,7 @@ func waitTerminal(t *testing.T, s *suite, owner, id string) jobView {
 	}
 }
 
-func TestSageMakerAsyncThroughMCP(t *testing.T) {
+var _ = flow("SageMakerAsyncThroughMCP", func(t *testing.T, w wiring) {
 	big := strings.Repeat("x", job.SageMakerMaxInlineBody+1)
 	tests := []struct {
 		name       string
@@ -154,7 +154,7 @@ func TestSageMakerAsyncThroughMCP(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSuite(t)
+			s := newSuiteOn(t, w, local.Options{FailEvery: 10})
 			if tc.knobs != nil {
 				tc.knobs(s)
 			}
@@ -178,7 +178,7 @@ func TestSageMakerAsyncThroughMCP(t *testing.T) {
 			}
 		})
 	}
-}
+})
 
 func TestSageMakerBadInput(t *testing.T) {
 	s := newSuite(t)

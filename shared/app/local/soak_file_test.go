@@ -13,7 +13,6 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/blob"
-	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
@@ -71,7 +70,7 @@ func soakFileK(uri string) int {
 // version): throttling, a body cut mid-read, and the file replaced or
 // deleted once a pass over it ended.
 type chaosBlobs struct {
-	*fsblob.Store
+	local.Objects
 	c      *chaos
 	prefix string
 	// records is how many records each planned file job has (by k).
@@ -101,7 +100,7 @@ func (b *chaosBlobs) Stat(ctx context.Context, uri string) (blob.Version, error)
 	if b.faulty(uri) && b.throttled("stat", uri) {
 		return blob.Version{}, fmt.Errorf("stat %s: %w", uri, errSlowDown)
 	}
-	return b.Store.Stat(ctx, uri)
+	return b.Objects.Stat(ctx, uri)
 }
 
 func (b *chaosBlobs) OpenVersion(ctx context.Context, uri string, v blob.Version) (io.ReadCloser, error) {
@@ -110,12 +109,12 @@ func (b *chaosBlobs) OpenVersion(ctx context.Context, uri string, v blob.Version
 
 func (b *chaosBlobs) OpenVersionAt(ctx context.Context, uri string, v blob.Version, offset int64) (io.ReadCloser, error) {
 	if !b.faulty(uri) {
-		return b.Store.OpenVersionAt(ctx, uri, v, offset)
+		return b.Objects.OpenVersionAt(ctx, uri, v, offset)
 	}
 	if b.throttled("get", uri) {
 		return nil, fmt.Errorf("get %s: %w", uri, errSlowDown)
 	}
-	rc, err := b.Store.OpenVersionAt(ctx, uri, v, offset)
+	rc, err := b.Objects.OpenVersionAt(ctx, uri, v, offset)
 	if err != nil {
 		return rc, err
 	}
@@ -145,12 +144,12 @@ func (b *chaosBlobs) afterPass(uri string) {
 	if b.c.roll("swap-how", uri) < 0.25 {
 		b.c.count(fDeleteInput)
 		b.c.note(b.jobOf(uri), "input file deleted after a pass")
-		_ = b.Store.Delete(ctx, uri)
+		_ = b.Objects.Delete(ctx, uri)
 		return
 	}
 	b.c.count(fSwapInput)
 	b.c.note(b.jobOf(uri), "input file replaced after a pass")
-	_, _ = b.Store.Put(ctx, uri, bytes.NewReader(soakFile(k, b.records[k], true)), "application/jsonl")
+	_, _ = b.Objects.Put(ctx, uri, bytes.NewReader(soakFile(k, b.records[k], true)), "application/jsonl")
 }
 
 // faultyBody fails with a reset once cut bytes were read (cut < 0: never).
@@ -189,7 +188,7 @@ func (c *chaos) wrapFileBlobs(l *local.Suite, plan []soakItem) {
 		}
 	}
 	core := *l.Service.Core
-	core.Blobs = &chaosBlobs{Store: l.Blobs, c: c, prefix: soakInputURI(l, 0)[:strings.LastIndexByte(soakInputURI(l, 0), '/')+1],
+	core.Blobs = &chaosBlobs{Objects: l.Blobs, c: c, prefix: soakInputURI(l, 0)[:strings.LastIndexByte(soakInputURI(l, 0), '/')+1],
 		records: records, swapped: map[string]bool{}}
 	l.Service.Transfer.Core = &core
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/service"
@@ -69,8 +70,8 @@ func submitFile(t *testing.T, cs *mcp.ClientSession, args map[string]any) mcpser
 // since prompt records run in a Converse-type job and one job runs one way.
 const nativeBody = `{"messages":[{"role":"user","content":[{"text":"Say hi"}]}],"inferenceConfig":{"maxTokens":64}}`
 
-func TestUploadSubmit(t *testing.T) {
-	s := newSuite(t)
+var _ = flow("UploadSubmit", func(t *testing.T, w wiring) {
+	s := newSuiteOn(t, w, local.Options{FailEvery: 10})
 	s.l.Uploads.SetBaseURL(s.srv.URL)
 	alice, bob := s.client("alice"), s.client("bob")
 
@@ -164,7 +165,7 @@ func TestUploadSubmit(t *testing.T) {
 			t.Errorf("bob reading alice's upload by uri: %q", msg)
 		}
 	})
-}
+})
 
 func TestUploadValidation(t *testing.T) {
 	s := newSuite(t)

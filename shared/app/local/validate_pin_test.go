@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/blob"
-	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/service"
@@ -22,7 +22,7 @@ import (
 // first reader of it is closed: a caller reusing its upload link between
 // validation's first pass and the next.
 type swapAfterFirstRead struct {
-	*fsblob.Store
+	local.Objects
 	uri, swap string
 	once      sync.Once
 }
@@ -40,7 +40,7 @@ func (s *swapAfterFirstRead) wrap(uri string, rc io.ReadCloser, err error) (io.R
 	}
 	return onClose{rc, func() {
 		s.once.Do(func() {
-			if _, err := s.Store.Put(context.Background(), s.uri, strings.NewReader(s.swap), "application/jsonl"); err != nil {
+			if _, err := s.Objects.Put(context.Background(), s.uri, strings.NewReader(s.swap), "application/jsonl"); err != nil {
 				panic(err)
 			}
 		})
@@ -48,12 +48,12 @@ func (s *swapAfterFirstRead) wrap(uri string, rc io.ReadCloser, err error) (io.R
 }
 
 func (s *swapAfterFirstRead) Open(ctx context.Context, uri string, offset int64) (io.ReadCloser, error) {
-	rc, err := s.Store.Open(ctx, uri, offset)
+	rc, err := s.Objects.Open(ctx, uri, offset)
 	return s.wrap(uri, rc, err)
 }
 
 func (s *swapAfterFirstRead) OpenVersion(ctx context.Context, uri string, v blob.Version) (io.ReadCloser, error) {
-	rc, err := s.Store.OpenVersion(ctx, uri, v)
+	rc, err := s.Objects.OpenVersion(ctx, uri, v)
 	return s.wrap(uri, rc, err)
 }
 
@@ -88,7 +88,7 @@ func TestValidateFilePinsTheObject(t *testing.T) {
 	dups := jsonlLines(150, func(i int) string { return `{"id":"same","prompt":"p"}` })
 	j := submitHeldFile(t, s, uri, good)
 	swapping := *s.l.Service.Core
-	swapping.Blobs = &swapAfterFirstRead{Store: s.l.Blobs, uri: uri, swap: dups}
+	swapping.Blobs = &swapAfterFirstRead{Objects: s.l.Blobs, uri: uri, swap: dups}
 	if err := (&transfer.Service{Core: &swapping, Batch: s.l.Service.Service}).ValidateFile(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestValidateFilePinsTheObject(t *testing.T) {
 // under load (throttling past the SDK's own retries; a body cut mid-read,
 // which the SDK does not retry).
 type flakyReads struct {
-	*fsblob.Store
+	local.Objects
 	uri     string
 	mu      sync.Mutex
 	stats   int
@@ -138,7 +138,7 @@ func (f *flakyReads) Stat(ctx context.Context, uri string) (blob.Version, error)
 	if uri == f.uri && first {
 		return blob.Version{}, errors.New("api error SlowDown: Please reduce your request rate")
 	}
-	return f.Store.Stat(ctx, uri)
+	return f.Objects.Stat(ctx, uri)
 }
 
 func (f *flakyReads) OpenVersion(ctx context.Context, uri string, v blob.Version) (io.ReadCloser, error) {
@@ -147,7 +147,7 @@ func (f *flakyReads) OpenVersion(ctx context.Context, uri string, v blob.Version
 
 func (f *flakyReads) OpenVersionAt(ctx context.Context, uri string, v blob.Version, off int64) (io.ReadCloser, error) {
 	if uri != f.uri {
-		return f.Store.OpenVersionAt(ctx, uri, v, off)
+		return f.Objects.OpenVersionAt(ctx, uri, v, off)
 	}
 	f.mu.Lock()
 	f.opens++
@@ -159,7 +159,7 @@ func (f *flakyReads) OpenVersionAt(ctx context.Context, uri string, v blob.Versi
 	if first {
 		return nil, errors.New("api error SlowDown: Please reduce your request rate")
 	}
-	rc, err := f.Store.OpenVersionAt(ctx, uri, v, off)
+	rc, err := f.Objects.OpenVersionAt(ctx, uri, v, off)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func TestValidateFileRidesOutReadFaults(t *testing.T) {
 	good := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"r%d","prompt":"p"}`, i) })
 	j := submitHeldFile(t, s, uri, good)
 	flaky := *s.l.Service.Core
-	reads := &flakyReads{Store: s.l.Blobs, uri: uri}
+	reads := &flakyReads{Objects: s.l.Blobs, uri: uri}
 	flaky.Blobs = reads
 	if err := (&transfer.Service{Core: &flaky, Batch: s.l.Service.Service}).ValidateFile(ctx, j.ID); err != nil {
 		t.Fatalf("validation under transient read faults: %v", err)
@@ -197,7 +197,7 @@ func TestValidateFileRidesOutReadFaults(t *testing.T) {
 // and replaces the file before the read resumes, as a caller re-uploading
 // through the same link while validation reads would.
 type swapAtSecondPassCut struct {
-	*fsblob.Store
+	local.Objects
 	uri     string
 	swap    string
 	mu      sync.Mutex
@@ -211,7 +211,7 @@ func (f *swapAtSecondPassCut) OpenVersion(ctx context.Context, uri string, v blo
 
 func (f *swapAtSecondPassCut) OpenVersionAt(ctx context.Context, uri string, v blob.Version, off int64) (io.ReadCloser, error) {
 	if uri != f.uri {
-		return f.Store.OpenVersionAt(ctx, uri, v, off)
+		return f.Objects.OpenVersionAt(ctx, uri, v, off)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -219,11 +219,11 @@ func (f *swapAtSecondPassCut) OpenVersionAt(ctx context.Context, uri string, v b
 		f.starts++
 	} else if !f.swapped {
 		f.swapped = true
-		if _, err := f.Store.Put(ctx, uri, strings.NewReader(f.swap), "application/jsonl"); err != nil {
+		if _, err := f.Objects.Put(ctx, uri, strings.NewReader(f.swap), "application/jsonl"); err != nil {
 			return nil, err
 		}
 	}
-	rc, err := f.Store.OpenVersionAt(ctx, uri, v, off)
+	rc, err := f.Objects.OpenVersionAt(ctx, uri, v, off)
 	if err != nil || f.starts != 2 || off > 0 {
 		return rc, err
 	}
@@ -244,7 +244,7 @@ func TestValidateFileSwapAtSecondPassResume(t *testing.T) {
 	other := jsonlLines(120, func(i int) string { return fmt.Sprintf(`{"id":"x%d","prompt":"q"}`, i) })
 	j := submitHeldFile(t, s, uri, good)
 	swapping := *s.l.Service.Core
-	sw := &swapAtSecondPassCut{Store: s.l.Blobs, uri: uri, swap: other}
+	sw := &swapAtSecondPassCut{Objects: s.l.Blobs, uri: uri, swap: other}
 	swapping.Blobs = sw
 	v := &transfer.Service{Core: &swapping, Batch: s.l.Service.Service}
 	_ = v.ValidateFile(ctx, j.ID)

@@ -20,8 +20,8 @@ import (
 const VectorBucket = "mcpbatch-local-vectors"
 
 // Vectors is make dev's vector store: the S3 Vectors simulator behind the real
-// SDK client. The simulator keeps indexes in memory: they last as long as the
-// process.
+// SDK client (or Options.Adapters.Vectors, when set: then Sim is nil). The
+// simulator keeps indexes in memory: they last as long as the process.
 type Vectors struct {
 	Sim   *sim.S3VectorsSim
 	URL   string
@@ -31,19 +31,28 @@ type Vectors struct {
 
 // startVectors starts the S3 Vectors simulator and gives the graph its sink.
 func (l *Suite) startVectors(ctx context.Context, o Options, records vectors.Records, blobs vectors.Blobs, d *graph.Deps) error {
-	vs := &sim.S3VectorsSim{Log: o.Log, Region: sim.DefaultRegion, Account: sim.DefaultAccount}
-	url, err := vs.Listen("127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("start s3vectors simulator: %w", err)
+	l.Vectors = &Vectors{}
+	api := o.Adapters.Vectors
+	if api == nil {
+		vs := &sim.S3VectorsSim{Log: o.Log, Region: sim.DefaultRegion, Account: sim.DefaultAccount}
+		url, err := vs.Listen("127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("start s3vectors simulator: %w", err)
+		}
+		l.Vectors.Sim, l.Vectors.URL = vs, url
+		api = s3vectors.NewFromConfig(aws.Config{
+			Region:      sim.DefaultRegion,
+			Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
+			HTTPClient:  sim.HTTPClient(),
+		}, func(opts *s3vectors.Options) { opts.BaseEndpoint = aws.String(url) })
 	}
-	client := s3vectors.NewFromConfig(aws.Config{
-		Region:      sim.DefaultRegion,
-		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
-		HTTPClient:  sim.HTTPClient(),
-	}, func(opts *s3vectors.Options) { opts.BaseEndpoint = aws.String(url) })
-	ix := index.NewS3Vectors(client, VectorBucket)
-	ix.CreateBucket = true // the simulator starts empty
-	l.Vectors = &Vectors{Sim: vs, URL: url, Index: ix, Sink: &vectors.Sink{Index: ix, Records: records, Blobs: blobs, Log: o.Log}}
+	bucket := VectorBucket
+	if o.Adapters.VectorBucket != "" {
+		bucket = o.Adapters.VectorBucket
+	}
+	ix := index.NewS3Vectors(api, bucket)
+	ix.CreateBucket = true // the simulator (or moto) starts empty
+	l.Vectors.Index, l.Vectors.Sink = ix, &vectors.Sink{Index: ix, Records: records, Blobs: blobs, Log: o.Log}
 	d.Vectors = l.Vectors.Sink
 	return nil
 }
@@ -59,7 +68,7 @@ func (l *Suite) addVectors(d graph.Deps) {
 }
 
 func (l *Suite) closeVectors() error {
-	if l.Vectors == nil {
+	if l.Vectors == nil || l.Vectors.Sim == nil {
 		return nil
 	}
 	return l.Vectors.Sim.Close()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
@@ -31,8 +32,10 @@ func docs(n int) []map[string]any {
 	return out
 }
 
-func TestEmbedIndexSearch(t *testing.T) {
-	s := newCleanSuite(t)
+var _ = flow("EmbedIndexSearch", func(t *testing.T, w wiring) {
+	// On DynamoDB the job reads back with no index: no vector is written (list_indexes says 0).
+	skipOnAWS(t, w, "issue 31 item 1: dynamostore drops Index")
+	s := newSuiteOn(t, w, local.Options{})
 	cs := s.client("alice")
 	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{
 		"model": titan, "records": docs(150), "dimensions": 512, "index": map[string]any{"name": "docs"},
@@ -83,7 +86,7 @@ func TestEmbedIndexSearch(t *testing.T) {
 			t.Fatalf("filter let through %+v", m)
 		}
 	}
-}
+})
 
 func TestEmbedCohereOnDemand(t *testing.T) {
 	s := newCleanSuite(t)

@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -270,8 +272,11 @@ func (s *Store) PresignGet(ctx context.Context, uri string, ttl time.Duration) (
 	if ttl <= 0 || ttl > maxPresignTTL {
 		return "", fmt.Errorf("s3blob: presign %s: ttl %s outside (0, %s]", uri, ttl, maxPresignTTL)
 	}
-	req, err := s.Presigner.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)},
-		s3.WithPresignExpires(ttl))
+	// The link downloads under the object's own name (an export opened from
+	// the console is a file to save, not a page to show).
+	disposition := mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(key)})
+	req, err := s.Presigner.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key),
+		ResponseContentDisposition: aws.String(disposition)}, s3.WithPresignExpires(ttl))
 	if err != nil {
 		return "", fmt.Errorf("s3blob: presign %s: %w", uri, err)
 	}

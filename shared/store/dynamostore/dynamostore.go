@@ -46,6 +46,9 @@ const (
 	DefaultMaxBatchAttempts  = 10
 	DefaultMaxUpdateAttempts = 32
 
+	// maxQueryScan caps the items one Query of queryN reads (a page is at
+	// most 1 MB whatever the Limit).
+	maxQueryScan = 1000
 	// batchSize is BatchWriteItem's limit per request.
 	batchSize = 25
 	// Optimistic-lock losers wait only briefly: the winner is already done.
@@ -398,13 +401,15 @@ func (s *Store) ListInFlight(ctx context.Context, provider string, updatedBefore
 // queryN collects up to want items that pass the query's filter. Limit
 // applies before FilterExpression, so a page may come back short (expired or
 // filtered items) while more data follows: keep querying until the page is
-// full or the data ends.
+// full or the data ends. Each short page doubles the items the next call
+// reads (up to maxQueryScan), so a filter that keeps one item in k costs
+// about log2(k) calls more, not k per item; items past want are dropped.
 func (s *Store) queryN(ctx context.Context, in *dynamodb.QueryInput, start map[string]types.AttributeValue, want int) ([]map[string]types.AttributeValue, error) {
 	var items []map[string]types.AttributeValue
-	for len(items) < want {
+	for scan := want; len(items) < want; scan = min(2*scan, maxQueryScan) {
 		q := *in
 		q.ExclusiveStartKey = start
-		q.Limit = aws.Int32(int32(want - len(items)))
+		q.Limit = aws.Int32(int32(max(scan, want-len(items))))
 		out, err := s.db.Query(ctx, &q)
 		if err != nil {
 			return nil, err
