@@ -44,7 +44,6 @@ func (c *testClock) Set(t time.Time) {
 // "Job Output Ready", another run request) change nothing.
 var _ = flow("DeadlineRedrive", func(t *testing.T, w wiring) {
 	// On DynamoDB the job reads back with no deadline: the stop never comes.
-	skipOnAWS(t, w, "issue 31 item 1: dynamostore drops Deadline, DeadlineTokens and Redrive")
 	clk := &testClock{}
 	s := newSuiteOn(t, w, local.Options{Now: clk.Now})
 	s.l.Sim.SlowJob = func(string) int { return 40 } // 40 records per step
@@ -194,7 +193,6 @@ var _ = flow("DeadlineRedrive", func(t *testing.T, w wiring) {
 // records left (a warning says so), the records before priced at flex.
 var _ = flow("DeadlineFlex", func(t *testing.T, w wiring) {
 	// On DynamoDB the job reads back with no deadline: all 48 stay on flex.
-	skipOnAWS(t, w, "issue 31 item 1: dynamostore drops Deadline")
 	t.Setenv(model.EnvModelsJSON, tierOverride)
 	// Half the Flex calls are throttled; one call at a time, so the run
 	// checkpoints every 16 records.

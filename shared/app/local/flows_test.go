@@ -102,15 +102,6 @@ func TestEndToEnd(t *testing.T) {
 	}
 }
 
-// skipOnAWS skips a flow on the AWS wiring for a defect being fixed
-// elsewhere; the reason names the issue, so the skip goes when it is fixed.
-func skipOnAWS(t *testing.T, w wiring, reason string) {
-	t.Helper()
-	if w.name == awsWiring.name {
-		t.Skip(reason)
-	}
-}
-
 // issueFlows are the flows issue 32 names, each with the registered flows
 // that run it end to end.
 var issueFlows = map[string][]string{

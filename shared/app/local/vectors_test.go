@@ -34,7 +34,6 @@ func docs(n int) []map[string]any {
 
 var _ = flow("EmbedIndexSearch", func(t *testing.T, w wiring) {
 	// On DynamoDB the job reads back with no index: no vector is written (list_indexes says 0).
-	skipOnAWS(t, w, "issue 31 item 1: dynamostore drops Index")
 	s := newSuiteOn(t, w, local.Options{})
 	cs := s.client("alice")
 	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{
