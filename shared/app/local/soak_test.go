@@ -607,6 +607,39 @@ var _ = flow("ChaosSoak", func(t *testing.T, w wiring) {
 	if spec := os.Getenv(soakFaultsEnv); spec != "" {
 		t.Logf("fault rates overridden by %s=%s", soakFaultsEnv, spec)
 	}
+	runSoak(t, w, seed, rates)
+})
+
+// soakRaised are the rates at which the soak broke before (three to four
+// times its own), and soakRaisedSeeds the seeds it must hold them on.
+const soakRaised = "dup=0.4,delay=0.4,drop_provider=0.3,drop_internal=0.1,kill_submit=0.25,kill_ingest=0.4,kill_ondemand=0.4," +
+	"cancel_during_submit=0.1,throttle_bedrock=0.3,busy_anthropic=0.3,kill_announce=0.3,redeliver=0.6,s3_read_error=0.3"
+
+var soakRaisedSeeds = []uint64{4242, 777001, 31337, 20261130, 99}
+
+// TestChaosSoakRaised runs the soak at the raised rates on the fixed
+// seeds (on make dev's wiring, the seeds side by side: the soak mostly
+// waits on its simulators' steps). Replay one with
+// MCPBATCH_SOAK_SEED=<seed> MCPBATCH_SOAK_FAULTS=<soakRaised> and
+// -run TestEndToEnd/ChaosSoak/sqlite.
+func TestChaosSoakRaised(t *testing.T) {
+	if os.Getenv("MCPBATCH_E2E") != "1" || testing.Short() {
+		t.Skip("chaos soak: set MCPBATCH_E2E=1 (make test does)")
+	}
+	rates, err := soakFaultRates(soakRaised)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seed := range soakRaisedSeeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			runSoak(t, sqliteWiring, seed, rates)
+		})
+	}
+}
+
+// runSoak is one soak: the plan of the seed, its faults at rates, on w.
+func runSoak(t *testing.T, w wiring, seed uint64, rates map[string]float64) {
 	start := time.Now()
 	c := newChaos(seed, rates)
 
@@ -839,7 +872,7 @@ var _ = flow("ChaosSoak", func(t *testing.T, w wiring) {
 		t.Errorf("chaos soak seed %d: %d lost, %d double-counted, %d orphaned, %d jobs not terminal, webhooks %d sent twice, %d not delivered as documented, %d wrong; %d problems (see the tables above; replay with %s=%d)",
 			seed, rep.lost, rep.double, rep.orphaned, rep.notTerminal, rep.webhookDup, rep.webhookLost, rep.webhookBad, len(rep.problems), soakSeedEnv, seed)
 	}
-})
+}
 
 // submitSoak submits one planned job and returns its id ("" when the submit
 // did not return one: killed, or refused).
