@@ -9,7 +9,7 @@ TOOLS := $(CURDIR)/.tools
 CDK := $(CURDIR)/.cdk/node_modules/.bin/cdk
 export PATH := $(TOOLS)/bin:$(PATH)
 
-.PHONY: all build dev demo test bench lint synth deploy clean tools fuzz cost
+.PHONY: all build dev demo test test-binaries bench lint synth deploy clean tools fuzz cost
 
 all: build
 
@@ -22,8 +22,19 @@ bin/%/pipelines.json: $(PIPELINES_FILE)
 	@mkdir -p $(@D)
 	cp $< $@
 
-bin/%/bootstrap: $(GO_SOURCES)
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags "-s -w" -o $@ ./functions/$*
+# One go build for all the functions (a grouped target): the packages they share,
+# the AWS and Anthropic SDKs among them, compile once rather than once per function.
+$(BOOTSTRAPS) &: $(GO_SOURCES)
+	$(call build-functions,arm64,bin)
+
+# build-functions builds every function for linux/$(1) as Lambda runs it (static,
+# stripped) into $(2)/<fn>/bootstrap: `go build -o dir/` of several mains names
+# each after its folder, so they are built aside and moved into place.
+define build-functions
+	@rm -rf $(2)/.build && mkdir -p $(2)/.build
+	GOOS=linux GOARCH=$(1) CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags "-s -w" -o $(2)/.build/ $(FUNCTIONS:%=./functions/%)
+	@for fn in $(FUNCTIONS); do mkdir -p $(2)/$$fn && mv $(2)/.build/$$fn $(2)/$$fn/bootstrap; done; rmdir $(2)/.build
+endef
 
 ## dev: the whole suite in one process on http://$(ADDR)/mcp with the simulators
 ## (make dev ADDR=127.0.0.1:9000 for another port). The binary is built first
@@ -57,11 +68,26 @@ tools:
 ## test: every test layer: unit, contract (moto_server), handlers, simulators, MCP
 ## over a real client, built artifacts under the Lambda RIE, CDK assertions,
 ## cdk-nag, cfn-lint, a CLI synth, and every fuzz target for FUZZ_TIME (make fuzz).
-test: tools lint
-	MCPBATCH_E2E=1 MCPBATCH_TOOLS=$(TOOLS) go test -count=1 -timeout 40m ./...
+test: tools lint test-binaries
+	MCPBATCH_E2E=1 MCPBATCH_TOOLS=$(TOOLS) MCPBATCH_BOOTSTRAPS=$(TEST_BIN) MCPBATCH_DEV_BIN=$(TEST_BIN)/dev \
+	  go test -count=1 -timeout 40m ./...
 	$(MAKE) fuzz
 	$(MAKE) synth
 	cfn-lint cdk.out/*.template.json
+
+## test-binaries: what the tests run, built once per run before go test and shared by every
+## test package: the bootstraps for linux/arm64 (make build's, weighed by TestBootstrapSize)
+## and for the host's arch (run under RIE) in $(TEST_BIN)/linux_<arch>/<fn>/bootstrap, and the
+## make dev binary in $(TEST_BIN)/dev. Without MCPBATCH_BOOTSTRAPS / MCPBATCH_DEV_BIN the
+## tests build their own (plain go test).
+TEST_BIN := $(CURDIR)/bin/test
+HOST_ARCH := $(shell go env GOARCH)
+test-binaries: build
+	@mkdir -p $(TEST_BIN) && ln -sfn .. $(TEST_BIN)/linux_arm64
+ifneq ($(HOST_ARCH),arm64)
+	$(call build-functions,$(HOST_ARCH),$(TEST_BIN)/linux_$(HOST_ARCH))
+endif
+	go build -o $(TEST_BIN)/dev ./infra/local
 
 ## fuzz: every fuzz target (func Fuzz* in a _test.go) for FUZZ_TIME each, one at a time
 ## (-fuzz takes one target of one package). Seeds live in <pkg>/testdata/fuzz/<FuzzName>/

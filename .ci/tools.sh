@@ -9,7 +9,8 @@ mkdir -p "$TOOLS/bin"
 RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
 NODE22_VERSION=22.23.5
 INSPECTOR_VERSION=2.12.0
-CONFORMANCE_VERSION=0.1.16
+# 0.2.0-alpha.12 (2026-10-01) carries requirements/2026-07-28.yaml, which TestConformance runs.
+CONFORMANCE_VERSION=0.2.0-alpha.12
 # The official TypeScript MCP SDK v2 (2026-07-28) and its extension packages,
 # newest as of 2026-12-01, for the official-client end-to-end tests.
 MCP_CLIENT_VERSION=2.4.0
@@ -41,7 +42,8 @@ if [ ! -f "$TOOLS/inspector/node_modules/@modelcontextprotocol/inspector/package
   say "installing @modelcontextprotocol/inspector@$INSPECTOR_VERSION under .tools/inspector"
   npm install --prefix "$TOOLS/inspector" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
 fi
-if [ ! -f "$TOOLS/conformance/node_modules/@modelcontextprotocol/conformance/package.json" ]; then
+# Checked by version, so a checkout holding an older install moves on to the pinned one.
+if ! grep -qs "\"version\": \"$CONFORMANCE_VERSION\"" "$TOOLS/conformance/node_modules/@modelcontextprotocol/conformance/package.json"; then
   say "installing @modelcontextprotocol/conformance@$CONFORMANCE_VERSION under .tools/conformance"
   npm install --prefix "$TOOLS/conformance" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
 fi

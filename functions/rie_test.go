@@ -73,14 +73,13 @@ const (
 )
 
 var (
-	// buildDir holds the bootstraps; TestMain creates and removes it.
+	// buildDir holds the bootstraps the tests build themselves; TestMain
+	// creates and removes it.
 	buildDir string
 
-	builds struct {
-		once  sync.Once
-		paths map[string]string
-		err   error
-	}
+	// builds are the bootstraps per GOARCH, each set built (or found) once.
+	buildsMu sync.Mutex
+	builds   = map[string]*archBuild{}
 
 	moto struct {
 		once sync.Once
@@ -134,55 +133,96 @@ func rieBinary(tb testing.TB) string {
 	return p
 }
 
-// bootstrap returns the path of fn's bootstrap, building all of them on first use.
+// archBuild is every function's bootstrap for one GOARCH.
+type archBuild struct {
+	once  sync.Once
+	paths map[string]string
+	err   error
+}
+
+// bootstrap returns the path of fn's bootstrap for the host architecture (so
+// RIE can run it), building all of them on first use.
 func bootstrap(tb testing.TB, fn string) string {
 	tb.Helper()
-	builds.once.Do(buildAll)
-	if builds.err != nil {
-		tb.Fatal(builds.err)
-	}
-	return builds.paths[fn]
+	return bootstrapFor(tb, runtime.GOARCH, fn)
 }
 
-// buildAll builds every function with the Makefile's flags (only GOARCH differs:
-// the host's, so RIE can run it), concurrently to keep the test short.
-func buildAll() {
-	builds.paths = map[string]string{}
-	errs := make([]error, len(functions))
-	var wg sync.WaitGroup
-	for i, fn := range functions {
-		out := filepath.Join(buildDir, fn, "bootstrap")
-		builds.paths[fn] = out
-		wg.Go(func() {
-			cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w",
-				"-o", out, "./functions/"+fn)
-			cmd.Dir = ".." // the module root: go test runs in functions/
-			cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
-			if b, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("go build ./functions/%s: %v\n%s", fn, err, b)
-			}
-		})
+// bootstrapFor returns the path of fn's linux/arch bootstrap. make test builds
+// every one once per run before go test (make test-binaries) and names the
+// folder in MCPBATCH_BOOTSTRAPS: <dir>/linux_<arch>/<fn>/bootstrap. Without
+// it the package builds its own, once per arch.
+func bootstrapFor(tb testing.TB, arch, fn string) string {
+	tb.Helper()
+	buildsMu.Lock()
+	b, ok := builds[arch]
+	if !ok {
+		b = &archBuild{}
+		builds[arch] = b
 	}
-	wg.Wait()
-	builds.err = errors.Join(errs...)
+	buildsMu.Unlock()
+	b.once.Do(func() {
+		if dir := os.Getenv("MCPBATCH_BOOTSTRAPS"); dir != "" {
+			b.paths, b.err = prebuilt(filepath.Join(dir, "linux_"+arch))
+			return
+		}
+		b.paths, b.err = buildAll(arch, filepath.Join(buildDir, "linux_"+arch))
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
+	}
+	return b.paths[fn]
 }
 
-// TestBootstrapSize builds every function for linux/arm64 and linux/amd64 as
-// make build does and holds each to its limit.
+// prebuilt finds every function's bootstrap under dir.
+func prebuilt(dir string) (map[string]string, error) {
+	paths := map[string]string{}
+	for _, fn := range functions {
+		p := filepath.Join(dir, fn, "bootstrap")
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("MCPBATCH_BOOTSTRAPS: %v (make test-binaries builds them)", err)
+		}
+		paths[fn] = p
+	}
+	return paths, nil
+}
+
+// buildAll builds every function for linux/arch with the Makefile's flags, in
+// one go build (as make build does): the packages the functions share, the
+// AWS and Anthropic SDKs among them, compile once, not once per function.
+func buildAll(arch, dir string) (map[string]string, error) {
+	tmp := filepath.Join(dir, ".build")
+	args := []string{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", tmp + "/"}
+	for _, fn := range functions {
+		args = append(args, "./functions/"+fn)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = ".." // the module root: go test runs in functions/
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build ./functions/... for linux/%s: %v\n%s", arch, err, b)
+	}
+	// go build -o dir/ names each binary after its folder; Lambda runs "bootstrap".
+	paths := map[string]string{}
+	for _, fn := range functions {
+		p := filepath.Join(dir, fn, "bootstrap")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(filepath.Join(tmp, fn), p); err != nil {
+			return nil, err
+		}
+		paths[fn] = p
+	}
+	return paths, os.Remove(tmp)
+}
+
+// TestBootstrapSize holds every function's bootstrap, built for linux/arm64
+// and linux/amd64 as make build does, to its limit.
 func TestBootstrapSize(t *testing.T) {
 	for _, arch := range []string{"arm64", "amd64"} {
 		for _, fn := range functions {
 			t.Run(arch+"/"+fn, func(t *testing.T) {
-				path := bootstrap(t, fn)
-				if arch != runtime.GOARCH {
-					path = filepath.Join(buildDir, arch, fn, "bootstrap")
-					cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", path, "./functions/"+fn)
-					cmd.Dir = ".."
-					cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
-					if b, err := cmd.CombinedOutput(); err != nil {
-						t.Fatalf("go build ./functions/%s for %s: %v\n%s", fn, arch, err, b)
-					}
-				}
+				path := bootstrapFor(t, arch, fn)
 				fi, err := os.Stat(path)
 				if err != nil {
 					t.Fatal(err)

@@ -53,16 +53,44 @@ type dev struct {
 	stateDir   string
 }
 
+// buildDir holds the dev binary the package builds itself; TestMain creates and removes it.
+var buildDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcpbatch-dev-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// devBinary is the make dev binary: the one make test built before go test
+// (MCPBATCH_DEV_BIN), or else built once for the package's tests.
+var devBinary = sync.OnceValues(func() (string, error) {
+	if bin := os.Getenv("MCPBATCH_DEV_BIN"); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("MCPBATCH_DEV_BIN: %v (make test-binaries builds it)", err)
+		}
+		return bin, nil
+	}
+	bin := filepath.Join(buildDir, "mcpbatch-dev")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./infra/local: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
 func startDev(t *testing.T, extra ...string) dev {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "mcpbatch-dev")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	bin, err := devBinary()
+	if err != nil {
 		t.Fatal(err)
 	}
-	state := filepath.Join(dir, "state")
+	state := filepath.Join(t.TempDir(), "state")
 	// The port is picked by listening on :0 and closing; another test process
 	// may bind it first, so a start that loses it is tried on another port.
 	var addr string

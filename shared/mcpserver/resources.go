@@ -21,6 +21,10 @@ const (
 	resultsSuffix      = "/results"
 	// recentJobs is how many of the caller's jobs resources/list shows.
 	recentJobs = 20
+	// privateScope is the cacheScope of an answer that is the caller's own
+	// (MCP 2026-07-28, server/utilities/caching: "private": only the
+	// requesting user's client MAY cache the response).
+	privateScope = "private"
 )
 
 // addResources registers the job resources and the per-caller resources/list.
@@ -67,7 +71,11 @@ func (s *Server) listResources(ctx context.Context, req mcp.Request) (mcp.Result
 		s.log().ErrorContext(ctx, "resources/list failed", "owner", owner, "error", err)
 		return nil, errors.New("resources/list failed on the server side; retry shortly")
 	}
+	// The list is the caller's own jobs: only the caller's client may cache it
+	// (cacheScope "private", MCP 2026-07-28 caching, SEP-2549). This answer
+	// bypasses the SDK's handler, so nothing fills the required field for us.
 	out := &mcp.ListResourcesResult{Resources: append(make([]*mcp.Resource, 0, len(jobs)+2), appResources()...)}
+	out.CacheScope = privateScope
 	for _, j := range jobs {
 		name := j.Name
 		if name == "" {
@@ -126,7 +134,9 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if err != nil {
 		return nil, s.resourceError(ctx, uri, err)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(raw)}}}, nil
+	// One caller's job: a shared cache must not hand it to another.
+	return &mcp.ReadResourceResult{Cacheable: mcp.Cacheable{CacheScope: privateScope},
+		Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(raw)}}}, nil
 }
 
 // resourceError maps like toolError: not found stays not found (the MCP

@@ -101,6 +101,10 @@ func capabilities() *mcp.ServerCapabilities {
 		Logging:   &mcp.LoggingCapabilities{},
 		Tools:     &mcp.ToolCapabilities{},
 		Resources: &mcp.ResourceCapabilities{},
+		// The SDK answers prompts/list (an empty list) and prompts/get (unknown
+		// prompt) whatever is declared; a 2026-07-28 server that answers them
+		// MUST declare prompts in server/discover (SEP-2575), so it is said.
+		Prompts: &mcp.PromptCapabilities{},
 		// Served by the mcptasks layer in front of the SDK (see Handler).
 		Extensions: map[string]any{mcptasks.ExtensionID: map[string]any{}},
 	}

@@ -6,8 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,17 +20,36 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/motoserver"
 )
 
-// TestSNSNotifier publishes through the real SNS client to moto_server and reads
-// the message back from a subscribed queue.
-func TestSNSNotifier(t *testing.T) {
+// shared is the package's one moto_server: started on first use (a start
+// takes seconds), stopped by TestMain; each test makes topics of its own.
+var shared struct {
+	once sync.Once
+	srv  *motoserver.Server
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	shared.srv.Stop()
+	os.Exit(code)
+}
+
+func moto(t *testing.T) *motoserver.Server {
+	t.Helper()
 	if _, err := exec.LookPath("moto_server"); err != nil {
 		t.Skip("moto_server not on PATH (make tools installs it)")
 	}
-	srv, err := motoserver.Start()
-	if err != nil {
-		t.Fatal(err)
+	shared.once.Do(func() { shared.srv, shared.err = motoserver.Start() })
+	if shared.err != nil {
+		t.Fatal(shared.err)
 	}
-	t.Cleanup(srv.Stop)
+	return shared.srv
+}
+
+// TestSNSNotifier publishes through the real SNS client to moto_server and reads
+// the message back from a subscribed queue.
+func TestSNSNotifier(t *testing.T) {
+	srv := moto(t)
 	ctx := context.Background()
 	cfg := srv.Config()
 	cfg.BaseEndpoint = aws.String(srv.Endpoint)
@@ -72,14 +93,7 @@ func TestSNSNotifier(t *testing.T) {
 // attribute, so a subscription's filter policy {"owner": [...]} receives
 // only that owner's notifications (moto_server applies the policy as SNS does).
 func TestSNSOwnerAttribute(t *testing.T) {
-	if _, err := exec.LookPath("moto_server"); err != nil {
-		t.Skip("moto_server not on PATH (make tools installs it)")
-	}
-	srv, err := motoserver.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	srv := moto(t)
 	ctx := context.Background()
 	cfg := srv.Config()
 	cfg.BaseEndpoint = aws.String(srv.Endpoint)
