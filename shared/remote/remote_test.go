@@ -145,9 +145,9 @@ func (f *fakeCalls) Get(_ context.Context, ref string) (service.BatchState, erro
 
 func (f *fakeCalls) Stop(_ context.Context, ref string) error { f.stopped = ref; return f.err }
 
-func (f *fakeCalls) FindSubmitted(_ context.Context, in service.BatchSubmit, since time.Time) ([]string, error) {
+func (f *fakeCalls) FindSubmitted(_ context.Context, in service.BatchSubmit, since time.Time) (service.Found, error) {
 	f.submit, f.since = in, since
-	return []string{"msgbatch_01", "msgbatch_02"}, f.err
+	return service.Found{Ours: []string{"msgbatch_01"}, Unproven: []string{"msgbatch_02"}}, f.err
 }
 
 func (f *fakeCalls) CountTokens(_ context.Context, _ string, in job.Input, p job.Params) (int64, error) {
@@ -192,9 +192,9 @@ func TestCallsRoundTrip(t *testing.T) {
 		t.Fatalf("submit = %q, %v; provider saw %+v", ref, err, f.submit)
 	}
 	since := time.Date(2026, 12, 1, 9, 30, 0, 123, time.UTC)
-	refs, err := an.FindSubmitted(ctx, in, since)
-	if err != nil || len(refs) != 2 || !f.since.Equal(since) {
-		t.Fatalf("find = %v, %v; since %v", refs, err, f.since)
+	found, err := an.FindSubmitted(ctx, in, since)
+	if err != nil || !reflect.DeepEqual(found, service.Found{Ours: []string{"msgbatch_01"}, Unproven: []string{"msgbatch_02"}}) || !f.since.Equal(since) {
+		t.Fatalf("find = %+v, %v; since %v", found, err, f.since)
 	}
 	st, err := an.Get(ctx, "msgbatch_01")
 	if err != nil || st != (service.BatchState{Ref: "msgbatch_01", Status: "in_progress"}) {
