@@ -16,6 +16,8 @@ type Reports interface {
 	ListReports(ctx context.Context, pipeline, cursor string, limit int) ([]pipeline.RunInfo, string, error)
 	GetReport(ctx context.Context, pipeline, date string, linkTTL time.Duration) (pipeline.ReportView, error)
 	Request(ctx context.Context, pipeline, date string, budgetUSD float64) (pipeline.RunInfo, error)
+	// RunOf is the run whose job is id (ok false: no pipeline's run).
+	RunOf(ctx context.Context, id string) (ri pipeline.RunInfo, ok bool, err error)
 }
 
 // ListReportsIn is the input of list_reports.

@@ -339,6 +339,22 @@ func (r *Runner) putJSON(ctx context.Context, uri string, v any) error {
 	return nil
 }
 
+// RunOf is the run whose job is id, read directly (one read, whoever owns
+// the job); ok is false when id is no pipeline's run.
+func (r *Runner) RunOf(ctx context.Context, id string) (ri RunInfo, ok bool, err error) {
+	j, err := r.Jobs.GetJob(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return RunInfo{}, false, nil
+	}
+	if err != nil {
+		return RunInfo{}, false, fmt.Errorf("look up run %s: %w", id, err)
+	}
+	if j.Pipeline == nil || j.Owner != Owner(j.Pipeline.Name) {
+		return RunInfo{}, false, nil
+	}
+	return info(j), true, nil
+}
+
 func info(j *job.Job) RunInfo {
 	ri := RunInfo{JobID: j.ID, JobStatus: string(j.Status), Mode: j.Mode, Records: j.RecordCount, Succeeded: j.Succeeded, Failed: j.Failed}
 	if p := j.Pipeline; p != nil {
