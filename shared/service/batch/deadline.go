@@ -40,11 +40,12 @@ func (s *Service) checkDeadline(req *SubmitRequest, md *media) error {
 	}
 	n := len(req.Records)
 	in, _ := s.estimate(*req, md)
-	req.deadlineTokens = (in+int64(n)-1)/int64(max(n, 1)) + int64(req.Params.MaxTokens)
+	out := req.outputTokens(0, n)
+	req.deadlineTokens = (in+int64(n)-1)/int64(max(n, 1)) + (out+int64(n)-1)/int64(max(n, 1))
 	rate := s.RateOf(req.Model)
 	need := job.OnDemandTime(n, req.deadlineTokens, rate)
 	if left := req.Deadline.Sub(now); need > left {
-		return job.Fieldf("deadline", "%s is %s away, but even running all %d records on demand at the account's quota for %s (%s) takes about %s (estimate: %d tokens per record, estimated input + max_tokens %d); set a later deadline, submit fewer records or lower max_tokens",
+		return job.Fieldf("deadline", "%s is %s away, but even running all %d records on demand at the account's quota for %s (%s) takes about %s (estimate: %d tokens per record, estimated input + max_tokens %d or a record's own); set a later deadline, submit fewer records or lower max_tokens",
 			req.Deadline.UTC().Format(time.RFC3339), left.Round(time.Second), n, req.Model, rateText(rate), need.Round(time.Second), req.deadlineTokens, req.Params.MaxTokens)
 	}
 	pressed := !now.Before(job.StopBatchBy(req.Deadline, need))

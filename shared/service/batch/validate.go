@@ -23,6 +23,9 @@ func (s *Service) validate(req *SubmitRequest) error {
 			return err
 		}
 	}
+	if err := checkServerTools(req); err != nil {
+		return err
+	}
 	m, _ := s.LookupModel(req.Model) // ValidateParams found it
 	if m != nil && m.Task != model.TaskEmbedding {
 		if err := checkMessages(req, m); err != nil {
