@@ -132,9 +132,17 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 			return store.ErrNoChange
 		}
 		var changed []int
+		heldStopped := false
 		for i := range cur.Parts {
 			p := &cur.Parts[i]
 			switch {
+			case queuedUnsent(*p) && p.Held:
+				// Held at the budget: it ends so (its records fail as held, for
+				// retry_failed), never re-driven on demand at about twice the
+				// batch price, past the budget.
+				p.Status, p.ProviderStatus = job.StatusIngesting, StoppedAtBudget
+				heldStopped = true
+				continue
 			case queuedUnsent(*p):
 				p.Status, p.ProviderStatus = job.StatusIngesting, NotSubmitted
 			case stoppable(*p) && (cur.Redrive == nil || !slices.Contains(cur.Redrive.Parts, p.Index)):
@@ -144,6 +152,10 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 			changed = append(changed, p.Index)
 		}
 		if len(changed) == 0 {
+			if heldStopped {
+				s.Settle(cur, now)
+				return nil
+			}
 			return store.ErrNoChange
 		}
 		if cur.Redrive == nil {
