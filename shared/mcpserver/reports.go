@@ -16,6 +16,8 @@ type Reports interface {
 	ListReports(ctx context.Context, pipeline, cursor string, limit int) ([]pipeline.RunInfo, string, error)
 	GetReport(ctx context.Context, pipeline, date string, linkTTL time.Duration) (pipeline.ReportView, error)
 	Request(ctx context.Context, pipeline, date string, budgetUSD float64) (pipeline.RunInfo, error)
+	// RunOf is the run whose job is id (ok false: no pipeline's run).
+	RunOf(ctx context.Context, id string) (ri pipeline.RunInfo, ok bool, err error)
 }
 
 // ListReportsIn is the input of list_reports.
@@ -41,7 +43,7 @@ type ReportIn struct {
 type RunPipelineIn struct {
 	Pipeline  string  `json:"pipeline" jsonschema:"pipeline name from the pipelines configuration"`
 	Date      string  `json:"date,omitempty" jsonschema:"run date YYYY-MM-DD, from ttl_days before today up to today; today in the pipeline's time zone when absent"`
-	BudgetUSD float64 `json:"budget_usd,omitempty" jsonschema:"this run's budget in USD in place of the pipeline's budget_usd: a run whose estimate is over it is refused (get_report says why); its batch parts are held at it"`
+	BudgetUSD float64 `json:"budget_usd,omitempty" jsonschema:"a lower budget in USD for this run than the pipeline's budget_usd (one over it is refused): a run whose estimate is over it is refused (get_report says why); its batch parts are held at it"`
 }
 
 const reportLinkTTL = 15 * time.Minute
@@ -66,7 +68,7 @@ func (s *Server) addReportTools(srv *mcp.Server) {
 	addTool(srv, &mcp.Tool{
 		Name:  "run_pipeline",
 		Title: "Start a report pipeline run by hand",
-		Description: "Start a pipeline run now (for today, or for date). One run per pipeline and date: asking again for a date that already ran " +
+		Description: "Start a pipeline run now (for today, or for date). Any caller of this deployment may run its pipelines; a run costs the operator, so budget_usd may only lower the pipeline's budget_usd. One run per pipeline and date: asking again for a date that already ran " +
 			"returns that run instead of starting another. A date outside the schedule window (today back ttl_days) or a folder with no usable document is refused with the reason. Returns at once; poll get_report with the same pipeline and date " +
 			"(it also says why a run was refused at submit, e.g. an estimate over the pipeline's budget_usd).",
 		Annotations: &mcp.ToolAnnotations{Title: "Run pipeline", ReadOnlyHint: false, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &yes},

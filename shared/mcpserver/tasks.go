@@ -79,15 +79,13 @@ func (t tasks) CancelTask(ctx context.Context, owner, id string) error {
 func (s *Server) taskJob(ctx context.Context, owner, id string) (*job.Job, error) {
 	j, err := s.Svc.Get(ctx, owner, id)
 	if errors.Is(err, service.ErrJobNotFound) && s.Features.Reports && s.Reports != nil {
-		runs, _, lerr := s.Reports.ListReports(ctx, "", "", 500)
-		if lerr != nil {
-			return nil, lerr
+		// The id itself is read, so an unknown id costs one read.
+		ri, ok, rerr := s.Reports.RunOf(ctx, id)
+		if rerr != nil {
+			return nil, rerr
 		}
-		for _, ri := range runs {
-			if ri.JobID == id {
-				j, err = s.Svc.Get(ctx, pipeline.Owner(ri.Pipeline), id)
-				break
-			}
+		if ok {
+			j, err = s.Svc.Get(ctx, pipeline.Owner(ri.Pipeline), id)
 		}
 	}
 	if errors.Is(err, service.ErrJobNotFound) {

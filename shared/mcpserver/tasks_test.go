@@ -100,6 +100,9 @@ func (oneRun) GetReport(context.Context, string, string, time.Duration) (pipelin
 func (oneRun) Request(context.Context, string, string, float64) (pipeline.RunInfo, error) {
 	return pipeline.RunInfo{}, errors.New("unused")
 }
+func (r oneRun) RunOf(_ context.Context, id string) (pipeline.RunInfo, bool, error) {
+	return r.run, id == r.run.JobID, nil
+}
 
 // A report pipeline's run is every caller's to read as a task, as
 // list_reports shows it, but nobody's to cancel through tasks/cancel, as
@@ -112,5 +115,35 @@ func TestPipelineTaskReadNotCancelled(t *testing.T) {
 	}
 	if err := ts.CancelTask(context.Background(), "bob", "r1"); !errors.Is(err, mcptasks.ErrNotFound) || svc.cancelled {
 		t.Fatalf("bob cancelling the pipeline's run: %v (cancelled %v), want not found", err, svc.cancelled)
+	}
+}
+
+// listCounting is oneRun counting its list_reports pages.
+type listCounting struct {
+	oneRun
+	lists int
+}
+
+func (r *listCounting) ListReports(ctx context.Context, p, c string, n int) ([]pipeline.RunInfo, string, error) {
+	r.lists++
+	return r.oneRun.ListReports(ctx, p, c, n)
+}
+
+// tasks/get and tasks/update for an id that is not the caller's look the id
+// up directly, never page through report runs (a 500-item query per call
+// before); a pipeline's run is still found.
+func TestTaskLookupReadsTheIDDirectly(t *testing.T) {
+	svc := &oneJob{j: &job.Job{ID: "r1", Owner: pipeline.Owner("daily"), Status: job.StatusInProgress, Mode: "batch", RecordCount: 3,
+		Pipeline: &job.PipelineRun{Name: "daily", Date: "2026-12-01"}}}
+	runs := &listCounting{oneRun: oneRun{pipeline.RunInfo{Pipeline: "daily", JobID: "r1"}}}
+	ts := tasks{&Server{Svc: svc, Features: Features{Reports: true}, Reports: runs}}
+	if _, err := ts.TaskState(context.Background(), "bob", "unknown-id"); !errors.Is(err, mcptasks.ErrNotFound) {
+		t.Fatalf("unknown task: %v, want not found", err)
+	}
+	if st, err := ts.TaskState(context.Background(), "bob", "r1"); err != nil || st.Status != "working" {
+		t.Fatalf("the pipeline's run: %+v, %v", st, err)
+	}
+	if runs.lists != 0 {
+		t.Errorf("%d list_reports pages read to look up two ids, want none", runs.lists)
 	}
 }

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,7 +53,8 @@ type TickRequest struct {
 	Pipeline      string `json:"pipeline"`
 	Date          string `json:"date,omitempty"`
 	ScheduledTime string `json:"scheduled_time,omitempty"`
-	// BudgetUSD is run_pipeline's budget_usd for this run (0: the pipeline's).
+	// BudgetUSD is run_pipeline's budget_usd for this run (0: the pipeline's);
+	// it may only lower the pipeline's (runBudget).
 	BudgetUSD float64 `json:"budget_usd,omitempty"`
 }
 
@@ -155,7 +155,8 @@ func (r *Runner) runKey(name, date string) (*Pipeline, string, string, error) {
 func (r *Runner) reportDir(p, date string) string { return blob.Join(r.Bucket, "reports", p, date) }
 
 // Request asks for a run through the bus (run_pipeline), so the tool call
-// returns at once; budgetUSD > 0 replaces the pipeline's budget_usd for it.
+// returns at once; budgetUSD > 0 lowers the pipeline's budget_usd for it
+// (one over the pipeline's is refused: see runBudget).
 func (r *Runner) Request(ctx context.Context, name, date string, budgetUSD float64) (RunInfo, error) {
 	if err := job.CheckBudget("budget_usd", budgetUSD); err != nil {
 		return RunInfo{}, err
@@ -163,6 +164,9 @@ func (r *Runner) Request(ctx context.Context, name, date string, budgetUSD float
 	p, date, id, err := r.runKey(name, date)
 	if err != nil {
 		return RunInfo{}, err
+	}
+	if p.BudgetUSD > 0 && budgetUSD > p.BudgetUSD {
+		return RunInfo{}, job.Fieldf("budget_usd", "must be at most the pipeline's budget_usd %g (got %g): a run's budget may only lower the operator's", p.BudgetUSD, budgetUSD)
 	}
 	if j, err := r.Jobs.GetJob(ctx, id); err == nil {
 		return info(j), nil
@@ -233,6 +237,19 @@ func (r *Runner) usable(ctx context.Context, p *Pipeline, date string) error {
 	return job.Fieldf("date", "%s", msg)
 }
 
+// runBudget is a run's budget: any caller may run a pipeline, and the
+// pipeline's cost is the operator's, so the caller's budget (0: none given)
+// may only lower the operator's budget_usd (0: none), never raise or lift it.
+func runBudget(p *Pipeline, caller float64) float64 {
+	switch {
+	case caller <= 0:
+		return p.BudgetUSD
+	case p.BudgetUSD <= 0:
+		return caller
+	}
+	return min(caller, p.BudgetUSD)
+}
+
 // Tick runs a pipeline for a date: one job per pipeline and date. A rerun finds
 // the first run's job and submits nothing.
 func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
@@ -266,7 +283,7 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	r.mediaRecords(ctx, p, src, date, built)
 	sub := batch.SubmitRequest{
 		ID: id, Owner: Owner(p.Name), Model: p.Model, Name: p.Name + " " + date, Mode: p.Mode, Records: built.Records,
-		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays, BudgetUSD: cmp.Or(req.BudgetUSD, p.BudgetUSD),
+		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays, BudgetUSD: runBudget(p, req.BudgetUSD),
 	}
 	if err := r.dropRefused(ctx, sub, built); err != nil {
 		return RunInfo{}, fmt.Errorf("check images and documents of %s %s: %w", p.Name, date, err)
@@ -325,6 +342,22 @@ func (r *Runner) putJSON(ctx context.Context, uri string, v any) error {
 		return fmt.Errorf("write %s: %w", uri, err)
 	}
 	return nil
+}
+
+// RunOf is the run whose job is id, read directly (one read, whoever owns
+// the job); ok is false when id is no pipeline's run.
+func (r *Runner) RunOf(ctx context.Context, id string) (ri RunInfo, ok bool, err error) {
+	j, err := r.Jobs.GetJob(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return RunInfo{}, false, nil
+	}
+	if err != nil {
+		return RunInfo{}, false, fmt.Errorf("look up run %s: %w", id, err)
+	}
+	if j.Pipeline == nil || j.Owner != Owner(j.Pipeline.Name) {
+		return RunInfo{}, false, nil
+	}
+	return info(j), true, nil
 }
 
 func info(j *job.Job) RunInfo {

@@ -70,9 +70,12 @@ func (a AnthropicCalls) Stop(ctx context.Context, ref string) error {
 }
 
 // FindSubmitted lists the batches a create with an unknown outcome may have made.
-func (a AnthropicCalls) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) ([]string, error) {
+func (a AnthropicCalls) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) (service.Found, error) {
 	r, err := call(ctx, a.Caller, Request{Op: OpFindSubmitted, Submit: &in, Since: since})
-	return r.Refs, err
+	if err != nil || r.Found == nil {
+		return service.Found{}, err
+	}
+	return *r.Found, nil
 }
 
 // CountTokens counts a record's input tokens with Anthropic's Token Count API.

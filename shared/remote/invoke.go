@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,6 +46,8 @@ type Invoker struct {
 	HTTP        Doer
 	// Backoff is the wait before try n (1-based) of a throttled invoke.
 	Backoff func(n int) time.Duration
+	// Log gets a failed invoke's detail (nil: slog.Default()).
+	Log *slog.Logger
 }
 
 // NewInvoker is an Invoker with cfg's region, credentials and HTTP client;
@@ -70,11 +73,35 @@ type InvokeError struct {
 	Throttled bool
 	// Err is the transport's own error (a context deadline, a reset).
 	Err error
+	// Ours: Message is this package's own (it names nothing of the account),
+	// so callers see it.
+	Ours bool
 }
 
 func (e *InvokeError) Unwrap() error { return e.Err }
 
+// Error is what callers may see (a dry run's warnings, a part's message):
+// the status and error type only. Lambda's message and the function's own
+// name the account, its roles and functions; Detail keeps them for the log.
 func (e *InvokeError) Error() string {
+	s := "invoke the providers function"
+	if e.Status != 0 {
+		s += fmt.Sprintf(": HTTP %d", e.Status)
+	}
+	if e.Type != "" {
+		s += ": " + e.Type
+	}
+	switch {
+	case e.Ours:
+		return s + ": " + e.Message
+	case e.Status == 0 && e.Type == "":
+		s += ": no answer"
+	}
+	return s + " (the detail is in the log)"
+}
+
+// Detail is the whole failure, for the operator's log.
+func (e *InvokeError) Detail() string {
 	s := fmt.Sprintf("invoke %s", e.Function)
 	if e.Status != 0 {
 		s += fmt.Sprintf(": HTTP %d", e.Status)
@@ -85,8 +112,21 @@ func (e *InvokeError) Error() string {
 	return s + ": " + e.Message
 }
 
-// Call sends req and decodes the answer into resp.
+// Call sends req and decodes the answer into resp. A failed invoke is
+// logged whole; the error returned is caller-safe (InvokeError.Error).
 func (inv *Invoker) Call(ctx context.Context, req Request, resp *Response) error {
+	err := inv.call(ctx, req, resp)
+	if ie := (*InvokeError)(nil); errors.As(err, &ie) {
+		log := inv.Log
+		if log == nil {
+			log = slog.Default()
+		}
+		log.WarnContext(ctx, "invoke failed", "op", req.Op, "detail", ie.Detail())
+	}
+	return err
+}
+
+func (inv *Invoker) call(ctx context.Context, req Request, resp *Response) error {
 	if d, ok := ctx.Deadline(); ok && req.Deadline.IsZero() {
 		req.Deadline = d
 	}
@@ -95,7 +135,7 @@ func (inv *Invoker) Call(ctx context.Context, req Request, resp *Response) error
 		return fmt.Errorf("encode %s: %w", req.Op, err)
 	}
 	if len(body) > MaxPayload {
-		return &InvokeError{Function: inv.Function, Type: "RequestTooLarge",
+		return &InvokeError{Function: inv.Function, Type: "RequestTooLarge", Ours: true,
 			Message: fmt.Sprintf("%s: the request is %d bytes; a synchronous invocation takes at most %d", req.Op, len(body), MaxPayload)}
 	}
 	for n := 1; ; n++ {

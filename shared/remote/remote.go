@@ -52,7 +52,7 @@ type Request struct {
 type Response struct {
 	Ref           string               `json:"ref,omitempty"`
 	State         *service.BatchState  `json:"state,omitempty"`
-	Refs          []string             `json:"refs,omitempty"`
+	Found         *service.Found       `json:"found,omitempty"`
 	Tokens        int64                `json:"tokens,omitempty"`
 	EndpointState *smsvc.EndpointState `json:"endpoint_state,omitempty"`
 	Error         *Error               `json:"error,omitempty"`

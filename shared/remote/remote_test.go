@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -75,6 +76,11 @@ func (l *lambdaAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Amzn-Errortype", "ResourceNotFoundException")
 		w.WriteHeader(http.StatusNotFound)
 		io.WriteString(w, `{"Type":"User","Message":"Function not found: arn:aws:lambda:us-east-1:123456789012:function:mcpbatch-providers"}`)
+		return
+	case "403":
+		w.Header().Set("X-Amzn-Errortype", "AccessDeniedException")
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `{"Type":"User","Message":"User: arn:aws:sts::123456789012:assumed-role/mcpbatch-mcp-role/mcpbatch-mcp is not authorized to perform: lambda:InvokeFunction on resource: arn:aws:lambda:us-east-1:123456789012:function:mcpbatch-providers"}`)
 		return
 	case "function":
 		w.Header().Set("X-Amz-Function-Error", "Unhandled")
@@ -145,9 +151,9 @@ func (f *fakeCalls) Get(_ context.Context, ref string) (service.BatchState, erro
 
 func (f *fakeCalls) Stop(_ context.Context, ref string) error { f.stopped = ref; return f.err }
 
-func (f *fakeCalls) FindSubmitted(_ context.Context, in service.BatchSubmit, since time.Time) ([]string, error) {
+func (f *fakeCalls) FindSubmitted(_ context.Context, in service.BatchSubmit, since time.Time) (service.Found, error) {
 	f.submit, f.since = in, since
-	return []string{"msgbatch_01", "msgbatch_02"}, f.err
+	return service.Found{Ours: []string{"msgbatch_01"}, Unproven: []string{"msgbatch_02"}}, f.err
 }
 
 func (f *fakeCalls) CountTokens(_ context.Context, _ string, in job.Input, p job.Params) (int64, error) {
@@ -175,6 +181,7 @@ func newRemote(t *testing.T, f *fakeCalls) (*lambdaAPI, remote.AnthropicCalls, r
 	t.Cleanup(ts.Close)
 	inv := remote.NewInvoker(aws.Config{Region: testRegion, Credentials: testCreds}, testFunction, ts.URL)
 	inv.Backoff = func(int) time.Duration { return time.Millisecond }
+	inv.Log = slog.New(slog.DiscardHandler)
 	return l, remote.AnthropicCalls{Caller: inv}, remote.EndpointControl{Caller: inv}
 }
 
@@ -192,9 +199,9 @@ func TestCallsRoundTrip(t *testing.T) {
 		t.Fatalf("submit = %q, %v; provider saw %+v", ref, err, f.submit)
 	}
 	since := time.Date(2026, 12, 1, 9, 30, 0, 123, time.UTC)
-	refs, err := an.FindSubmitted(ctx, in, since)
-	if err != nil || len(refs) != 2 || !f.since.Equal(since) {
-		t.Fatalf("find = %v, %v; since %v", refs, err, f.since)
+	found, err := an.FindSubmitted(ctx, in, since)
+	if err != nil || !reflect.DeepEqual(found, service.Found{Ours: []string{"msgbatch_01"}, Unproven: []string{"msgbatch_02"}}) || !f.since.Equal(since) {
+		t.Fatalf("find = %+v, %v; since %v", found, err, f.since)
 	}
 	st, err := an.Get(ctx, "msgbatch_01")
 	if err != nil || st != (service.BatchState{Ref: "msgbatch_01", Status: "in_progress"}) {
@@ -246,12 +253,12 @@ func TestCallErrors(t *testing.T) {
 		{name: "plain refusal", provErr: errors.New("create message batch: HTTP 400: max_tokens: too large"), op: "submit", wantText: "HTTP 400: max_tokens: too large", wantTries: 1},
 		{name: "endpoint refusal", provErr: refused, op: "describe", wantText: refused.Error(), wantTries: 1},
 		{name: "throttled then served", throttle: 2, op: "get", wantText: "", wantTries: 3},
-		{name: "throttled throughout", throttle: 99, op: "submit", wantText: "TooManyRequestsException: Rate Exceeded.", wantBusy: true, wantTries: 3},
-		{name: "Lambda 5xx on a create", lambda: "5xx", op: "submit", wantText: "HTTP 500: ServiceException: internal failure", wantUnknown: true, wantTries: 1},
+		{name: "throttled throughout", throttle: 99, op: "submit", wantText: "HTTP 429: TooManyRequestsException", wantBusy: true, wantTries: 3},
+		{name: "Lambda 5xx on a create", lambda: "5xx", op: "submit", wantText: "HTTP 500: ServiceException", wantUnknown: true, wantTries: 1},
 		{name: "Lambda 5xx on a read", lambda: "5xx", op: "get", wantText: "HTTP 500: ServiceException", wantTries: 1},
-		{name: "function timed out on a create", lambda: "function", op: "submit", wantText: "Task timed out after 90.00 seconds", wantUnknown: true, wantTries: 1},
-		{name: "no such function on a create: stays queued for the reconciler", lambda: "404", op: "submit", wantText: "ResourceNotFoundException: Function not found", wantBusy: true, wantTries: 1},
-		{name: "no such function on a read", lambda: "404", op: "get", wantText: "ResourceNotFoundException: Function not found", wantTries: 1},
+		{name: "function timed out on a create", lambda: "function", op: "submit", wantText: "Unhandled Sandbox.Timedout", wantUnknown: true, wantTries: 1},
+		{name: "no such function on a create: stays queued for the reconciler", lambda: "404", op: "submit", wantText: "HTTP 404: ResourceNotFoundException", wantBusy: true, wantTries: 1},
+		{name: "no such function on a read", lambda: "404", op: "get", wantText: "HTTP 404: ResourceNotFoundException", wantTries: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -376,5 +383,31 @@ func TestDeadlines(t *testing.T) {
 	_, err := an.Submit(ctx, service.BatchSubmit{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a deadline", err)
+	}
+}
+
+// Lambda's own refusals name the account, roles and functions: callers (a
+// dry run's warnings, a part's message) get the status and error type only,
+// and the whole refusal goes to the log.
+func TestHopErrorsAreCallerSafe(t *testing.T) {
+	for _, fail := range []string{"403", "404", "function"} {
+		t.Run(fail, func(t *testing.T) {
+			l, an, _ := newRemote(t, &fakeCalls{})
+			l.fail = fail
+			var logs bytes.Buffer
+			an.Caller.(*remote.Invoker).Log = slog.New(slog.NewTextHandler(&logs, nil))
+			_, err := an.CountTokens(context.Background(), "claude-haiku-4-5", job.Input{Prompt: "q"}, job.Params{MaxTokens: 10})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, secret := range []string{"123456789012", "arn:", "mcpbatch-mcp-role", "Task timed out"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("caller-facing error %q holds %q", err, secret)
+				}
+			}
+			if want := map[string]string{"403": "123456789012", "404": "123456789012", "function": "Task timed out"}[fail]; !strings.Contains(logs.String(), want) {
+				t.Errorf("log %q does not keep the detail %q", logs.String(), want)
+			}
+		})
 	}
 }

@@ -85,7 +85,9 @@ func (s *Server) handle(ctx context.Context, req Request) (Response, error) {
 		if req.Submit == nil {
 			return r, missing(req.Op, "submit")
 		}
-		r.Refs, err = s.Anthropic.FindSubmitted(ctx, *req.Submit, req.Since)
+		var f service.Found
+		f, err = s.Anthropic.FindSubmitted(ctx, *req.Submit, req.Since)
+		r.Found = &f
 	case OpCountTokens:
 		if req.Input == nil || req.Params == nil {
 			return r, missing(req.Op, "input and params")

@@ -1,7 +1,11 @@
 package service
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
@@ -66,4 +70,55 @@ func allowList(p []string) string {
 		return ""
 	}
 	return ", or under " + strings.Join(p, ", ")
+}
+
+// CheckModelInputRefs refuses a native or Converse model_input body that
+// points at S3 outside the caller's own input folders (CheckCallerInput):
+// an s3Location's uri (Converse and Nova image, video and document sources)
+// or an s3Uri (embedding models' media sources). Bedrock reads such an
+// object with the batch or on-demand role, which reads the stack's whole
+// input/ folder, so an unchecked reference would read other jobs' inputs.
+// field names the body (records[i].model_input); the error names the key.
+func (c *Core) CheckModelInputRefs(field, owner string, body json.RawMessage) error {
+	if !bytes.Contains(bytes.ToLower(body), []byte(`"s3`)) {
+		return nil // cheap filter: no key that can point at S3
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return nil // not JSON: the encoder refuses it, naming the field
+	}
+	return c.checkRefs(field, owner, v)
+}
+
+func (c *Core) checkRefs(at, owner string, v any) error {
+	switch v := v.(type) {
+	case []any:
+		for i, e := range v {
+			if err := c.checkRefs(fmt.Sprintf("%s[%d]", at, i), owner, e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			f := at + "." + k
+			switch strings.ToLower(k) {
+			case "s3uri":
+				uri, _ := v[k].(string)
+				if err := c.CheckCallerInput(f, owner, uri); err != nil {
+					return err
+				}
+				continue
+			case "s3location":
+				loc, _ := v[k].(map[string]any)
+				uri, _ := loc["uri"].(string)
+				if err := c.CheckCallerInput(f+".uri", owner, uri); err != nil {
+					return err
+				}
+			}
+			if err := c.checkRefs(f, owner, v[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

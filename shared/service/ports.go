@@ -65,11 +65,20 @@ type JobWarner interface {
 // send, a process killed before the Ref was written) the service asks it for
 // the job that create may have made before creating another.
 type BatchFinder interface {
-	// FindSubmitted lists the refs of the provider jobs created since the given
-	// time (less the provider's clock skew) that match in's marker: every
-	// candidate, including other parts' jobs of the same shape. The service
-	// drops those a part already holds (store.RefOwner) and decides.
-	FindSubmitted(ctx context.Context, in BatchSubmit, since time.Time) ([]string, error)
+	// FindSubmitted lists the provider jobs created since the given time
+	// (less the provider's clock skew) that may be the one a create of in
+	// made: those proved in's by a mark only in's create carries, read on the
+	// job itself, and those that cannot be told apart yet. Jobs proved
+	// someone else's are left out. The service drops those a part already
+	// holds (store.RefOwner) and decides.
+	FindSubmitted(ctx context.Context, in BatchSubmit, since time.Time) (Found, error)
+}
+
+// Found is what a BatchFinder found. A job in Unproven is never adopted and
+// never stopped: it may be another system's, in the same provider account.
+type Found struct {
+	Ours     []string `json:"ours,omitempty"`
+	Unproven []string `json:"unproven,omitempty"`
 }
 
 // ErrSubmitUnknown marks a failed create that may still have made the job (a
@@ -82,8 +91,9 @@ var ErrSubmitUnknown = errors.New("the provider may have made the job")
 // lease and is looked for again once the lease runs out.
 var ErrSubmitInFlight = errors.New("the provider job's create may still be running")
 
-// ErrSubmitAmbiguous: several provider jobs no part holds match a part's marker.
-var ErrSubmitAmbiguous = errors.New("several provider jobs match this part")
+// ErrSubmitUnproven: provider jobs no part holds may be a part's, and cannot
+// be told apart from other systems' yet (see Found).
+var ErrSubmitUnproven = errors.New("provider jobs that may be this part's cannot be proved ours yet")
 
 // BatchState is a provider's view of one provider job.
 type BatchState struct {

@@ -25,7 +25,7 @@ type Calls interface {
 	Submit(ctx context.Context, in service.BatchSubmit) (string, error)
 	Get(ctx context.Context, ref string) (service.BatchState, error)
 	Stop(ctx context.Context, ref string) error
-	FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) ([]string, error)
+	FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) (service.Found, error)
 	CountTokens(ctx context.Context, model string, in job.Input, p job.Params) (int64, error)
 	FetchResults(ctx context.Context, p job.Part, uri string) error
 }

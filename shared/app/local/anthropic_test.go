@@ -70,11 +70,11 @@ var _ = flow("AnthropicSubmitToResults", func(t *testing.T, w wiring) {
 		}
 	}
 	for _, r := range allResults(t, cs, h.JobID, "succeeded", 100) {
-		// Anthropic saw the suite's id for the record (its position), and the
-		// answer came back under the caller's id.
+		// Anthropic saw the suite's id for the record (its position, with the
+		// part's mark), and the answer came back under the caller's id.
 		var i int
 		fmt.Sscanf(r.ID, "q%d", &i)
-		if !strings.Contains(r.Output, "SIMULATED") || !strings.Contains(r.Output, "request "+job.ProviderRecordID(i)+":") || r.StopReason != "end_turn" {
+		if !strings.Contains(r.Output, "SIMULATED") || !strings.Contains(r.Output, "request "+job.ProviderRecordID(i)+"_") || r.StopReason != "end_turn" {
 			t.Errorf("succeeded result = %+v", r)
 		}
 	}

@@ -220,7 +220,8 @@ func TestPipelineBudgetRefused(t *testing.T) {
 		t.Fatalf("get_report after a refused run: %v; want the refusal with both amounts", err)
 	}
 
-	// run_pipeline's budget_usd replaces the pipeline's for its run.
+	// run_pipeline's budget_usd sets one for a run of a pipeline without one
+	// (it may only lower a pipeline's: TestRunBudgetOnlyLowersThePipelines).
 	s.l.Reports.Runner.Config.Pipelines[0].BudgetUSD = 0
 	srv := httptest.NewServer(s.l.Handler())
 	t.Cleanup(srv.Close)

@@ -11,11 +11,27 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 )
 
+// expireLease runs out the submitting lease a part waiting for an unproven
+// batch holds, as the reconciler would find it 15 minutes later.
+func expireLease(t *testing.T, s *suite, id string) {
+	t.Helper()
+	if _, err := s.l.Service.Core.Store.UpdateJob(context.Background(), id, func(j *job.Job) error {
+		for i := range j.Parts {
+			if j.Parts[i].SubmitLease != "" {
+				j.Parts[i].SubmitLeaseUntil = time.Now().Add(-time.Minute)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Anthropic kept the batch of a create that answered 529 while another job's
-// batch of the same size was made moments before: the marker (size, created
-// since the first try) matches both, and the store's record of which part
-// holds which batch leaves only the part's own. Each job ends with its own
-// results, none failed, no batch left without a job.
+// batch of the same size was made moments before: while both run neither can
+// be proved the part's, so it takes neither and creates none; once they have
+// ended the part's mark on its own results proves it. Each job ends with its
+// own results, none failed, no batch left without a job.
 func TestAnthropicFindSkipsAnotherJobsBatchOfTheSameSize(t *testing.T) {
 	s := newSuite(t)
 	s.l.Anthropic.ErrorEvery = 0
@@ -38,14 +54,22 @@ func TestAnthropicFindSkipsAnotherJobsBatchOfTheSameSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := mine.Parts[0]; p.Ref == "" || p.Ref == theirs.Parts[0].Ref {
-		t.Fatalf("part after an accepted-then-failed create: status %s ref %q (other job's %q) message %q; want its own batch",
+	if p := mine.Parts[0]; p.Ref != "" || p.SubmitLease == "" {
+		t.Fatalf("part after an accepted-then-failed create: status %s ref %q (other job's %q) message %q; want it leased without a batch while both run",
 			p.Status, p.Ref, theirs.Parts[0].Ref, p.Message)
 	}
 	if n := len(s.l.Anthropic.Statuses()); n != 2 {
 		t.Fatalf("Anthropic holds %d batches for two jobs, want 2 (calls %v)", n, s.l.Anthropic.Calls())
 	}
 	s.l.Anthropic.Step()
+	expireLease(t, s, h.JobID)
+	s.reconcile()
+	if mine, err = s.l.Service.Core.Store.GetJob(ctx, h.JobID); err != nil {
+		t.Fatal(err)
+	}
+	if p := mine.Parts[0]; p.Ref == "" || p.Ref == theirs.Parts[0].Ref {
+		t.Fatalf("part once both ended: ref %q (other job's %q) message %q; want its own batch", p.Ref, theirs.Parts[0].Ref, p.Message)
+	}
 	s.reconcile()
 	for _, id := range []string{h.JobID, other.JobID} {
 		owner := "alice"
@@ -59,9 +83,10 @@ func TestAnthropicFindSkipsAnotherJobsBatchOfTheSameSize(t *testing.T) {
 }
 
 // cancel_job on a part whose submitting run died after Anthropic made its
-// batch (lease held, Ref never written): the part waits as cancelling, the
-// reconciler finds the batch once the lease runs out, stops it and ingests
-// what it did; no batch is left without a job.
+// batch (lease held, Ref never written): the part waits as cancelling (the
+// running batch cannot be proved its, so it is not stopped), the reconciler
+// takes the batch once it has ended and ingests what it did; no batch is left
+// without a job.
 func TestCancelAfterALostCreateStopsItsBatch(t *testing.T) {
 	s := newSuite(t)
 	s.l.Anthropic.ErrorEvery = 0
@@ -93,6 +118,8 @@ func TestCancelAfterALostCreateStopsItsBatch(t *testing.T) {
 	setLease(time.Now().Add(-time.Minute)) // ... and runs out
 	s.reconcile()
 	s.l.Anthropic.Step()
+	expireLease(t, s, h.JobID)
+	s.reconcile()
 	s.reconcile()
 	after, err := st.GetJob(ctx, h.JobID)
 	if err != nil {
@@ -146,6 +173,9 @@ func TestSameSizeCreateWaitsForAnUnresolvedOne(t *testing.T) {
 		t.Fatalf("Anthropic holds %d batches while A's create is unresolved, want A's only", n)
 	}
 	lease(time.Now().Add(-time.Minute))
+	s.reconcile()
+	s.l.Anthropic.Step() // A's batch ends: its mark proves it A's
+	expireLease(t, s, a.JobID)
 	s.reconcile()
 	s.reconcile()
 	s.l.Anthropic.Step()

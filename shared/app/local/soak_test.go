@@ -372,7 +372,7 @@ func (p *chaosProvider) Stop(ctx context.Context, ref string) error {
 // whose create takes no idempotency key says how to find what a create made),
 // declared here by its shape so the soak builds with or without it.
 type batchFinder interface {
-	FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) ([]string, error)
+	FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) (service.Found, error)
 }
 
 type fetchingProvider struct {

@@ -70,8 +70,8 @@ func TestReconcileDoesNotResubmitPartBeingSubmitted(t *testing.T) {
 }
 
 // Anthropic kept the batch but the create answered 529 (or 500): the suite
-// finds that batch instead of creating another, at submit and in later
-// reconciler runs.
+// creates no other; once the batch has ended and shows the part's mark, the
+// part takes it.
 func TestAnthropicAcceptedThenFailedCreateMakesOneBatch(t *testing.T) {
 	for _, code := range []int{529, 500} {
 		t.Run(fmt.Sprint(code), func(t *testing.T) {
@@ -92,6 +92,8 @@ func TestAnthropicAcceptedThenFailedCreateMakesOneBatch(t *testing.T) {
 				t.Fatalf("Anthropic holds %d batches after an accepted-then-failed create, want 1 (calls %v)", n, s.l.Anthropic.Calls())
 			}
 			s.l.Anthropic.Step()
+			expireLease(t, s, h.JobID)
+			s.reconcile()
 			s.reconcile()
 			j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
 			if j.Status != "completed" || j.Succeeded != 15 {
@@ -187,8 +189,8 @@ func TestBedrockResubmitAfterLostRefIsTheSameJob(t *testing.T) {
 }
 
 // A run killed between Anthropic's create and the write of the Ref leaves a
-// batch and a part with an expired lease: the reconciler finds that batch by
-// its marker instead of creating another.
+// batch and a part with an expired lease: the reconciler creates no other
+// while the batch runs, and takes it by its mark once it has ended.
 func TestAnthropicLostRefIsFoundNotRecreated(t *testing.T) {
 	s := newSuite(t)
 	s.l.Anthropic.ErrorEvery = 0
@@ -211,6 +213,12 @@ func TestAnthropicLostRefIsFoundNotRecreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.reconcile()
+	if n := len(s.l.Anthropic.Statuses()); n != 1 {
+		t.Fatalf("after the lost Ref: %d batches while the first runs, want 1", n)
+	}
+	s.l.Anthropic.Step()
+	expireLease(t, s, h.JobID)
+	s.reconcile()
 	after, err := s.l.Service.Core.Store.GetJob(ctx, h.JobID)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +226,6 @@ func TestAnthropicLostRefIsFoundNotRecreated(t *testing.T) {
 	if n := len(s.l.Anthropic.Statuses()); n != 1 || after.Parts[0].Ref != ref {
 		t.Fatalf("after the lost Ref: %d batches, part ref %q (first %q); want the first batch found", n, after.Parts[0].Ref, ref)
 	}
-	s.l.Anthropic.Step()
 	s.reconcile()
 	if j := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": h.JobID}); j.Status != "completed" || j.Succeeded != 9 {
 		t.Fatalf("job = %+v, want completed with 9", j)

@@ -45,9 +45,12 @@ func (u *Uploads) SetBaseURL(base string) {
 	u.mu.Unlock()
 }
 
-func (u *Uploads) sign(uri, contentType string, exp int64) string {
+// sign signs a link for method (PUT: an upload, GET: a download) under its
+// own prefix, so a download link replayed as an upload (PUT ...&ct=GET) does
+// not match and cannot overwrite the object.
+func (u *Uploads) sign(method, uri, contentType string, exp int64) string {
 	m := hmac.New(sha256.New, u.key)
-	fmt.Fprintf(m, "%s\n%s\n%d", uri, contentType, exp)
+	fmt.Fprintf(m, "%s\n%s\n%s\n%d", method, uri, contentType, exp)
 	return hex.EncodeToString(m.Sum(nil))
 }
 
@@ -60,7 +63,7 @@ func (u *Uploads) PresignPut(_ context.Context, uri, contentType string, ttl tim
 		return "", errors.New("local uploads: the server's base URL is not set")
 	}
 	exp := time.Now().Add(ttl).Unix()
-	q := url.Values{"uri": {uri}, "ct": {contentType}, "exp": {strconv.FormatInt(exp, 10)}, "sig": {u.sign(uri, contentType, exp)}}
+	q := url.Values{"uri": {uri}, "ct": {contentType}, "exp": {strconv.FormatInt(exp, 10)}, "sig": {u.sign(http.MethodPut, uri, contentType, exp)}}
 	return base + "/local/uploads?" + q.Encode(), nil
 }
 
@@ -70,7 +73,7 @@ func (u *Uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	uri, ct := q.Get("uri"), q.Get("ct")
 	exp, err := strconv.ParseInt(q.Get("exp"), 10, 64)
-	if err != nil || !hmac.Equal([]byte(q.Get("sig")), []byte(u.sign(uri, ct, exp))) {
+	if err != nil || !hmac.Equal([]byte(q.Get("sig")), []byte(u.sign(http.MethodPut, uri, ct, exp))) {
 		http.Error(w, "SignatureDoesNotMatch: not a link from create_upload", http.StatusForbidden)
 		return
 	}
@@ -108,7 +111,7 @@ func (u *Uploads) PresignGet(ctx context.Context, uri string, ttl time.Duration)
 		return u.Blobs.PresignGet(ctx, uri, ttl)
 	}
 	exp := time.Now().Add(ttl).Unix()
-	q := url.Values{"uri": {uri}, "exp": {strconv.FormatInt(exp, 10)}, "sig": {u.sign(uri, "GET", exp)}}
+	q := url.Values{"uri": {uri}, "exp": {strconv.FormatInt(exp, 10)}, "sig": {u.sign(http.MethodGet, uri, "", exp)}}
 	return base + "/local/objects?" + q.Encode(), nil
 }
 
@@ -118,7 +121,7 @@ func (u *Uploads) ServeGet(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	uri := q.Get("uri")
 	exp, err := strconv.ParseInt(q.Get("exp"), 10, 64)
-	if err != nil || !hmac.Equal([]byte(q.Get("sig")), []byte(u.sign(uri, "GET", exp))) {
+	if err != nil || !hmac.Equal([]byte(q.Get("sig")), []byte(u.sign(http.MethodGet, uri, "", exp))) {
 		http.Error(w, "SignatureDoesNotMatch: not a link from this server", http.StatusForbidden)
 		return
 	}

@@ -126,7 +126,7 @@ func stoppedAtBudget(p job.Part) bool {
 }
 
 // partEstimates prices each part's share of the submit's estimate: its
-// records' estimated input and max_tokens × records of output at batch
+// records' estimated input and their output caps (outputTokens) at batch
 // prices (sizes are the parts' record counts, in record order).
 func (s *Service) partEstimates(req SubmitRequest, md *media, sizes []int) []float64 {
 	m, ok := s.LookupModel(req.Model)
@@ -140,7 +140,7 @@ func (s *Service) partEstimates(req SubmitRequest, md *media, sizes []int) []flo
 		for i := start; i < start+n; i++ {
 			in += s.recordTokens(&req.Records[i], md, i, req.Params.System)
 		}
-		out[k] = m.Cost(model.Usage{Input: in, Output: int64(req.Params.MaxTokens) * int64(n)}, model.BasisBatch).Total
+		out[k] = m.Cost(model.Usage{Input: in, Output: req.outputTokens(start, start+n)}, model.BasisBatch).Total
 		start += n
 	}
 	return out

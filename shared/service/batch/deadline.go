@@ -40,11 +40,12 @@ func (s *Service) checkDeadline(req *SubmitRequest, md *media) error {
 	}
 	n := len(req.Records)
 	in, _ := s.estimate(*req, md)
-	req.deadlineTokens = (in+int64(n)-1)/int64(max(n, 1)) + int64(req.Params.MaxTokens)
+	out := req.outputTokens(0, n)
+	req.deadlineTokens = (in+int64(n)-1)/int64(max(n, 1)) + (out+int64(n)-1)/int64(max(n, 1))
 	rate := s.RateOf(req.Model)
 	need := job.OnDemandTime(n, req.deadlineTokens, rate)
 	if left := req.Deadline.Sub(now); need > left {
-		return job.Fieldf("deadline", "%s is %s away, but even running all %d records on demand at the account's quota for %s (%s) takes about %s (estimate: %d tokens per record, estimated input + max_tokens %d); set a later deadline, submit fewer records or lower max_tokens",
+		return job.Fieldf("deadline", "%s is %s away, but even running all %d records on demand at the account's quota for %s (%s) takes about %s (estimate: %d tokens per record, estimated input + max_tokens %d or a record's own); set a later deadline, submit fewer records or lower max_tokens",
 			req.Deadline.UTC().Format(time.RFC3339), left.Round(time.Second), n, req.Model, rateText(rate), need.Round(time.Second), req.deadlineTokens, req.Params.MaxTokens)
 	}
 	pressed := !now.Before(job.StopBatchBy(req.Deadline, need))
@@ -131,9 +132,17 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 			return store.ErrNoChange
 		}
 		var changed []int
+		heldStopped := false
 		for i := range cur.Parts {
 			p := &cur.Parts[i]
 			switch {
+			case queuedUnsent(*p) && p.Held:
+				// Held at the budget: it ends so (its records fail as held, for
+				// retry_failed), never re-driven on demand at about twice the
+				// batch price, past the budget.
+				p.Status, p.ProviderStatus = job.StatusIngesting, StoppedAtBudget
+				heldStopped = true
+				continue
 			case queuedUnsent(*p):
 				p.Status, p.ProviderStatus = job.StatusIngesting, NotSubmitted
 			case stoppable(*p) && (cur.Redrive == nil || !slices.Contains(cur.Redrive.Parts, p.Index)):
@@ -143,6 +152,10 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 			changed = append(changed, p.Index)
 		}
 		if len(changed) == 0 {
+			if heldStopped {
+				s.Settle(cur, now)
+				return nil
+			}
 			return store.ErrNoChange
 		}
 		if cur.Redrive == nil {

@@ -26,7 +26,8 @@ type DryRunResult struct {
 	// EstimatedInputTokens: text at one token per 4 characters, images by the
 	// providers' pixel formula, documents per page or per byte (shared/content).
 	EstimatedInputTokens int64 `json:"estimated_input_tokens"`
-	// MaxOutputTokens is max_tokens × records: the most the job can produce.
+	// MaxOutputTokens is the most the job can produce: max_tokens per
+	// record, or the record's own cap in its model_input.
 	MaxOutputTokens int64 `json:"max_output_tokens"`
 	// Cost prices the estimated input and the maximum output at the basis the
 	// mode runs at (batch or on-demand prices from the catalog).
@@ -70,7 +71,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	}
 	deadlineErr := s.checkDeadline(&req, md) // may move an auto job on demand
 	out := &DryRunResult{Provider: req.Provider, Model: req.Model, Mode: req.Mode, Records: len(req.Records),
-		MaxOutputTokens: int64(req.Params.MaxTokens) * int64(len(req.Records)),
+		MaxOutputTokens: req.outputTokens(0, len(req.Records)),
 		Warnings:        append(slices.Clone(req.Warnings), s.recordWarnings(&req, md)...)}
 	if md != nil {
 		out.Content = &md.summary
@@ -119,7 +120,8 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 
 // estimate is a submit's input tokens (text at one token per 4 characters,
 // images and documents by shared/content) and the cost of those and of the
-// most output it can produce (max_tokens × records), at the prices of its mode.
+// most output it can produce (each record's output cap: outputTokens), at the
+// prices of its mode.
 func (s *Service) estimate(req SubmitRequest, md *media) (int64, model.Cost) {
 	var in int64
 	for i := range req.Records {
@@ -129,7 +131,7 @@ func (s *Service) estimate(req SubmitRequest, md *media) (int64, model.Cost) {
 	if !ok {
 		return in, model.Cost{}
 	}
-	u := model.Usage{Input: in, Output: int64(req.Params.MaxTokens) * int64(len(req.Records))}
+	u := model.Usage{Input: in, Output: req.outputTokens(0, len(req.Records))}
 	if req.Mode == job.ModeBatch {
 		return in, m.Cost(u, model.BasisBatch)
 	}
@@ -154,8 +156,8 @@ func overBudget(req SubmitRequest, in int64, c model.Cost) error {
 		return job.Fieldf("budget_usd", "model %s has no %s price for %s in the catalog, so a budget cannot be held; submit without budget_usd", req.Model, c.Basis, strings.Join(c.Missing, ", "))
 	}
 	if c.Total > req.BudgetUSD {
-		return job.Fieldf("budget_usd", "the estimated cost $%.4f (about %d input tokens and at most %d output tokens, %d records × max_tokens %d, at %s prices) is over budget_usd $%.4f; raise budget_usd, lower max_tokens or submit fewer records",
-			c.Total, in, int64(req.Params.MaxTokens)*int64(len(req.Records)), len(req.Records), req.Params.MaxTokens, c.Basis, req.BudgetUSD)
+		return job.Fieldf("budget_usd", "the estimated cost $%.4f (about %d input tokens and at most %d output tokens, %d records × max_tokens %d or a record's own, at %s prices) is over budget_usd $%.4f; raise budget_usd, lower max_tokens or submit fewer records",
+			c.Total, in, req.outputTokens(0, len(req.Records)), len(req.Records), req.Params.MaxTokens, c.Basis, req.BudgetUSD)
 	}
 	return nil
 }

@@ -91,7 +91,7 @@ func (s *Service) lookFor(ctx context.Context, prov service.BatchProvider, j *jo
 		return "", nil
 	}
 	ref, err := s.find(ctx, finder, j, p, in, p.SubmitTriedAt)
-	if err != nil && !errors.Is(err, service.ErrSubmitAmbiguous) {
+	if err != nil && !errors.Is(err, service.ErrSubmitUnproven) {
 		return "", &unknownOutcome{create: errors.New("an earlier create of this cancelled part ended unseen"), find: err}
 	}
 	return ref, err
@@ -123,57 +123,67 @@ func (e *unknownOutcome) Error() string {
 
 func (e *unknownOutcome) Unwrap() []error { return []error{e.create, e.find} }
 
-// AmbiguousFor is how long after a part's first create the service keeps
-// looking for the one provider job no part holds among several that match it.
-// Another part's create that has not written its Ref yet is such a job for a
-// moment; two lost creates of the same shape are such jobs for good, and past
-// this the part fails and those jobs are stopped (none can be told apart, and
-// none may be left running unbilled-for-nothing).
-const AmbiguousFor = 4 * SubmitLease
-
-// ambiguousFind: several provider jobs no part holds match a part's marker.
-type ambiguousFind struct {
+// unprovenFind: provider jobs no part holds may be a part's, and none can be
+// proved its yet (see service.Found). The part keeps its lease and is looked
+// for again once the lease runs out; such a job is never adopted nor
+// stopped, and it becomes provable when it ends (Anthropic ends every batch
+// within 24 hours).
+type unprovenFind struct {
 	name string
 	refs []string
 }
 
-func (e *ambiguousFind) Error() string {
-	return fmt.Sprintf("%s: provider jobs %s match it and no part holds them", e.name, strings.Join(e.refs, ", "))
+func (e *unprovenFind) Error() string {
+	return fmt.Sprintf("%s: provider jobs %s may be its and cannot be proved so until they end", e.name, strings.Join(e.refs, ", "))
 }
 
-func (e *ambiguousFind) Unwrap() error { return service.ErrSubmitAmbiguous }
+func (e *unprovenFind) Unwrap() error { return service.ErrSubmitUnproven }
 
 // find looks for the provider job a create of part p with an unknown outcome
-// made. The finder lists every provider job of the part's shape created since
-// its first try; the store's Ref owners (recorded whenever a part takes a Ref)
-// drop those other parts hold, so a batch of another job of the same size is
-// never taken. One the store names as this very part's (its Ref write was
-// lost after the owner entry) is taken at once; one that no part holds is
-// taken when it is the only one; several are an *ambiguousFind.
+// made. The finder lists the provider jobs of the part's shape created since
+// its first try, split into those proved the part's (by a mark only its
+// create carries) and those not provable yet; the store's Ref owners drop
+// those other parts hold. One proved the part's is taken (a duplicate of it
+// has ended, so there is nothing to stop); a free unproven one makes the part
+// wait (an *unprovenFind); none means the create made nothing.
 func (s *Service) find(ctx context.Context, finder service.BatchFinder, j *job.Job, p job.Part, in service.BatchSubmit, since time.Time) (string, error) {
-	cands, err := finder.FindSubmitted(ctx, in, since)
+	found, err := finder.FindSubmitted(ctx, in, since)
 	if err != nil {
 		return "", err
 	}
-	var free []string
-	for _, ref := range cands {
-		id, part, err := s.Store.RefOwner(ctx, j.Provider, ref)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			free = append(free, ref)
-		case err != nil:
-			return "", err
-		case id == j.ID && part == p.Index:
-			return ref, nil
+	free := func(refs []string) ([]string, error) {
+		var out []string
+		for _, ref := range refs {
+			id, part, err := s.Store.RefOwner(ctx, j.Provider, ref)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				out = append(out, ref)
+			case err != nil:
+				return nil, err
+			case id == j.ID && part == p.Index:
+				return []string{ref}, nil // its Ref write was lost after the owner entry
+			}
 		}
+		return out, nil
 	}
-	switch len(free) {
-	case 0:
-		return "", nil
-	case 1:
-		return free[0], nil
+	ours, err := free(found.Ours)
+	if err != nil {
+		return "", err
 	}
-	return "", &ambiguousFind{name: in.Name, refs: free}
+	if len(ours) > 0 {
+		if len(ours) > 1 {
+			s.Logger().WarnContext(ctx, "several ended provider jobs are the part's; the first is taken", "job_id", j.ID, "part", p.Index, "refs", ours)
+		}
+		return ours[0], nil
+	}
+	waiting, err := free(found.Unproven)
+	if err != nil {
+		return "", err
+	}
+	if len(waiting) > 0 {
+		return "", &unprovenFind{name: in.Name, refs: waiting}
+	}
+	return "", nil
 }
 
 // create makes the provider job of a claimed part. A provider whose create
@@ -182,7 +192,7 @@ func (s *Service) find(ctx context.Context, finder service.BatchFinder, j *job.J
 // tried before is looked for first, and a create that failed with
 // service.ErrSubmitUnknown (a server error or a lost answer after the send)
 // is looked for after; one that may still be running (service.ErrSubmitInFlight)
-// and is not listed yet keeps the part's lease, to be looked for again. The marker is weak for such providers (see find), so a
+// and is not listed yet keeps the part's lease, to be looked for again. A
 // definite refusal is never looked for.
 func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job.Job, p job.Part, in service.BatchSubmit) (string, error) {
 	finder, canFind := prov.(service.BatchFinder)
@@ -193,7 +203,7 @@ func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job
 	if !since.IsZero() {
 		ref, err := s.find(ctx, finder, j, p, in, since)
 		if err != nil {
-			if errors.Is(err, service.ErrSubmitAmbiguous) {
+			if errors.Is(err, service.ErrSubmitUnproven) {
 				return "", err
 			}
 			return "", &unknownOutcome{create: errors.New("an earlier create of this part ended unseen"), find: err}
@@ -214,7 +224,7 @@ func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job
 	}
 	found, ferr := s.find(ctx, finder, j, p, in, since)
 	switch {
-	case errors.Is(ferr, service.ErrSubmitAmbiguous):
+	case errors.Is(ferr, service.ErrSubmitUnproven):
 		return "", ferr
 	case ferr != nil:
 		return "", &unknownOutcome{create: err, find: ferr}

@@ -129,6 +129,81 @@ var samplingKeys = []struct{ path, param string }{
 	{"additionalModelRequestFields.top_k", model.SamplingTopK},
 }
 
+// outputCapKeys are where a native or Converse body sets its own output
+// cap, which the provider honours over the job's max_tokens: the Anthropic
+// Messages API and Bedrock's Claude and Mistral bodies (max_tokens),
+// Converse and Nova (inferenceConfig.maxTokens), Llama (max_gen_len) and
+// Titan Text (textGenerationConfig.maxTokenCount). Source: the Anthropic
+// Messages API reference and Amazon Bedrock's "Inference request
+// parameters" pages of those families, read 2026-12-03.
+var outputCapKeys = []string{"max_tokens", "inferenceConfig.maxTokens", "max_gen_len", "textGenerationConfig.maxTokenCount"}
+
+// recordOutputCap is the most output record r can produce: its model_input's
+// own cap when it sets one, else the job's max_tokens.
+func recordOutputCap(r *job.Input, jobMax int) int64 {
+	if len(r.ModelInput) == 0 {
+		return int64(jobMax)
+	}
+	var body map[string]json.RawMessage
+	if json.Unmarshal(r.ModelInput, &body) != nil {
+		return int64(jobMax) // the encoder names a malformed body
+	}
+	for _, k := range outputCapKeys {
+		if v, ok := pathValue(body, k); ok {
+			var n int64
+			if json.Unmarshal(v, &n) == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return int64(jobMax)
+}
+
+// outputTokens is the most output records [from, to) can produce: what
+// budgets, dry runs and deadlines price.
+func (r *SubmitRequest) outputTokens(from, to int) int64 {
+	var n int64
+	for i := from; i < to; i++ {
+		n += recordOutputCap(&r.Records[i], r.Params.MaxTokens)
+	}
+	return n
+}
+
+// serverToolPrefixes are the type names of Anthropic's server tools, which
+// Anthropic runs and bills per use on top of tokens (web search, web fetch,
+// code execution): no estimate can hold them. Source: the Anthropic tool use
+// documentation, "Server tools", read 2026-12-03.
+var serverToolPrefixes = []string{"web_search_", "web_fetch_", "code_execution_"}
+
+// checkServerTools refuses a record whose model_input asks for a server tool
+// (or an MCP server, whose calls Anthropic makes): budgets, dry runs and
+// deadlines price tokens only.
+func checkServerTools(req *SubmitRequest) error {
+	for i, r := range req.Records {
+		if len(r.ModelInput) == 0 {
+			continue
+		}
+		var body struct {
+			Tools      []struct{ Type string } `json:"tools"`
+			MCPServers json.RawMessage         `json:"mcp_servers"`
+		}
+		if json.Unmarshal(r.ModelInput, &body) != nil {
+			continue // the encoder names a malformed body
+		}
+		if len(body.MCPServers) > 0 && string(body.MCPServers) != "null" {
+			return job.Fieldf(fmt.Sprintf("records[%d].model_input.mcp_servers", i), "MCP servers are called by Anthropic and billed beyond the tokens this suite prices; leave them out")
+		}
+		for k, tl := range body.Tools {
+			for _, p := range serverToolPrefixes {
+				if strings.HasPrefix(tl.Type, p) {
+					return job.Fieldf(fmt.Sprintf("records[%d].model_input.tools[%d]", i, k), "%s is a server tool, billed per use beyond the tokens budgets and dry runs price; leave it out of batch records", tl.Type)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // checkRecordSampling refuses a record whose model_input sets a sampling
 // parameter the model refuses. Models that take every parameter (most) skip
 // the scan.
@@ -155,14 +230,23 @@ func checkRecordSampling(req *SubmitRequest, m *model.Model) error {
 }
 
 func hasPath(body map[string]json.RawMessage, path string) bool {
+	_, ok := pathValue(body, path)
+	return ok
+}
+
+// pathValue is the value at a dotted path of a body (ok false: absent or null).
+func pathValue(body map[string]json.RawMessage, path string) (json.RawMessage, bool) {
 	head, rest, nested := strings.Cut(path, ".")
 	v, ok := body[head]
 	if !ok || string(v) == "null" {
-		return false
+		return nil, false
 	}
 	if !nested {
-		return true
+		return v, true
 	}
 	var inner map[string]json.RawMessage
-	return json.Unmarshal(v, &inner) == nil && hasPath(inner, rest)
+	if json.Unmarshal(v, &inner) != nil {
+		return nil, false
+	}
+	return pathValue(inner, rest)
 }

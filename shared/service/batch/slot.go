@@ -14,9 +14,10 @@ import (
 
 // A provider whose create takes no idempotency key is asked, after a create
 // with an unknown outcome, for the jobs of the part's shape made since (see
-// find). Two such creates of the same shape pending at once (both processes
-// killed after the provider accepted) would leave two jobs nothing tells
-// apart. So a create of such a provider first takes the slot of its provider
+// find). Such a job is told apart from others of its shape only once it has
+// ended (its results carry the part's mark), so two creates of the same shape
+// pending at once would each wait on both jobs. So a create of such a
+// provider first takes the slot of its provider
 // and record count, and the slot is given back only once the create's outcome
 // is written on the part (a Ref, a refusal, a cancel): a create of the same
 // shape waits (the part stays queued, as for a busy provider) while another's

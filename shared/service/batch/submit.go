@@ -259,12 +259,11 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		}
 		now := s.Now()
 		var unknown *unknownOutcome
-		var amb *ambiguousFind
-		ambiguous := errors.As(err, &amb)
-		if ambiguous && now.Before(claimed.SubmitTriedAt.Add(AmbiguousFor)) {
-			// Another part's create may not have written its Ref yet: keep the
-			// lease and look again once it runs out.
-			s.Logger().WarnContext(ctx, "several provider jobs may be the part's; part stays leased", "job_id", id, "part", idx, "error", err)
+		if errors.Is(err, service.ErrSubmitUnproven) {
+			// A provider job that may be the part's (or another part's whose
+			// Ref is not written yet, or another system's) cannot be told
+			// apart yet: keep the lease and look again once it runs out.
+			s.Logger().WarnContext(ctx, "provider jobs may be the part's and cannot be proved so yet; part stays leased", "job_id", id, "part", idx, "error", err)
 			continue
 		}
 		if errors.As(err, &unknown) {
@@ -274,7 +273,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			errs = append(errs, err)
 			continue
 		}
-		if _, canFind := prov.(service.BatchFinder); canFind && !errors.As(err, &unknown) && !(ambiguous && now.Before(claimed.SubmitTriedAt.Add(AmbiguousFor))) {
+		if _, canFind := prov.(service.BatchFinder); canFind {
 			// The outcome is known (and written below): others may create.
 			defer s.giveSlot(ctx, j, *claimed)
 		}
@@ -294,23 +293,14 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			started++
 		}
 		var stop string
-		var stops []string
 		j, err = s.updatePart(ctx, id, idx, func(part *job.Part) {
-			stop, stops = "", nil
-			if ambiguous && part.Ref == "" && (part.Status == job.StatusQueued || part.Status.Terminal()) {
-				// The part fails (or was cancelled) with provider jobs no
-				// part holds, one of them likely its own: stop them all.
-				stops = amb.refs
-			}
+			stop = ""
 			part.SubmitLease, part.SubmitLeaseUntil = "", time.Time{}
 			switch {
 			case err != nil && part.Status == job.StatusQueued:
 				part.Status = job.StatusFailed
 				part.ProviderStatus = "SubmitFailed"
 				part.Message = prov.Limits().Title + " refused the job: " + err.Error()
-				if errors.Is(err, service.ErrSubmitAmbiguous) {
-					part.Message = prov.Limits().Title + ": cannot tell which provider job is this part's; all were stopped: " + err.Error()
-				}
 			case err != nil && part.Status == job.StatusCancelling && part.Ref == "":
 				part.Status = job.StatusCancelled // no provider job of it can be adopted
 			case err != nil:
@@ -334,12 +324,6 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		}, now)
 		if err != nil {
 			return nil, started, err
-		}
-		for _, ref := range stops {
-			s.Logger().WarnContext(ctx, "stopping a provider job no part holds that may be this part's", "job_id", id, "part", idx, "ref", ref)
-			if serr := prov.Stop(ctx, ref); serr != nil {
-				errs = append(errs, fmt.Errorf("stop provider job %s of job %s part %d: %w", ref, id, idx, serr))
-			}
 		}
 		if stop != "" {
 			s.Logger().WarnContext(ctx, "stopping a provider job that arrived for a part cancelled or already started", "job_id", id, "part", idx, "ref", stop)

@@ -18,6 +18,14 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if err := validateRecords(req, s.LimitsFor(prov, req.Model)); err != nil {
 		return err
 	}
+	for i, r := range req.Records {
+		if err := s.CheckModelInputRefs(fmt.Sprintf("records[%d].model_input", i), req.Owner, r.ModelInput); err != nil {
+			return err
+		}
+	}
+	if err := checkServerTools(req); err != nil {
+		return err
+	}
 	m, _ := s.LookupModel(req.Model) // ValidateParams found it
 	if m != nil && m.Task != model.TaskEmbedding {
 		if err := checkMessages(req, m); err != nil {

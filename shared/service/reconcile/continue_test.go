@@ -28,7 +28,7 @@ func (d deniedGet) Get(ctx context.Context, ref string) (service.BatchState, err
 }
 
 // FindSubmitted keeps the wrapped provider a BatchFinder.
-func (d deniedGet) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) ([]string, error) {
+func (d deniedGet) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) (service.Found, error) {
 	return d.BatchProvider.(service.BatchFinder).FindSubmitted(ctx, in, since)
 }
 

@@ -203,3 +203,39 @@ func TestDeadlineStopEventFirst(t *testing.T) {
 }
 
 const runningID = "01jq0000000000000000000000"
+
+// A part held at the job's budget when the deadline comes is no unfinished
+// batch work: it ends stopped at the budget (its records fail as held, for
+// retry_failed with a new budget) and stays out of the on-demand re-drive,
+// which would run it at about twice the batch price, past the budget.
+func TestDeadlineLeavesBudgetHeldPartsOut(t *testing.T) {
+	h := newFaultyHarness(t, faults{bedrock: func(p service.BatchProvider) service.BatchProvider {
+		return eventFirst{p, func(string) error { return nil }}
+	}})
+	ctx := context.Background()
+	now := h.clock.Now()
+	ref := "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/abcdefghijkl"
+	j := &job.Job{ID: runningID, Owner: "alice", Provider: job.ProviderBedrock, Model: bedrockModel, Mode: job.ModeBatch,
+		Status: job.StatusInProgress, ProviderStatus: "InProgress", RecordCount: 10, Shards: 1, TTLDays: 7, BudgetUSD: 1,
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(7 * 24 * time.Hour), InputURI: "s3://test/input/" + runningID, InputOrder: true,
+		Deadline: now.Add(time.Minute), DeadlineTokens: 1100, Params: &job.Params{MaxTokens: 1024},
+		Parts: []job.Part{
+			{Index: 0, Name: "mcpbatch-" + runningID + "-1", Ref: ref, Status: job.StatusInProgress, ProviderStatus: "InProgress", RecordCount: 5, EstimateUSD: 0.8},
+			{Index: 1, Name: "mcpbatch-" + runningID + "-2", Status: job.StatusQueued, ProviderStatus: batch.HeldForBudget, Held: true, RecordCount: 5, EstimateUSD: 0.8,
+				Message: "not submitted: spent or in flight $0.8000 plus this provider job's estimate $0.8000 would pass budget_usd $1.0000"},
+		},
+	}
+	if err := h.st.CreateJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.svc.StopForDeadline(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.job(j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Redrive == nil || slices.Contains(got.Redrive.Parts, 1) || got.Parts[1].ProviderStatus != batch.StoppedAtBudget || got.Parts[1].Status != job.StatusIngesting {
+		t.Fatalf("held part %s/%s, re-drive %+v; want it stopped at the budget and out of the re-drive", got.Parts[1].Status, got.Parts[1].ProviderStatus, got.Redrive)
+	}
+}

@@ -212,6 +212,10 @@ func (s *Service) scanPass(ctx context.Context, field, uri string, pin *blob.Ver
 				continue
 			}
 		}
+		if err := s.CheckModelInputRefs("model_input", req.Owner, in.ModelInput); err != nil {
+			probs.add(r.Line(), "%s", err)
+			continue
+		}
 		// Images and documents: checked here (s3:// held to the caller's
 		// upload area), rendered into the part when it is written.
 		rec, ps := md.Check(ctx, scan.count-1, in)

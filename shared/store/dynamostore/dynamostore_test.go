@@ -555,4 +555,47 @@ func TestLargeJobKeepsOneObject(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("objects under %s after a create and 3 updates: %v, %v; want 1", base, got, err)
 	}
+
+// smallPages answers each Query with at most two items, as DynamoDB's 1 MB
+// page (counted before projection) does for 350 KB snapshot parts.
+type smallPages struct{ *faultyClient }
+
+func (c smallPages) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	cp := *in
+	cp.Limit = aws.Int32(2)
+	return c.faultyClient.Query(ctx, &cp, optFns...)
+}
+
+// TestSnapshotPartsDroppedPastOnePage: replacing a snapshot whose parts fill
+// several Query pages, with deletes handed back unprocessed, still leaves
+// only META and the new version's parts.
+func TestSnapshotPartsDroppedPastOnePage(t *testing.T) {
+	client, table := newTable(t)
+	fc := &faultyClient{Client: client}
+	s := New(smallPages{fc}, table, WithBackoff(time.Millisecond, time.Millisecond))
+	big := make([]byte, 2_000_000)
+	_, _ = rand.Read(big) // does not compress: six parts
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := s.PutSnapshot(t.Context(), "acct", 0, big, at); err != nil {
+		t.Fatal(err)
+	}
+	fc.mu.Lock()
+	fc.failures = 2
+	fc.mu.Unlock()
+	if _, err := s.PutSnapshot(t.Context(), "acct", 1, big[:1000], at); err != nil {
+		t.Fatal(err)
+	}
+	out, err := client.Query(t.Context(), &dynamodb.QueryInput{
+		TableName: aws.String(table), KeyConditionExpression: aws.String("PK = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "FACTS#acct"}},
+		ProjectionExpression:      aws.String("PK, SK"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		if sk := it["SK"].(*types.AttributeValueMemberS).Value; sk != "META" && !strings.HasPrefix(sk, "PART#000000000002#") {
+			t.Errorf("left over: %s", sk)
+		}
+	}
 }

@@ -151,30 +151,42 @@ func (s *Store) PutSnapshot(ctx context.Context, key string, prev int64, data []
 
 // dropParts deletes the parts drop picks, best effort: a leftover is never
 // read (META names the current version and writer) and the next put retries.
+// It pages through every part (a Query page holds at most 1 MB, read before
+// the projection: two or three parts) and retries unprocessed deletes.
 func (s *Store) dropParts(ctx context.Context, key string, drop func(sk string) bool) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :old)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(factsPK(key)), ":old": str("PART#"),
-		},
-		ProjectionExpression: aws.String("PK, SK"),
-	})
-	if err != nil {
-		return
-	}
-	var dels []types.WriteRequest
-	for _, it := range out.Items {
-		sk, _ := it[attrSK].(*types.AttributeValueMemberS)
-		if sk == nil || !drop(sk.Value) {
-			continue
+	var start map[string]types.AttributeValue
+	for {
+		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:              aws.String(s.table),
+			KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :old)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk": str(factsPK(key)), ":old": str("PART#"),
+			},
+			ProjectionExpression: aws.String("PK, SK"),
+			ExclusiveStartKey:    start,
+		})
+		if err != nil {
+			return
 		}
-		dels = append(dels, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{attrPK: it[attrPK], attrSK: it[attrSK]}}})
-	}
-	for len(dels) > 0 {
-		n := min(len(dels), batchSize)
-		_, _ = s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: dels[:n]}})
-		dels = dels[n:]
+		var dels []types.WriteRequest
+		for _, it := range out.Items {
+			sk, _ := it[attrSK].(*types.AttributeValueMemberS)
+			if sk == nil || !drop(sk.Value) {
+				continue
+			}
+			dels = append(dels, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{attrPK: it[attrPK], attrSK: it[attrSK]}}})
+		}
+		for len(dels) > 0 {
+			n := min(len(dels), batchSize)
+			if s.writeBatch(ctx, dels[:n], len(dels)-n) != nil {
+				return
+			}
+			dels = dels[n:]
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return
+		}
+		start = out.LastEvaluatedKey
 	}
 }
 

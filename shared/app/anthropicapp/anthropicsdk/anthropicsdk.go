@@ -6,6 +6,7 @@ package anthropicsdk
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -50,22 +51,22 @@ const findPageSize = 100
 const findSkew = 2 * time.Hour
 
 // FindSubmitted lists the batches a create with an unknown outcome may have
-// made. Message Batches carry no name or metadata, and their requests are not
-// readable until they end, so the marker is what a listing shows: a batch
-// created since the first try holding exactly in.Records requests. Other
-// jobs' batches of the same size match too; the service tells them apart by
-// the Refs its store has recorded, and serialises same-size creates whose
-// outcome is unknown, so the window only bounds how far back the listing
-// pages. It is wide (findSkew) because it compares our clock with
-// Anthropic's: a window cut by skew would miss the batch and create another.
-func (a *Calls) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) ([]string, error) {
+// made: those created since the first try holding exactly in.Records
+// requests. An ended one is read: it is ours when a results line carries
+// in's mark (wire.PartMark, put on every custom_id by Submit), else someone
+// else's and left out. One still running shows nothing of ours (its results
+// are not readable until it ends), so it stays unproven. The window is wide
+// (findSkew) because it compares our clock with Anthropic's: a window cut by
+// skew would miss the batch and create another.
+func (a *Calls) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) (service.Found, error) {
 	since = since.Add(-findSkew)
-	var found []string
+	mark := wire.PartMark(in.Name)
+	var found service.Found
 	after := ""
 	for {
 		page, next, err := a.Client.List(ctx, after, findPageSize)
 		if err != nil {
-			return nil, fmt.Errorf("find the batch of %s: %w", in.Name, err)
+			return service.Found{}, fmt.Errorf("find the batch of %s: %w", in.Name, err)
 		}
 		old := false
 		for _, b := range page {
@@ -73,8 +74,19 @@ func (a *Calls) FindSubmitted(ctx context.Context, in service.BatchSubmit, since
 				old = true // newest first: the rest are older still
 				break
 			}
-			if b.Counts.Total() == int64(in.Records) {
-				found = append(found, b.ID)
+			if b.Counts.Total() != int64(in.Records) {
+				continue
+			}
+			if b.ProcessingStatus != wire.StatusEnded {
+				found.Unproven = append(found.Unproven, b.ID)
+				continue
+			}
+			got, err := a.firstMark(ctx, b.ID)
+			if err != nil {
+				return service.Found{}, fmt.Errorf("find the batch of %s: %w", in.Name, err)
+			}
+			if got == mark {
+				found.Ours = append(found.Ours, b.ID)
 			}
 		}
 		if old || next == "" {
@@ -85,6 +97,34 @@ func (a *Calls) FindSubmitted(ctx context.Context, in service.BatchSubmit, since
 	return found, nil
 }
 
+// errFirstLine stops a results stream once its first line is read.
+var errFirstLine = errors.New("first results line read")
+
+// firstLine keeps the first line written to it and then refuses more.
+type firstLine struct{ buf []byte }
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	if i := bytes.IndexByte(p, '\n'); i >= 0 {
+		f.buf = append(f.buf, p[:i]...)
+		return i, errFirstLine
+	}
+	f.buf = append(f.buf, p...)
+	return len(p), nil
+}
+
+// firstMark is the mark on the custom_id of an ended batch's first results
+// line (every line of a batch we made carries the same one).
+func (a *Calls) firstMark(ctx context.Context, ref string) (string, error) {
+	var w firstLine
+	if _, err := a.Client.Results(ctx, ref, &w); err != nil && !errors.Is(err, errFirstLine) {
+		return "", err
+	}
+	if len(w.buf) == 0 {
+		return "", nil // no results line: nothing proves it ours
+	}
+	return wire.ResultMark(w.buf)
+}
+
 // Submit creates one Message Batch from the part's request lines.
 func (a *Calls) Submit(ctx context.Context, in service.BatchSubmit) (string, error) {
 	rc, err := a.Blobs.Open(ctx, in.InputURI, 0)
@@ -93,7 +133,8 @@ func (a *Calls) Submit(ctx context.Context, in service.BatchSubmit) (string, err
 	}
 	defer rc.Close()
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(wrapRequests(rc, pw)) }()
+	mark := wire.PartMark(in.Name) // what proves the batch ours if this create's answer is lost
+	go func() { pw.CloseWithError(wrapRequests(rc, pw, mark)) }()
 	b, err := a.Client.Create(ctx, pr, in.BetaHeaders...)
 	pr.CloseWithError(errors.New("create returned"))
 	if err != nil && anthropic.MayHaveCreated(err) {
@@ -110,8 +151,9 @@ func (a *Calls) Submit(ctx context.Context, in service.BatchSubmit) (string, err
 	return b.ID, nil
 }
 
-// wrapRequests turns JSONL request lines into {"requests":[line,line,...]}.
-func wrapRequests(r io.Reader, w io.Writer) error {
+// wrapRequests turns JSONL request lines into {"requests":[line,line,...]},
+// each custom_id carrying mark.
+func wrapRequests(r io.Reader, w io.Writer, mark string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), wire.MaxBytes)
 	bw := bufio.NewWriterSize(w, 256<<10)
@@ -125,7 +167,11 @@ func wrapRequests(r io.Reader, w io.Writer) error {
 			bw.WriteByte(',')
 		}
 		first = false
-		bw.Write(sc.Bytes())
+		line, err := wire.MarkRequestLine(sc.Bytes(), mark)
+		if err != nil {
+			return fmt.Errorf("read batch requests: %w", err)
+		}
+		bw.Write(line)
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("read batch requests: %w", err)

@@ -57,7 +57,8 @@ func ParseResultLine(line []byte) (job.Record, error) {
 	if l.CustomID == "" {
 		return job.Record{}, errors.New("no custom_id")
 	}
-	r := job.Record{ID: l.CustomID}
+	own, _ := SplitCustomID(l.CustomID) // the part's mark was proof enough at create (mark.go)
+	r := job.Record{ID: own}
 	switch l.Result.Type {
 	case ResultSucceeded:
 		m := l.Result.Message
