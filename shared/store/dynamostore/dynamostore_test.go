@@ -555,6 +555,7 @@ func TestLargeJobKeepsOneObject(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("objects under %s after a create and 3 updates: %v, %v; want 1", base, got, err)
 	}
+}
 
 // smallPages answers each Query with at most two items, as DynamoDB's 1 MB
 // page (counted before projection) does for 350 KB snapshot parts.
