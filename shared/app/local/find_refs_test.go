@@ -5,6 +5,7 @@ import (
 
 	"context"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"sync/atomic"
 	"testing"
 
@@ -133,6 +134,46 @@ func TestCancelAfterALostCreateStopsItsBatch(t *testing.T) {
 	}
 	if n := len(s.l.Anthropic.Statuses()); n != 1 {
 		t.Fatalf("Anthropic holds %d batches, want 1", n)
+	}
+}
+
+// The same after the dead run's lease was given up and the part queued
+// again behind the quota (soak seed 99 at the raised rates): a create was
+// tried, so cancel_job must still look for its batch, not end the part
+// as if nothing had reached Anthropic.
+func TestCancelAfterALostCreateQueuedAgain(t *testing.T) {
+	s := newSuite(t)
+	s.l.Anthropic.ErrorEvery = 0
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": claudeHaiku, "records": records(9)})
+	ctx := context.Background()
+	st := s.l.Service.Core.Store
+	before, err := st.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := before.Parts[0].Ref
+	if _, err := st.UpdateJob(ctx, h.JobID, func(j *job.Job) error {
+		p := &j.Parts[0]
+		p.Ref, p.Status, p.ProviderStatus = "", job.StatusQueued, batch.WaitingForQuota
+		j.Status, j.SubmittedAt, j.LastEventAt = job.StatusQueued, time.Time{}, time.Time{}
+		p.SubmitLease, p.SubmitLeaseUntil, p.SubmitTriedAt = "", time.Time{}, time.Now().Add(-20*time.Minute)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	call[mcpserver.CancelOut](t, cs, "cancel_job", map[string]any{"job_id": h.JobID})
+	s.reconcile()
+	s.l.Anthropic.Step()
+	expireLease(t, s, h.JobID)
+	s.reconcile()
+	s.reconcile()
+	after, err := st.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Status != job.StatusCancelled || after.Parts[0].Ref != ref {
+		t.Fatalf("job %s, part ref %q; want cancelled holding the batch %s", after.Status, after.Parts[0].Ref, ref)
 	}
 }
 

@@ -96,10 +96,12 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 				p.Status = job.StatusCancelling
 				p.CancelRequested = true
 				changed = true
-			case p.Ref == "" && p.SubmitLease != "" && canFind && job.CanMove(p.Status, job.StatusCancelling):
-				// A create is on the wire, or died with its outcome unknown:
-				// the provider job it made, once found, is stopped and
-				// ingested like any cancelled part's (see StartParts).
+			case p.Ref == "" && (p.SubmitLease != "" || !p.SubmitTriedAt.IsZero()) && canFind && job.CanMove(p.Status, job.StatusCancelling):
+				// A create is on the wire, or was tried and died with its
+				// outcome unknown (its lease may since have gone, the part
+				// queued again behind the quota): the provider job it made,
+				// once found, is stopped and ingested like any cancelled
+				// part's (see StartParts).
 				p.Status = job.StatusCancelling
 				p.CancelRequested = true
 				changed = true
