@@ -623,7 +623,7 @@ var soakRaisedSeeds = []uint64{4242, 777001, 31337, 20261130, 99}
 // MCPBATCH_SOAK_SEED=<seed> MCPBATCH_SOAK_FAULTS=<soakRaised> and
 // -run TestEndToEnd/ChaosSoak/sqlite.
 func TestChaosSoakRaised(t *testing.T) {
-	if os.Getenv("MCPBATCH_E2E") != "1" || testing.Short() {
+	if os.Getenv("MCPBATCH_SOAK_RAISED") != "1" || testing.Short() {
 		t.Skip("chaos soak: set MCPBATCH_E2E=1 (make test does)")
 	}
 	rates, err := soakFaultRates(soakRaised)
