@@ -514,6 +514,37 @@ func TestOnDemandStopsAtBudget(t *testing.T) {
 	}
 }
 
+// Once a record's cost is known, each chunk is sized to what the budget has
+// left: the run stops within one record of budget_usd, not a whole chunk
+// (here 10 records, about $1) past it.
+func TestOnDemandChunksSizedToTheBudgetLeft(t *testing.T) {
+	rt := &sim.RuntimeSim{}
+	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
+	svc, _ := onDemandSuite(t, rt, od)
+	ctx := context.Background()
+	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Params: job.Params{MaxTokens: 10}, BudgetUSD: 1.5,
+		Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	od.Model = heavy{od.Model}
+	if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := svc.Store.GetJob(ctx, j.ID)
+	if end.Status != job.StatusPartiallyCompleted || end.Cost == nil || end.Succeeded == 0 {
+		t.Fatalf("after the budget: %s, cost %+v; want partially_completed with a cost", end.Status, end.Cost)
+	}
+	per := end.Cost.TotalUSD / float64(end.Succeeded)
+	if over := end.Cost.TotalUSD - end.BudgetUSD; over < 0 || over >= per {
+		t.Errorf("spent $%.4f on %d records ($%.4f each) for a budget of $%.2f: want it reached and passed by less than one record",
+			end.Cost.TotalUSD, end.Succeeded, per, end.BudgetUSD)
+	}
+	if n := len(allRecords(t, svc, end)); n != end.Succeeded {
+		t.Errorf("%d stored, %d counted", n, end.Succeeded)
+	}
+}
+
 // failEnd is a store whose first write ending a job fails, as a transient
 // store error or a timeout between the last checkpoint and the end would.
 type failEnd struct {

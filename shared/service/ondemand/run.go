@@ -111,7 +111,7 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 		cp := *j.OnDemand
 		var batch []job.Input
 		var read int64
-		for len(batch) < chunk {
+		for size := s.budgetChunk(j, chunk); len(batch) < size; {
 			line, err := br.ReadBytes('\n')
 			read += int64(len(line))
 			if len(strings.TrimSpace(string(line))) > 0 {
