@@ -103,6 +103,20 @@ func (b *BedrockProvider) Get(ctx context.Context, ref string) (service.BatchSta
 	return service.BatchState{Ref: info.ARN, Name: info.Name, Status: info.Status, Message: info.Message}, nil
 }
 
+// FindNamed finds the Bedrock job a create of the part named name made: the
+// create gives the job that name, and the name carries the job's ULID, so a
+// job of it is the part's. "" when there is none.
+func (b *BedrockProvider) FindNamed(ctx context.Context, name string) (string, error) {
+	info, err := b.Client.Get(ctx, name)
+	if errors.Is(err, bedrock.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return info.ARN, nil
+}
+
 // Stop stops a Bedrock job.
 func (b *BedrockProvider) Stop(ctx context.Context, ref string) error { return b.Client.Stop(ctx, ref) }
 

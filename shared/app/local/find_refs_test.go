@@ -177,6 +177,50 @@ func TestCancelAfterALostCreateQueuedAgain(t *testing.T) {
 	}
 }
 
+// The same on Bedrock (soak seed 99 at the raised rates, again): its run died
+// after CreateModelInvocationJob made the job, the next create found the
+// quota full (that very job holds it) and the part waited for the quota.
+// cancel_job must look for the job by the part's name and stop it, not end
+// the part as never sent and leave the job running to its end unseen.
+func TestBedrockCancelAfterALostCreateStopsItsJob(t *testing.T) {
+	s := newSuite(t)
+	cs := s.client("alice")
+	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(120), "mode": "batch"})
+	ctx := context.Background()
+	st := s.l.Service.Core.Store
+	before, err := st.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := before.Parts[0].Ref
+	if ref == "" {
+		t.Fatalf("part not submitted: %+v", before.Parts[0])
+	}
+	if _, err := st.UpdateJob(ctx, h.JobID, func(j *job.Job) error {
+		p := &j.Parts[0]
+		p.Ref, p.Status, p.ProviderStatus = "", job.StatusQueued, batch.WaitingForQuota
+		j.Status, j.SubmittedAt, j.LastEventAt = job.StatusQueued, time.Time{}, time.Time{}
+		p.SubmitLease, p.SubmitLeaseUntil, p.SubmitTriedAt = "", time.Time{}, time.Now().Add(-20*time.Minute)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	call[mcpserver.CancelOut](t, cs, "cancel_job", map[string]any{"job_id": h.JobID})
+	s.reconcile()
+	s.settle()
+	s.reconcile()
+	after, err := st.GetJob(ctx, h.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Status != job.StatusCancelled || after.Parts[0].Ref != ref {
+		t.Fatalf("job %s, part ref %q; want cancelled holding the job %s", after.Status, after.Parts[0].Ref, ref)
+	}
+	if status := s.l.Sim.Statuses()[before.Parts[0].Name]; status != "Stopped" {
+		t.Fatalf("Bedrock job %s is %q after the cancel; want it stopped", ref, status)
+	}
+}
+
 // Two creates of the same size with unknown outcomes at once would leave two
 // batches nothing tells apart, so a create waits while another part's create
 // of its size is unresolved: here job A's run died after Anthropic made its

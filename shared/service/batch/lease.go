@@ -83,9 +83,31 @@ func StartPending(j *job.Job) bool {
 	return false
 }
 
+// namedFinder is a provider whose create names the provider job after the
+// part and that looks a job up by that name (Bedrock): a create whose outcome
+// was lost is found, and proved the part's, by its name.
+type namedFinder interface {
+	FindNamed(ctx context.Context, name string) (string, error)
+}
+
+// findable: a part with no Ref whose provider job, made by a create on the
+// wire or tried with its outcome lost, can be looked for.
+func findable(prov service.BatchProvider, p job.Part) bool {
+	_, canFind := prov.(service.BatchFinder)
+	_, named := prov.(namedFinder)
+	return p.Ref == "" && (p.SubmitLease != "" || !p.SubmitTriedAt.IsZero()) && (canFind || named)
+}
+
 // lookFor finds the provider job an earlier create of a part cancelled while
 // that create was on the wire made; it never creates one. "" when it made none.
 func (s *Service) lookFor(ctx context.Context, prov service.BatchProvider, j *job.Job, p job.Part, in service.BatchSubmit) (string, error) {
+	if named, ok := prov.(namedFinder); ok && !p.SubmitTriedAt.IsZero() {
+		ref, err := named.FindNamed(ctx, p.Name)
+		if err != nil {
+			return "", &unknownOutcome{create: errors.New("an earlier create of this cancelled part ended unseen"), find: err}
+		}
+		return ref, nil
+	}
 	finder, canFind := prov.(service.BatchFinder)
 	if !canFind || p.SubmitTriedAt.IsZero() {
 		return "", nil

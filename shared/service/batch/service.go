@@ -76,7 +76,6 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 			return nil, fmt.Errorf("stop provider job %s: %w", p.Name, err)
 		}
 	}
-	_, canFind := prov.(service.BatchFinder)
 	now := s.Now()
 	j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		changed := false
@@ -96,7 +95,7 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 				p.Status = job.StatusCancelling
 				p.CancelRequested = true
 				changed = true
-			case p.Ref == "" && (p.SubmitLease != "" || !p.SubmitTriedAt.IsZero()) && canFind && job.CanMove(p.Status, job.StatusCancelling):
+			case findable(prov, *p) && job.CanMove(p.Status, job.StatusCancelling):
 				// A create is on the wire, or was tried and died with its
 				// outcome unknown (its lease may since have gone, the part
 				// queued again behind the quota): the provider job it made,
