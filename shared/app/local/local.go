@@ -116,6 +116,11 @@ type Options struct {
 	Account *sim.Account
 	// Now is the services' clock (nil: time.Now); tests move it to reach a deadline.
 	Now func() time.Time
+	// AnthropicNow is the Anthropic simulator's clock (nil: time.Now). A test
+	// that jumps the services' clock by hours (the soak) jumps it too, as real
+	// time passes for both: left behind, the two would differ by more than the
+	// skew the product allows for when it looks for a lost create's batch.
+	AnthropicNow func() time.Time
 	// Adapters replace make dev's store, objects, vectors and topic (zero: make dev's).
 	Adapters Adapters
 }
