@@ -34,8 +34,8 @@ type S3VectorsAPI interface {
 }
 
 // CatalogIndex is the index, inside the vector bucket, where the S3Vectors
-// adapter keeps one record per index (owner, name, model, counts, completed
-// jobs): S3 Vectors has no place for such metadata on an index, and keeping it in
+// adapter keeps one record per index (owner, name, model, counts) and its
+// completed jobs (doneEntry): S3 Vectors has no place for such metadata on an index, and keeping it in
 // the same bucket needs no other store or permission. Each record is a
 // 1-dimension vector whose key is the physical index name, with the record as
 // JSON in a non-filterable metadata key.
@@ -105,13 +105,39 @@ type s3Record struct {
 	Vectors        int64     `json:"vectors"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
-	CompletedJobs  []string  `json:"completed_jobs,omitempty"`
+	// Legacy is the completed-jobs list a record carried before the list got
+	// its own catalog entry (doneEntry); it is read, kept, never grown.
+	Legacy []string `json:"completed_jobs,omitempty"`
+	// done is the list of the index's doneEntry (not part of the record).
+	done []string
+}
+
+// doneEntry is an index's completed-jobs list, in a catalog entry of its own
+// (doneKey): S3 Vectors has no conditional write, so a list inside the record
+// was lost whenever a count update that read the record before a Commit
+// wrote it back after (seen on moto: vectors counted, the job not listed).
+// Now only Commit writes it, and checks its write stayed.
+type doneEntry struct {
+	Jobs []string `json:"jobs"`
+}
+
+func doneKey(phys string) string { return donePrefix + phys }
+
+const donePrefix = "done-"
+
+// completed is the index's completed jobs: the legacy list, then its entry's.
+func (r s3Record) completed() []string {
+	out := slices.Clone(r.Legacy)
+	for _, j := range r.done {
+		out = AddCompleted(out, j)
+	}
+	return out
 }
 
 func (r s3Record) info() Info {
 	return Info{Name: r.Name, Owner: r.Owner, Model: r.Model, Dimension: r.Dimension, Metric: r.Metric, Normalize: r.Normalize,
 		NonFilterable: r.NonFilterable, FilterableKeys: r.FilterableKeys, Vectors: r.Vectors,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CompletedJobs: r.CompletedJobs}
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CompletedJobs: r.completed()}
 }
 
 func decodeDoc(d document.Interface) (map[string]any, error) {
@@ -138,23 +164,55 @@ func (s *S3Vectors) load(ctx context.Context, ref Ref) (s3Record, string, error)
 		return s3Record{}, "", err
 	}
 	phys := PhysicalName(ref)
-	out, err := s.api.GetVectors(ctx, &s3vectors.GetVectorsInput{
-		VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex), Keys: []string{phys}, ReturnMetadata: true,
-	})
+	recs, err := s.records(ctx, []string{phys})
 	if err != nil {
 		return s3Record{}, "", fmt.Errorf("s3vectors: read catalog record of %q: %w", ref.Name, err)
 	}
-	if len(out.Vectors) == 0 {
-		return s3Record{}, phys, fmt.Errorf("%w: %q", ErrNotFound, ref.Name)
-	}
-	r, err := parseRecord(out.Vectors[0].Metadata)
-	if err != nil {
-		return s3Record{}, "", err
-	}
-	if r.Owner != ref.Owner || r.Name != ref.Name {
+	r, found := recs[phys]
+	if !found || r.Owner != ref.Owner || r.Name != ref.Name {
 		return s3Record{}, phys, fmt.Errorf("%w: %q", ErrNotFound, ref.Name)
 	}
 	return r, phys, nil
+}
+
+// records reads the catalog records of the physical index names phys, each
+// with its completed-jobs entry; a name without a record is not in the map.
+func (s *S3Vectors) records(ctx context.Context, phys []string) (map[string]s3Record, error) {
+	keys := make([]string, 0, 2*len(phys))
+	for _, p := range phys {
+		keys = append(keys, p, doneKey(p))
+	}
+	recs := make(map[string]s3Record, len(phys))
+	done := map[string][]string{}
+	for _, chunk := range Chunks(keys, MaxGetKeys) {
+		page, err := s.api.GetVectors(ctx, &s3vectors.GetVectorsInput{
+			VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex), Keys: chunk, ReturnMetadata: true,
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range page.Vectors {
+			key := aws.ToString(v.Key)
+			if p, ok := strings.CutPrefix(key, donePrefix); ok {
+				var d doneEntry
+				if err := catalogJSON(v.Metadata, &d); err != nil {
+					return nil, fmt.Errorf("completed jobs of %s: %w", p, err)
+				}
+				done[p] = d.Jobs
+				continue
+			}
+			r, err := parseRecord(v.Metadata)
+			if err != nil {
+				return nil, err
+			}
+			recs[key] = r
+		}
+	}
+	for p, r := range recs {
+		r.done = done[p]
+		recs[p] = r
+	}
+	return recs, nil
 }
 
 func parseRecord(d document.Interface) (s3Record, error) {
@@ -186,15 +244,15 @@ func recordSize(r s3Record) int {
 // jobIDRoom is what one more completed job adds to a record, at most.
 const jobIDRoom = 64
 
-// fitsCatalog reports whether r, with room for its completed-jobs list to
-// fill up, stays under the metadata limit of its catalog entry.
+// fitsCatalog reports whether r stays under the metadata limit of its
+// catalog entry (its legacy list never grows).
 func fitsCatalog(r s3Record) bool {
-	return recordSize(r)+(MaxCompletedJobs-len(r.CompletedJobs))*jobIDRoom <= MaxMetadataBytes
+	return recordSize(r) <= MaxMetadataBytes
 }
 
 func (s *S3Vectors) save(ctx context.Context, phys string, r s3Record) error {
-	for recordSize(r) > MaxMetadataBytes && len(r.CompletedJobs) > 0 {
-		r.CompletedJobs = r.CompletedJobs[1:] // the oldest go first
+	for recordSize(r) > MaxMetadataBytes && len(r.Legacy) > 0 {
+		r.Legacy = r.Legacy[1:] // the oldest go first
 	}
 	if err := s.putCatalog(ctx, phys, r); err != nil {
 		return fmt.Errorf("s3vectors: write catalog record of %q: %w", r.Name, err)
@@ -305,22 +363,14 @@ func (s *S3Vectors) List(ctx context.Context, owner string) ([]Info, error) {
 	for i, n := range names {
 		keys[i] = PhysicalName(Ref{Owner: owner, Name: n})
 	}
+	recs, err := s.records(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("s3vectors: read catalog records of %s: %w", owner, err)
+	}
 	out := make([]Info, 0, len(names))
-	for _, chunk := range Chunks(keys, MaxGetKeys) {
-		page, err := s.api.GetVectors(ctx, &s3vectors.GetVectorsInput{
-			VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex), Keys: chunk, ReturnMetadata: true,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("s3vectors: read catalog records of %s: %w", owner, err)
-		}
-		for _, v := range page.Vectors {
-			r, err := parseRecord(v.Metadata)
-			if err != nil {
-				return nil, err
-			}
-			if r.Owner == owner && aws.ToString(v.Key) == PhysicalName(Ref{Owner: owner, Name: r.Name}) {
-				out = append(out, r.info())
-			}
+	for _, key := range keys {
+		if r, ok := recs[key]; ok && r.Owner == owner && key == PhysicalName(Ref{Owner: owner, Name: r.Name}) {
+			out = append(out, r.info())
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -435,7 +485,7 @@ func (s *S3Vectors) DeleteIndex(ctx context.Context, ref Ref) error {
 	if _, err := s.api.DeleteIndex(ctx, &s3vectors.DeleteIndexInput{VectorBucketName: &s.bucket, IndexName: &phys}); err != nil && !isCode(err, "NotFoundException") {
 		return fmt.Errorf("s3vectors: delete index %q: %w", ref.Name, err)
 	}
-	if _, err := s.api.DeleteVectors(ctx, &s3vectors.DeleteVectorsInput{VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex), Keys: []string{phys}}); err != nil {
+	if _, err := s.api.DeleteVectors(ctx, &s3vectors.DeleteVectorsInput{VectorBucketName: &s.bucket, IndexName: aws.String(CatalogIndex), Keys: []string{phys, doneKey(phys)}}); err != nil {
 		return fmt.Errorf("s3vectors: delete catalog record of %q: %w", ref.Name, err)
 	}
 	return s.listName(ctx, ref, false)
@@ -605,6 +655,34 @@ func (s *S3Vectors) Commit(ctx context.Context, ref Ref, jobID string) error {
 	if err := CheckJobID(jobID); err != nil {
 		return err
 	}
-	_, err := s.update(ctx, ref, func(r *s3Record) { r.CompletedJobs = AddCompleted(r.CompletedJobs, jobID) })
-	return err
+	// Two Commits of one index at once can still overwrite each other: each
+	// reads its write back and writes again until its job is listed.
+	for try := 0; ; try++ {
+		r, phys, err := s.load(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(r.done, jobID) || slices.Contains(r.Legacy, jobID) {
+			return nil
+		}
+		if try == commitTries {
+			return fmt.Errorf("s3vectors: commit job %s to %q: other commits overwrote it %d times", jobID, ref.Name, commitTries)
+		}
+		jobs := AddCompleted(r.done, jobID)
+		for len(jobs) > 1 && doneSize(jobs) > MaxMetadataBytes {
+			jobs = jobs[1:] // the oldest go first
+		}
+		if err := s.putCatalog(ctx, doneKey(phys), doneEntry{Jobs: jobs}); err != nil {
+			return fmt.Errorf("s3vectors: write the completed jobs of %q: %w", ref.Name, err)
+		}
+	}
+}
+
+// commitTries bounds a Commit's write-and-check rounds.
+const commitTries = 5
+
+func doneSize(jobs []string) int {
+	b, _ := json.Marshal(doneEntry{Jobs: jobs})
+	doc, _ := json.Marshal(map[string]string{recordKey: string(b)})
+	return len(doc)
 }

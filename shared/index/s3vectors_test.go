@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3vectors"
+	"github.com/aws/aws-sdk-go-v2/service/s3vectors/document"
+	"github.com/aws/aws-sdk-go-v2/service/s3vectors/types"
 
 	"github.com/mcpbatch/mcpbatch/shared/index"
 	"github.com/mcpbatch/mcpbatch/shared/index/indextest"
@@ -139,5 +141,85 @@ func TestS3VectorsCatalogEntryBounded(t *testing.T) {
 	}
 	if info.Vectors != int64(i-1) {
 		t.Fatalf("index counts %d vectors, %d were written", info.Vectors, i-1)
+	}
+}
+
+// commitBetween runs a Commit once, just before the first catalog write of
+// an index record (a count update that read the record before it).
+type commitBetween struct {
+	*s3vectors.Client
+	commit func()
+	armed  atomic.Bool
+}
+
+func (c *commitBetween) PutVectors(ctx context.Context, in *s3vectors.PutVectorsInput, opts ...func(*s3vectors.Options)) (*s3vectors.PutVectorsOutput, error) {
+	if aws.ToString(in.IndexName) == index.CatalogIndex && strings.HasPrefix(aws.ToString(in.Vectors[0].Key), "mb-") && c.armed.CompareAndSwap(true, false) {
+		c.commit()
+	}
+	return c.Client.PutVectors(ctx, in, opts...)
+}
+
+// S3 Vectors has no conditional write: a Put's count update that read the
+// record before a Commit and wrote it after dropped the committed job (the
+// EmbedIndexSearch flow on moto: 150 vectors, no completed job). The
+// completed jobs live apart from the record the counts rewrite.
+func TestS3VectorsCommitSurvivesAConcurrentCountUpdate(t *testing.T) {
+	api := &commitBetween{Client: newSimClient(t)}
+	ix := index.NewS3Vectors(api, "mcpbatch-test-vectors")
+	ix.CreateBucket = true
+	ctx := context.Background()
+	ref := index.Ref{Owner: "o", Name: "docs"}
+	if _, err := ix.Open(ctx, ref, index.Spec{Dimension: 2, Metric: index.Cosine, Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	var commitErr error
+	api.commit = func() { commitErr = ix.Commit(ctx, ref, "job-1") }
+	api.armed.Store(true)
+	if err := ix.Put(ctx, ref, []index.Vector{{Key: "v1", Data: []float32{1, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	if commitErr != nil {
+		t.Fatal(commitErr)
+	}
+	info, err := ix.Describe(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Committed("job-1") || info.Vectors != 1 {
+		t.Fatalf("after a count update around a commit: completed %v, %d vectors; want job-1 and 1", info.CompletedJobs, info.Vectors)
+	}
+}
+
+// An index record written before the completed jobs got their own entry
+// (the list inside the record) still reads, and a later Commit adds to it.
+func TestS3VectorsLegacyCompletedJobsRead(t *testing.T) {
+	api := newSimClient(t)
+	ix := index.NewS3Vectors(api, "mcpbatch-test-vectors")
+	ix.CreateBucket = true
+	ctx := context.Background()
+	ref := index.Ref{Owner: "o", Name: "old"}
+	if _, err := ix.Open(ctx, ref, index.Spec{Dimension: 2, Metric: index.Cosine, Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	phys := index.PhysicalName(ref)
+	legacy := `{"name":"old","owner":"o","model":"m","dimension":2,"metric":"cosine","vectors":3,` +
+		`"created_at":"2026-11-01T00:00:00Z","updated_at":"2026-11-02T00:00:00Z","completed_jobs":["job-a","job-b"]}`
+	if _, err := api.PutVectors(ctx, &s3vectors.PutVectorsInput{VectorBucketName: aws.String("mcpbatch-test-vectors"), IndexName: aws.String(index.CatalogIndex),
+		Vectors: []types.PutInputVector{{Key: &phys, Data: &types.VectorDataMemberFloat32{Value: []float32{1}},
+			Metadata: document.NewLazyDocument(map[string]any{"record": legacy})}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Commit(ctx, ref, "job-c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Put(ctx, ref, []index.Vector{{Key: "v9", Data: []float32{0, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := ix.Describe(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(info.CompletedJobs) != "[job-a job-b job-c]" || info.Vectors != 4 {
+		t.Fatalf("legacy record: completed %v, %d vectors; want [job-a job-b job-c] and 4", info.CompletedJobs, info.Vectors)
 	}
 }
