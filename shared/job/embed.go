@@ -1,5 +1,7 @@
 package job
 
+import "time"
+
 // EmbedParams are the job-level settings of an embedding model.
 type EmbedParams struct {
 	// Dimensions of the vectors (Titan Text Embeddings V2: 256, 512 or 1024;
@@ -33,4 +35,10 @@ type IndexTarget struct {
 	// Normalize is the job's normalize setting (nil: the model's default),
 	// recorded on an index it creates so queries are embedded the same way.
 	Normalize *bool `json:"normalize,omitempty"`
+	// Writer is the ingest run writing the job's vectors now, until
+	// WriterUntil (RunClaim after its claim): S3 Vectors has no conditional
+	// write, so two ingests of one job (a duplicate "Job Output Ready") writing
+	// at once would both count the same vectors as new.
+	Writer      string    `json:"writer,omitempty"`
+	WriterUntil time.Time `json:"writerUntil,omitzero"`
 }

@@ -107,7 +107,12 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 		// Before the job is final: a transient error here leaves it
 		// ingesting, and the retried ingest writes the same keys again; a
 		// write that can never succeed ends the job with its reason.
-		if err := s.Vectors.WriteJob(ctx, j); err != nil && !errors.As(err, &refused) {
+		err := s.writeVectors(ctx, j)
+		if errors.Is(err, errOtherWriter) {
+			log.InfoContext(ctx, "another ingest is writing this job's vectors; it finishes the job, this one stops")
+			return nil
+		}
+		if err != nil && !errors.As(err, &refused) {
 			return fmt.Errorf("write vectors of %s: %w", id, err)
 		}
 	}
