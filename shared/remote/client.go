@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/anthropicbatch"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 )
@@ -43,7 +43,7 @@ func call(ctx context.Context, c Caller, req Request) (Response, error) {
 // AnthropicCalls are the Anthropic provider's calls, made by the providers function.
 type AnthropicCalls struct{ Caller Caller }
 
-var _ anthropicapp.Calls = AnthropicCalls{}
+var _ anthropicbatch.Calls = AnthropicCalls{}
 
 // Submit creates one Message Batch from the part's request lines.
 func (a AnthropicCalls) Submit(ctx context.Context, in service.BatchSubmit) (string, error) {

@@ -30,6 +30,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockbatch"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/announce"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
@@ -206,7 +207,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	}, func(opts *sdkbedrock.Options) { opts.BaseEndpoint = aws.String(l.SimURL) })
 	d := graph.Deps{
 		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log, Bucket: Bucket, JobPrefix: config.DefaultJobPrefix, Now: o.Now,
-		Providers: []service.BatchProvider{&app.BedrockProvider{Client: bedrock.New(client, o.Log),
+		Providers: []service.BatchProvider{&bedrockbatch.Provider{Client: bedrock.New(client, o.Log),
 			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: localModels()}},
 	}
 	if o.Meter != nil {

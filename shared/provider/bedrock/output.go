@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/claude"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // ManifestName is the summary file Bedrock writes beside the output files.

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/anthropicbatch"
 	"github.com/mcpbatch/mcpbatch/shared/remote"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
@@ -44,7 +44,7 @@ func (b *brokenHop) Call(ctx context.Context, req remote.Request, resp *remote.R
 // results itself, as ingest does (the hop does not carry fetches).
 type ingestFetches struct {
 	remote.AnthropicCalls
-	sdk anthropicapp.Calls
+	sdk anthropicbatch.Calls
 }
 
 func (c ingestFetches) FetchResults(ctx context.Context, p job.Part, uri string) error {
@@ -58,9 +58,9 @@ func (c ingestFetches) FetchResults(ctx context.Context, p job.Part, uri string)
 func TestCreateAcrossABrokenHopMakesOneBatch(t *testing.T) {
 	hop := &brokenHop{release: make(chan struct{}), done: make(chan struct{})}
 	h := newFaultyHarness(t, faults{provider: func(p service.BatchProvider) service.BatchProvider {
-		ap := p.(*anthropicapp.AnthropicProvider)
+		ap := p.(*anthropicbatch.Provider)
 		hop.srv = &remote.Server{Anthropic: ap.Calls}
-		return &anthropicapp.AnthropicProvider{Calls: ingestFetches{remote.AnthropicCalls{Caller: hop}, ap.Calls}, ModelIDs: ap.ModelIDs}
+		return &anthropicbatch.Provider{Calls: ingestFetches{remote.AnthropicCalls{Caller: hop}, ap.Calls}, ModelIDs: ap.ModelIDs}
 	}})
 	j := h.submit(5, 1)
 	got, err := h.job(j.ID)

@@ -1,11 +1,11 @@
-// Package anthropicapp is the Anthropic Message Batches provider as the
+// Package anthropicbatch is the Anthropic Message Batches provider as the
 // service sees it: the request and result lines and status rules
 // (provider/anthropic/wire) here, and the calls that reach Anthropic behind
-// Calls. It links no SDK. Functions that call Anthropic themselves pass
-// anthropicsdk.Provider; the mcp function passes remote calls into the
-// providers function, which keeps the SDK (about 6 MB, registered at init)
-// out of its bootstrap.
-package anthropicapp
+// the Calls port. It links no SDK. Functions that call Anthropic themselves
+// pass the SDK's calls (app/anthropicsdk); the mcp function passes remote
+// calls into the providers function (shared/remote), which keeps the SDK
+// (about 6 MB, registered at init) out of its bootstrap.
+package anthropicbatch
 
 import (
 	"context"
@@ -30,11 +30,11 @@ type Calls interface {
 	FetchResults(ctx context.Context, p job.Part, uri string) error
 }
 
-// AnthropicProvider adapts the Message Batches API to the service's
+// Provider adapts the Message Batches API to the service's
 // BatchProvider port. Requests are written to object storage at submit (one
 // JSONL line each) and streamed from there into the create call; results are
 // streamed back into object storage for ingest.
-type AnthropicProvider struct {
+type Provider struct {
 	Calls
 	// ModelIDs are the model ids this deployment allows.
 	ModelIDs []string
@@ -49,17 +49,17 @@ func ModelIDs() []string {
 }
 
 // Name is the provider's name on jobs.
-func (a *AnthropicProvider) Name() string { return job.ProviderAnthropic }
+func (a *Provider) Name() string { return job.ProviderAnthropic }
 
 // Models are the allowed model ids.
-func (a *AnthropicProvider) Models() []string { return a.ModelIDs }
+func (a *Provider) Models() []string { return a.ModelIDs }
 
 // Allows reports whether model is allowed.
-func (a *AnthropicProvider) Allows(model string) bool { return slices.Contains(a.ModelIDs, model) }
+func (a *Provider) Allows(model string) bool { return slices.Contains(a.ModelIDs, model) }
 
 // Limits are a Message Batch's documented limits: 100,000 requests and 256 MB,
 // no minimum; no job quota, no events (the reconciler polls).
-func (a *AnthropicProvider) Limits() service.BatchLimits {
+func (a *Provider) Limits() service.BatchLimits {
 	return service.BatchLimits{
 		Title: "Anthropic Message Batches", MinRecords: wire.MinRecords,
 		MaxRecordsPerPart: wire.MaxRequests, MaxBytesPerPart: wire.MaxBytes, EnvelopeBytes: int64(wire.Envelope),
@@ -68,44 +68,44 @@ func (a *AnthropicProvider) Limits() service.BatchLimits {
 }
 
 // Outcome maps a batch's processing_status onto the neutral model.
-func (a *AnthropicProvider) Outcome(status string, cancelRequested bool) (job.ProviderOutcome, bool) {
+func (a *Provider) Outcome(status string, cancelRequested bool) (job.ProviderOutcome, bool) {
 	return wire.Outcome(status, cancelRequested)
 }
 
 // Later orders processing_status values.
-func (a *AnthropicProvider) Later(x, y string) bool { return wire.Later(x, y) }
+func (a *Provider) Later(x, y string) bool { return wire.Later(x, y) }
 
 // Final is what a part becomes once its results are read.
-func (a *AnthropicProvider) Final(p job.Part) job.Status { return wire.Final(p) }
+func (a *Provider) Final(p job.Part) job.Status { return wire.Final(p) }
 
 // SubmittedStatus is a new batch's processing_status.
-func (a *AnthropicProvider) SubmittedStatus() string { return wire.StatusInProgress }
+func (a *Provider) SubmittedStatus() string { return wire.StatusInProgress }
 
 // MissingOutputOK: an ended batch always has a results stream.
-func (a *AnthropicProvider) MissingOutputOK(job.Part) bool { return false }
+func (a *Provider) MissingOutputOK(job.Part) bool { return false }
 
 var (
-	_ service.BatchProvider = (*AnthropicProvider)(nil)
-	_ service.ResultFetcher = (*AnthropicProvider)(nil)
-	_ service.BatchFinder   = (*AnthropicProvider)(nil)
+	_ service.BatchProvider = (*Provider)(nil)
+	_ service.ResultFetcher = (*Provider)(nil)
+	_ service.BatchFinder   = (*Provider)(nil)
 )
 
 // EncodeRecord renders one request line.
-func (a *AnthropicProvider) EncodeRecord(i int, model string, in job.Input, p job.Params) ([]byte, error) {
+func (a *Provider) EncodeRecord(i int, model string, in job.Input, p job.Params) ([]byte, error) {
 	return wire.EncodeRecordAt(i, model, in, p)
 }
 
 // CheckParams refuses settings the API version this suite sends refuses.
-func (a *AnthropicProvider) CheckParams(model string, p job.Params) error {
+func (a *Provider) CheckParams(model string, p job.Params) error {
 	return wire.CheckParams(model, p)
 }
 
 // ParseOutputLine parses one results line.
-func (a *AnthropicProvider) ParseOutputLine(line []byte) (job.Record, error) {
+func (a *Provider) ParseOutputLine(line []byte) (job.Record, error) {
 	return wire.ParseResultLine(line)
 }
 
 // OutputFiles is where FetchResults puts a part's results.
-func (a *AnthropicProvider) OutputFiles(p job.Part) ([]string, string) {
+func (a *Provider) OutputFiles(p job.Part) ([]string, string) {
 	return []string{p.OutputURI + "results.jsonl"}, ""
 }
