@@ -59,7 +59,7 @@ func AnthropicModels(reg *service.Registry) anthropic.ModelsAPI {
 	if !ok {
 		return nil
 	}
-	ap, ok := p.(*anthropicbatch.Provider)
+	ap, ok := p.(*anthropicbatch.Fetching) // the SDK's calls fetch; the remote ones reach no Models API
 	if !ok {
 		return nil
 	}

@@ -34,13 +34,13 @@ type ObjectStore interface {
 	Open(ctx context.Context, uri string, offset int64) (io.ReadCloser, error)
 }
 
-// Calls implements anthropicbatch.Calls over the Message Batches client.
+// Calls implements anthropicbatch.FetchCalls over the Message Batches client.
 type Calls struct {
 	Client *anthropic.Client
 	Blobs  ObjectStore
 }
 
-var _ anthropicbatch.Calls = (*Calls)(nil)
+var _ anthropicbatch.FetchCalls = (*Calls)(nil)
 
 // findPageSize is the list page FindSubmitted reads (the API allows 1..1000).
 const findPageSize = 100
@@ -229,8 +229,8 @@ func New(apiKey, baseURL string, blobs ObjectStore) *Calls {
 }
 
 // NewProvider is the provider over the SDK, allowing the default models.
-func NewProvider(apiKey, baseURL string, blobs ObjectStore) *anthropicbatch.Provider {
-	return &anthropicbatch.Provider{Calls: New(apiKey, baseURL, blobs), ModelIDs: config.DefaultAnthropicModels}
+func NewProvider(apiKey, baseURL string, blobs ObjectStore) *anthropicbatch.Fetching {
+	return anthropicbatch.WithResults(New(apiKey, baseURL, blobs), config.DefaultAnthropicModels)
 }
 
 // SecretReader is what anthropicKey needs of Secrets Manager.
@@ -279,5 +279,5 @@ func Provider(ctx context.Context, cfg aws.Config, blobs *s3blob.Store, log *slo
 		log.InfoContext(ctx, "no Anthropic API key configured; provider anthropic disabled")
 		return nil
 	}
-	return &anthropicbatch.Provider{Calls: c, ModelIDs: anthropicbatch.ModelIDs()}
+	return anthropicbatch.WithResults(c, anthropicbatch.ModelIDs())
 }

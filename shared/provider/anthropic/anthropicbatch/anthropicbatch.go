@@ -27,17 +27,43 @@ type Calls interface {
 	Stop(ctx context.Context, ref string) error
 	FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) (service.Found, error)
 	CountTokens(ctx context.Context, model string, in job.Input, p job.Params) (int64, error)
+}
+
+// FetchCalls are Calls that also stream an ended batch's results into object
+// storage: the SDK's, in the functions that ingest (the providers function
+// does not carry fetches: it may not write output/).
+type FetchCalls interface {
+	Calls
 	FetchResults(ctx context.Context, p job.Part, uri string) error
 }
 
-// Provider adapts the Message Batches API to the service's
-// BatchProvider port. Requests are written to object storage at submit (one
-// JSONL line each) and streamed from there into the create call; results are
-// streamed back into object storage for ingest.
+// Provider adapts the Message Batches API to the service's BatchProvider
+// port. Requests are written to object storage at submit (one JSONL line
+// each) and streamed from there into the create call. It fetches no results:
+// the mcp function, which reaches Anthropic through the providers function,
+// never ingests.
 type Provider struct {
 	Calls
 	// ModelIDs are the model ids this deployment allows.
 	ModelIDs []string
+}
+
+// Fetching is the provider of the functions that ingest: results are
+// streamed back into object storage (service.ResultFetcher) and read from
+// there like any output file.
+type Fetching struct {
+	*Provider
+	Fetch func(ctx context.Context, p job.Part, uri string) error
+}
+
+// WithResults is the provider over calls that fetch results too.
+func WithResults(c FetchCalls, modelIDs []string) *Fetching {
+	return &Fetching{Provider: &Provider{Calls: c, ModelIDs: modelIDs}, Fetch: c.FetchResults}
+}
+
+// FetchResults streams an ended batch's results to uri.
+func (f *Fetching) FetchResults(ctx context.Context, p job.Part, uri string) error {
+	return f.Fetch(ctx, p, uri)
 }
 
 // ModelIDs are the models a deployment allows: MCPBATCH_ANTHROPIC_MODELS, or the defaults.
@@ -86,8 +112,8 @@ func (a *Provider) MissingOutputOK(job.Part) bool { return false }
 
 var (
 	_ service.BatchProvider = (*Provider)(nil)
-	_ service.ResultFetcher = (*Provider)(nil)
 	_ service.BatchFinder   = (*Provider)(nil)
+	_ service.ResultFetcher = (*Fetching)(nil)
 )
 
 // EncodeRecord renders one request line.
