@@ -52,7 +52,7 @@ var functions = []string{"mcp", "bedrock-events", "ingest", "sagemaker-events", 
 // bootstrap small: prompts run without text/template's executor
 // (shared/pipeline/prompt), the AWS config is read without
 // config.LoadDefaultConfig's SSO/STS chain (shared/app/lambdaenv), provider
-// wiring lives in packages of its own (anthropicapp/anthropicsdk,
+// wiring lives in packages of its own (anthropicsdk,
 // sagemakerapp, vectorsapp) so only the functions that call an API link its
 // SDK, and mcp reaches the two heaviest (the Anthropic SDK, the SageMaker
 // control plane) through the providers function (shared/remote).

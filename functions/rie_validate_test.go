@@ -18,6 +18,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob/s3blob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockbatch"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
@@ -64,7 +65,7 @@ func TestValidateUnderRIE(t *testing.T) {
 	bus := &published{}
 	d := graph.Deps{Store: st.store, Blobs: s3blob.New(st.s3, s3blob.Options{}), Bus: bus, Log: slog.New(slog.DiscardHandler),
 		Bucket: "s3://" + st.bucket, JobPrefix: jobPrefix,
-		Providers: []service.BatchProvider{&app.BedrockProvider{ModelIDs: config.DefaultBedrockModels}}}
+		Providers: []service.BatchProvider{&bedrockbatch.Provider{ModelIDs: config.DefaultBedrockModels}}}
 	if err := app.Catalog(&d, region); err != nil {
 		t.Fatal(err)
 	}

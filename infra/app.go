@@ -14,6 +14,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/routes"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 )
@@ -42,8 +43,8 @@ const (
 // Function names: the folder under functions/ and under the asset dir (bin/<fn>/bootstrap).
 const (
 	FnMCP           = "mcp"
-	FnBedrockEvents = "bedrock-events"
-	FnIngest        = "ingest"
+	FnBedrockEvents = routes.FnBedrockEvents
+	FnIngest        = routes.FnIngest
 )
 
 // FunctionNames lists every function whose bootstrap the stack packages.

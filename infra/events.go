@@ -1,12 +1,15 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/routes"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 )
 
@@ -41,7 +44,7 @@ type Routing struct {
 	OutputReady awsevents.Rule
 }
 
-// NewRouting creates the two rules.
+// NewRouting creates the rules of the provider's job events and of ingest.
 //
 // Dead-letter choice: both. The rule target's DLQ catches events EventBridge could not hand
 // to Lambda at all (after its own retries); once Lambda has accepted an async invocation,
@@ -51,41 +54,41 @@ type Routing struct {
 // records carry requestContext, so the two are easy to tell apart on redrive).
 func NewRouting(scope constructs.Construct, id string, p *RoutingProps) *Routing {
 	c := constructs.NewConstruct(scope, jsii.String(id))
-	stack := awscdk.Stack_Of(c)
 	r := &Routing{Scope: c}
-
-	target := func(g *GoFunction) awsevents.IRuleTarget {
-		return awseventstargets.NewLambdaFunction(g.Function, &awseventstargets.LambdaFunctionProps{
-			DeadLetterQueue: g.DLQ,
-			RetryAttempts:   jsii.Number(targetRetryAttempts),
-			MaxEventAge:     awscdk.Duration_Hours(jsii.Number(targetMaxEventAgeHr)),
-		})
-	}
-
-	// Bedrock publishes job state changes on the default bus only (best effort: the
-	// reconciler polls as a backstop). The jobName prefix keeps other stacks' and other
-	// tools' jobs in the same account out.
-	r.BedrockJobs = awsevents.NewRule(c, jsii.String("BedrockJobStateChange"), &awsevents.RuleProps{
-		Description: jsii.String("Bedrock batch jobs named " + p.JobPrefix + "-* -> bedrock-events"),
-		EventPattern: &awsevents.EventPattern{
-			Source:     jsii.Strings(config.BedrockEventSource),
-			DetailType: jsii.Strings(config.BedrockDetailType),
-			Account:    &[]*string{stack.Account()},
-			Detail: &map[string]interface{}{
-				"batchJobName": awsevents.Match_Prefix(jsii.String(p.JobPrefix + "-")),
-			},
-		},
-		Targets: &[]awsevents.IRuleTarget{target(p.Functions.BedrockEvents)},
-	})
-
-	r.OutputReady = awsevents.NewRule(c, jsii.String("JobOutputReady"), &awsevents.RuleProps{
-		Description: jsii.String("Job Output Ready -> ingest"),
-		EventBus:    p.Bus,
-		EventPattern: &awsevents.EventPattern{
-			Source:     jsii.Strings(config.EventSource),
-			DetailType: jsii.Strings(config.DetailJobOutputReady),
-		},
-		Targets: &[]awsevents.IRuleTarget{target(p.Functions.Ingest)},
-	})
+	r.BedrockJobs = routeRule(c, nil, p.JobPrefix, p.Functions.BedrockEvents)
+	r.OutputReady = routeRule(c, p.Bus, p.JobPrefix, p.Functions.Ingest)
 	return r
+}
+
+// routeRule is the rule of g's row in the route table (shared/app/routes),
+// which make dev routes by too, handing the events to g.
+//
+// A row on the default bus takes this account's events only: AWS services
+// publish there (Bedrock's job state changes, best effort: the reconciler
+// polls as a backstop). A row naming a job-name field matches it by the
+// deployment's job prefix, which keeps other stacks' and other tools' jobs
+// in the same account out.
+func routeRule(scope constructs.Construct, bus awsevents.IEventBus, jobPrefix string, g *GoFunction) awsevents.Rule {
+	rt := routes.Of(g.Name)
+	pattern := &awsevents.EventPattern{Source: jsii.Strings(rt.Source), DetailType: jsii.Strings(rt.DetailTypes...)}
+	props := &awsevents.RuleProps{Description: jsii.String(rt.Description()), EventPattern: pattern, Targets: &[]awsevents.IRuleTarget{ruleTarget(g)}}
+	if rt.DefaultBus {
+		pattern.Account = &[]*string{awscdk.Stack_Of(scope).Account()}
+	} else {
+		props.EventBus = bus
+	}
+	if rt.JobNameField != "" {
+		pattern.Detail = &map[string]interface{}{rt.JobNameField: awsevents.Match_Prefix(jsii.String(jobPrefix + "-"))}
+		props.Description = jsii.String(strings.Join(rt.DetailTypes, ", ") + " of jobs named " + jobPrefix + "-* -> " + rt.Function)
+	}
+	return awsevents.NewRule(scope, jsii.String(rt.Rule), props)
+}
+
+// ruleTarget hands a rule's events to g: EventBridge retries, then g's DLQ.
+func ruleTarget(g *GoFunction) awsevents.IRuleTarget {
+	return awseventstargets.NewLambdaFunction(g.Function, &awseventstargets.LambdaFunctionProps{
+		DeadLetterQueue: g.DLQ,
+		RetryAttempts:   jsii.Number(targetRetryAttempts),
+		MaxEventAge:     awscdk.Duration_Hours(jsii.Number(targetMaxEventAgeHr)),
+	})
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
@@ -17,14 +16,15 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/routes"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline"
 )
 
 // Functions of the report pipelines and on-demand runs.
 const (
-	FnNightlyReport = "nightly-report"
-	FnOnDemand      = "ondemand"
+	FnNightlyReport = routes.FnNightlyReport
+	FnOnDemand      = routes.FnOnDemand
 )
 
 // Bucket prefixes of report pipelines.
@@ -183,27 +183,7 @@ func (r *Reports) grant(p *ReportsProps) {
 }
 
 func (r *Reports) route(c constructs.Construct, p *ReportsProps) {
-	target := func(g *GoFunction) awsevents.IRuleTarget {
-		return awseventstargets.NewLambdaFunction(g.Function, &awseventstargets.LambdaFunctionProps{
-			DeadLetterQueue: g.DLQ,
-			RetryAttempts:   jsii.Number(targetRetryAttempts),
-			MaxEventAge:     awscdk.Duration_Hours(jsii.Number(targetMaxEventAgeHr)),
-		})
-	}
-	rule := func(id, desc string, types []string, g *GoFunction) {
-		r.Rules = append(r.Rules, awsevents.NewRule(c, jsii.String(id), &awsevents.RuleProps{
-			Description: jsii.String(desc),
-			EventBus:    p.Bus,
-			EventPattern: &awsevents.EventPattern{
-				Source:     jsii.Strings(config.EventSource),
-				DetailType: jsii.Strings(types...),
-			},
-			Targets: &[]awsevents.IRuleTarget{target(g)},
-		}))
-	}
-	rule("OnDemandRunRequested", "On-Demand Run Requested -> ondemand", []string{config.DetailOnDemandRun}, r.OnDemand)
-	rule("PipelineEvents", "Job Completed, Pipeline Run Requested -> nightly-report",
-		[]string{config.DetailJobCompleted, config.DetailPipelineTick}, r.NightlyReport)
+	r.Rules = append(r.Rules, routeRule(c, p.Bus, "", r.OnDemand), routeRule(c, p.Bus, "", r.NightlyReport))
 }
 
 // schedule creates one EventBridge Scheduler schedule per pipeline, invoking

@@ -5,16 +5,16 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/routes"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 )
 
 // FnValidate checks file submits: the mcp function (60 s, 512 MB) answers
 // validating and this one reads the file.
-const FnValidate = "validate"
+const FnValidate = routes.FnValidate
 
 // ValidateProps connect the validate function to the rest of the stack.
 type ValidateProps struct {
@@ -79,19 +79,7 @@ func NewValidate(scope constructs.Construct, id string, p *ValidateProps) *Valid
 	g.Role.AddToPrincipalPolicy(allow("PassBedrockRole", []string{"iam:PassRole"}, []*string{p.Bedrock.Role.RoleArn()},
 		map[string]interface{}{"StringEquals": map[string]interface{}{"iam:PassedToService": bedrockPrincipal}}))
 
-	v.Rule = awsevents.NewRule(c, jsii.String("InputValidationRequested"), &awsevents.RuleProps{
-		Description: jsii.String("Input Validation Requested -> validate"),
-		EventBus:    p.Bus,
-		EventPattern: &awsevents.EventPattern{
-			Source:     jsii.Strings(config.EventSource),
-			DetailType: jsii.Strings(config.DetailInputValidation),
-		},
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(g.Function, &awseventstargets.LambdaFunctionProps{
-			DeadLetterQueue: g.DLQ,
-			RetryAttempts:   jsii.Number(targetRetryAttempts),
-			MaxEventAge:     awscdk.Duration_Hours(jsii.Number(targetMaxEventAgeHr)),
-		})},
-	})
+	v.Rule = routeRule(c, p.Bus, "", g)
 	suppressWildcards(g.Role, wildObjects, wildJobs, wildModelRegions)
 	suppress(g.DLQ, "AwsSolutions-SQS3",
 		"This queue is itself the dead-letter queue of the validate function (EventBridge target DLQ, Lambda onFailure destination).")

@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 )

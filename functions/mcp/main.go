@@ -11,11 +11,11 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/announceapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/auth"
+	"github.com/mcpbatch/mcpbatch/shared/app/mcpapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/remoteapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/runtimeapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/sagemakerapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/vectorsapp"
-	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 )
 
@@ -28,18 +28,7 @@ func main() {
 	app.Must("init auth", err)
 	reports, err := a.ReportsReader()
 	app.Must("init report pipelines", err)
-	g := a.Graph
-	srv := &mcpserver.Server{
-		Svc: g, Presign: a.S3, Files: g.Transfer, Uploads: a.S3, Exports: g.Transfer, SageMaker: g.SageMaker,
-		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true, Reports: reports != nil},
-		Models:   g.Core.Catalog, Retries: g.Retry, Log: a.Log, Version: app.Version,
-	}
-	if reports != nil {
-		srv.Reports = reports
-	}
-	srv.Notify = announceapp.Checker(a)
-	if t := vw.Tools(a, &bedrockrt.Model{Client: bedrockruntime.NewFromConfig(a.Config)}); t != nil {
-		srv.Indexes, srv.Features.Vectors = t, true
-	}
+	srv := mcpapp.New(a.Graph, mcpapp.Parts{Links: a.S3, Reports: reports, Notify: announceapp.Checker(a),
+		Indexes: vw.Tools(a, &bedrockrt.Model{Client: bedrockruntime.NewFromConfig(a.Config)}), Log: a.Log})
 	lambdaurl.Start(app.ReloadModelFacts(srv.Handler(owner), a.Facts))
 }

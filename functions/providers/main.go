@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/app/endpointsapp"
 	"github.com/mcpbatch/mcpbatch/shared/app/lambdaenv"
 	"github.com/mcpbatch/mcpbatch/shared/blob/s3blob"

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockbatch"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/service/refresh"
@@ -80,7 +81,7 @@ func FromEnv(ctx context.Context, opts ...Option) (*AWS, error) {
 		Bus:       &bus.EventBridge{Client: eventbridge.NewFromConfig(cfg), BusName: env[config.EnvBus], Source: config.EventSource},
 		Bucket:    bucket,
 		JobPrefix: config.Get(config.EnvJobPrefix, config.DefaultJobPrefix),
-		Providers: []service.BatchProvider{&BedrockProvider{Client: bedrock.New(sdkbedrock.NewFromConfig(cfg), log), RoleARN: env[config.EnvBedrockRoleARN], ModelIDs: models()}},
+		Providers: []service.BatchProvider{&bedrockbatch.Provider{Client: bedrock.New(sdkbedrock.NewFromConfig(cfg), log), RoleARN: env[config.EnvBedrockRoleARN], ModelIDs: models()}},
 		// One EMF emitter per function: its stdout is the log stream CloudWatch extracts metrics from.
 		Metrics: &metrics.Emitter{W: os.Stdout, Namespace: config.Get(config.EnvMetricsNamespace, metrics.DefaultNamespace)},
 	}}

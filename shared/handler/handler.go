@@ -9,6 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -102,12 +105,11 @@ var ErrUnroutable = errors.New("unroutable event")
 // Router dispatches an event body exactly as AWS delivers it to the handler a
 // Lambda would run for it.
 type Router struct {
-	Bedrock *BedrockEvents
-	Ingest  *Ingest
+	// Events are the EventBridge routes keyed by "source|detail-type"
+	// (shared/app/routes builds them from the route table).
+	Events map[string]func(context.Context, events.CloudWatchEvent) error
 	// SageMaker takes SNS deliveries (async inference notifications).
 	SageMaker *SageMakerEvents
-	// Others are extra EventBridge routes keyed by "source|detail-type" (e.g. Job Completed consumers).
-	Others map[string]func(context.Context, events.CloudWatchEvent) error
 }
 
 // Route decodes body and runs the matching handler.
@@ -130,20 +132,14 @@ func (r *Router) Route(ctx context.Context, body []byte) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrUnroutable, err)
 		}
-		switch {
-		case ev.Source == config.BedrockEventSource && ev.DetailType == config.BedrockDetailType && r.Bedrock != nil:
-			return r.Bedrock.Handle(ctx, ev)
-		case ev.Source == config.EventSource && ev.DetailType == config.DetailJobOutputReady && r.Ingest != nil:
-			return r.Ingest.Handle(ctx, ev)
-		}
-		if h, ok := r.Others[ev.Source+"|"+ev.DetailType]; ok {
+		if h, ok := r.Events[ev.Source+"|"+ev.DetailType]; ok {
 			return h(ctx, ev)
 		}
 		if ev.Source == config.EventSource {
-			return nil // the project's own notifications (Job Completed) need no consumer
+			return nil // a project event no rule takes is dropped, as the bus drops it
 		}
-		return fmt.Errorf("%w: no rule for source %q detail-type %q (routed: %s/%s, %s/%s)", ErrUnroutable,
-			ev.Source, ev.DetailType, config.BedrockEventSource, config.BedrockDetailType, config.EventSource, config.DetailJobOutputReady)
+		return fmt.Errorf("%w: no rule for source %q detail-type %q (routed: %s)", ErrUnroutable,
+			ev.Source, ev.DetailType, strings.Join(slices.Sorted(maps.Keys(r.Events)), ", "))
 	case len(probe.Records) > 0 && probe.Records[0].EventSource == "aws:sns", probe.Type == "Notification":
 		return r.routeSNS(ctx, body)
 	default:

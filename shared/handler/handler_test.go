@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
@@ -44,7 +45,10 @@ func (f *fakeSvc) ContinueIngest(_ context.Context, id string) error {
 
 func router(f *fakeSvc) *Router {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	return &Router{Bedrock: &BedrockEvents{Svc: f, Log: log}, Ingest: &Ingest{Svc: f, Log: log}}
+	return &Router{Events: map[string]func(context.Context, events.CloudWatchEvent) error{
+		config.BedrockEventSource + "|" + config.BedrockDetailType: (&BedrockEvents{Svc: f, Log: log}).Handle,
+		config.EventSource + "|" + config.DetailJobOutputReady:     (&Ingest{Svc: f, Log: log}).Handle,
+	}}
 }
 
 // TestBedrockSamples feeds every sample in events/bedrock to the handler the
@@ -112,7 +116,7 @@ func TestMalformedEventsAreAcknowledged(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &fakeSvc{}
-			h := router(svc).Bedrock
+			h := &BedrockEvents{Svc: svc, Log: slog.New(slog.DiscardHandler)}
 			if err := h.Handle(context.Background(), tc.ev); err != nil {
 				t.Fatalf("malformed event must be acknowledged, got %v", err)
 			}
@@ -122,7 +126,7 @@ func TestMalformedEventsAreAcknowledged(t *testing.T) {
 		})
 	}
 	svc := &fakeSvc{}
-	if err := router(svc).Ingest.Handle(context.Background(), events.CloudWatchEvent{Detail: json.RawMessage(`{"jobId":""}`)}); err != nil || len(svc.ingested) != 0 {
+	if err := (&Ingest{Svc: svc, Log: slog.New(slog.DiscardHandler)}).Handle(context.Background(), events.CloudWatchEvent{Detail: json.RawMessage(`{"jobId":""}`)}); err != nil || len(svc.ingested) != 0 {
 		t.Fatalf("empty job id: err %v, calls %v", err, svc.ingested)
 	}
 }

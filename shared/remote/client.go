@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/anthropicbatch"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 )
@@ -40,10 +40,12 @@ func call(ctx context.Context, c Caller, req Request) (Response, error) {
 	return resp, resp.Error.err()
 }
 
-// AnthropicCalls are the Anthropic provider's calls, made by the providers function.
+// AnthropicCalls are the Anthropic provider's calls, made by the providers
+// function. They carry no results fetch: ingest and the reconciler fetch
+// results themselves, and the providers function may not write output/.
 type AnthropicCalls struct{ Caller Caller }
 
-var _ anthropicapp.Calls = AnthropicCalls{}
+var _ anthropicbatch.Calls = AnthropicCalls{}
 
 // Submit creates one Message Batch from the part's request lines.
 func (a AnthropicCalls) Submit(ctx context.Context, in service.BatchSubmit) (string, error) {
@@ -87,15 +89,6 @@ func (a AnthropicCalls) CountTokens(ctx context.Context, model string, in job.In
 		return 0, fmt.Errorf("count tokens of record %s: %w", in.ID, err)
 	}
 	return r.Tokens, err
-}
-
-// errFetchInProcess: results are fetched where they are ingested.
-var errFetchInProcess = errors.New("fetching Anthropic results is the ingest function's and the reconciler's work (they link the SDK); the mcp function does not fetch them")
-
-// FetchResults is not carried: ingest and the reconciler fetch results
-// themselves, and the providers function may not write output/.
-func (a AnthropicCalls) FetchResults(context.Context, job.Part, string) error {
-	return errFetchInProcess
 }
 
 // EndpointControl reads and steers SageMaker endpoints through the providers function.

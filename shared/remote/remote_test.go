@@ -161,10 +161,6 @@ func (f *fakeCalls) CountTokens(_ context.Context, _ string, in job.Input, p job
 	return int64(len(in.Prompt)), f.err
 }
 
-func (f *fakeCalls) FetchResults(context.Context, job.Part, string) error {
-	return errors.New("not carried")
-}
-
 func (f *fakeCalls) DescribeEndpoint(_ context.Context, name string) (smsvc.EndpointState, error) {
 	return f.endpoint, f.err
 }
@@ -223,9 +219,6 @@ func TestCallsRoundTrip(t *testing.T) {
 	w := []smsvc.VariantWeight{{Variant: "a", Weight: 0.9}, {Variant: "b", Weight: 0.1}}
 	if err := ctl.UpdateWeights(ctx, "ep", w); err != nil || !reflect.DeepEqual(f.weights, w) {
 		t.Fatalf("weights: %v, provider saw %v", err, f.weights)
-	}
-	if err := an.FetchResults(ctx, job.Part{}, "s3://b/output/x"); err == nil || !strings.Contains(err.Error(), "ingest") {
-		t.Fatalf("fetch results = %v, want a refusal naming who fetches", err)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/anthropicbatch"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 )
@@ -15,7 +15,7 @@ import (
 // Server answers the calls in the providers function.
 type Server struct {
 	// Anthropic makes the Anthropic calls; nil when no API key is configured.
-	Anthropic anthropicapp.Calls
+	Anthropic anthropicbatch.Calls
 	// Control reads and steers SageMaker endpoints.
 	Control smsvc.EndpointControl
 	Log     *slog.Logger

@@ -14,11 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/anthropicbatch"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockaccount"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/refresh"
@@ -59,7 +59,7 @@ func AnthropicModels(reg *service.Registry) anthropic.ModelsAPI {
 	if !ok {
 		return nil
 	}
-	ap, ok := p.(*anthropicapp.AnthropicProvider)
+	ap, ok := p.(*anthropicbatch.Fetching) // the SDK's calls fetch; the remote ones reach no Models API
 	if !ok {
 		return nil
 	}

@@ -1,21 +1,15 @@
 package local
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/notify"
-	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/announce"
 )
 
@@ -54,7 +48,7 @@ func WebhookSecret(dir string) ([]byte, error) {
 // addAnnounce delivers completion notifications for real: webhooks to public
 // addresses and loopback (loopback never in AWS; other private addresses
 // nowhere), SNS messages to the notifications file.
-// It consumes "Job Completed" beside the report pipelines, as nightly-report does.
+// nightly-report's handler consumes "Job Completed" for it, as in AWS (routeEvents).
 func (l *Suite) addAnnounce(o Options) error {
 	secret, err := WebhookSecret(o.Dir)
 	if err != nil {
@@ -65,23 +59,6 @@ func (l *Suite) addAnnounce(o Options) error {
 		Topic:    l.Reports.Notifier, TopicARN: LocalTopic}
 	if o.Adapters.TopicARN != "" {
 		l.Announce.TopicARN = o.Adapters.TopicARN
-	}
-	l.MCP.Notify = l.Announce
-	if l.Router.Others == nil {
-		l.Router.Others = map[string]func(context.Context, events.CloudWatchEvent) error{}
-	}
-	key := config.EventSource + "|" + config.DetailJobCompleted
-	next := l.Router.Others[key]
-	l.Router.Others[key] = func(ctx context.Context, ev events.CloudWatchEvent) error {
-		var d service.Completed
-		var err error
-		if jerr := json.Unmarshal(ev.Detail, &d); jerr == nil && d.JobID != "" {
-			err = l.Announce.OnJobCompleted(ctx, d.JobID)
-		}
-		if next != nil {
-			err = errors.Join(err, next(ctx, ev))
-		}
-		return err
 	}
 	return nil
 }

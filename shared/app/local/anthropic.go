@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"

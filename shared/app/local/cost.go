@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/mcpbatch/mcpbatch/shared/app/routes"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/cost"
 )
@@ -14,14 +15,6 @@ import (
 // reconciler.go, reports.go, validate.go): a metered run bills duration at them.
 var FunctionMemoryMB = map[string]int{"mcp": 512, "bedrock-events": 256, "ingest": 1024, "reconciler": 512,
 	"ondemand": 512, "nightly-report": 1024, "validate": 2048, "sagemaker-events": 256}
-
-// eventFunction is the Lambda an event of the project bus (or Bedrock's) runs.
-var eventFunction = map[string]string{
-	config.BedrockEventSource + "|" + config.BedrockDetailType: "bedrock-events",
-	config.EventSource + "|" + config.DetailJobOutputReady:     "ingest",
-	config.EventSource + "|" + config.DetailInputValidation:    "validate",
-	config.EventSource + "|" + config.DetailOnDemandRun:        "ondemand",
-}
 
 // route runs an event through the router, counting what AWS bills for it: a
 // custom event on the project bus (AWS service events are free), and the
@@ -37,7 +30,7 @@ func (l *Suite) route(ctx context.Context, ev []byte, m *cost.Meter) error {
 	}
 	t0 := time.Now()
 	err := l.Router.Route(ctx, ev)
-	if fn, ok := eventFunction[probe.Source+"|"+probe.DetailType]; ok {
+	if fn := routes.FunctionFor(probe.Source, probe.DetailType); fn != "" {
 		m.Invoke(fn, FunctionMemoryMB[fn], time.Since(t0))
 	}
 	return err

@@ -20,6 +20,7 @@ import (
 	sdkbedrock "github.com/aws/aws-sdk-go-v2/service/bedrock"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
+	"github.com/mcpbatch/mcpbatch/shared/app/mcpapp"
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/bus"
@@ -30,6 +31,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockbatch"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/announce"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
@@ -78,10 +80,7 @@ type Adapters struct {
 }
 
 // Links signs upload and download links, as S3 presigned URLs do in AWS.
-type Links interface {
-	mcpserver.UploadSigner
-	mcpserver.Presigner
-}
+type Links = mcpapp.Links
 
 // Options configure make dev.
 type Options struct {
@@ -165,7 +164,23 @@ type Suite struct {
 // Bucket is the bucket URI local jobs live under (a folder of Dir).
 const Bucket = "s3://mcpbatch-local"
 
-// New builds the local suite and starts the simulator on a loopback port.
+// New builds the local suite and starts the simulators on loopback ports.
+// Its steps run in this order because each takes what the one before made:
+//
+//  1. the bus, then the Bedrock simulator over the simulated account
+//     (account), which the Service Quotas simulator reads too (startQuotas);
+//  2. the providers' and models' simulators (startAnthropic, startSageMaker,
+//     startRuntime, startVectors), each adding its clients to the graph's
+//     deps, any order among them; then app.Catalog, which lists the models of
+//     the providers added, and graph.New over the deps;
+//  3. addReports (the runner submits through the graph, reads sources from
+//     the objects, and keeps the runtime simulator startRuntime made), then
+//     addAnnounce (it notifies through addReports' notifier);
+//  4. the MCP server (mcpapp.New, the mcp Lambda's constructor) over the
+//     graph and those parts, and the event routes (routeEvents, the route
+//     table) to the handlers over them;
+//  5. wireCorpus (corpus pipelines delete from startVectors' index) and
+//     startModels last: its cold-start refresh writes into the graph's catalog.
 func New(ctx context.Context, o Options) (*Suite, error) {
 	if o.Dir == "" {
 		o.Dir = ".mcpbatch"
@@ -211,7 +226,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	}, func(opts *sdkbedrock.Options) { opts.BaseEndpoint = aws.String(l.SimURL) })
 	d := graph.Deps{
 		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log, Bucket: Bucket, JobPrefix: config.DefaultJobPrefix, Now: o.Now,
-		Providers: []service.BatchProvider{&app.BedrockProvider{Client: bedrock.New(client, o.Log),
+		Providers: []service.BatchProvider{&bedrockbatch.Provider{Client: bedrock.New(client, o.Log),
 			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: localModels()}},
 	}
 	if o.Meter != nil {
@@ -247,28 +262,23 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	d.Metrics = &metrics.Emitter{W: l.MetricsFile}
 	l.Service = graph.New(d)
 	g := l.Service
-	l.Router = &handler.Router{
-		Bedrock:   &handler.BedrockEvents{Svc: g, Log: o.Log},
-		Ingest:    &handler.Ingest{Svc: g, Log: o.Log},
-		SageMaker: &handler.SageMakerEvents{Svc: g.SageMaker, Log: o.Log},
-	}
-	l.addValidate(o)
+	l.Router = &handler.Router{SageMaker: &handler.SageMakerEvents{Svc: g.SageMaker, Log: o.Log}}
 	l.Uploads = newUploads(blobs)
-	l.MCP = &mcpserver.Server{
-		Svc: g, Presign: l.Uploads, Files: g.Transfer, Uploads: l.Uploads, Exports: g.Transfer, SageMaker: g.SageMaker,
-		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true},
-		Models:   g.Core.Catalog, Retries: g.Retry, Log: o.Log, Version: app.Version,
-	}
-	if o.Adapters.Links != nil {
-		l.MCP.Presign, l.MCP.Uploads = o.Adapters.Links, o.Adapters.Links
-	}
 	l.Blobs = blobs
-	l.addVectors(d)
 	if err := l.addReports(o); err != nil {
 		l.Sim.Close()
 		return nil, err
 	}
 	if err := l.addAnnounce(o); err != nil {
+		l.Sim.Close()
+		return nil, err
+	}
+	var links Links = l.Uploads
+	if o.Adapters.Links != nil {
+		links = o.Adapters.Links
+	}
+	l.MCP = mcpapp.New(g, mcpapp.Parts{Links: links, Reports: l.Reports.Runner, Notify: l.Announce, Indexes: l.vectorTools(d), Log: o.Log})
+	if err := l.routeEvents(o); err != nil {
 		l.Sim.Close()
 		return nil, err
 	}

@@ -11,13 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/mcpbatch/mcpbatch/shared/config"
-	"github.com/mcpbatch/mcpbatch/shared/handler"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
@@ -71,7 +69,7 @@ func (l *Suite) startRuntime(o Options, d *graph.Deps) error {
 	return nil
 }
 
-// addReports routes the pipeline and on-demand events, as the stack does in AWS.
+// addReports builds the report pipelines' runner (routeEvents routes their events).
 func (l *Suite) addReports(o Options) error {
 	ro := o.Reports
 	r := l.Reports
@@ -110,23 +108,6 @@ func (l *Suite) addReports(o Options) error {
 			return pipeline.BlobSource{Blobs: blobs, Prefix: pipeline.Expand(p.Source.S3Prefix, Bucket, date)}, nil
 		},
 	}
-	nightly := &handler.NightlyReport{Runner: r.Runner, Log: o.Log}
-	asRaw := func(ctx context.Context, ev events.CloudWatchEvent) error {
-		raw, err := json.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		return nightly.Handle(ctx, raw)
-	}
-	if l.Router.Others == nil {
-		l.Router.Others = map[string]func(context.Context, events.CloudWatchEvent) error{}
-	}
-	od := &handler.OnDemand{Svc: l.Service.OnDemandRuns, Log: o.Log}
-	l.Router.Others[config.EventSource+"|"+config.DetailOnDemandRun] = od.Handle
-	l.Router.Others[config.EventSource+"|"+config.DetailJobCompleted] = asRaw
-	l.Router.Others[config.EventSource+"|"+config.DetailPipelineTick] = asRaw
-	l.MCP.Reports = r.Runner
-	l.MCP.Features.Reports = true
 	return nil
 }
 

@@ -186,8 +186,8 @@ func (r *soakReceivers) serve(w http.ResponseWriter, req *http.Request) {
 // event, as Lambda retries an async invoke.
 func (c *chaos) wrapAnnounce(l *local.Suite) {
 	key := config.EventSource + "|" + config.DetailJobCompleted
-	h := l.Router.Others[key]
-	l.Router.Others[key] = func(ctx context.Context, ev events.CloudWatchEvent) error {
+	h := l.Router.Events[key]
+	l.Router.Events[key] = func(ctx context.Context, ev events.CloudWatchEvent) error {
 		var d service.Completed
 		_ = json.Unmarshal(ev.Detail, &d)
 		if c.nth("announce", d.JobID) > 1 || c.roll("kill-announce", d.JobID) >= c.rate("kill_announce") {

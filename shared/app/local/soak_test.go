@@ -469,8 +469,8 @@ func (w *killWriter) PutRecords(ctx context.Context, rs job.RecordSet, recs []jo
 // milliseconds; the bus redelivers the event, as Lambda retries an async invoke.
 func (c *chaos) wrapOnDemand(l *local.Suite) {
 	key := config.EventSource + "|" + config.DetailOnDemandRun
-	h := l.Router.Others[key]
-	l.Router.Others[key] = func(ctx context.Context, ev events.CloudWatchEvent) error {
+	h := l.Router.Events[key]
+	l.Router.Events[key] = func(ctx context.Context, ev events.CloudWatchEvent) error {
 		var d struct {
 			JobID string `json:"jobId"`
 		}

@@ -57,14 +57,13 @@ func (l *Suite) startVectors(ctx context.Context, o Options, records vectors.Rec
 	return nil
 }
 
-// addVectors serves the index tools, embedding queries through the runtime
-// simulator as the Lambdas do through Bedrock.
-func (l *Suite) addVectors(d graph.Deps) {
+// vectorTools are the index tools, embedding queries through the runtime
+// simulator as the Lambdas do through Bedrock (nil: no vectors).
+func (l *Suite) vectorTools(d graph.Deps) *vectors.Tools {
 	if l.Vectors == nil {
-		return
+		return nil
 	}
-	l.MCP.Indexes = &vectors.Tools{Index: l.Vectors.Index, Embed: d.OnDemandModel, ModelID: l.Service.Core.OnDemandID}
-	l.MCP.Features.Vectors = true
+	return &vectors.Tools{Index: l.Vectors.Index, Embed: d.OnDemandModel, ModelID: l.Service.Core.OnDemandID}
 }
 
 func (l *Suite) closeVectors() error {

@@ -9,8 +9,8 @@ import (
 	"os"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/config"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/anthropicbatch"
 	"github.com/mcpbatch/mcpbatch/shared/remote"
 )
 
@@ -31,7 +31,7 @@ func Providers(_ context.Context, e *app.Env) error {
 		endpoint = *e.Config.BaseEndpoint
 	}
 	inv := remote.NewInvoker(e.Config, fn, endpoint)
-	e.Deps.Providers = append(e.Deps.Providers, &anthropicapp.AnthropicProvider{Calls: remote.AnthropicCalls{Caller: inv}, ModelIDs: anthropicapp.ModelIDs()})
+	e.Deps.Providers = append(e.Deps.Providers, &anthropicbatch.Provider{Calls: remote.AnthropicCalls{Caller: inv}, ModelIDs: anthropicbatch.ModelIDs()})
 	e.Deps.SageMakerControl = remote.EndpointControl{Caller: inv}
 	return nil
 }

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/mcpbatch/mcpbatch/shared/claude"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
-	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // inputLine is one line of Bedrock's input JSONL.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
+	"github.com/mcpbatch/mcpbatch/shared/claude"
 )
 
 // Event is the detail of an aws.bedrock "Batch Inference Job State Change" event.

@@ -34,13 +34,8 @@ type nativeOutput struct {
 			} `json:"content"`
 		} `json:"message"`
 	} `json:"output"`
-	StopReason string `json:"stopReason"`
-	Usage      *struct {
-		InputTokens      int64 `json:"inputTokens"`
-		OutputTokens     int64 `json:"outputTokens"`
-		CacheReadTokens  int64 `json:"cacheReadInputTokens"`
-		CacheWriteTokens int64 `json:"cacheWriteInputTokens"`
-	} `json:"usage"`
+	StopReason string          `json:"stopReason"`
+	Usage      json.RawMessage `json:"usage"` // readUsage
 
 	Generation           *string `json:"generation"`
 	LlamaStop            string  `json:"stop_reason"`
@@ -80,9 +75,10 @@ func parseFamily(output []byte, rec *job.Record) error {
 			}
 		}
 		rec.Output, rec.StopReason = sb.String(), o.StopReason
-		if o.Usage != nil {
-			rec.InputTokens, rec.OutputTokens = o.Usage.InputTokens, o.Usage.OutputTokens
-			rec.CacheReadTokens, rec.CacheWriteTokens = o.Usage.CacheReadTokens, o.Usage.CacheWriteTokens
+		if len(o.Usage) > 0 {
+			if _, err := readUsage(o.Usage, 0, &converseUsage, rec); err != nil {
+				return fmt.Errorf("modelOutput.%w", err)
+			}
 		}
 		return nil
 	case o.Generation != nil: // Llama

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/claude"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // ManifestName is the summary file Bedrock writes beside the output files.
@@ -202,24 +202,7 @@ func parseConverse(b []byte, rec *job.Record) error {
 			rec.StopReason, next, err = readStringOrNull(b, i, "stopReason")
 			return next, err
 		case "usage":
-			if byteAt(b, i) == 'n' {
-				return literal(b, i, "null")
-			}
-			return eachMember(b, i, func(key []byte, j int) (next int, err error) {
-				switch string(key) {
-				case "inputTokens":
-					rec.InputTokens, next, err = readInt(b, j, "usage.inputTokens")
-				case "outputTokens":
-					rec.OutputTokens, next, err = readInt(b, j, "usage.outputTokens")
-				case "cacheReadInputTokens":
-					rec.CacheReadTokens, next, err = readInt(b, j, "usage.cacheReadInputTokens")
-				case "cacheWriteInputTokens":
-					rec.CacheWriteTokens, next, err = readInt(b, j, "usage.cacheWriteInputTokens")
-				default:
-					next, err = skipValue(b, j)
-				}
-				return next, err
-			})
+			return readUsage(b, i, &converseUsage, rec)
 		}
 		return skipValue(b, i)
 	})
@@ -312,24 +295,7 @@ func parseClaude(b []byte, rec *job.Record) (isClaude bool, typ string, err erro
 			rec.StopReason, next, err = readStringOrNull(b, i, "stop_reason")
 			return next, err
 		case "usage":
-			if byteAt(b, i) == 'n' {
-				return literal(b, i, "null")
-			}
-			return eachMember(b, i, func(key []byte, j int) (next int, err error) {
-				switch string(key) {
-				case "input_tokens":
-					rec.InputTokens, next, err = readInt(b, j, "usage.input_tokens")
-				case "output_tokens":
-					rec.OutputTokens, next, err = readInt(b, j, "usage.output_tokens")
-				case "cache_creation_input_tokens":
-					rec.CacheWriteTokens, next, err = readInt(b, j, "usage.cache_creation_input_tokens")
-				case "cache_read_input_tokens":
-					rec.CacheReadTokens, next, err = readInt(b, j, "usage.cache_read_input_tokens")
-				default:
-					next, err = skipValue(b, j)
-				}
-				return next, err
-			})
+			return readUsage(b, i, &claudeUsage, rec)
 		}
 		return skipValue(b, i)
 	})

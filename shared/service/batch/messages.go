@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpbatch/mcpbatch/shared/claude"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
-	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // onDemandBlocks are the content block types an on-demand (Converse) run

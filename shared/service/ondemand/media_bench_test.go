@@ -24,11 +24,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
-	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockbatch"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
@@ -140,7 +140,7 @@ func BenchmarkOnDemandMedia8x20(b *testing.B) {
 	client := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", "")},
 		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(srv.URL) }, bedrockrt.NoSDKRetries)
 	svc := graph.New(graph.Deps{Store: st, Blobs: blobs, Bus: &recBus{}, Bucket: "s3://test", JobPrefix: "mcpbatch",
-		Providers: []service.BatchProvider{&app.BedrockProvider{ModelIDs: []string{visionModel}}}, Region: "us-east-1",
+		Providers: []service.BatchProvider{&bedrockbatch.Provider{ModelIDs: []string{visionModel}}}, Region: "us-east-1",
 		OnDemandModel: &bedrockrt.Model{Client: client}, OnDemandConcurrency: conc})
 	area := batch.UploadArea("s3://test", "o")
 	var size int64

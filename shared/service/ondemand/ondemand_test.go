@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
-	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockbatch"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
@@ -81,7 +81,7 @@ func onDemandSuiteB(t testing.TB, rt *sim.RuntimeSim, od *ondemand.Service) (*gr
 	}
 	bus := &recBus{}
 	svc := graph.New(graph.Deps{Store: st, Blobs: blobs, Bus: bus, Bucket: "s3://test", JobPrefix: "mcpbatch",
-		Providers: []service.BatchProvider{&app.BedrockProvider{ModelIDs: []string{model}}}, Region: "us-east-1"})
+		Providers: []service.BatchProvider{&bedrockbatch.Provider{ModelIDs: []string{model}}}, Region: "us-east-1"})
 	// od is the on-demand runner the test tunes (and may swap the model of).
 	od.Core = svc.Core
 	svc.OnDemandRuns, svc.OnDemand = od, od

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/anthropicbatch"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
@@ -19,7 +19,7 @@ import (
 // lostFirstCreate is the Anthropic provider whose first create answers a
 // 529 without making a batch: an outcome the service cannot know.
 type lostFirstCreate struct {
-	*anthropicapp.AnthropicProvider
+	*anthropicbatch.Fetching
 	once sync.Once
 }
 
@@ -29,7 +29,7 @@ func (l *lostFirstCreate) Submit(ctx context.Context, in service.BatchSubmit) (s
 	if lost {
 		return "", errors.Join(service.ErrSubmitUnknown, errors.New("create message batch: HTTP 529: Overloaded (test double)"))
 	}
-	return l.AnthropicProvider.Submit(ctx, in)
+	return l.Fetching.Submit(ctx, in)
 }
 
 // foreignBatch creates a batch of n requests as another system in the same
@@ -56,9 +56,9 @@ func TestLostCreateLeavesForeignBatchesAlone(t *testing.T) {
 		t.Run(fmt.Sprintf("%d foreign", foreign), func(t *testing.T) {
 			var calls *anthropicsdk.Calls
 			h := newFaultyHarness(t, faults{provider: func(p service.BatchProvider) service.BatchProvider {
-				ap := p.(*anthropicapp.AnthropicProvider)
+				ap := p.(*anthropicbatch.Fetching)
 				calls = ap.Calls.(*anthropicsdk.Calls)
-				return &lostFirstCreate{AnthropicProvider: ap}
+				return &lostFirstCreate{Fetching: ap}
 			}})
 			h.sim.ErrorEvery = 0
 			theirs := map[string]bool{}

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpbatch/mcpbatch/shared/app"
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp/anthropicsdk"
+	"github.com/mcpbatch/mcpbatch/shared/app/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockbatch"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
@@ -31,7 +31,7 @@ const (
 // refusingBedrock is Bedrock without a client: these tests never start a
 // Bedrock batch job, and one started by mistake is refused as Bedrock refuses
 // a job without an output location.
-type refusingBedrock struct{ *app.BedrockProvider }
+type refusingBedrock struct{ *bedrockbatch.Provider }
 
 func (refusingBedrock) Submit(context.Context, service.BatchSubmit) (string, error) {
 	return "", errors.New("ValidationException: outputDataConfig.s3OutputDataConfig.s3Uri: must not be empty (test double)")
@@ -130,7 +130,7 @@ func newFaultyHarness(t *testing.T, f faults) *harness {
 	if f.provider != nil {
 		ap = f.provider(p)
 	}
-	var bp service.BatchProvider = &refusingBedrock{&app.BedrockProvider{ModelIDs: []string{bedrockModel}}}
+	var bp service.BatchProvider = &refusingBedrock{&bedrockbatch.Provider{ModelIDs: []string{bedrockModel}}}
 	if f.bedrock != nil {
 		bp = f.bedrock(bp)
 	}

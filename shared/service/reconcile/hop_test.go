@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/anthropicbatch"
 	"github.com/mcpbatch/mcpbatch/shared/remote"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
@@ -40,17 +40,6 @@ func (b *brokenHop) Call(ctx context.Context, req remote.Request, resp *remote.R
 	return &remote.InvokeError{Function: "mcpbatch-providers", Ran: true, Message: "read tcp: connection reset by peer"}
 }
 
-// ingestFetches makes the calls through the hop, as mcp does, but fetches
-// results itself, as ingest does (the hop does not carry fetches).
-type ingestFetches struct {
-	remote.AnthropicCalls
-	sdk anthropicapp.Calls
-}
-
-func (c ingestFetches) FetchResults(ctx context.Context, p job.Part, uri string) error {
-	return c.sdk.FetchResults(ctx, p, uri)
-}
-
 // A create whose hop broke while the providers function went on making the
 // batch: the part keeps its lease (not failed, not queued for another
 // create), and once the lease runs out the reconciler finds the batch made
@@ -58,9 +47,11 @@ func (c ingestFetches) FetchResults(ctx context.Context, p job.Part, uri string)
 func TestCreateAcrossABrokenHopMakesOneBatch(t *testing.T) {
 	hop := &brokenHop{release: make(chan struct{}), done: make(chan struct{})}
 	h := newFaultyHarness(t, faults{provider: func(p service.BatchProvider) service.BatchProvider {
-		ap := p.(*anthropicapp.AnthropicProvider)
+		// The calls go through the hop, as mcp makes them; results are
+		// fetched in process, as ingest does (the hop does not carry fetches).
+		ap := p.(*anthropicbatch.Fetching)
 		hop.srv = &remote.Server{Anthropic: ap.Calls}
-		return &anthropicapp.AnthropicProvider{Calls: ingestFetches{remote.AnthropicCalls{Caller: hop}, ap.Calls}, ModelIDs: ap.ModelIDs}
+		return &anthropicbatch.Fetching{Provider: &anthropicbatch.Provider{Calls: remote.AnthropicCalls{Caller: hop}, ModelIDs: ap.ModelIDs}, Fetch: ap.Fetch}
 	}})
 	j := h.submit(5, 1)
 	got, err := h.job(j.ID)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockbatch"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
@@ -40,7 +40,7 @@ func scan(t *testing.T, body string, fp func(string) uint64) (int, func(string) 
 		t.Fatal(err)
 	}
 	s := &transfer.Service{Core: &service.Core{Blobs: blobs, Bucket: "s3://b"}}
-	return s.Scan(ctx, uri, batch.SubmitRequest{Model: model}, &app.BedrockProvider{})
+	return s.Scan(ctx, uri, batch.SubmitRequest{Model: model}, &bedrockbatch.Provider{})
 }
 
 // Duplicates are found by fingerprint and confirmed by text: whatever the

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcpbatch/mcpbatch/shared/claude"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // countFields are the body fields the Token Count API

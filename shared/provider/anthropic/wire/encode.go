@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcpbatch/mcpbatch/shared/claude"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // requestLine is one request of a Message Batch, as a line of the input JSONL

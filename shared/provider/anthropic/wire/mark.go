@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpbatch/mcpbatch/shared/claude"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/provider/claude"
 )
 
 // A Message Batch carries no name, metadata or idempotency key, and the list

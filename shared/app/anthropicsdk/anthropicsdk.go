@@ -19,11 +19,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/mcpbatch/mcpbatch/shared/app/anthropicapp"
 	"github.com/mcpbatch/mcpbatch/shared/blob/s3blob"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
+	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/anthropicbatch"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/wire"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
@@ -34,13 +34,13 @@ type ObjectStore interface {
 	Open(ctx context.Context, uri string, offset int64) (io.ReadCloser, error)
 }
 
-// Calls implements anthropicapp.Calls over the Message Batches client.
+// Calls implements anthropicbatch.FetchCalls over the Message Batches client.
 type Calls struct {
 	Client *anthropic.Client
 	Blobs  ObjectStore
 }
 
-var _ anthropicapp.Calls = (*Calls)(nil)
+var _ anthropicbatch.FetchCalls = (*Calls)(nil)
 
 // findPageSize is the list page FindSubmitted reads (the API allows 1..1000).
 const findPageSize = 100
@@ -229,8 +229,8 @@ func New(apiKey, baseURL string, blobs ObjectStore) *Calls {
 }
 
 // NewProvider is the provider over the SDK, allowing the default models.
-func NewProvider(apiKey, baseURL string, blobs ObjectStore) *anthropicapp.AnthropicProvider {
-	return &anthropicapp.AnthropicProvider{Calls: New(apiKey, baseURL, blobs), ModelIDs: config.DefaultAnthropicModels}
+func NewProvider(apiKey, baseURL string, blobs ObjectStore) *anthropicbatch.Fetching {
+	return anthropicbatch.WithResults(New(apiKey, baseURL, blobs), config.DefaultAnthropicModels)
 }
 
 // SecretReader is what anthropicKey needs of Secrets Manager.
@@ -279,5 +279,5 @@ func Provider(ctx context.Context, cfg aws.Config, blobs *s3blob.Store, log *slo
 		log.InfoContext(ctx, "no Anthropic API key configured; provider anthropic disabled")
 		return nil
 	}
-	return &anthropicapp.AnthropicProvider{Calls: c, ModelIDs: anthropicapp.ModelIDs()}
+	return anthropicbatch.WithResults(c, anthropicbatch.ModelIDs())
 }

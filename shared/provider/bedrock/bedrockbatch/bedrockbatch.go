@@ -1,12 +1,6 @@
-// Package app is the composition root: it wires adapters (AWS or local
-// stand-ins) into the service for the Lambdas and for make dev.
-//
-// In IAM auth mode the owner of a job is the caller's IAM principal, except that
-// an assumed-role session (arn:aws:sts::<acct>:assumed-role/<Role>/<session>) is
-// owned by its role, arn:aws:iam::<acct>:role/<Role>: the session name is the
-// caller's choice and changes per credential refresh. The STS ARN has no role
-// path, so the owner omits it too.
-package app
+// Package bedrockbatch adapts the Bedrock batch inference client
+// (provider/bedrock) to the service's BatchProvider port.
+package bedrockbatch
 
 import (
 	"context"
@@ -22,11 +16,8 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
-// Version is stamped by the linker in release builds.
-var Version = "dev"
-
-// BedrockProvider adapts the Bedrock client to the service's BatchProvider port.
-type BedrockProvider struct {
+// Provider adapts the Bedrock client to the service's BatchProvider port.
+type Provider struct {
 	Client  *bedrock.Client
 	RoleARN string
 	// ModelIDs are the model ids this deployment allows.
@@ -34,18 +25,18 @@ type BedrockProvider struct {
 }
 
 // Name is the provider's name on jobs.
-func (b *BedrockProvider) Name() string { return job.ProviderBedrock }
+func (b *Provider) Name() string { return job.ProviderBedrock }
 
 // Models are the allowed model ids.
-func (b *BedrockProvider) Models() []string { return b.ModelIDs }
+func (b *Provider) Models() []string { return b.ModelIDs }
 
 // Allows reports whether model is allowed.
-func (b *BedrockProvider) Allows(model string) bool { return slices.Contains(b.ModelIDs, model) }
+func (b *Provider) Allows(model string) bool { return slices.Contains(b.ModelIDs, model) }
 
 // Limits are Bedrock batch inference's documented quotas per job and file
 // (https://docs.aws.amazon.com/bedrock/latest/userguide/quotas.html): 100..50,000
 // records and 1 GB per input file, jobs counted against a per-model quota.
-func (b *BedrockProvider) Limits() service.BatchLimits {
+func (b *Provider) Limits() service.BatchLimits {
 	return service.BatchLimits{
 		Title: "Bedrock batch inference", MinRecords: job.BedrockMinRecords,
 		MaxRecordsPerPart: job.BedrockMaxRecords, MaxBytesPerPart: job.BedrockMaxFileBytes,
@@ -55,28 +46,28 @@ func (b *BedrockProvider) Limits() service.BatchLimits {
 }
 
 // Outcome maps one of Bedrock's ten statuses onto the neutral model.
-func (b *BedrockProvider) Outcome(status string, _ bool) (job.ProviderOutcome, bool) {
+func (b *Provider) Outcome(status string, _ bool) (job.ProviderOutcome, bool) {
 	return bedrock.Outcome(status)
 }
 
 // Later orders Bedrock's statuses within a neutral status.
-func (b *BedrockProvider) Later(x, y string) bool { return bedrock.Later(x, y) }
+func (b *Provider) Later(x, y string) bool { return bedrock.Later(x, y) }
 
 // Final is what a part becomes after ingest, from the status Bedrock ended it with.
-func (b *BedrockProvider) Final(p job.Part) job.Status { return bedrock.Final(p.ProviderStatus) }
+func (b *Provider) Final(p job.Part) job.Status { return bedrock.Final(p.ProviderStatus) }
 
 // SubmittedStatus is Bedrock's word for a job it accepted.
-func (b *BedrockProvider) SubmittedStatus() string { return bedrock.StatusSubmitted }
+func (b *Provider) SubmittedStatus() string { return bedrock.StatusSubmitted }
 
 // MissingOutputOK: a stopped or expired job may have written nothing.
-func (b *BedrockProvider) MissingOutputOK(p job.Part) bool {
+func (b *Provider) MissingOutputOK(p job.Part) bool {
 	return bedrock.MayLackOutput(p.ProviderStatus)
 }
 
-var _ service.BatchProvider = (*BedrockProvider)(nil)
+var _ service.BatchProvider = (*Provider)(nil)
 
 // Submit starts one Bedrock batch job.
-func (b *BedrockProvider) Submit(ctx context.Context, in service.BatchSubmit) (string, error) {
+func (b *Provider) Submit(ctx context.Context, in service.BatchSubmit) (string, error) {
 	arn, err := b.Client.Submit(ctx, bedrock.SubmitInput{
 		JobName: in.Name, ClientRequestToken: in.ClientToken, ModelID: in.Model, RoleARN: b.RoleARN,
 		InputURI: in.InputURI, OutputURI: in.OutputURI, TimeoutHours: in.TimeoutHrs, Tags: in.Tags,
@@ -95,7 +86,7 @@ func (b *BedrockProvider) Submit(ctx context.Context, in service.BatchSubmit) (s
 }
 
 // Get reads a Bedrock job's state.
-func (b *BedrockProvider) Get(ctx context.Context, ref string) (service.BatchState, error) {
+func (b *Provider) Get(ctx context.Context, ref string) (service.BatchState, error) {
 	info, err := b.Client.Get(ctx, ref)
 	if err != nil {
 		return service.BatchState{}, err
@@ -118,51 +109,51 @@ func (b *BedrockProvider) FindNamed(ctx context.Context, name string) (string, e
 }
 
 // Stop stops a Bedrock job.
-func (b *BedrockProvider) Stop(ctx context.Context, ref string) error { return b.Client.Stop(ctx, ref) }
+func (b *Provider) Stop(ctx context.Context, ref string) error { return b.Client.Stop(ctx, ref) }
 
 // EncodeRecord renders one input line in the model's native format.
-func (b *BedrockProvider) EncodeRecord(i int, model string, in job.Input, p job.Params) ([]byte, error) {
+func (b *Provider) EncodeRecord(i int, model string, in job.Input, p job.Params) ([]byte, error) {
 	return bedrock.EncodeRecordAt(i, model, in, p)
 }
 
 // ParseOutputLine parses one output line of an InvokeModel job (parts
 // stored before Converse jobs); OutputParser picks by the part.
-func (b *BedrockProvider) ParseOutputLine(line []byte) (job.Record, error) {
+func (b *Provider) ParseOutputLine(line []byte) (job.Record, error) {
 	return bedrock.ParseOutputLine(line)
 }
 
 // InvocationFor is the job type a record needs: Converse for prompts and
 // messages, InvokeModel for embeddings and native model_input bodies.
-func (b *BedrockProvider) InvocationFor(in job.Input) string { return bedrock.InvocationFor(in) }
+func (b *Provider) InvocationFor(in job.Input) string { return bedrock.InvocationFor(in) }
 
 // OutputParser reads a part's output by the invocation type it was
 // submitted with ("" for parts stored before: InvokeModel).
-func (b *BedrockProvider) OutputParser(p job.Part) func([]byte) (job.Record, error) {
+func (b *Provider) OutputParser(p job.Part) func([]byte) (job.Record, error) {
 	return bedrock.OutputParser(p.InvocationType)
 }
 
 // JobWarnings says how records are changed to fit the model (a system
 // prompt folded into the first user turn).
-func (b *BedrockProvider) JobWarnings(modelID string, recs []job.Input, p job.Params) []string {
+func (b *Provider) JobWarnings(modelID string, recs []job.Input, p job.Params) []string {
 	rules, _ := model.Default().Lookup(modelID)
 	return bedrock.JobWarnings(modelID, rules, recs, p)
 }
 
 var (
-	_ service.InvocationTyper = (*BedrockProvider)(nil)
-	_ service.PartParser      = (*BedrockProvider)(nil)
-	_ service.JobWarner       = (*BedrockProvider)(nil)
+	_ service.InvocationTyper = (*Provider)(nil)
+	_ service.PartParser      = (*Provider)(nil)
+	_ service.JobWarner       = (*Provider)(nil)
 )
 
 // OutputFiles is where Bedrock writes a part's results: <output>/<job id>/<input name>.out.
-func (b *BedrockProvider) OutputFiles(p job.Part) ([]string, string) {
+func (b *Provider) OutputFiles(p job.Part) ([]string, string) {
 	prefix := bedrock.OutputPrefix(p.OutputURI, p.Ref)
 	return []string{blob.Join(prefix, path.Base(p.InputURI)+".out")}, blob.Join(prefix, "manifest.json.out")
 }
 
 // ManifestTokens reads the token totals of manifest.json.out, for families
 // whose output lines carry none.
-func (b *BedrockProvider) ManifestTokens(r io.Reader) (int64, int64, error) {
+func (b *Provider) ManifestTokens(r io.Reader) (int64, int64, error) {
 	m, err := bedrock.ParseManifest(r)
 	return m.InputTokenCount, m.OutputTokenCount, err
 }
