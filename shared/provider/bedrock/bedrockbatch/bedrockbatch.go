@@ -97,7 +97,7 @@ func (b *Provider) Get(ctx context.Context, ref string) (service.BatchState, err
 // FindNamed finds the Bedrock job a create of the part named name made: the
 // create gives the job that name, and the name carries the job's ULID, so a
 // job of it is the part's. "" when there is none.
-func (b *BedrockProvider) FindNamed(ctx context.Context, name string) (string, error) {
+func (b *Provider) FindNamed(ctx context.Context, name string) (string, error) {
 	info, err := b.Client.Get(ctx, name)
 	if errors.Is(err, bedrock.ErrNotFound) {
 		return "", nil
