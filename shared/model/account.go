@@ -31,6 +31,10 @@ type Account struct {
 	// Gaps name the reads that failed (a denied permission, a throttle): the
 	// facts they would have given stay unknown, and the catalog's apply.
 	Gaps []string `json:"gaps,omitempty"`
+	// UnmatchedQuotas are the model names of Bedrock quotas no listed model
+	// took (QuotaMatcher): their quotas are not applied, so the refresh
+	// report names them.
+	UnmatchedQuotas []QuotaMiss `json:"unmatched_quotas,omitempty"`
 }
 
 // Access says whether the account may invoke a model.
@@ -248,55 +252,6 @@ func minRate(have, v float64) float64 {
 		return v
 	}
 	return min(have, v)
-}
-
-// MatchName reports whether a quota's model name (as Service Quotas writes it,
-// e.g. "Claude 3.5 Haiku" or "Anthropic Claude 3.5 Haiku") names the model m
-// whose ListFoundationModels name and provider are given: equal ignoring
-// case and punctuation, with or without the provider's name in front.
-func MatchName(quotaModel string, m AccountModel) bool {
-	q := normName(quotaModel)
-	n := normName(m.Name)
-	if q == "" || n == "" {
-		return false
-	}
-	p := normName(m.Provider)
-	return q == n || (p != "" && (q == p+" "+n || p+" "+q == n))
-}
-
-// QuotaNameIndex finds the model a quota names (MatchName's rule) in one
-// map lookup: an account has hundreds of models and quotas.
-func QuotaNameIndex(ms []AccountModel) func(quotaModel string) (int, bool) {
-	idx := make(map[string]int, 2*len(ms))
-	for i := len(ms) - 1; i >= 0; i-- { // the first model wins a shared name
-		n := normName(ms[i].Name)
-		if n == "" {
-			continue
-		}
-		idx[n] = i
-		if p := normName(ms[i].Provider); p != "" {
-			idx[p+" "+n] = i
-			if rest, ok := strings.CutPrefix(n, p+" "); ok {
-				idx[rest] = i
-			}
-		}
-	}
-	return func(q string) (int, bool) {
-		i, ok := idx[normName(q)]
-		return i, ok
-	}
-}
-
-func normName(s string) string {
-	s = strings.ToLower(s)
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.':
-			return r
-		}
-		return ' '
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // day renders a time as YYYY-MM-DD (UTC); "" for nil.

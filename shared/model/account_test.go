@@ -41,18 +41,6 @@ func TestParseQuotaName(t *testing.T) {
 	}
 }
 
-func TestMatchName(t *testing.T) {
-	m := AccountModel{ID: "anthropic.claude-3-haiku-20240307-v1:0", Name: "Claude 3 Haiku", Provider: "Anthropic"}
-	for q, want := range map[string]bool{
-		"Claude 3 Haiku": true, "claude 3 haiku": true, "Anthropic Claude 3 Haiku": true,
-		"Claude 3.5 Haiku": false, "Claude 3 Haiku v2": false, "": false,
-	} {
-		if got := MatchName(q, m); got != want {
-			t.Errorf("MatchName(%q) = %v, want %v", q, got, want)
-		}
-	}
-}
-
 // testCatalog is a small catalog: one Bedrock model with a successor, one
 // Anthropic model, filtered to allow an id only the account knows.
 func testCatalog(t *testing.T) *Catalog {
@@ -236,19 +224,6 @@ func TestWithAccountProfilesGap(t *testing.T) {
 	m, _ := testCatalog(t).WithAccount(&Account{UpdatedAt: now, Gaps: []string{GapProfiles}}, now).Lookup("anthropic.claude-x-v1:0")
 	if len(m.Profiles) != 2 || m.Account.Profiles != nil || m.Account.Source != SourceCatalog || m.Account.Access != AccessUnknown {
 		t.Errorf("with profiles unread the catalog's stand: %v %+v", m.Profiles, m.Account)
-	}
-}
-
-// TestQuotaNameIndex: the index agrees with MatchName.
-func TestQuotaNameIndex(t *testing.T) {
-	ms := []AccountModel{{Name: "Claude 3 Haiku", Provider: "Anthropic"}, {Name: "Amazon Nova Lite", Provider: "Amazon"}, {Name: "Palmyra X5", Provider: "Writer"}}
-	find := QuotaNameIndex(ms)
-	for _, q := range []string{"Claude 3 Haiku", "anthropic claude 3 haiku", "Nova Lite", "Amazon Nova Lite", "Palmyra X5", "Claude 3.5 Haiku", "Nova"} {
-		i, ok := find(q)
-		want := slices.IndexFunc(ms, func(m AccountModel) bool { return MatchName(q, m) })
-		if (want >= 0) != ok || (ok && i != want) {
-			t.Errorf("%q: index %d %v, MatchName %d", q, i, ok, want)
-		}
 	}
 }
 
