@@ -94,6 +94,12 @@ type Quotas struct {
 	TokensPerMinute   float64 `json:"tokens_per_minute,omitempty"`
 }
 
+// Batch reports whether any batch-inference quota is known (q may be nil).
+func (q *Quotas) Batch() bool {
+	return q != nil && (q.MinRecordsPerJob > 0 || q.MaxRecordsPerJob > 0 || q.MaxRecordsPerFile > 0 ||
+		q.MaxInputFileBytes > 0 || q.MaxJobBytes > 0 || q.MaxConcurrentJobs > 0)
+}
+
 // AccountProfile is one inference profile of the account's Region.
 type AccountProfile struct {
 	ID     string `json:"id"`
@@ -130,6 +136,9 @@ type AccountFacts struct {
 	AccessDetail string `json:"access_detail,omitempty"`
 	// Quotas are the model's batch quotas (nil: none read).
 	Quotas *Quotas `json:"quotas,omitempty"`
+	// Batch says whether the account's quotas let the model take batch
+	// jobs, and so why its modes are what they are ("": quotas not read).
+	Batch string `json:"batch,omitempty"`
 	// Profiles are the ids of the inference profiles in this Region that
 	// route to the model (system-defined and application).
 	Profiles []string `json:"profiles,omitempty"`

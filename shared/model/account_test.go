@@ -2,6 +2,7 @@ package model
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -244,5 +245,59 @@ func TestSetQuotaRatesKeepTheStricter(t *testing.T) {
 	q.SetQuota("requests_per_minute", 200)
 	if q.RequestsPerMinute != 50 {
 		t.Errorf("requests per minute = %v, want 50", q.RequestsPerMinute)
+	}
+}
+
+// TestBatchFromQuotas: a Bedrock model takes batch jobs where the account
+// lists batch quotas for it, whatever the catalog's modes say; without them
+// batch is taken away, saying why; with the quotas unread the catalog's
+// modes stand.
+func TestBatchFromQuotas(t *testing.T) {
+	now := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+	c, err := Parse([]byte(`{"prices_as_of":"2026-11-30","models":[
+ {"id":"qwen.q-v1:0","provider":"bedrock","family":"qwen","name":"Q","task":"text","modes":["on_demand"],
+  "max_output_tokens":8192,"context_window":200000,"input_modalities":["text"]},
+ {"id":"mistral.m-v1:0","provider":"bedrock","family":"mistral","name":"M","task":"text","modes":["batch","on_demand"],
+  "max_output_tokens":8192,"context_window":200000,"input_modalities":["text"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct := func(gaps ...string) *Account {
+		return &Account{Region: "us-east-1", UpdatedAt: now, Gaps: gaps, Bedrock: []AccountModel{
+			{ID: "qwen.q-v1:0", Name: "Q", Provider: "Qwen", InferenceTypes: []string{"ON_DEMAND"}, Output: []string{"TEXT"},
+				Quotas: &Quotas{MaxJobBytes: 5 << 30, TokensPerMinute: 1000}},
+			{ID: "mistral.m-v1:0", Name: "M", Provider: "Mistral AI", InferenceTypes: []string{"ON_DEMAND"}, Output: []string{"TEXT"},
+				Quotas: &Quotas{TokensPerMinute: 1000}},
+		}}
+	}
+	cases := []struct {
+		gaps          []string
+		qwen, mistral []Mode
+	}{
+		{nil, []Mode{ModeBatch, ModeOnDemand}, []Mode{ModeOnDemand}},
+		{[]string{GapQuotas + ": AccessDeniedException: not authorized"}, []Mode{ModeOnDemand}, []Mode{ModeBatch, ModeOnDemand}},
+	}
+	for _, tc := range cases {
+		m := c.WithAccount(acct(tc.gaps...), now)
+		q, _ := m.Lookup("qwen.q-v1:0")
+		mi, _ := m.Lookup("mistral.m-v1:0")
+		if !slices.Equal(q.Modes, tc.qwen) || !slices.Equal(mi.Modes, tc.mistral) {
+			t.Errorf("gaps %v: modes %v and %v, want %v and %v", tc.gaps, q.Modes, mi.Modes, tc.qwen, tc.mistral)
+		}
+		if tc.gaps == nil && (!strings.Contains(mi.Account.Batch, "no batch inference quotas") || !strings.Contains(mi.Account.Batch, "us-east-1") ||
+			!strings.Contains(q.Account.Batch, "lists batch inference quotas")) {
+			t.Errorf("why: %q / %q", q.Account.Batch, mi.Account.Batch)
+		}
+	}
+}
+
+// A gap is recorded with its error ("ListInferenceProfiles: throttled"),
+// after the pages read before it: the profiles stay the catalog's then too.
+func TestWithAccountGapWithError(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	firstPage := []AccountProfile{{ID: "us.anthropic.claude-x-v1:0", Type: "SYSTEM_DEFINED", Models: []string{"anthropic.claude-x-v1:0"}}}
+	m, _ := testCatalog(t).WithAccount(&Account{UpdatedAt: now, Profiles: firstPage, Gaps: []string{GapProfiles + ": ThrottlingException: rate exceeded"}}, now).Lookup("anthropic.claude-x-v1:0")
+	if len(m.Profiles) != 2 || m.Account.Profiles != nil {
+		t.Errorf("with profiles unread the catalog's stand: %v %+v", m.Profiles, m.Account)
 	}
 }

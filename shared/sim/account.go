@@ -24,6 +24,7 @@ package sim
 //     the console shows for some models.
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"net/http"
@@ -51,9 +52,15 @@ type AccountModel struct {
 	Profiles []string
 	// Batch are its batch-inference quotas (nil: batch inference does not serve it).
 	Batch *BatchQuotas
-	// QuotaName is the model's name in quota names; quotaModelFirst puts it first.
-	QuotaName       string
-	QuotaModelFirst bool
+	// QuotaName is the model's name in its on-demand rate quotas, BatchName
+	// in its batch quotas (both default to Name); QuotaModelFirst puts it
+	// first in the batch quotas. Service Quotas names models its own way:
+	// "Nova Lite V1" (L-19E52681), "Qwen3 235B" on the batch quotas and
+	// "Qwen3 235B a22b 2507 V1" on the rates (L-94612705, L-3875BCCF),
+	// "OpenAI GPT OSS 120b" (L-052AA08C), "DeepSeek v3" (L-CB18C933), as
+	// https://console.aws.amazon.com/servicequotas/home/services/bedrock/quotas/<code> shows them (read 2026-12-03).
+	QuotaName, BatchName string
+	QuotaModelFirst      bool
 }
 
 // BatchQuotas are one model's batch-inference quotas.
@@ -116,13 +123,30 @@ func NewAccount() *Account {
 		{ID: "amazon.nova-micro-v1:0", Name: "Nova Micro", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND", "INFERENCE_PROFILE"},
 			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch()},
 		{ID: "amazon.nova-lite-v1:0", Name: "Nova Lite", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND", "INFERENCE_PROFILE"},
-			Input: []string{"TEXT", "IMAGE", "VIDEO"}, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch(), QuotaModelFirst: true},
+			Input: []string{"TEXT", "IMAGE", "VIDEO"}, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch(),
+			BatchName: "Nova Lite V1", QuotaModelFirst: true},
 		{ID: "amazon.nova-2-lite-v1:0", Name: "Nova 2 Lite", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"INFERENCE_PROFILE"},
 			Input: []string{"TEXT", "IMAGE", "VIDEO", "DOCUMENT"}, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us", "global"}, Batch: defaultBatch()},
 		{ID: "amazon.nova-pro-v1:0", Name: "Nova Pro", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND", "INFERENCE_PROFILE"},
 			Input: []string{"TEXT", "IMAGE", "VIDEO"}, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch()},
 		{ID: "meta.llama3-3-70b-instruct-v1:0", Name: "Llama 3.3 70B Instruct", Provider: "Meta", Status: "ACTIVE", InferenceTypes: profileOnly,
 			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch()},
+		// Open-weight models batch inference serves (their batch quotas are
+		// listed under their own short names).
+		{ID: "openai.gpt-oss-120b-1:0", Name: "gpt-oss-120b", Provider: "OpenAI", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
+			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Batch: defaultBatch(),
+			QuotaName: "GPT OSS 120B", BatchName: "OpenAI GPT OSS 120b"},
+		{ID: "qwen.qwen3-235b-a22b-2507-v1:0", Name: "Qwen3 235B A22B 2507", Provider: "Qwen", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
+			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Batch: defaultBatch(),
+			QuotaName: "Qwen3 235B a22b 2507 V1", BatchName: "Qwen3 235B"},
+		{ID: "deepseek.v3-v1:0", Name: "DeepSeek-V3.1", Provider: "DeepSeek", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
+			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Batch: defaultBatch(),
+			QuotaName: "DeepSeek v3", BatchName: "DeepSeek v3"},
+		// On demand only: no batch quotas.
+		{ID: "openai.gpt-oss-20b-1:0", Name: "gpt-oss-20b", Provider: "OpenAI", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
+			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", QuotaName: "GPT OSS 20B"},
+		{ID: "mistral.mistral-small-2402-v1:0", Name: "Mistral Small (24.02)", Provider: "Mistral AI", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
+			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Batch: defaultBatch(), BatchName: "Mistral Small"},
 		{ID: "mistral.mistral-7b-instruct-v0:2", Name: "Mistral 7B Instruct", Provider: "Mistral AI", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
 			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE"},
 		{ID: "amazon.titan-embed-text-v2:0", Name: "Titan Text Embeddings V2", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
@@ -407,16 +431,14 @@ func (a *Account) quotaRows() []map[string]any {
 		})
 	}
 	for _, m := range a.models {
-		name := m.QuotaName
-		if name == "" {
-			name = m.Name
-		}
+		name := cmp.Or(m.QuotaName, m.Name)
 		row(fmt.Sprintf("On-demand model inference requests per minute for %s %s", m.Provider, name), simRequestsPerMinute, "None")
 		row(fmt.Sprintf("On-demand InvokeModel tokens per minute for %s", name), simTokensPerMinute, "None")
 		b := m.Batch
 		if b == nil {
 			continue
 		}
+		name = cmp.Or(m.BatchName, m.Name)
 		kinds := []struct {
 			phrase string
 			v      float64

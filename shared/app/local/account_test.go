@@ -284,3 +284,40 @@ func TestAccountOnlyModelConverseBatch(t *testing.T) {
 		t.Errorf("record %s output %q", r.ID, r.Output)
 	}
 }
+
+// TestBatchFromAccountQuotas: the open-weight models the catalog lists on
+// demand only take batch jobs where the simulated account lists batch
+// quotas for them under its own names ("OpenAI GPT OSS 120b", "Qwen3 235B",
+// "DeepSeek v3"); gpt-oss-20b, without them, is refused a batch job naming
+// why and runs on demand under auto.
+func TestBatchFromAccountQuotas(t *testing.T) {
+	l := newAccountSuite(t, t.TempDir(), nil)
+	a, err := l.Models.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.UnmatchedQuotas) > 0 {
+		t.Errorf("quota names no model took: %v", a.UnmatchedQuotas)
+	}
+	for _, id := range []string{"openai.gpt-oss-120b-1:0", "qwen.qwen3-235b-a22b-2507-v1:0", "deepseek.v3-v1:0"} {
+		m, ok := l.Service.Core.LookupModel(id)
+		if !ok || !m.Supports(model.ModeBatch) || m.Account == nil || m.Account.Quotas == nil || m.Account.Quotas.MaxJobBytes != 5<<30 {
+			t.Errorf("%s: modes %v, facts %+v; want batch from the account's quotas", id, m.Modes, m.Account)
+		}
+	}
+	const small = "openai.gpt-oss-20b-1:0"
+	if m, _ := l.Service.Core.LookupModel(small); m == nil || m.Supports(model.ModeBatch) {
+		t.Fatalf("%s: %+v, want on demand only", small, m)
+	}
+	req := submitReq(small, 150)
+	req.Mode = job.ModeBatch
+	_, err = l.Service.Submit(t.Context(), req)
+	if err == nil || !strings.Contains(err.Error(), "no batch inference quotas") {
+		t.Fatalf("batch submit to %s: %v, want a refusal naming the missing batch quotas", small, err)
+	}
+	req.Mode = job.ModeAuto
+	j, err := l.Service.Submit(t.Context(), req)
+	if err != nil || j.Mode != job.ModeOnDemand {
+		t.Fatalf("auto submit to %s: %+v, %v; want on demand", small, j, err)
+	}
+}
