@@ -126,7 +126,7 @@ func (c *Catalog) WithAccount(a *Account, now time.Time) *Catalog {
 	if err != nil { // dedupeKeys leaves no clash
 		panic("model: WithAccount: " + err.Error())
 	}
-	merged.account, merged.wanted = a, c.wanted
+	merged.account, merged.wanted, merged.all = a, c.wanted, c.all
 	return merged
 }
 
