@@ -301,3 +301,17 @@ func TestWithAccountGapWithError(t *testing.T) {
 		t.Errorf("with profiles unread the catalog's stand: %v %+v", m.Profiles, m.Account)
 	}
 }
+
+// TestWithProfiles: an allow-list takes the us., eu. and global. profiles of
+// its Bedrock models, those the account offers, without repeating one.
+func TestWithProfiles(t *testing.T) {
+	c := testCatalog(t)
+	ids := []string{"anthropic.claude-x-v1:0", "claude-x", "us.anthropic.claude-x-v1:0"}
+	if got, want := c.WithProfiles(ids, nil), append(slices.Clone(ids), "eu.anthropic.claude-x-v1:0"); !slices.Equal(got, want) {
+		t.Errorf("WithProfiles = %v, want %v", got, want)
+	}
+	none := func(string) bool { return false }
+	if got := c.WithProfiles(ids[:2], none); !slices.Equal(got, ids[:2]) {
+		t.Errorf("with nothing offered: %v, want %v", got, ids[:2])
+	}
+}

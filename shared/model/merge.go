@@ -476,3 +476,28 @@ func (m *Model) accountListing() AccountListing {
 	}
 	return l
 }
+
+// AllowGeographies are the geographies whose system-defined inference
+// profiles a default allow-list takes with each allowed Bedrock model: the
+// ids a caller names first (us.anthropic.claude-sonnet-4-6 in the US).
+var AllowGeographies = []string{"us", "eu", "global"}
+
+// WithProfiles is ids, each Bedrock model among them followed by its
+// AllowGeographies profiles as the catalog lists them (with the account's
+// where it was merged) that offered keeps (nil: all) and ids lacks.
+func (c *Catalog) WithProfiles(ids []string, offered func(profile string) bool) []string {
+	out := slices.Clone(ids)
+	for _, id := range ids {
+		m, ok := c.Lookup(id)
+		if !ok || m.Provider != ProviderBedrock || id != m.ID {
+			continue
+		}
+		for _, g := range AllowGeographies {
+			p := m.Profiles[g]
+			if p != "" && !slices.Contains(out, p) && (offered == nil || offered(p)) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -30,7 +30,7 @@ func TestLifecycleAtSubmit(t *testing.T) {
 	cases := []struct {
 		name, lifecycle string
 	}{
-		{"end of life", `{"status":"end_of_life","end_of_life":"2026-06-19","successor":"` + sonnet46 + `"}`},
+		{"end of life", `{"status":"end_of_life","legacy_since":"2025-12-19","end_of_life":"2026-06-19","successor":"` + sonnet46 + `"}`},
 		{"legacy", `{"status":"legacy","legacy_since":"2026-10-01","end_of_life":"2099-06-01","successor":"` + sonnet46 + `"}`},
 	}
 	for _, tc := range cases {
