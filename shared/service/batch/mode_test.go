@@ -82,6 +82,8 @@ func TestEndOfLifeRefusedOutsideTheAllowList(t *testing.T) {
 	for _, tc := range []struct{ id, eol, successor string }{
 		{"anthropic.claude-3-5-haiku-20241022-v1:0", "2026-06-19", haiku45},
 		{"us.anthropic.claude-3-5-haiku-20241022-v1:0", "2026-06-19", haiku45},
+		// Bedrock's end of life of Claude Sonnet 4 (the legacy lifecycle page).
+		{"anthropic.claude-sonnet-4-20250514-v1:0", "2026-10-14", "anthropic.claude-sonnet-4-6"},
 	} {
 		_, err := s.pickProvider(&SubmitRequest{Model: tc.id})
 		var fe *job.FieldError
