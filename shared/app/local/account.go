@@ -14,10 +14,11 @@ import (
 
 // AccountScenarioModels are allowed in make dev so list_models and submits
 // show each case of the simulated account (sim.NewAccount): a legacy model,
-// one past its end of life, one without access, one the embedded catalog
-// lacks (usable, unpriced), open-weight models the catalog lists on demand
-// only that take batch jobs because the account lists batch quotas for them
-// (gpt-oss-120b, Qwen3 235B, DeepSeek-V3.1), and one without (gpt-oss-20b).
+// two past their end of life, one without access, one the embedded catalog
+// lacks (usable, unpriced), and open-weight models that take batch jobs
+// because the account lists batch quotas for them under Service Quotas' own
+// names (gpt-oss, Qwen3 235B, DeepSeek-V3.1); Mistral 7B (QuirkModels) has
+// none and is refused batch jobs.
 var AccountScenarioModels = []string{
 	"anthropic.claude-sonnet-4-20250514-v1:0",
 	"anthropic.claude-3-7-sonnet-20250219-v1:0",
