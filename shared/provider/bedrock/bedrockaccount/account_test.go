@@ -13,7 +13,9 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/model"
 )
 
-type fakeModels struct{ ms []types.FoundationModelSummary }
+type fakeModels struct {
+	ms []types.FoundationModelSummary
+}
 
 func (f fakeModels) ListFoundationModels(context.Context, *sdk.ListFoundationModelsInput, ...func(*sdk.Options)) (*sdk.ListFoundationModelsOutput, error) {
 	return &sdk.ListFoundationModelsOutput{ModelSummaries: f.ms}, nil
@@ -69,13 +71,13 @@ func TestReadQuotasMatchesAndReports(t *testing.T) {
 		sum("anthropic.claude-sonnet-4-5-20250929-v1:0", "Claude Sonnet 4.5", "Anthropic", text),
 		sum("stability.stable-image-inpaint-v1:0", "Stable Image Inpaint", "Stability AI", []types.ModelModality{types.ModelModalityImage}),
 	}}, Quotas: fakeQuotas{
-		"Batch inference job size (in GB) for OpenAI GPT OSS 120b":                                           5,
-		"On-demand model inference tokens per minute for OpenAI GPT OSS 120B":                                100_000,
-		"Cross-region model inference tokens per minute for Anthropic Claude Sonnet 4.5 V1":                  5_000_000,
+		"Batch inference job size (in GB) for OpenAI GPT OSS 120b":                                            5,
+		"On-demand model inference tokens per minute for OpenAI GPT OSS 120B":                                 100_000,
+		"Cross-region model inference tokens per minute for Anthropic Claude Sonnet 4.5 V1":                   5_000_000,
 		"Cross-region model inference tokens per minute for Anthropic Claude Sonnet 4.5 V1 1M Context Length": 1_000_000,
-		"Batch inference job size (in GB) for Claude 3 Opus":                                                 5,
-		"Records per batch inference job for Claude 3 Opus":                                                  50_000,
-		"On-demand model inference requests per minute for Stable Image Inpaint":                             10,
+		"Batch inference job size (in GB) for Claude 3 Opus":                                                  5,
+		"Records per batch inference job for Claude 3 Opus":                                                   50_000,
+		"On-demand model inference requests per minute for Stable Image Inpaint":                              10,
 	}}
 	a := &model.Account{}
 	if err := r.Read(context.Background(), a); err != nil {
