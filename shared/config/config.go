@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/mcpbatch/mcpbatch/shared/model"
 )
 
 // Environment variable names set by the stack on every function.
@@ -46,25 +48,25 @@ const DefaultJobPrefix = "mcpbatch"
 // function that reads or writes jobs.
 const PrefixJobs = "jobs/"
 
-// DefaultBedrockModels are the models allowed by default: current Claude
-// Haiku and Sonnet (base ids, their US and global cross-Region inference
-// profiles), one model of each other text family (Nova, Llama) and Titan
-// Text Embeddings V2. The model catalog (shared/model) holds their facts and
-// lifecycle; on-demand calls pick the inference profile the catalog names
-// for the region.
-var DefaultBedrockModels = []string{
+// DefaultBedrockBaseModels are the models allowed by default: current
+// Claude Haiku and Sonnet, one model of each other text family (Nova, Llama)
+// and Titan Text Embeddings V2. The model catalog (shared/model) holds their
+// facts and lifecycle; on-demand calls pick the inference profile the
+// catalog names for the region.
+var DefaultBedrockBaseModels = []string{
 	"anthropic.claude-haiku-4-5-20251001-v1:0",
 	"anthropic.claude-sonnet-4-5-20250929-v1:0",
 	"anthropic.claude-sonnet-4-6",
-	"us.anthropic.claude-haiku-4-5-20251001-v1:0",
-	"us.anthropic.claude-sonnet-4-5-20250929-v1:0",
-	"global.anthropic.claude-haiku-4-5-20251001-v1:0",
-	"global.anthropic.claude-sonnet-4-6",
 	"amazon.nova-lite-v1:0",
 	"amazon.nova-2-lite-v1:0",
 	"meta.llama3-3-70b-instruct-v1:0",
 	"amazon.titan-embed-text-v2:0",
 }
+
+// DefaultBedrockModels are DefaultBedrockBaseModels with their us., eu. and
+// global. inference profiles as the model catalog lists them: a caller may
+// name the profile of the geography it works in (model.AllowGeographies).
+var DefaultBedrockModels = model.Default().WithProfiles(DefaultBedrockBaseModels, nil)
 
 // ProfileRegionPrefixes are the geography prefixes of cross-region inference profile ids.
 var ProfileRegionPrefixes = []string{"us.", "eu.", "apac.", "global.", "jp.", "au.", "ca."}

@@ -14,15 +14,16 @@ import (
 
 // TestReadmeDefaultModels: the default allowed models the tool reference
 // names (by their catalog names) are DefaultBedrockModels, and the profiles
-// among them are the us. and global. profiles of its Claude models; the
-// Anthropic API default it states is DefaultAnthropicModels.
+// among them are the us., eu. and global. profiles the catalog lists for
+// them, every one; the Anthropic API default it states is
+// DefaultAnthropicModels.
 func TestReadmeDefaultModels(t *testing.T) {
 	b, err := os.ReadFile("../mcpserver/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Join(strings.Fields(string(b)), " ")
-	m := regexp.MustCompile("The default allows (.*?), the Claude models also through their `us\\.` or `global\\.` profiles").FindStringSubmatch(text)
+	m := regexp.MustCompile("The default allows (.*?), each also through its `us\\.`, `eu\\.` and `global\\.` profiles where the catalog lists them").FindStringSubmatch(text)
 	if m == nil {
 		t.Fatal("no default model sentence")
 	}
@@ -38,8 +39,14 @@ func TestReadmeDefaultModels(t *testing.T) {
 			got = append(got, md.Name)
 		}
 		if geo, _, isProfile := strings.Cut(id, "."); isProfile && !strings.HasPrefix(id, md.ID) {
-			if (geo != "us" && geo != "global") || md.Family != "claude" {
-				t.Errorf("default %s: a %s profile of a %s model; the README says us. or global. profiles of Claude models", id, geo, md.Family)
+			if !slices.Contains(model.AllowGeographies, geo) {
+				t.Errorf("default %s: a %s profile; the README says us., eu. and global. profiles", id, geo)
+			}
+			continue
+		}
+		for _, g := range model.AllowGeographies {
+			if p := md.Profiles[g]; p != "" && !slices.Contains(config.DefaultBedrockModels, p) {
+				t.Errorf("default %s: its %s profile %s is not allowed by default", id, g, p)
 			}
 		}
 	}

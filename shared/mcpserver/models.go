@@ -42,7 +42,7 @@ func (s *Server) addModelTools(srv *mcp.Server) {
 			"modes (batch, on_demand), max_output_tokens, input_modalities, and prices per million tokens " +
 			"(input, output, batch_input, batch_output, cache_write, cache_read; absent where the model has none) with their as_of date; " +
 			"and what the account says of the model: source (account, catalog or both), lifecycle (active, legacy, end_of_life with dates and successor), " +
-			"access (granted, not_granted, unknown), quotas (batch records and sizes per job, concurrent jobs), the inference profiles usable in this Region, account_as_of.",
+			"access (granted, not_granted, unknown), quotas (batch records and sizes per job, concurrent jobs), batch (why the account lets the model take batch jobs or not), the inference profiles usable in this Region, account_as_of.",
 		Annotations:  &mcp.ToolAnnotations{Title: "List models", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
 		InputSchema:  listModelsSchemas.in,
 		OutputSchema: listModelsSchemas.out,

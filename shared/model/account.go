@@ -31,6 +31,10 @@ type Account struct {
 	// Gaps name the reads that failed (a denied permission, a throttle): the
 	// facts they would have given stay unknown, and the catalog's apply.
 	Gaps []string `json:"gaps,omitempty"`
+	// UnmatchedQuotas are the model names of Bedrock quotas no listed model
+	// took (QuotaMatcher): their quotas are not applied, so the refresh
+	// report names them.
+	UnmatchedQuotas []QuotaMiss `json:"unmatched_quotas,omitempty"`
 }
 
 // Access says whether the account may invoke a model.
@@ -90,6 +94,12 @@ type Quotas struct {
 	TokensPerMinute   float64 `json:"tokens_per_minute,omitempty"`
 }
 
+// Batch reports whether any batch-inference quota is known (q may be nil).
+func (q *Quotas) Batch() bool {
+	return q != nil && (q.MinRecordsPerJob > 0 || q.MaxRecordsPerJob > 0 || q.MaxRecordsPerFile > 0 ||
+		q.MaxInputFileBytes > 0 || q.MaxJobBytes > 0 || q.MaxConcurrentJobs > 0)
+}
+
 // AccountProfile is one inference profile of the account's Region.
 type AccountProfile struct {
 	ID     string `json:"id"`
@@ -126,6 +136,9 @@ type AccountFacts struct {
 	AccessDetail string `json:"access_detail,omitempty"`
 	// Quotas are the model's batch quotas (nil: none read).
 	Quotas *Quotas `json:"quotas,omitempty"`
+	// Batch says whether the account's quotas let the model take batch
+	// jobs, and so why its modes are what they are ("": quotas not read).
+	Batch string `json:"batch,omitempty"`
 	// Profiles are the ids of the inference profiles in this Region that
 	// route to the model (system-defined and application).
 	Profiles []string `json:"profiles,omitempty"`
@@ -248,55 +261,6 @@ func minRate(have, v float64) float64 {
 		return v
 	}
 	return min(have, v)
-}
-
-// MatchName reports whether a quota's model name (as Service Quotas writes it,
-// e.g. "Claude 3.5 Haiku" or "Anthropic Claude 3.5 Haiku") names the model m
-// whose ListFoundationModels name and provider are given: equal ignoring
-// case and punctuation, with or without the provider's name in front.
-func MatchName(quotaModel string, m AccountModel) bool {
-	q := normName(quotaModel)
-	n := normName(m.Name)
-	if q == "" || n == "" {
-		return false
-	}
-	p := normName(m.Provider)
-	return q == n || (p != "" && (q == p+" "+n || p+" "+q == n))
-}
-
-// QuotaNameIndex finds the model a quota names (MatchName's rule) in one
-// map lookup: an account has hundreds of models and quotas.
-func QuotaNameIndex(ms []AccountModel) func(quotaModel string) (int, bool) {
-	idx := make(map[string]int, 2*len(ms))
-	for i := len(ms) - 1; i >= 0; i-- { // the first model wins a shared name
-		n := normName(ms[i].Name)
-		if n == "" {
-			continue
-		}
-		idx[n] = i
-		if p := normName(ms[i].Provider); p != "" {
-			idx[p+" "+n] = i
-			if rest, ok := strings.CutPrefix(n, p+" "); ok {
-				idx[rest] = i
-			}
-		}
-	}
-	return func(q string) (int, bool) {
-		i, ok := idx[normName(q)]
-		return i, ok
-	}
-}
-
-func normName(s string) string {
-	s = strings.ToLower(s)
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.':
-			return r
-		}
-		return ' '
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // day renders a time as YYYY-MM-DD (UTC); "" for nil.

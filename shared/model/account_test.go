@@ -2,6 +2,7 @@ package model
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -37,18 +38,6 @@ func TestParseQuotaName(t *testing.T) {
 		kind, m, ok := ParseQuotaName(c.name)
 		if kind != c.kind || m != c.model || ok != c.ok {
 			t.Errorf("ParseQuotaName(%q) = %q, %q, %v; want %q, %q, %v", c.name, kind, m, ok, c.kind, c.model, c.ok)
-		}
-	}
-}
-
-func TestMatchName(t *testing.T) {
-	m := AccountModel{ID: "anthropic.claude-3-haiku-20240307-v1:0", Name: "Claude 3 Haiku", Provider: "Anthropic"}
-	for q, want := range map[string]bool{
-		"Claude 3 Haiku": true, "claude 3 haiku": true, "Anthropic Claude 3 Haiku": true,
-		"Claude 3.5 Haiku": false, "Claude 3 Haiku v2": false, "": false,
-	} {
-		if got := MatchName(q, m); got != want {
-			t.Errorf("MatchName(%q) = %v, want %v", q, got, want)
 		}
 	}
 }
@@ -239,19 +228,6 @@ func TestWithAccountProfilesGap(t *testing.T) {
 	}
 }
 
-// TestQuotaNameIndex: the index agrees with MatchName.
-func TestQuotaNameIndex(t *testing.T) {
-	ms := []AccountModel{{Name: "Claude 3 Haiku", Provider: "Anthropic"}, {Name: "Amazon Nova Lite", Provider: "Amazon"}, {Name: "Palmyra X5", Provider: "Writer"}}
-	find := QuotaNameIndex(ms)
-	for _, q := range []string{"Claude 3 Haiku", "anthropic claude 3 haiku", "Nova Lite", "Amazon Nova Lite", "Palmyra X5", "Claude 3.5 Haiku", "Nova"} {
-		i, ok := find(q)
-		want := slices.IndexFunc(ms, func(m AccountModel) bool { return MatchName(q, m) })
-		if (want >= 0) != ok || (ok && i != want) {
-			t.Errorf("%q: index %d %v, MatchName %d", q, i, ok, want)
-		}
-	}
-}
-
 // On-demand and cross-Region rates of one model both apply to a run that may
 // go either way: the smaller is kept, whichever comes first.
 func TestSetQuotaRatesKeepTheStricter(t *testing.T) {
@@ -269,5 +245,73 @@ func TestSetQuotaRatesKeepTheStricter(t *testing.T) {
 	q.SetQuota("requests_per_minute", 200)
 	if q.RequestsPerMinute != 50 {
 		t.Errorf("requests per minute = %v, want 50", q.RequestsPerMinute)
+	}
+}
+
+// TestBatchFromQuotas: a Bedrock model takes batch jobs where the account
+// lists batch quotas for it, whatever the catalog's modes say; without them
+// batch is taken away, saying why; with the quotas unread the catalog's
+// modes stand.
+func TestBatchFromQuotas(t *testing.T) {
+	now := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+	c, err := Parse([]byte(`{"prices_as_of":"2026-11-30","models":[
+ {"id":"qwen.q-v1:0","provider":"bedrock","family":"qwen","name":"Q","task":"text","modes":["on_demand"],
+  "max_output_tokens":8192,"context_window":200000,"input_modalities":["text"]},
+ {"id":"mistral.m-v1:0","provider":"bedrock","family":"mistral","name":"M","task":"text","modes":["batch","on_demand"],
+  "max_output_tokens":8192,"context_window":200000,"input_modalities":["text"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct := func(gaps ...string) *Account {
+		return &Account{Region: "us-east-1", UpdatedAt: now, Gaps: gaps, Bedrock: []AccountModel{
+			{ID: "qwen.q-v1:0", Name: "Q", Provider: "Qwen", InferenceTypes: []string{"ON_DEMAND"}, Output: []string{"TEXT"},
+				Quotas: &Quotas{MaxJobBytes: 5 << 30, TokensPerMinute: 1000}},
+			{ID: "mistral.m-v1:0", Name: "M", Provider: "Mistral AI", InferenceTypes: []string{"ON_DEMAND"}, Output: []string{"TEXT"},
+				Quotas: &Quotas{TokensPerMinute: 1000}},
+		}}
+	}
+	cases := []struct {
+		gaps          []string
+		qwen, mistral []Mode
+	}{
+		{nil, []Mode{ModeBatch, ModeOnDemand}, []Mode{ModeOnDemand}},
+		{[]string{GapQuotas + ": AccessDeniedException: not authorized"}, []Mode{ModeOnDemand}, []Mode{ModeBatch, ModeOnDemand}},
+	}
+	for _, tc := range cases {
+		m := c.WithAccount(acct(tc.gaps...), now)
+		q, _ := m.Lookup("qwen.q-v1:0")
+		mi, _ := m.Lookup("mistral.m-v1:0")
+		if !slices.Equal(q.Modes, tc.qwen) || !slices.Equal(mi.Modes, tc.mistral) {
+			t.Errorf("gaps %v: modes %v and %v, want %v and %v", tc.gaps, q.Modes, mi.Modes, tc.qwen, tc.mistral)
+		}
+		if tc.gaps == nil && (!strings.Contains(mi.Account.Batch, "no batch inference quotas") || !strings.Contains(mi.Account.Batch, "us-east-1") ||
+			!strings.Contains(q.Account.Batch, "lists batch inference quotas")) {
+			t.Errorf("why: %q / %q", q.Account.Batch, mi.Account.Batch)
+		}
+	}
+}
+
+// A gap is recorded with its error ("ListInferenceProfiles: throttled"),
+// after the pages read before it: the profiles stay the catalog's then too.
+func TestWithAccountGapWithError(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	firstPage := []AccountProfile{{ID: "us.anthropic.claude-x-v1:0", Type: "SYSTEM_DEFINED", Models: []string{"anthropic.claude-x-v1:0"}}}
+	m, _ := testCatalog(t).WithAccount(&Account{UpdatedAt: now, Profiles: firstPage, Gaps: []string{GapProfiles + ": ThrottlingException: rate exceeded"}}, now).Lookup("anthropic.claude-x-v1:0")
+	if len(m.Profiles) != 2 || m.Account.Profiles != nil {
+		t.Errorf("with profiles unread the catalog's stand: %v %+v", m.Profiles, m.Account)
+	}
+}
+
+// TestWithProfiles: an allow-list takes the us., eu. and global. profiles of
+// its Bedrock models, those the account offers, without repeating one.
+func TestWithProfiles(t *testing.T) {
+	c := testCatalog(t)
+	ids := []string{"anthropic.claude-x-v1:0", "claude-x", "us.anthropic.claude-x-v1:0"}
+	if got, want := c.WithProfiles(ids, nil), append(slices.Clone(ids), "eu.anthropic.claude-x-v1:0"); !slices.Equal(got, want) {
+		t.Errorf("WithProfiles = %v, want %v", got, want)
+	}
+	none := func(string) bool { return false }
+	if got := c.WithProfiles(ids[:2], none); !slices.Equal(got, ids[:2]) {
+		t.Errorf("with nothing offered: %v, want %v", got, ids[:2])
 	}
 }

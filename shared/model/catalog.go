@@ -35,6 +35,10 @@ type Catalog struct {
 	// wanted are ids the deployment allows that the catalog lacks (Filter):
 	// the account may offer them (merge.go). nil: every account model.
 	wanted []string
+	// all is the catalog Filter kept these rows of (nil: this one): an
+	// end-of-life model is refused for its end of life even where the
+	// deployment does not allow it (lifecycle.go, EndOfLife).
+	all *Catalog
 	// account is the snapshot a merged catalog was made from; over is the
 	// merged view Apply laid over this catalog (merge.go).
 	account *Account
@@ -581,7 +585,16 @@ func (c *Catalog) Filter(provider string, ids []string) *Catalog {
 	if len(ids) > 0 {
 		out.wanted = append([]string{}, c.Missing(ids)...) // non-nil: only these
 	}
+	out.all = c.unfiltered()
 	return out
+}
+
+// unfiltered is the catalog c was filtered from (c itself if none).
+func (c *Catalog) unfiltered() *Catalog {
+	if c.all != nil {
+		return c.all
+	}
+	return c
 }
 
 // Missing returns the ids that name no model in the catalog, in order.

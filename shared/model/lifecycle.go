@@ -62,6 +62,32 @@ func (m *Model) Usable(day time.Time) (warning string, err error) {
 	return w + m.successorText(), nil
 }
 
+// EndOfLife is the refusal of a model past its end of life on day, looked
+// up in every row of the catalog, those the deployment does not allow too,
+// with the account's lifecycle laid over it where the account lists the
+// model: a user naming Claude 3.5 Haiku learns it has reached its end of
+// life and what replaces it, not that the deployment does not allow it. nil
+// when the model is unknown or usable.
+func (c *Catalog) EndOfLife(id string, day time.Time) error {
+	m, ok := c.Lookup(id)
+	if !ok {
+		if m, ok = c.unfiltered().Lookup(id); !ok {
+			return nil
+		}
+		if a := c.Account(); a != nil && m.Provider == ProviderBedrock {
+			if i := slices.IndexFunc(a.Bedrock, func(am AccountModel) bool { return am.ID == m.ID }); i >= 0 {
+				cp := *m
+				cp.Lifecycle = lifecycleOf(&a.Bedrock[i], m.Lifecycle, day)
+				m = &cp
+			}
+		}
+	}
+	if _, err := m.Usable(day); errors.Is(err, ErrEndOfLife) {
+		return err
+	}
+	return nil
+}
+
 func (m *Model) successorText() string {
 	if m.Lifecycle == nil || m.Lifecycle.Successor == "" {
 		return ""

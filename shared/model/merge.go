@@ -63,7 +63,7 @@ func (c *Catalog) WithAccount(a *Account, now time.Time) *Catalog {
 		anth[a.Anthropic[i].ID] = &a.Anthropic[i]
 	}
 	usable, appAliases := profilesByModel(a.Profiles)
-	profilesRead := !slices.Contains(a.Gaps, GapProfiles)
+	profilesRead, quotasRead := !a.HasGap(GapProfiles), !a.HasGap(GapQuotas)
 	seen := map[string]bool{}
 	out := make([]*Model, 0, len(c.models)+len(a.Bedrock))
 	for _, base := range c.models {
@@ -77,6 +77,9 @@ func (c *Catalog) WithAccount(a *Account, now time.Time) *Catalog {
 				f.Source, f.Access, f.AccessDetail = SourceBoth, accessOf(am), am.AccessDetail
 				f.Quotas, f.InferenceTypes = am.Quotas, am.InferenceTypes
 				m.Lifecycle = lifecycleOf(am, base.Lifecycle, now)
+				if quotasRead {
+					batchFromQuotas(&m, f, a.Region)
+				}
 			}
 			if profilesRead {
 				f.Profiles = usable[m.ID]
@@ -123,8 +126,40 @@ func (c *Catalog) WithAccount(a *Account, now time.Time) *Catalog {
 	if err != nil { // dedupeKeys leaves no clash
 		panic("model: WithAccount: " + err.Error())
 	}
-	merged.account, merged.wanted = a, c.wanted
+	merged.account, merged.wanted, merged.all = a, c.wanted, c.all
 	return merged
+}
+
+// batchFromQuotas sets whether m takes batch jobs from the account's quotas:
+// Bedrock lists batch-inference quotas ("Batch inference job size (in GB)
+// for X", "Records per batch inference job for X") only for the models its
+// batch inference serves in the Region, so they decide over the catalog's
+// modes. A model left with no mode keeps the catalog's (an account cannot
+// make a model unusable by omission); f.Batch says why either way.
+func batchFromQuotas(m *Model, f *AccountFacts, region string) {
+	where := "in " + region
+	if region == "" {
+		where = "in this Region"
+	}
+	if f.Quotas.Batch() {
+		f.Batch = "the account lists batch inference quotas for it " + where
+		if !m.Supports(ModeBatch) {
+			m.Modes = append([]Mode{ModeBatch}, m.Modes...)
+		}
+		return
+	}
+	f.Batch = "the account lists no batch inference quotas for it " + where + " (Service Quotas, service code bedrock): Bedrock batch inference does not serve it there"
+	if !m.Supports(ModeBatch) || len(m.Modes) == 1 {
+		return
+	}
+	m.Modes = slices.DeleteFunc(slices.Clone(m.Modes), func(md Mode) bool { return md == ModeBatch })
+	m.BatchMaxOutput = nil
+}
+
+// HasGap reports whether the read named (GapProfiles, GapQuotas, ...)
+// failed: a gap is recorded as "<name>: <error>".
+func (a *Account) HasGap(name string) bool {
+	return slices.ContainsFunc(a.Gaps, func(g string) bool { return g == name || strings.HasPrefix(g, name+":") })
 }
 
 // Gap names of Account.Gaps that Merge reads.
@@ -301,7 +336,7 @@ func accountOnly(am *AccountModel, usable, aliases []string, asOf string, now ti
 	if len(m.InputModalities) == 0 {
 		m.InputModalities = []string{"text"}
 	}
-	if q := am.Quotas; q != nil && (q.MaxRecordsPerJob > 0 || q.MinRecordsPerJob > 0 || q.MaxConcurrentJobs > 0) {
+	if am.Quotas.Batch() {
 		m.Modes = append(m.Modes, ModeBatch) // batch quotas exist only for models batch inference serves
 	}
 	onDemand, viaProfile := false, false
@@ -425,6 +460,9 @@ type AccountListing struct {
 	// Access: granted, not_granted or unknown.
 	Access string  `json:"access,omitempty"`
 	Quotas *Quotas `json:"quotas,omitempty"`
+	// Batch says why the model does or does not take batch jobs here (its
+	// batch quotas in the account).
+	Batch string `json:"batch,omitempty"`
 	// Profiles are the inference profiles usable in this Region.
 	Profiles []string `json:"profiles,omitempty"`
 	// AccountAsOf is when the account was read (RFC 3339).
@@ -434,7 +472,32 @@ type AccountListing struct {
 func (m *Model) accountListing() AccountListing {
 	l := AccountListing{Lifecycle: m.Lifecycle}
 	if f := m.Account; f != nil {
-		l.Source, l.Access, l.Quotas, l.Profiles, l.AccountAsOf = f.Source, f.Access, f.Quotas, f.Profiles, f.AsOf
+		l.Source, l.Access, l.Quotas, l.Batch, l.Profiles, l.AccountAsOf = f.Source, f.Access, f.Quotas, f.Batch, f.Profiles, f.AsOf
 	}
 	return l
+}
+
+// AllowGeographies are the geographies whose system-defined inference
+// profiles a default allow-list takes with each allowed Bedrock model: the
+// ids a caller names first (us.anthropic.claude-sonnet-4-6 in the US).
+var AllowGeographies = []string{"us", "eu", "global"}
+
+// WithProfiles is ids, each Bedrock model among them followed by its
+// AllowGeographies profiles as the catalog lists them (with the account's
+// where it was merged) that offered keeps (nil: all) and ids lacks.
+func (c *Catalog) WithProfiles(ids []string, offered func(profile string) bool) []string {
+	out := slices.Clone(ids)
+	for _, id := range ids {
+		m, ok := c.Lookup(id)
+		if !ok || m.Provider != ProviderBedrock || id != m.ID {
+			continue
+		}
+		for _, g := range AllowGeographies {
+			p := m.Profiles[g]
+			if p != "" && !slices.Contains(out, p) && (offered == nil || offered(p)) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }

@@ -250,7 +250,8 @@ func TestCheckMaxTokens(t *testing.T) {
 		// Batch jobs reach the 300K-output beta's limit where the catalog has one.
 		{"claude-haiku-5-5", 300000, ""},
 		{"claude-haiku-5-5", 300001, "max_tokens: 300001 exceeds the batch limit of 300000 for model claude-haiku-5-5 (allowed: 1..300000; above its normal limit of 128000 the output-300k-2026-03-24 beta is sent for you)"},
-		{"claude-sonnet-5", 128001, "max_tokens: 128001 exceeds the limit of 128000 for model claude-sonnet-5"},
+		{"claude-sonnet-5", 300000, ""}, // the beta covers Sonnet 5 too (its model page, 2026-12-03)
+		{"claude-fable-5-1", 128001, "max_tokens: 128001 exceeds the limit of 128000 for model claude-fable-5-1"},
 	}
 	for _, tt := range tests {
 		err := mustModel(t, c, tt.model).CheckMaxTokens(tt.n, ModeBatch)

@@ -176,7 +176,8 @@ func TestAnthropicBatchOutput300kBeta(t *testing.T) {
 		{id: "haiku55", model: "claude-haiku-5-5", maxTokens: 200_000},
 		{id: "opus46", model: "claude-opus-4-6", maxTokens: 300_000},
 		{id: "opus46over", model: "claude-opus-4-6", maxTokens: 300_001},
-		{id: "sonnet5", model: "claude-sonnet-5", maxTokens: 200_000}, // no batch maximum
+		{id: "sonnet5", model: "claude-sonnet-5", maxTokens: 200_000},
+		{id: "fable51", model: "claude-fable-5-1", maxTokens: 200_000}, // no batch maximum
 	}
 	tests := []struct {
 		name string
@@ -185,9 +186,9 @@ func TestAnthropicBatchOutput300kBeta(t *testing.T) {
 	}{
 		{"without the beta", nil, map[string]bool{}},
 		{"with the beta", []option.RequestOption{option.WithHeader("anthropic-beta", "output-300k-2026-03-24")},
-			map[string]bool{"haiku55": true, "opus46": true}},
+			map[string]bool{"haiku55": true, "opus46": true, "sonnet5": true}},
 		{"with the beta among others", []option.RequestOption{option.WithHeader("anthropic-beta", "files-api-2025-04-14, output-300k-2026-03-24")},
-			map[string]bool{"haiku55": true, "opus46": true}},
+			map[string]bool{"haiku55": true, "opus46": true, "sonnet5": true}},
 		{"with another beta only", []option.RequestOption{option.WithHeader("anthropic-beta", "output-128k-2025-02-19")}, map[string]bool{}},
 	}
 	for _, tc := range tests {

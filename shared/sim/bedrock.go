@@ -33,6 +33,10 @@
 //     writes nothing.
 //   - A second job with a jobName already taken (and another clientRequestToken)
 //     is a ConflictException.
+//   - A job for a model of the account's table that batch inference does not
+//     serve (no batch quotas in account.go; the quotas Bedrock lists per
+//     model are those of the models it takes batch jobs for) is a
+//     ValidationException naming the model.
 package sim
 
 import (

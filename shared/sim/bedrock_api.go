@@ -97,6 +97,11 @@ func (s *BedrockSim) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "ValidationException", msg)
 		return
 	}
+	if m, ok := s.Models.lookup(baseModel(req.ModelID)); ok && m.Batch == nil {
+		writeError(w, http.StatusBadRequest, "ValidationException",
+			fmt.Sprintf("[simulated] batch inference is not supported for the model %s in %s", m.ID, s.Region))
+		return
+	}
 	s.mu.Lock()
 	if prev, ok := s.tokens[req.ClientRequestToken]; ok && req.ClientRequestToken != "" {
 		s.mu.Unlock()

@@ -105,7 +105,7 @@ var bedrockModels = map[string]bedrockModel{
 	// and the Bedrock model cards (Haiku 5.5: 128K), 64K where not found.
 	"anthropic.claude-opus-4-6-v1": {fam: famClaude, maxOut: 128000, profiles: true},
 	"anthropic.claude-sonnet-4-6":  {fam: famClaude, maxOut: 64000, profiles: true},
-	"anthropic.claude-opus-4-7":    {fam: famClaude, maxOut: 64000, profiles: true},
+	"anthropic.claude-opus-4-7":    {fam: famClaude, maxOut: 128000, profiles: true}, // "Max output tokens: 128K" (Bedrock model card)
 	"anthropic.claude-opus-4-8":    {fam: famClaude, maxOut: 64000, profiles: true},
 	"anthropic.claude-opus-5":      {fam: famClaude, maxOut: 128000, profiles: true},
 	"anthropic.claude-opus-5-5":    {fam: famClaude, maxOut: 128000, profiles: true},
@@ -113,6 +113,7 @@ var bedrockModels = map[string]bedrockModel{
 	"anthropic.claude-sonnet-5-5":  {fam: famClaude, maxOut: 128000, profiles: true},
 	"anthropic.claude-haiku-5-5":   {fam: famClaude, maxOut: 128000, profiles: true},
 	"anthropic.claude-fable-5":     {fam: famClaude, maxOut: 64000, profiles: true},
+	"anthropic.claude-fable-5-1":   {fam: famClaude, maxOut: 128000, profiles: true}, // Anthropic's model page: Bedrock id, 128K output
 
 	// Nova understanding models: maxTokens "greater than 0, equal or less than 5k"
 	// (https://docs.aws.amazon.com/nova/latest/userguide/complete-request-schema.html);
@@ -256,26 +257,27 @@ var anthropicModels = map[string]anthropicModel{
 	"claude-haiku-4-5":           {maxOut: 64000, cacheMin: 4096},
 	"claude-opus-4-5-20251101":   {maxOut: 64000, cacheMin: 4096},
 	"claude-opus-4-5":            {maxOut: 64000, cacheMin: 4096},
-	// Current models (checked 2026-12-01): max output 128K for Opus 4.6
-	// and the generation-5 models (https://platform.claude.com/docs/en/about-claude/models/overview,
-	// https://platform.claude.com/docs/en/models/haiku-5-5/overview), 64K for
-	// Sonnet 4.6; 64K where the page was not found (Opus 4.7, 4.8, Fable 5:
-	// the stricter reading). Minimum cacheable length 4096 as for Opus 4.6,
+	// Current models (checked 2026-12-01, corrected 2026-12-03): max output
+	// 128K for Opus 4.6 and later and the generation-5 models, and the 300K
+	// Message Batches output beta for Opus 4.6, Sonnet 4.6, Opus 4.7, 4.8,
+	// Opus 5, 5.5, Sonnet 5, 5.5 and Haiku 5.5 ("Max output (Batch API,
+	// beta) 300K tokens" on https://platform.claude.com/docs/en/models/<model>/overview;
+	// Opus 4.7's 128K also on its Bedrock model card). Minimum cacheable length 4096 as for Opus 4.6,
 	// the stricter reading where not documented. Opus 4.7 and later refuse
 	// non-default temperature, top_p and top_k
 	// ("What's new in Claude Opus 4.7", as reported in
 	// https://www.totalum.app/blog/claude-4-deprecation-migration-2026);
 	// the generation-5 models are held to the same rule (stricter reading).
 	"claude-opus-4-6":   {maxOut: 128000, cacheMin: 4096, batchMaxOut: 300000},
-	"claude-sonnet-4-6": {maxOut: 64000, cacheMin: 4096},
-	"claude-opus-4-7":   {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
-	"claude-opus-4-8":   {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
-	"claude-opus-5":     {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
-	"claude-opus-5-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
-	"claude-sonnet-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
-	"claude-sonnet-5-5": {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
+	"claude-sonnet-4-6": {maxOut: 128000, cacheMin: 4096, batchMaxOut: 300000},
+	"claude-opus-4-7":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
+	"claude-opus-4-8":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
+	"claude-opus-5":     {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
+	"claude-opus-5-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
+	"claude-sonnet-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
+	"claude-sonnet-5-5": {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
 	"claude-haiku-5-5":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
-	"claude-fable-5":    {maxOut: 64000, cacheMin: 4096, fixedSampling: true},
+	"claude-fable-5":    {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
 	"claude-fable-5-1":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
 	"claude-fable-5-2":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
 }

@@ -14,13 +14,20 @@ import (
 
 // AccountScenarioModels are allowed in make dev so list_models and submits
 // show each case of the simulated account (sim.NewAccount): a legacy model,
-// one past its end of life, one without access, and one the embedded catalog
-// lacks (usable, unpriced).
+// two past their end of life, one without access, one the embedded catalog
+// lacks (usable, unpriced), and open-weight models that take batch jobs
+// because the account lists batch quotas for them under Service Quotas' own
+// names (gpt-oss, Qwen3 235B, DeepSeek-V3.1); Mistral 7B (QuirkModels) has
+// none and is refused batch jobs.
 var AccountScenarioModels = []string{
 	"anthropic.claude-sonnet-4-20250514-v1:0",
 	"anthropic.claude-3-7-sonnet-20250219-v1:0",
 	"anthropic.claude-opus-4-1-20250805-v1:0",
 	"writer.palmyra-x5-v1:0",
+	"openai.gpt-oss-120b-1:0",
+	"qwen.qwen3-235b-a22b-2507-v1:0",
+	"deepseek.v3-v1:0",
+	"openai.gpt-oss-20b-1:0",
 }
 
 // account is the simulated account's model table, shared by the Bedrock

@@ -82,9 +82,10 @@ func TestAccountFactsRefresh(t *testing.T) {
 	}{
 		{haiku45, model.SourceBoth, model.AccessGranted, model.LifecycleActive, 100, "simapp0000001", true, true},
 		{"amazon.nova-lite-v1:0", model.SourceBoth, model.AccessGranted, model.LifecycleActive, 100, "us.amazon.nova-lite-v1:0", true, true}, // quota names with the model first
-		{sonnet4, model.SourceBoth, model.AccessGranted, model.LifecycleLegacy, 100, "global." + sonnet4, true, true},
+		{sonnet45, model.SourceBoth, model.AccessGranted, model.LifecycleLegacy, 100, "global." + sonnet45, true, true},
+		{sonnet4, model.SourceBoth, model.AccessGranted, model.LifecycleEndOfLife, 100, "global." + sonnet4, true, true},
 		{sonnet37, model.SourceBoth, model.AccessGranted, model.LifecycleEndOfLife, 100, "us." + sonnet37, true, true},
-		{opus41, model.SourceBoth, model.AccessDenied, model.LifecycleActive, 100, "", true, true},
+		{opus41, model.SourceBoth, model.AccessDenied, model.LifecycleLegacy, 100, "", true, true},
 		{palmyra, model.SourceAccount, model.AccessGranted, model.LifecycleActive, 100, "us." + palmyra, false, true},
 		{"amazon.titan-embed-text-v2:0", model.SourceBoth, model.AccessGranted, model.LifecycleActive, 100, "", true, true},
 		{"cohere.embed-english-v3", model.SourceBoth, model.AccessGranted, model.LifecycleActive, 0, "", true, false},
@@ -247,8 +248,9 @@ func TestListModelsAccountColumns(t *testing.T) {
 	}
 	for id, want := range map[string]struct{ source, access, lifecycle string }{
 		palmyra:  {model.SourceAccount, model.AccessGranted, model.LifecycleActive},
-		opus41:   {model.SourceBoth, model.AccessDenied, model.LifecycleActive},
-		sonnet4:  {model.SourceBoth, model.AccessGranted, model.LifecycleLegacy},
+		opus41:   {model.SourceBoth, model.AccessDenied, model.LifecycleLegacy},
+		sonnet45: {model.SourceBoth, model.AccessGranted, model.LifecycleLegacy},
+		sonnet4:  {model.SourceBoth, model.AccessGranted, model.LifecycleEndOfLife},
 		sonnet37: {model.SourceBoth, model.AccessGranted, model.LifecycleEndOfLife},
 	} {
 		r, ok := rows[id]
@@ -282,5 +284,41 @@ func TestAccountOnlyModelConverseBatch(t *testing.T) {
 	}
 	if r := allResults(t, cs, h.JobID, "succeeded", 100)[0]; !strings.HasPrefix(r.Output, "[simulated]") {
 		t.Errorf("record %s output %q", r.ID, r.Output)
+	}
+}
+
+// TestBatchFromAccountQuotas: open-weight models take batch jobs because the
+// simulated account lists batch quotas for them under its own names
+// ("OpenAI GPT OSS 120b", "Qwen3 235B", "DeepSeek v3"); Mistral 7B, without
+// them, is refused a batch job naming why and runs on demand under auto.
+func TestBatchFromAccountQuotas(t *testing.T) {
+	l := newAccountSuite(t, t.TempDir(), nil)
+	a, err := l.Models.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.UnmatchedQuotas) > 0 {
+		t.Errorf("quota names no model took: %v", a.UnmatchedQuotas)
+	}
+	for _, id := range []string{"openai.gpt-oss-120b-1:0", "openai.gpt-oss-20b-1:0", "qwen.qwen3-235b-a22b-2507-v1:0", "deepseek.v3-v1:0"} {
+		m, ok := l.Service.Core.LookupModel(id)
+		if !ok || !m.Supports(model.ModeBatch) || m.Account == nil || m.Account.Quotas == nil || m.Account.Quotas.MaxJobBytes != 5<<30 {
+			t.Errorf("%s: modes %v, facts %+v; want batch from the account's quotas", id, m.Modes, m.Account)
+		}
+	}
+	const small = "mistral.mistral-7b-instruct-v0:2"
+	if m, _ := l.Service.Core.LookupModel(small); m == nil || m.Supports(model.ModeBatch) {
+		t.Fatalf("%s: %+v, want on demand only", small, m)
+	}
+	req := submitReq(small, 150)
+	req.Mode = job.ModeBatch
+	_, err = l.Service.Submit(t.Context(), req)
+	if err == nil || !strings.Contains(err.Error(), "no batch inference quotas") {
+		t.Fatalf("batch submit to %s: %v, want a refusal naming the missing batch quotas", small, err)
+	}
+	req.Mode = job.ModeAuto
+	j, err := l.Service.Submit(t.Context(), req)
+	if err != nil || j.Mode != job.ModeOnDemand {
+		t.Fatalf("auto submit to %s: %+v, %v; want on demand", small, j, err)
 	}
 }

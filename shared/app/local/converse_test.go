@@ -75,8 +75,9 @@ func TestConverseEndToEnd(t *testing.T) {
 			if tc.wantWarning != "" && !slices.Contains(j.Warnings, tc.wantWarning) {
 				t.Errorf("warnings %q lack %q", j.Warnings, tc.wantWarning)
 			}
-			if tc.wantWarning == "" && len(j.Warnings) > 0 {
-				t.Errorf("warnings %q, want none", j.Warnings)
+			// Claude Sonnet 4.5 is legacy on Bedrock (end of life 2027-04-08): that warning is not the content's.
+			if content := slices.DeleteFunc(slices.Clone(j.Warnings), func(w string) bool { return strings.Contains(w, ") is legacy since ") }); tc.wantWarning == "" && len(content) > 0 {
+				t.Errorf("warnings %q, want none", content)
 			}
 			for _, r := range allResults(t, cs, h.JobID, "succeeded", 100)[:3] {
 				if !strings.HasPrefix(r.Output, "[simulated]") || !strings.Contains(r.Output, tc.wantSeen) || strings.Contains(r.Output, "extracted text") {

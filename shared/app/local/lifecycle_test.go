@@ -30,7 +30,7 @@ func TestLifecycleAtSubmit(t *testing.T) {
 	cases := []struct {
 		name, lifecycle string
 	}{
-		{"end of life", `{"status":"end_of_life","end_of_life":"2026-06-19","successor":"` + sonnet46 + `"}`},
+		{"end of life", `{"status":"end_of_life","legacy_since":"2025-12-19","end_of_life":"2026-06-19","successor":"` + sonnet46 + `"}`},
 		{"legacy", `{"status":"legacy","legacy_since":"2026-10-01","end_of_life":"2099-06-01","successor":"` + sonnet46 + `"}`},
 	}
 	for _, tc := range cases {
@@ -102,5 +102,26 @@ func TestTemperatureRefusedForTheAnthropicAPI(t *testing.T) {
 	h := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": "claude-haiku-4-5", "provider": "anthropic", "records": records(5)})
 	if h.JobID == "" || s.l.Anthropic.Calls()["create"] != 1 {
 		t.Errorf("submit without temperature: %+v, creates %d", h, s.l.Anthropic.Calls()["create"])
+	}
+}
+
+// TestEndOfLifeOutsideTheAllowList: a model past its end of life that make
+// dev does not allow is refused through submit_batch for its end of life,
+// naming the date and the successor, not as "not allowed"; nothing is created.
+func TestEndOfLifeOutsideTheAllowList(t *testing.T) {
+	s := newCleanSuite(t)
+	cs := s.client("alice")
+	const haiku35 = "anthropic.claude-3-5-haiku-20241022-v1:0"
+	msg := toolErr(t, cs, "submit_batch", map[string]any{"model": haiku35, "records": records(120), "mode": "batch"})
+	for _, w := range []string{haiku35, "end of life on 2026-06-19", "use " + haiku + " instead", "nothing was submitted"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("refusal %q lacks %q", msg, w)
+		}
+	}
+	if strings.Contains(msg, "not allowed") {
+		t.Errorf("refusal %q says not allowed", msg)
+	}
+	if jobs := call[mcpserver.ListOut](t, cs, "list_jobs", map[string]any{}); len(jobs.Jobs) != 0 {
+		t.Errorf("list_jobs after a refusal: %+v", jobs.Jobs)
 	}
 }

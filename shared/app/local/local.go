@@ -227,7 +227,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	d := graph.Deps{
 		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log, Bucket: Bucket, JobPrefix: config.DefaultJobPrefix, Now: o.Now,
 		Providers: []service.BatchProvider{&bedrockbatch.Provider{Client: bedrock.New(client, o.Log),
-			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: localModels()}},
+			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: localModels(l.Account)}},
 	}
 	if o.Meter != nil {
 		d.Store = &cost.Store{Store: st, M: o.Meter}

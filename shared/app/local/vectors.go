@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/index"
+	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	"github.com/mcpbatch/mcpbatch/shared/vectors"
@@ -82,14 +83,17 @@ var EmbeddingModels = []string{"amazon.titan-embed-text-v2:0", "cohere.embed-eng
 // their Converse rules differ (Mistral 7B takes no system prompt).
 var QuirkModels = []string{"mistral.mistral-7b-instruct-v0:2"}
 
-func localModels() []string {
-	out := append([]string(nil), config.DefaultBedrockModels...)
-	for _, m := range slices.Concat(EmbeddingModels, QuirkModels, AccountScenarioModels) {
-		if !slices.Contains(out, m) {
-			out = append(out, m)
+// localModels are make dev's allowed Bedrock models: the defaults and the
+// extras above, each with the us., eu. and global. profiles the catalog
+// lists for it that the simulated account offers.
+func localModels(acct *sim.Account) []string {
+	var base []string
+	for _, m := range slices.Concat(config.DefaultBedrockBaseModels, EmbeddingModels, QuirkModels, AccountScenarioModels) {
+		if !slices.Contains(base, m) {
+			base = append(base, m)
 		}
 	}
-	return out
+	return model.Default().WithProfiles(base, acct.OffersProfile)
 }
 
 // wireCorpus lets corpus pipelines delete the vectors of deleted documents.

@@ -75,7 +75,7 @@ func (s *Service) pickProvider(req *SubmitRequest) (service.BatchProvider, error
 			return nil, job.Fieldf("model", "required; allowed models: %v", p.Models())
 		}
 		if !p.Allows(req.Model) {
-			return nil, &service.ModelError{Model: req.Model, Allowed: p.Models()}
+			return nil, s.notAllowed(req.Model, p.Models())
 		}
 		return p, nil
 	}
@@ -88,5 +88,18 @@ func (s *Service) pickProvider(req *SubmitRequest) (service.BatchProvider, error
 			return p, nil
 		}
 	}
-	return nil, &service.ModelError{Model: req.Model, Allowed: reg.Models()}
+	return nil, s.notAllowed(req.Model, reg.Models())
+}
+
+// notAllowed refuses a model outside the allow-list: for its end of life when
+// it has reached it (the user needs the successor, not another deployment).
+func (s *Service) notAllowed(id string, allowed []string) error {
+	cat := s.Catalog
+	if cat == nil {
+		cat = model.Default()
+	}
+	if err := cat.EndOfLife(id, s.Now()); err != nil {
+		return job.Fieldf("model", "%v; nothing was submitted", err)
+	}
+	return &service.ModelError{Model: id, Allowed: allowed}
 }

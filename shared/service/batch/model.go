@@ -93,7 +93,11 @@ func modeFor(m *model.Model, mode string, n int, lim service.BatchLimits, onDema
 		return "", job.Fieldf("mode", "model %s runs %s only, which this deployment cannot run", m.ID, modes(m))
 	case job.ModeBatch:
 		if !batchOK {
-			return "", job.Fieldf("mode", "model %s does not run as a batch job; its modes: %s", m.ID, modes(m))
+			why := ""
+			if m.Account != nil && m.Account.Batch != "" {
+				why = " (" + m.Account.Batch + ")"
+			}
+			return "", job.Fieldf("mode", "model %s does not run as a batch job%s; its modes: %s", m.ID, why, modes(m))
 		}
 	case job.ModeOnDemand:
 		if !m.Supports(model.ModeOnDemand) {

@@ -162,7 +162,7 @@ func TestBatchOutputBeta(t *testing.T) {
 		{"Haiku 5.5 within the normal limit: no beta", "claude-haiku-5-5", "", 128_000, nil, ""},
 		{"Opus 4.6 above the batch maximum", "claude-opus-4-6", "", 300_001, nil,
 			"max_tokens: 300001 exceeds the batch limit of 300000 for model claude-opus-4-6 (allowed: 1..300000; above its normal limit of 128000 the " + beta + " beta is sent for you)"},
-		{"Sonnet 5 has no batch maximum", "claude-sonnet-5", "", 128_001, nil, "max_tokens: 128001 exceeds the limit of 128000 for model claude-sonnet-5"},
+		{"Fable 5.1 has no batch maximum", "claude-fable-5-1", "", 128_001, nil, "max_tokens: 128001 exceeds the limit of 128000 for model claude-fable-5-1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

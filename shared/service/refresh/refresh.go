@@ -134,6 +134,10 @@ func (s *Service) Refresh(ctx context.Context) (*model.Account, error) {
 	s.Catalog.Apply(a, s.now())
 	s.log().InfoContext(ctx, "account model facts refreshed", "region", s.Region, "bedrock_models", len(a.Bedrock),
 		"profiles", len(a.Profiles), "anthropic_models", len(a.Anthropic), "gaps", a.Gaps, "bytes", len(data))
+	if len(a.UnmatchedQuotas) > 0 {
+		// Their quotas are not applied: the defaults stand for whichever model they meant.
+		s.log().WarnContext(ctx, "quotas naming no model of the account", "region", s.Region, "unmatched_quotas", a.UnmatchedQuotas)
+	}
 	return a, nil
 }
 

@@ -56,6 +56,7 @@ func (r *AccountReader) Read(ctx context.Context, a *model.Account) error {
 	if err != nil {
 		return fmt.Errorf("bedrock ListFoundationModels: %w", err)
 	}
+	var others []model.AccountModel // image and video generators: their quotas are theirs, not unmatched
 	for _, s := range out.ModelSummaries {
 		m := model.AccountModel{
 			ID: aws.ToString(s.ModelId), Name: aws.ToString(s.ModelName), Provider: aws.ToString(s.ProviderName),
@@ -65,6 +66,7 @@ func (r *AccountReader) Read(ctx context.Context, a *model.Account) error {
 		// Text and embeddings are what the suite runs; image and video
 		// generators are left out of the snapshot.
 		if !slices.Contains(m.Output, "TEXT") && !slices.Contains(m.Output, "EMBEDDING") {
+			others = append(others, m)
 			continue
 		}
 		if lc := s.ModelLifecycle; lc != nil {
@@ -73,7 +75,9 @@ func (r *AccountReader) Read(ctx context.Context, a *model.Account) error {
 		}
 		a.Bedrock = append(a.Bedrock, m)
 	}
-	slices.SortFunc(a.Bedrock, func(x, y model.AccountModel) int { return strings.Compare(x.ID, y.ID) })
+	byID := func(x, y model.AccountModel) int { return strings.Compare(x.ID, y.ID) }
+	slices.SortFunc(a.Bedrock, byID)
+	slices.SortFunc(others, byID)
 	if err := r.readProfiles(ctx, a); err != nil {
 		a.Gaps = append(a.Gaps, model.GapProfiles+": "+err.Error())
 	}
@@ -81,7 +85,7 @@ func (r *AccountReader) Read(ctx context.Context, a *model.Account) error {
 		a.Gaps = append(a.Gaps, model.GapAvailability+": "+err.Error())
 	}
 	if r.Quotas != nil {
-		if err := r.readQuotas(ctx, a); err != nil {
+		if err := r.readQuotas(ctx, a, others); err != nil {
 			a.Gaps = append(a.Gaps, model.GapQuotas+": "+err.Error())
 		}
 	} else {
@@ -189,10 +193,16 @@ func accessOf(out *sdk.GetFoundationModelAvailabilityOutput) (string, string) {
 	return model.AccessDenied, detail
 }
 
-// readQuotas reads the "bedrock" quotas and keeps the batch ones per model.
-// Quotas of models the snapshot leaves out (image generators) are skipped.
-func (r *AccountReader) readQuotas(ctx context.Context, a *model.Account) error {
-	byName := model.QuotaNameIndex(a.Bedrock)
+// readQuotas reads the "bedrock" quotas and keeps the batch quotas and
+// on-demand rates per model. The model names are matched over every listed
+// model (model.QuotaMatcher), image generators too, whose quotas are then
+// dropped; names no model takes are kept in a.UnmatchedQuotas for the
+// refresh report. A context-length variant's rates ("… 1M Context Length")
+// govern only its long requests, so they do not become the model's rates.
+func (r *AccountReader) readQuotas(ctx context.Context, a *model.Account, others []model.AccountModel) error {
+	all := append(slices.Clone(a.Bedrock), others...)
+	match := model.NewQuotaMatcher(all)
+	missed := map[string]*model.QuotaMiss{}
 	var token *string
 	for {
 		out, err := r.Quotas.ListServiceQuotas(ctx, &servicequotas.ListServiceQuotasInput{ServiceCode: aws.String("bedrock"), MaxResults: aws.Int32(100), NextToken: token})
@@ -204,19 +214,31 @@ func (r *AccountReader) readQuotas(ctx context.Context, a *model.Account) error 
 			if !ok || q.Value == nil {
 				continue
 			}
-			i, ok := byName(name)
-			if !ok {
+			hit := match.Match(name)
+			switch {
+			case hit.Index < 0:
+				if missed[name] == nil {
+					missed[name] = &model.QuotaMiss{Name: name, Reason: hit.Reason}
+				}
+				missed[name].Quotas++
+				continue
+			case hit.Index >= len(a.Bedrock), hit.Variant != "" && strings.HasSuffix(kind, "_per_minute"):
 				continue
 			}
-			m := &a.Bedrock[i]
+			m := &a.Bedrock[hit.Index]
 			if m.Quotas == nil {
 				m.Quotas = &model.Quotas{}
 			}
 			m.Quotas.SetQuota(kind, *q.Value)
 		}
 		if out.NextToken == nil || *out.NextToken == "" {
-			return nil
+			break
 		}
 		token = out.NextToken
 	}
+	for _, m := range missed {
+		a.UnmatchedQuotas = append(a.UnmatchedQuotas, *m)
+	}
+	slices.SortFunc(a.UnmatchedQuotas, func(x, y model.QuotaMiss) int { return strings.Compare(x.Name, y.Name) })
+	return nil
 }
