@@ -39,6 +39,7 @@ require github.com/jackc/pgx/v5 v5.12.0 // indirect
 require (
 	github.com/aws/aws-sdk-go-v2/service/applicationautoscaling v1.51.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/cloudwatch v1.75.7 // indirect
+	github.com/aws/aws-sdk-go-v2/service/pricing v1.51.6 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sagemaker v1.288.1 // indirect
 )
 

@@ -28,6 +28,9 @@ type Account struct {
 	Profiles []AccountProfile `json:"profiles,omitempty"`
 	// Anthropic are the models GET /v1/models returned (nil without a key).
 	Anthropic []AnthropicFacts `json:"anthropic,omitempty"`
+	// PriceList is what the AWS Price List listed for the account's Bedrock
+	// models (nil: not read); pricelist.go.
+	PriceList *PriceList `json:"price_list,omitempty"`
 	// Gaps name the reads that failed (a denied permission, a throttle): the
 	// facts they would have given stay unknown, and the catalog's apply.
 	Gaps []string `json:"gaps,omitempty"`

@@ -84,6 +84,9 @@ func (c *Catalog) WithAccount(a *Account, now time.Time) *Catalog {
 			}
 			m.Aliases = withAliases(base.Aliases, appAliases[m.ID])
 			m.Account = f
+			if lp, ok := a.listed(m.ID); ok {
+				withPriceList(&m, lp)
+			}
 		case ProviderAnthropic:
 			f := &AccountFacts{Source: SourceCatalog, Access: AccessUnknown, AsOf: asOf}
 			if af, ok := anth[m.ID]; ok {
@@ -109,7 +112,11 @@ func (c *Catalog) WithAccount(a *Account, now time.Time) *Catalog {
 			continue
 		}
 		seen[am.ID] = true
-		out = append(out, accountOnly(am, usable[am.ID], appAliases[am.ID], asOf, now))
+		om := accountOnly(am, usable[am.ID], appAliases[am.ID], asOf, now)
+		if lp, ok := a.listed(am.ID); ok {
+			withPriceList(om, lp)
+		}
+		out = append(out, om)
 	}
 	for i := range a.Anthropic {
 		af := &a.Anthropic[i]

@@ -121,6 +121,9 @@ type Model struct {
 	PricesAsOf   string `json:"prices_as_of,omitempty"`
 	PricesSource string `json:"prices_source,omitempty"`
 	Notes        string `json:"notes,omitempty"`
+	// PriceSources name each price's source and date once the Price List
+	// was laid over the row (pricelist.go); never read from JSON.
+	PriceSources map[string]PriceSource `json:"-"`
 	// Account holds what the account says of the model (account.go); set only
 	// on a catalog merged with the account's facts, never read from JSON.
 	Account *AccountFacts `json:"-"`
@@ -299,11 +302,17 @@ type ListingPrices struct {
 	BatchOutput *float64 `json:"batch_output,omitempty"`
 	CacheWrite  *float64 `json:"cache_write,omitempty"`
 	CacheRead   *float64 `json:"cache_read,omitempty"`
+	// Source is where the prices shown come from (aws-price-list or the
+	// catalog's page, dated by the listing's as_of); Sources name each
+	// price's source and date instead when they differ.
+	Source  string                 `json:"source,omitempty"`
+	Sources map[string]PriceSource `json:"sources,omitempty"`
 }
 
 // Listing renders the model for list_models.
 func (m *Model) Listing() Listing {
 	p := m.Prices
+	src, perPrice := m.listingSources()
 	return Listing{
 		ID: m.ID, Provider: m.Provider, Family: m.Family, Task: m.Task,
 		// Listed as [] when empty: list_models' schema types them as arrays.
@@ -311,7 +320,7 @@ func (m *Model) Listing() Listing {
 		InputModalities: append([]string{}, m.InputModalities...),
 		PricesPerMillion: ListingPrices{
 			Input: p.Input, Output: p.Output, BatchInput: p.BatchInput, BatchOutput: p.BatchOutput,
-			CacheWrite: p.CacheWrite, CacheRead: p.CacheRead,
+			CacheWrite: p.CacheWrite, CacheRead: p.CacheRead, Source: src, Sources: perPrice,
 		},
 		AsOf:           m.PricesAsOf,
 		AccountListing: m.accountListing(),
