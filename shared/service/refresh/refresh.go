@@ -51,10 +51,10 @@ type Service struct {
 	// Prices reads the Price List (nil: the catalog's prices only; only the
 	// reconciler's role may call pricing:GetProducts).
 	Prices PriceReader
-	Region    string
-	MaxAge    time.Duration
-	Now       func() time.Time
-	Log       *slog.Logger
+	Region string
+	MaxAge time.Duration
+	Now    func() time.Time
+	Log    *slog.Logger
 }
 
 func (s *Service) now() time.Time {
