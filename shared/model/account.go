@@ -14,7 +14,8 @@ import (
 // of service code "bedrock", and Anthropic's GET /v1/models. It is read at run
 // time (shared/service/account), stored in the table, and merged over the
 // embedded catalog by Merge: the account wins for lifecycle, access, profiles
-// and limits; the catalog supplies prices and quirks.
+// and limits, its Price List reading for the prices it lists; the catalog
+// supplies the other prices and quirks.
 type Account struct {
 	// Region is the AWS Region the Bedrock facts hold for.
 	Region string `json:"region"`

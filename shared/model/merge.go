@@ -42,7 +42,9 @@ func (c *Catalog) Account() *Account { return c.view().account }
 //     successor is kept (the account names none). Where the catalog's
 //     lifecycle (an operator override, an announced end of life) is further
 //     along than the account's, the stricter reading stands.
-//   - Prices, quirks, limits of tokens and modalities come from the catalog.
+//   - Prices come from the account's Price List reading where it lists them,
+//     else from the catalog (pricelist.go); quirks, limits of tokens and
+//     modalities from the catalog.
 //   - A Bedrock model the account lists but the catalog lacks is added when the
 //     deployment allows it (Filter's wanted ids, or every one for an unfiltered
 //     catalog) and it produces text: provider bedrock, task text, modes from
