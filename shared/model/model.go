@@ -290,6 +290,11 @@ type Listing struct {
 	InputModalities  []string        `json:"input_modalities"`
 	PricesPerMillion ListingPrices   `json:"prices_per_million"`
 	AsOf             string          `json:"as_of"`
+	// PricesSource is where the prices shown come from (aws-price-list or
+	// the catalog's page, dated by as_of); PriceSources name each price's
+	// source and date instead when they differ.
+	PricesSource string                 `json:"prices_source,omitempty"`
+	PriceSources map[string]PriceSource `json:"price_sources,omitempty"`
 	AccountListing
 }
 
@@ -302,11 +307,6 @@ type ListingPrices struct {
 	BatchOutput *float64 `json:"batch_output,omitempty"`
 	CacheWrite  *float64 `json:"cache_write,omitempty"`
 	CacheRead   *float64 `json:"cache_read,omitempty"`
-	// Source is where the prices shown come from (aws-price-list or the
-	// catalog's page, dated by the listing's as_of); Sources name each
-	// price's source and date instead when they differ.
-	Source  string                 `json:"source,omitempty"`
-	Sources map[string]PriceSource `json:"sources,omitempty"`
 }
 
 // Listing renders the model for list_models.
@@ -320,8 +320,9 @@ func (m *Model) Listing() Listing {
 		InputModalities: append([]string{}, m.InputModalities...),
 		PricesPerMillion: ListingPrices{
 			Input: p.Input, Output: p.Output, BatchInput: p.BatchInput, BatchOutput: p.BatchOutput,
-			CacheWrite: p.CacheWrite, CacheRead: p.CacheRead, Source: src, Sources: perPrice,
+			CacheWrite: p.CacheWrite, CacheRead: p.CacheRead,
 		},
+		PricesSource: src, PriceSources: perPrice,
 		AsOf:           m.PricesAsOf,
 		AccountListing: m.accountListing(),
 	}

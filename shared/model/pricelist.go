@@ -72,7 +72,8 @@ func priceFields(p *Prices) map[string]**float64 {
 
 // withPriceList lays the listed prices over m's (a copy): each price the
 // Price List lists replaces the catalog's, the others stay; PriceSources
-// says which is which.
+// says which is which. Batch prices count only for a model that runs in
+// batch here (list_models shows none for the others).
 func withPriceList(m *Model, lp ListedPrices) {
 	base := m.Prices
 	src := make(map[string]PriceSource, 12)
@@ -84,8 +85,9 @@ func withPriceList(m *Model, lp ListedPrices) {
 	}
 	have, listed := priceFields(&merged), priceFields(&lp.Prices)
 	latest := ""
+	batch := m.Supports(ModeBatch)
 	for name, v := range listed {
-		if *v != nil {
+		if *v != nil && (batch || !strings.HasPrefix(name, "batch_")) {
 			*have[name] = *v
 			src[name] = PriceSource{Source: SourcePriceList, AsOf: lp.AsOf[name]}
 			latest = max(latest, lp.AsOf[name])

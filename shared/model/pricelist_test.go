@@ -36,8 +36,8 @@ func TestWithAccountLaysThePriceListOverTheCatalog(t *testing.T) {
 		t.Errorf("Sonnet 4.6 batch cost %+v; the batch output price nobody lists stays missing", got)
 	}
 	l := s.Listing()
-	if l.PricesPerMillion.Source != SourcePriceList || l.AsOf != "2026-08-01" {
-		t.Errorf("listing source %q as of %q", l.PricesPerMillion.Source, l.AsOf)
+	if l.PricesSource != SourcePriceList || l.AsOf != "2026-08-01" {
+		t.Errorf("listing source %q as of %q", l.PricesSource, l.AsOf)
 	}
 
 	n, _ := merged.Lookup("amazon.nova-lite-v1:0")
@@ -45,10 +45,10 @@ func TestWithAccountLaysThePriceListOverTheCatalog(t *testing.T) {
 	if *n.Prices.Input != 0.07 || n.Prices.BatchInput == nil || *n.Prices.BatchInput != *base.Prices.BatchInput {
 		t.Errorf("Nova Lite prices %+v: the list's input wins, the catalog's batch input stays", n.Prices)
 	}
-	ln := n.Listing().PricesPerMillion
-	if ln.Source != "" || ln.Sources["input"].Source != SourcePriceList || ln.Sources["batch_input"].Source != base.PricesSource ||
-		ln.Sources["input"].AsOf != "2026-09-01" {
-		t.Errorf("Nova Lite listing sources %q %+v; want per-price sources", ln.Source, ln.Sources)
+	ln := n.Listing()
+	if ln.PricesSource != "" || ln.PriceSources["input"].Source != SourcePriceList || ln.PriceSources["batch_input"].Source != base.PricesSource ||
+		ln.PriceSources["input"].AsOf != "2026-09-01" {
+		t.Errorf("Nova Lite listing sources %q %+v; want per-price sources", ln.PricesSource, ln.PriceSources)
 	}
 	if *base.Prices.Input == 0.07 {
 		t.Fatal("the catalog row itself changed")

@@ -31,7 +31,7 @@ var _ = flow("PriceListBudget", func(t *testing.T, w wiring) {
 		t.Fatalf("%s not in list_models", sonnet46)
 	}
 	p := row.PricesPerMillion
-	if p.Input == nil || *p.Input != 3 || p.BatchOutput == nil || *p.BatchOutput != 7.5 || p.Source != model.SourcePriceList || row.AsOf != "2026-11-01" {
+	if p.Input == nil || *p.Input != 3 || p.BatchOutput == nil || *p.BatchOutput != 7.5 || row.PricesSource != model.SourcePriceList || row.AsOf != "2026-11-01" {
 		t.Fatalf("Sonnet 4.6 listed %+v as of %q; want input 3, batch output 7.5 from aws-price-list, 2026-11-01", p, row.AsOf)
 	}
 

@@ -43,8 +43,8 @@ func TestRefreshReadsPricesWithTheAccountFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := s.Catalog.Lookup("amazon.nova-lite-v1:0")
-	if p.n != 1 || *m.Prices.Input != 0.07 || m.Listing().PricesPerMillion.Sources["input"].Source != model.SourcePriceList {
-		t.Fatalf("after the first refresh: %d price reads, input %v, sources %+v", p.n, *m.Prices.Input, m.Listing().PricesPerMillion.Sources)
+	if p.n != 1 || *m.Prices.Input != 0.07 || m.Listing().PriceSources["input"].Source != model.SourcePriceList {
+		t.Fatalf("after the first refresh: %d price reads, input %v, sources %+v", p.n, *m.Prices.Input, m.Listing().PriceSources)
 	}
 
 	// A function that only loads the stored snapshot sees the same prices.
