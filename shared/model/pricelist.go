@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -134,18 +135,10 @@ func withPriceList(m *Model, lp ListedPrices) {
 	m.PriceSources = src
 	if latest != "" {
 		m.PricesAsOf = latest
-		if m.PricesSource == "" || !slices.ContainsFunc(mapsValues(src), func(s PriceSource) bool { return s.Source != SourcePriceList }) {
+		if m.PricesSource == "" || !slices.ContainsFunc(slices.Collect(maps.Values(src)), func(s PriceSource) bool { return s.Source != SourcePriceList }) {
 			m.PricesSource = SourcePriceList
 		}
 	}
-}
-
-func mapsValues(m map[string]PriceSource) []PriceSource {
-	out := make([]PriceSource, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }
 
 // PriceDiff is one price where the catalog and the Price List differ.
@@ -187,7 +180,7 @@ func (c *Catalog) PriceReport() PriceReport {
 		pl = a.PriceList
 	}
 	if pl != nil {
-		r.Unmatched, r.Unclassified, r.Notes = pl.Unmatched, pl.Unclassified, pl.Notes
+		r.Unmatched, r.Unclassified, r.Notes = pl.Unmatched, pl.Unclassified, slices.Clone(pl.Notes)
 	}
 	for _, m := range merged.models {
 		if m.Provider != ProviderBedrock {
@@ -199,6 +192,9 @@ func (c *Catalog) PriceReport() PriceReport {
 				var own Prices
 				if base, ok := c.index[m.ID]; ok {
 					own = base.Prices
+				}
+				if lp.LongContext != nil && (own.LongContext == nil || own.LongContext.AboveInputTokens <= 0) {
+					r.Notes = append(r.Notes, m.ID+": long-context prices listed, but the catalog gives no threshold for them: not used")
 				}
 				ownF, listed := priceFields(&own), priceFields(&lp.Prices)
 				for name, v := range listed {
@@ -220,6 +216,7 @@ func (c *Catalog) PriceReport() PriceReport {
 	})
 	sort.Strings(r.FromList)
 	sort.Strings(r.Unpriced)
+	sort.Strings(r.Notes)
 	return r
 }
 
@@ -268,6 +265,9 @@ func (r PriceReport) String() string {
 	}
 	for _, u := range r.Unclassified {
 		fmt.Fprintf(&b, "unclassified: %s\n", u)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	return b.String()
 }

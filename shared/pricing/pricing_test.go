@@ -191,7 +191,7 @@ func TestSheetListsSonnet46AtGlobalPricesWithTheRegionalPremium(t *testing.T) {
 	if mp == nil {
 		t.Fatalf("no Claude Sonnet 4.6 in %v", keys(s.Models))
 	}
-	lp, ok := mp.Listed()
+	lp, ok, _ := mp.Listed()
 	if !ok {
 		t.Fatal("Sonnet 4.6 lists no price")
 	}
@@ -217,24 +217,24 @@ func TestSheetListsSonnet46AtGlobalPricesWithTheRegionalPremium(t *testing.T) {
 		t.Errorf("input as of %q, want the effective date 2026-08-01", lp.AsOf["input"])
 	}
 
-	nova, _ := s.Models["Nova Lite"].Listed()
+	nova, _, _ := s.Models["Nova Lite"].Listed()
 	check("nova input", nova.Prices.Input, 0.06)
 	check("nova batch_output", nova.Prices.BatchOutput, 0.12)
 	check("nova cache_read", nova.Prices.CacheRead, 0.015)
 	if nova.RegionalPremium != nil {
 		t.Errorf("Nova Lite has no global rows, yet a regional premium %v", *nova.RegionalPremium)
 	}
-	qwen, _ := s.Models["Qwen3 32B"].Listed()
+	qwen, _, _ := s.Models["Qwen3 32B"].Listed()
 	check("qwen flex input", qwen.ServiceTiers["flex"].Input, 0.075)
 	check("qwen priority input", qwen.ServiceTiers["priority"].Input, 0.2625)
 	check("qwen batch input", qwen.Prices.BatchInput, 0.075)
-	opus, _ := s.Models["Claude Opus 4.7"].Listed()
+	opus, _, _ := s.Models["Claude Opus 4.7"].Listed()
 	if opus.LongContext == nil {
 		t.Fatal("Opus 4.7: no long-context prices")
 	}
 	check("opus long-context input", opus.LongContext.Input, 10)
 	check("opus cache_write_1h", opus.Prices.CacheWrite1h, 10)
-	emb, _ := s.Models["Titan Text Embeddings V2"].Listed()
+	emb, _, _ := s.Models["Titan Text Embeddings V2"].Listed()
 	check("titan v2 input", emb.Prices.Input, 0.02)
 	if other := s.Models["Titan Multimodal Embeddings G1"].Other; len(other) != 1 || other[0].Class.Kind != KindPerImage || other[0].USD != 0.00006 {
 		t.Errorf("Titan G1 per-image prices = %+v", other)
@@ -252,7 +252,7 @@ func TestSheetDropsAConflictingPrice(t *testing.T) {
 	dup.Dimensions[0].USD *= 2
 	dup.Attributes = map[string]string{"model": "Nova Lite", "usagetype": "USE1-NovaLite-input-tokens-cross-region"}
 	s := BuildSheet(append(ps, dup))
-	lp, _ := s.Models["Nova Lite"].Listed()
+	lp, _, _ := s.Models["Nova Lite"].Listed()
 	if lp.Prices.Input != nil {
 		t.Errorf("input = %v: two rows of one class at different prices must leave it unpriced", *lp.Prices.Input)
 	}
@@ -268,15 +268,22 @@ func TestForAccountMatchesNames(t *testing.T) {
 		{ID: "amazon.nova-lite-v1:0", Name: "Nova Lite", Provider: "Amazon"},
 		{ID: "qwen.qwen3-32b-v1:0", Name: "Qwen3 32B Instruct", Provider: "Qwen"},
 		{ID: "amazon.titan-embed-text-v2:0", Name: "Titan Text Embeddings V2", Provider: "Amazon"},
+		{ID: "anthropic.claude-opus-4-7", Name: "Claude Opus 4.7", Provider: "Anthropic"},
+		{ID: "amazon.titan-embed-image-v1", Name: "Titan Multimodal Embeddings G1", Provider: "Amazon"},
 	}
 	pl := s.ForAccount(ms, "us-east-1")
+	if !slices.ContainsFunc(pl.Notes, func(n string) bool { return strings.Contains(n, "Titan Multimodal Embeddings G1") && strings.Contains(n, "per_image") }) {
+		t.Errorf("notes %q: the per-image price is not named", pl.Notes)
+	}
 	for _, m := range ms {
-		if _, ok := pl.Models[m.ID]; !ok {
-			t.Errorf("%s (%q) not priced; unmatched %q", m.ID, m.Name, pl.Unmatched)
+		_, ok := pl.Models[m.ID]
+		// Titan G1 lists a per-image price only: no token price, so not priced.
+		if want := m.ID != "amazon.titan-embed-image-v1"; ok != want {
+			t.Errorf("%s (%q) priced %v, want %v; unmatched %q", m.ID, m.Name, ok, want, pl.Unmatched)
 		}
 	}
-	if !slices.Contains(pl.Unmatched, "Claude Opus 4.7") {
-		t.Errorf("unmatched = %q; want Claude Opus 4.7 (not in the account)", pl.Unmatched)
+	if !slices.Contains(pl.Unmatched, "Marengo Embed 2.7") {
+		t.Errorf("unmatched = %q; want Marengo Embed 2.7 (not in the account)", pl.Unmatched)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -126,13 +127,26 @@ var baseFields = []string{"input", "output", "batch_input", "batch_output", "cac
 
 // Listed renders a model's prices in the catalog's convention: the global
 // rows where the Price List has them (the geographic rows' extra over them
-// is the regional premium), else the in-Region/geographic rows.
-func (mp *ModelPrices) Listed() (model.ListedPrices, bool) {
+// is the regional premium), else the in-Region/geographic rows. Notes name
+// what it leaves out: a price listed for geographic profiles only while
+// global rows set the prices, and the per-image and per-second prices (this
+// suite prices tokens).
+func (mp *ModelPrices) Listed() (lp model.ListedPrices, ok bool, notes []string) {
 	scope, global := mp.Geo, false
 	if len(mp.Global) > 0 {
 		scope, global = mp.Global, true
 	}
-	lp := model.ListedPrices{Name: mp.Name, AsOf: map[string]string{}}
+	lp = model.ListedPrices{Name: mp.Name, AsOf: map[string]string{}}
+	if global {
+		for _, f := range sortedKeys(mp.Geo) {
+			if _, both := mp.Global[f]; !both && f != "input" && f != "output" {
+				notes = append(notes, fmt.Sprintf("%q: %s is listed for geographic profiles only: not used", mp.Name, f))
+			}
+		}
+	}
+	for _, o := range mp.Other {
+		notes = append(notes, fmt.Sprintf("%q: a %s price (%v per %s, %s) is not a token price: not used", mp.Name, o.Class, o.USD, o.Unit, o.UsageType))
+	}
 	ptr := func(field string) *float64 {
 		p, ok := scope[field]
 		if !ok {
@@ -173,7 +187,16 @@ func (mp *ModelPrices) Listed() (model.ListedPrices, bool) {
 			}
 		}
 	}
-	return lp, len(lp.AsOf) > 0
+	return lp, len(lp.AsOf) > 0, notes
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // ForAccount matches the sheet's models to the account's Bedrock models by
@@ -182,7 +205,7 @@ func (mp *ModelPrices) Listed() (model.ListedPrices, bool) {
 // and renders their prices for the snapshot.
 func (s *Sheet) ForAccount(ms []model.AccountModel, endpoint string) *model.PriceList {
 	pl := &model.PriceList{Endpoint: endpoint, Models: map[string]model.ListedPrices{},
-		Unclassified: s.Unclassified, Notes: s.Notes}
+		Unclassified: s.Unclassified, Notes: slices.Clone(s.Notes)}
 	exact := model.QuotaNameIndex(ms)
 	bare := make([]model.AccountModel, len(ms))
 	for i, m := range ms {
@@ -190,12 +213,7 @@ func (s *Sheet) ForAccount(ms []model.AccountModel, endpoint string) *model.Pric
 		bare[i].Name = strings.TrimSuffix(strings.TrimSpace(m.Name), " Instruct")
 	}
 	loose := model.QuotaNameIndex(bare)
-	names := make([]string, 0, len(s.Models))
-	for n := range s.Models {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range sortedKeys(s.Models) {
 		i, ok := exact(n)
 		if !ok {
 			i, ok = loose(n)
@@ -204,7 +222,8 @@ func (s *Sheet) ForAccount(ms []model.AccountModel, endpoint string) *model.Pric
 			pl.Unmatched = append(pl.Unmatched, n)
 			continue
 		}
-		lp, ok := s.Models[n].Listed()
+		lp, ok, notes := s.Models[n].Listed()
+		pl.Notes = append(pl.Notes, notes...)
 		if !ok {
 			continue
 		}
