@@ -15,7 +15,7 @@ func TestWithAccountLaysThePriceListOverTheCatalog(t *testing.T) {
 		Bedrock: []AccountModel{{ID: "anthropic.claude-sonnet-4-6", Name: "Claude Sonnet 4.6"}, {ID: "amazon.nova-lite-v1:0", Name: "Nova Lite"}},
 		PriceList: &PriceList{Endpoint: "us-east-1", Models: map[string]ListedPrices{
 			"anthropic.claude-sonnet-4-6": {Name: "Claude Sonnet 4.6", Prices: Prices{Input: f(3), Output: f(15), BatchInput: f(1.5), CacheWrite1h: f(6)},
-				LongContext: &LongContextPrices{Input: f(6), Output: f(22.5)},
+				LongContext:     &LongContextPrices{Input: f(6), Output: f(22.5)},
 				RegionalPremium: f(0.1), AsOf: map[string]string{"input": "2026-08-01", "output": "2026-08-01", "batch_input": "2026-08-01", "cache_write_1h": "2026-08-01"}},
 			// The Price List lists Nova Lite's input higher than the catalog; it has no batch price.
 			"amazon.nova-lite-v1:0": {Name: "Nova Lite", Prices: Prices{Input: f(0.07)}, AsOf: map[string]string{"input": "2026-09-01"}},
@@ -73,7 +73,9 @@ func TestWithAccountLaysThePriceListOverTheCatalog(t *testing.T) {
 			t.Errorf("report differences %q lack %q", differ, want)
 		}
 	}
-	if s.Prices.LongContext != nil || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "anthropic.claude-sonnet-4-6: long-context prices listed") }) {
+	if s.Prices.LongContext != nil || !slices.ContainsFunc(r.Notes, func(n string) bool {
+		return strings.Contains(n, "anthropic.claude-sonnet-4-6: long-context prices listed")
+	}) {
 		t.Errorf("long context %+v, notes %q: without the catalog's threshold the listed tier is noted, not used", s.Prices.LongContext, r.Notes)
 	}
 	if slices.Contains(r.Unpriced, "anthropic.claude-sonnet-4-6") || slices.Contains(r.Unpriced, "amazon.nova-lite-v1:0") {

@@ -272,7 +272,9 @@ func TestForAccountMatchesNames(t *testing.T) {
 		{ID: "amazon.titan-embed-image-v1", Name: "Titan Multimodal Embeddings G1", Provider: "Amazon"},
 	}
 	pl := s.ForAccount(ms, "us-east-1")
-	if !slices.ContainsFunc(pl.Notes, func(n string) bool { return strings.Contains(n, "Titan Multimodal Embeddings G1") && strings.Contains(n, "per_image") }) {
+	if !slices.ContainsFunc(pl.Notes, func(n string) bool {
+		return strings.Contains(n, "Titan Multimodal Embeddings G1") && strings.Contains(n, "per_image")
+	}) {
 		t.Errorf("notes %q: the per-image price is not named", pl.Notes)
 	}
 	for _, m := range ms {
