@@ -154,6 +154,10 @@ var knownWords = map[string]bool{
 // base model on demand or in batch.
 var notInference = []string{"reserved", "provisioned", "customization", "training", "storage", "evaluation", "distillation", "tpm", "import"}
 
+// Features of AmazonBedrock products other than inference are matched by the
+// same words ("Model Customization", "Custom Model Import", "Provisioned
+// Throughput"); any other feature without "inference" is reported.
+
 // Classify says what dimension d of product p prices, from the usage type
 // (the product's usagetype attribute), the AmazonBedrock attributes feature
 // and inferenceType, the unit and the description. An error says why it
@@ -164,8 +168,11 @@ func Classify(p Product, d Dimension) (Class, error) {
 	feature := strings.ToLower(p.Attributes["feature"])
 	if slices.ContainsFunc(all, func(w string) bool { return slices.Contains(notInference, w) }) ||
 		(slices.Contains(all, "custom") && slices.Contains(all, "model")) ||
-		(feature != "" && !strings.Contains(feature, "inference")) {
+		slices.ContainsFunc(words(feature), func(w string) bool { return slices.Contains(notInference, w) || w == "custom" }) {
 		return Class{Kind: KindNotInference}, nil
+	}
+	if feature != "" && !strings.Contains(feature, "inference") {
+		return Class{}, fmt.Errorf("feature %q is not one this reader knows", p.Attributes["feature"])
 	}
 	ws := usageWords(p.ServiceCode, usage)
 	if len(ws) == 0 {

@@ -153,6 +153,31 @@ func TestRecordedDocumentsCoverEveryClass(t *testing.T) {
 	}
 }
 
+func TestClassifyFeatures(t *testing.T) {
+	for _, c := range []struct {
+		feature, want string
+	}{
+		{"On-demand Inference", "input"},
+		{"Batch Inference", "input batch"},
+		{"Model Customization", "not_inference"},
+		{"Custom Model Import", "not_inference"},
+		{"Provisioned Throughput", "not_inference"},
+		{"Prompt Routing", "!feature"},
+	} {
+		p := Product{ServiceCode: ServiceBedrock, Attributes: map[string]string{"model": "Nova Lite", "usagetype": "USE1-NovaLite-input-tokens", "feature": c.feature}}
+		got, err := Classify(p, Dimension{Unit: "1K tokens"})
+		if bad, isBad := strings.CutPrefix(c.want, "!"); isBad {
+			if err == nil || !strings.Contains(err.Error(), bad) {
+				t.Errorf("feature %q: %v, %v; want reported", c.feature, got, err)
+			}
+			continue
+		}
+		if err != nil || got.String() != c.want {
+			t.Errorf("feature %q: %v, %v; want %s", c.feature, got, err, c.want)
+		}
+	}
+}
+
 func TestPerMillion(t *testing.T) {
 	for _, c := range []struct {
 		unit, desc string
