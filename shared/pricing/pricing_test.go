@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -317,12 +318,15 @@ func TestForAccountMatchesNames(t *testing.T) {
 // pagedAPI answers GetProducts from a product list in pages, like the service.
 type pagedAPI struct {
 	docs  map[string][]string
+	mu    sync.Mutex
 	calls []sdk.GetProductsInput
 	fail  error
 }
 
 func (f *pagedAPI) GetProducts(_ context.Context, in *sdk.GetProductsInput, _ ...func(*sdk.Options)) (*sdk.GetProductsOutput, error) {
+	f.mu.Lock()
 	f.calls = append(f.calls, *in)
+	f.mu.Unlock()
 	if f.fail != nil {
 		return nil, f.fail
 	}

@@ -2,11 +2,13 @@ package pricing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mcpbatch/mcpbatch/shared/model"
 )
@@ -243,17 +245,21 @@ type AccountReader struct {
 	Reader Reader
 }
 
-// Read fills a.PriceList from both service codes; a failed read is
-// returned for the refresh to name as a gap.
+// Read fills a.PriceList from both service codes, read side by side (each
+// is a dozen pages a Region: the cold start waits for them); a failed read
+// is returned for the refresh to name as a gap.
 func (r *AccountReader) Read(ctx context.Context, a *model.Account) error {
-	var all []Product
-	for _, code := range []string{ServiceBedrock, ServiceFoundationModels} {
-		ps, err := r.Reader.Products(ctx, code, a.Region)
-		if err != nil {
-			return err
-		}
-		all = append(all, ps...)
+	codes := []string{ServiceBedrock, ServiceFoundationModels}
+	products := make([][]Product, len(codes))
+	errs := make([]error, len(codes))
+	var wg sync.WaitGroup
+	for i, code := range codes {
+		wg.Go(func() { products[i], errs[i] = r.Reader.Products(ctx, code, a.Region) })
 	}
-	a.PriceList = BuildSheet(all).ForAccount(a.Bedrock, EndpointRegion(a.Region))
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	a.PriceList = BuildSheet(slices.Concat(products...)).ForAccount(a.Bedrock, EndpointRegion(a.Region))
 	return nil
 }
