@@ -99,6 +99,7 @@ func (r *Reader) Products(ctx context.Context, serviceCode, region string) ([]Pr
 			if err != nil {
 				return nil, fmt.Errorf("pricing GetProducts %s %s: page %d, product %d: %w", serviceCode, region, page+1, i, err)
 			}
+			p.ServiceCode = serviceCode // the code asked for, whatever the document repeats
 			out = append(out, p)
 		}
 		if resp.NextToken == nil || *resp.NextToken == "" {

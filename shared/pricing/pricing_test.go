@@ -37,7 +37,12 @@ func recorded(t *testing.T, files ...string) []Product {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var page struct{ PriceList []string }
+		// ServiceCode is the code the page was asked for (GetProducts'
+		// request), as the Reader knows it.
+		var page struct {
+			ServiceCode string
+			PriceList   []string
+		}
 		if err := json.Unmarshal(raw, &page); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -45,6 +50,12 @@ func recorded(t *testing.T, files ...string) []Product {
 			p, err := ParseProduct(doc)
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)
+			}
+			if p.ServiceCode == "" {
+				p.ServiceCode = page.ServiceCode
+			}
+			if p.ServiceCode == "" {
+				t.Fatalf("%s: a product without a service code", f)
 			}
 			out = append(out, p)
 		}
@@ -96,6 +107,17 @@ func TestClassifyRecordedDimensions(t *testing.T) {
 		"USE1-TitanEmbeddingsV2-Text-input-tokens-batch":            "input batch",
 		"USE1-TitanEmbeddingsG1-Multimodal-input-image":             "per_image",
 		"USE1-MP:USE1_inputVideoSecond-Units":                       "per_second",
+		// Verbatim Price List documents (br-recorded-*.json).
+		"APN1-zai.glm5-input-tokens":                  "input",
+		"APN1-zai.glm5-output-tokens":                 "output",
+		"APN1-zai.glm5-mantle-input-tokens-standard":  "input",
+		"APN1-zai.glm5-mantle-output-tokens-standard": "output",
+		"APN1-zai.glm5-mantle-input-tokens-flex":      "input flex",
+		"APN1-NovaPro-input-tokens":                   "input",
+		"APN1-NovaPro-output-tokens":                  "output",
+		"APN1-NovaPro-input-tokens-batch":             "input batch",
+		"APN1-NovaPro-cache-read-input-token-count":   "cache_read",
+		"USE1-Claude3Haiku-input-tokens":              "input",
 	}
 	seen := map[string]bool{}
 	for _, p := range recorded(t) {
@@ -266,6 +288,18 @@ func TestSheetListsSonnet46AtGlobalPricesWithTheRegionalPremium(t *testing.T) {
 		t.Errorf("Titan G1 per-image prices = %+v", other)
 	}
 
+	// The verbatim documents: GLM 5's service-tier twins agree (no conflict).
+	glm, _, _ := s.Models["GLM 5"].Listed()
+	check("glm 5 input", glm.Prices.Input, 1.2)
+	check("glm 5 output", glm.Prices.Output, 3.84)
+	check("glm 5 flex input", glm.ServiceTiers["flex"].Input, 0.6)
+	novaPro, _, _ := s.Models["Nova Pro"].Listed()
+	check("nova pro input", novaPro.Prices.Input, 0.96)
+	check("nova pro batch input", novaPro.Prices.BatchInput, 0.48)
+	check("nova pro cache read", novaPro.Prices.CacheRead, 0.24)
+	if len(s.Notes) != 0 {
+		t.Errorf("notes %q: the recorded documents hold no conflict", s.Notes)
+	}
 	if len(s.Unclassified) != 1 || !strings.Contains(s.Unclassified[0], "cache_write_tokens_30m") {
 		t.Errorf("unclassified = %q; want exactly the 30m cache write", s.Unclassified)
 	}

@@ -72,6 +72,9 @@ func ParseProduct(doc string) (Product, error) {
 			}
 		}
 	}
+	if p.ServiceCode == "" {
+		p.ServiceCode = p.Attributes["servicecode"] // a trimmed document may keep only the attribute
+	}
 	for _, term := range raw.Terms.OnDemand {
 		for code, d := range term.PriceDimensions {
 			usd, ok := d.PricePerUnit["USD"]
