@@ -147,7 +147,7 @@ var knownWords = map[string]bool{
 	"read": true, "write": true, "1h": true, "5m": true, "token": true, "tokens": true, "count": true,
 	"units": true, "unit": true, "million": true, "batch": true, "flex": true, "priority": true, "global": true,
 	"standard": true, "long": true, "ctx": true, "context": true, "cross": true, "region": true, "regional": true,
-	"geo": true, "text": true,
+	"geo": true, "text": true, "created": true, "generated": true,
 }
 
 // notInference are words that mark a product other than inference of a

@@ -201,6 +201,20 @@ func TestClassifyFeatures(t *testing.T) {
 	}
 }
 
+// An image-generation row (the usage type public code quotes for
+// AmazonBedrockFoundationModels, agentstation/starmap
+// internal/providers/bedrock/pricing_test.go) is a per-image price; the same
+// usage type priced in tokens is reported.
+func TestClassifyCreatedImages(t *testing.T) {
+	p := Product{ServiceCode: ServiceFoundationModels, Attributes: map[string]string{"servicename": "Stable Image Ultra (Amazon Bedrock Edition)", "usagetype": "USE1-MP:USE1_Created_image-Units"}}
+	if c, err := Classify(p, Dimension{Unit: "Units", Description: "Image"}); err != nil || c.Kind != KindPerImage {
+		t.Errorf("created image: %v, %v", c, err)
+	}
+	if c, err := Classify(p, Dimension{Unit: "1K tokens", Description: "Image tokens"}); err == nil {
+		t.Errorf("an image row in tokens classified as %v", c)
+	}
+}
+
 func TestPerMillion(t *testing.T) {
 	for _, c := range []struct {
 		unit, desc string
