@@ -151,12 +151,11 @@ var knownWords = map[string]bool{
 }
 
 // notInference are words that mark a product other than inference of a
-// base model on demand or in batch.
+// base model on demand or in batch, in its usage type or in its
+// AmazonBedrock feature ("Model Customization", "Custom Model Import",
+// "Provisioned Throughput"); any other feature without "inference" is
+// reported.
 var notInference = []string{"reserved", "provisioned", "customization", "training", "storage", "evaluation", "distillation", "tpm", "import"}
-
-// Features of AmazonBedrock products other than inference are matched by the
-// same words ("Model Customization", "Custom Model Import", "Provisioned
-// Throughput"); any other feature without "inference" is reported.
 
 // Classify says what dimension d of product p prices, from the usage type
 // (the product's usagetype attribute), the AmazonBedrock attributes feature
@@ -179,6 +178,7 @@ func Classify(p Product, d Dimension) (Class, error) {
 		return Class{}, fmt.Errorf("usage type %q names no priced quantity", usage)
 	}
 	inference := strings.ToLower(p.Attributes["inferenceType"])
+	tier := strings.ToLower(p.Attributes["service_tier"]) // present on some AmazonBedrock rows only
 	var c Class
 	has := func(w string) bool { return slices.Contains(ws, w) }
 	for _, w := range ws {
@@ -212,14 +212,17 @@ func Classify(p Product, d Dimension) (Class, error) {
 	default:
 		return Class{}, fmt.Errorf("usage type %q names no priced quantity", usage)
 	}
-	c.Batch = has("batch") || strings.Contains(feature, "batch") || strings.Contains(inference, "batch")
+	c.Batch = has("batch") || strings.Contains(feature, "batch") || strings.Contains(inference, "batch") || tier == "batch"
 	c.Global = has("global")
 	c.LongContext = has("long") && (has("ctx") || has("context"))
 	switch {
-	case has("flex") || strings.Contains(inference, "flex"):
+	case has("flex") || strings.Contains(inference, "flex") || tier == "flex":
 		c.Tier = "flex"
-	case has("priority") || strings.Contains(inference, "priority"):
+	case has("priority") || strings.Contains(inference, "priority") || tier == "priority":
 		c.Tier = "priority"
+	}
+	if tier != "" && tier != "standard" && tier != "batch" && tier != c.Tier {
+		return Class{}, fmt.Errorf("usage type %q: service_tier %q", usage, p.Attributes["service_tier"])
 	}
 	if c.Tier != "" && (c.Batch || c.LongContext) {
 		return Class{}, fmt.Errorf("usage type %q: a %s tier price of a batch or long-context kind", usage, c.Tier)

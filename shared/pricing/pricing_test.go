@@ -215,6 +215,23 @@ func TestClassifyCreatedImages(t *testing.T) {
 	}
 }
 
+// service_tier (on the "mantle" rows) names the tier where the usage type may not.
+func TestClassifyServiceTier(t *testing.T) {
+	for tier, want := range map[string]string{"standard": "input", "flex": "input flex", "priority": "input priority", "batch": "input batch", "reserved-capacity": "!service_tier"} {
+		p := Product{ServiceCode: ServiceBedrock, Attributes: map[string]string{"model": "GLM 5", "usagetype": "APN1-zai.glm5-mantle-input-tokens", "service_tier": tier}}
+		got, err := Classify(p, Dimension{Unit: "1K tokens"})
+		if bad, isBad := strings.CutPrefix(want, "!"); isBad {
+			if err == nil || !strings.Contains(err.Error(), bad) {
+				t.Errorf("service_tier %q: %v, %v; want reported", tier, got, err)
+			}
+			continue
+		}
+		if err != nil || got.String() != want {
+			t.Errorf("service_tier %q: %v, %v; want %s", tier, got, err, want)
+		}
+	}
+}
+
 func TestPerMillion(t *testing.T) {
 	for _, c := range []struct {
 		unit, desc string
