@@ -117,6 +117,7 @@ func (c *Catalog) WithAccount(a *Account, now time.Time) *Catalog {
 		om := accountOnly(am, usable[am.ID], appAliases[am.ID], asOf, now)
 		if lp, ok := a.listed(am.ID); ok {
 			withPriceList(om, lp)
+			om.Notes = "Offered by this account but not in the embedded catalog: run through Converse, tokens priced from the AWS Price List."
 		}
 		out = append(out, om)
 	}
