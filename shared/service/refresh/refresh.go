@@ -3,10 +3,11 @@
 // AWS Price List's prices of those models; the Anthropic Models API when a
 // key is configured), stores them in the table as one snapshot per Region,
 // and lays them over the deployment's catalog (see model.Catalog.Apply), so
-// submits, list_models and the split read what the account says today. The reconciler refreshes once a day; a cold start loads
-// the stored snapshot and refreshes it when it is older than MaxAge; a function
-// that only reads the facts (mcp) reloads the stored snapshot every
-// DefaultReloadEvery while warm (Reloader).
+// submits, list_models and the split read what the account says today. The
+// reconciler refreshes once a day; a cold start loads the stored snapshot and
+// refreshes it when it is older than MaxAge; a function that only reads the
+// facts (mcp) reloads the stored snapshot every DefaultReloadEvery while warm
+// (Reloader).
 package refresh
 
 import (
