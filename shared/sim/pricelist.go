@@ -78,7 +78,8 @@ var simPriceTable = []simPriceRow{
 	{fm: true, global: true, name: "Claude Haiku 4.5", in: 1, out: 5, bin: 0.5, bout: 2.5, cacheRead: 0.1, cacheW5m: 1.25, cacheW1h: 2},
 	{fm: true, global: true, name: "Claude Opus 4.5", in: 5, out: 25, bin: 2.5, bout: 12.5, cacheRead: 0.5, cacheW5m: 6.25, cacheW1h: 10},
 	{fm: true, global: true, name: "Claude Opus 4.6", in: 5, out: 25, bin: 2.5, bout: 12.5, cacheRead: 0.5, cacheW5m: 6.25, cacheW1h: 10},
-	{fm: true, name: "Claude 3 Haiku", in: 0.25, out: 1.25, bin: 0.125, bout: 0.625},
+	// Older Claude models are listed under AmazonBedrock, by the model attribute.
+	{name: "Claude 3 Haiku", in: 0.25, out: 1.25, bin: 0.125, bout: 0.625},
 	{name: "Nova Micro", in: 0.035, out: 0.14, bin: 0.0175, bout: 0.07, cacheRead: 0.00875},
 	{name: "Nova Lite", in: 0.06, out: 0.24, bin: 0.03, bout: 0.12, cacheRead: 0.015},
 	{name: "Nova Pro", in: 0.8, out: 3.2, bin: 0.4, bout: 1.6, cacheRead: 0.2, flexIn: 0.4, flexOut: 1.6, priorityIn: 1.4, priorityOut: 5.6},
