@@ -15,6 +15,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/bedrockruntime v1.63.13
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/aws-sdk-go-v2/service/eventbridge v1.55.11
+	github.com/aws/aws-sdk-go-v2/service/pricing v1.51.6
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.10
 	github.com/aws/aws-sdk-go-v2/service/s3vectors v1.7.2
 	github.com/aws/aws-sdk-go-v2/service/sagemakerruntime v1.50.4
@@ -39,7 +40,6 @@ require github.com/jackc/pgx/v5 v5.12.0 // indirect
 require (
 	github.com/aws/aws-sdk-go-v2/service/applicationautoscaling v1.51.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/cloudwatch v1.75.7 // indirect
-	github.com/aws/aws-sdk-go-v2/service/pricing v1.51.6 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sagemaker v1.288.1 // indirect
 )
 
