@@ -7,7 +7,7 @@ import (
 )
 
 // TestAccountReadsIAM: the reconciler (the function that refreshes the
-// account's model facts) may make the four reads, on "*" without conditions
+// account's model facts and prices) may make the five reads, on "*" without conditions
 // (none of the actions has a resource type); no other function may.
 func TestAccountReadsIAM(t *testing.T) {
 	tpl := fx.main.json

@@ -106,6 +106,7 @@ func run(addr, dir string, step time.Duration, failEvery, slow int, auth string,
 		"  Bedrock batch: SIMULATED (test double at %s; outputs are marked [simulated]; every %dth record fails)\n"+
 		"  Anthropic Message Batches: SIMULATED (test double at %s)\n"+
 		"  state: %s/\n%s", ln.Addr(), ln.Addr(), ln.Addr(), l.SimURL, failEvery, l.AnthropicURL, dir, banner)
+	fmt.Fprintf(os.Stderr, "  AWS Price List (model prices, read by the account refresh): SIMULATED (test double at %s)\n", l.PriceListURL)
 	fmt.Fprintf(os.Stderr, "  Bedrock runtime (on-demand runs): SIMULATED (test double at %s)\n"+
 		"  report pipelines: %d (run_pipeline starts one; notifications go to %s/notifications.jsonl)\n"+
 		"  completion webhooks (notify.webhook): delivered for real, loopback allowed; get_webhook_secret gives each owner its secret (master in %s/%s)\n"+

@@ -14,7 +14,8 @@ import (
 // of service code "bedrock", and Anthropic's GET /v1/models. It is read at run
 // time (shared/service/account), stored in the table, and merged over the
 // embedded catalog by Merge: the account wins for lifecycle, access, profiles
-// and limits; the catalog supplies prices and quirks.
+// and limits, its Price List reading for the prices it lists; the catalog
+// supplies the other prices and quirks.
 type Account struct {
 	// Region is the AWS Region the Bedrock facts hold for.
 	Region string `json:"region"`
@@ -28,6 +29,9 @@ type Account struct {
 	Profiles []AccountProfile `json:"profiles,omitempty"`
 	// Anthropic are the models GET /v1/models returned (nil without a key).
 	Anthropic []AnthropicFacts `json:"anthropic,omitempty"`
+	// PriceList is what the AWS Price List listed for the account's Bedrock
+	// models (nil: not read); pricelist.go.
+	PriceList *PriceList `json:"price_list,omitempty"`
 	// Gaps name the reads that failed (a denied permission, a throttle): the
 	// facts they would have given stay unknown, and the catalog's apply.
 	Gaps []string `json:"gaps,omitempty"`

@@ -42,7 +42,9 @@ func (c *Catalog) Account() *Account { return c.view().account }
 //     successor is kept (the account names none). Where the catalog's
 //     lifecycle (an operator override, an announced end of life) is further
 //     along than the account's, the stricter reading stands.
-//   - Prices, quirks, limits of tokens and modalities come from the catalog.
+//   - Prices come from the account's Price List reading where it lists them,
+//     else from the catalog (pricelist.go); quirks, limits of tokens and
+//     modalities from the catalog.
 //   - A Bedrock model the account lists but the catalog lacks is added when the
 //     deployment allows it (Filter's wanted ids, or every one for an unfiltered
 //     catalog) and it produces text: provider bedrock, task text, modes from
@@ -87,6 +89,9 @@ func (c *Catalog) WithAccount(a *Account, now time.Time) *Catalog {
 			}
 			m.Aliases = withAliases(base.Aliases, appAliases[m.ID])
 			m.Account = f
+			if lp, ok := a.listed(m.ID); ok {
+				withPriceList(&m, lp)
+			}
 		case ProviderAnthropic:
 			f := &AccountFacts{Source: SourceCatalog, Access: AccessUnknown, AsOf: asOf}
 			if af, ok := anth[m.ID]; ok {
@@ -112,7 +117,12 @@ func (c *Catalog) WithAccount(a *Account, now time.Time) *Catalog {
 			continue
 		}
 		seen[am.ID] = true
-		out = append(out, accountOnly(am, usable[am.ID], appAliases[am.ID], asOf, now))
+		om := accountOnly(am, usable[am.ID], appAliases[am.ID], asOf, now)
+		if lp, ok := a.listed(am.ID); ok {
+			withPriceList(om, lp)
+			om.Notes = "Offered by this account but not in the embedded catalog: run through Converse, tokens priced from the AWS Price List."
+		}
+		out = append(out, om)
 	}
 	for i := range a.Anthropic {
 		af := &a.Anthropic[i]

@@ -121,6 +121,9 @@ type Model struct {
 	PricesAsOf   string `json:"prices_as_of,omitempty"`
 	PricesSource string `json:"prices_source,omitempty"`
 	Notes        string `json:"notes,omitempty"`
+	// PriceSources name each price's source and date once the Price List
+	// was laid over the row (pricelist.go); never read from JSON.
+	PriceSources map[string]PriceSource `json:"-"`
 	// Account holds what the account says of the model (account.go); set only
 	// on a catalog merged with the account's facts, never read from JSON.
 	Account *AccountFacts `json:"-"`
@@ -287,6 +290,11 @@ type Listing struct {
 	InputModalities  []string        `json:"input_modalities"`
 	PricesPerMillion ListingPrices   `json:"prices_per_million"`
 	AsOf             string          `json:"as_of"`
+	// PricesSource is where the prices shown come from (aws-price-list or
+	// the catalog's page, dated by as_of); PriceSources name each price's
+	// source and date instead when they differ.
+	PricesSource string                 `json:"prices_source,omitempty"`
+	PriceSources map[string]PriceSource `json:"price_sources,omitempty"`
 	AccountListing
 }
 
@@ -304,6 +312,7 @@ type ListingPrices struct {
 // Listing renders the model for list_models.
 func (m *Model) Listing() Listing {
 	p := m.Prices
+	src, perPrice := m.listingSources()
 	return Listing{
 		ID: m.ID, Provider: m.Provider, Family: m.Family, Task: m.Task,
 		// Listed as [] when empty: list_models' schema types them as arrays.
@@ -313,6 +322,7 @@ func (m *Model) Listing() Listing {
 			Input: p.Input, Output: p.Output, BatchInput: p.BatchInput, BatchOutput: p.BatchOutput,
 			CacheWrite: p.CacheWrite, CacheRead: p.CacheRead,
 		},
+		PricesSource: src, PriceSources: perPrice,
 		AsOf:           m.PricesAsOf,
 		AccountListing: m.accountListing(),
 	}

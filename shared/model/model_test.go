@@ -375,7 +375,7 @@ func TestListingGolden(t *testing.T) {
 	// facts are merged (TestWithAccount), never in the embedded catalog's own
 	// rendering.
 	required := []string{"as_of", "family", "id", "input_modalities", "max_output_tokens", "modes", "prices_per_million", "provider", "task"}
-	optional := []string{"batch_max_output", "lifecycle"}
+	optional := []string{"batch_max_output", "lifecycle", "prices_source", "price_sources"}
 	for _, o := range objs {
 		keys := slices.DeleteFunc(sortedKeysAny(o), func(k string) bool { return slices.Contains(optional, k) })
 		if !slices.Equal(keys, required) {

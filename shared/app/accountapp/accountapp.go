@@ -2,7 +2,7 @@
 // (shared/service/refresh): the reconciler reads the account (daily, and at
 // its cold start when the stored facts are a day old); every function, this
 // one included, loads the stored ones in app.FromEnv. It lives apart from package app so only
-// the reconciler links the Service Quotas SDK, and only its role holds the reads.
+// the reconciler links the Service Quotas and Price List SDKs, and only its role holds the reads.
 package accountapp
 
 import (
@@ -11,12 +11,14 @@ import (
 	"time"
 
 	sdkbedrock "github.com/aws/aws-sdk-go-v2/service/bedrock"
+	sdkpricing "github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/pricing"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/anthropicbatch"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockaccount"
@@ -35,6 +37,8 @@ type Clients struct {
 	Quotas  bedrockaccount.QuotasAPI
 	// Anthropic is the Models API (nil: no Anthropic key configured).
 	Anthropic anthropic.ModelsAPI
+	// Pricing is the Price List Query API (nil: the catalog's prices only).
+	Pricing pricing.ProductsAPI
 }
 
 // New is the refresh service over core's store and catalog.
@@ -44,6 +48,9 @@ func New(core *service.Core, c Clients, log *slog.Logger) *refresh.Service {
 		Bedrock: &bedrockaccount.AccountReader{Models: c.Bedrock, Quotas: c.Quotas}}
 	if core.Clock != nil {
 		s.Now = core.Clock
+	}
+	if c.Pricing != nil {
+		s.Prices = &pricing.AccountReader{Reader: pricing.Reader{API: c.Pricing}}
 	}
 	if c.Anthropic != nil {
 		s.Anthropic = func(ctx context.Context) ([]model.AnthropicFacts, error) {
@@ -70,12 +77,15 @@ func AnthropicModels(reg *service.Registry) anthropic.ModelsAPI {
 	return &c.Client.SDK.Models
 }
 
-// FromAWS is the refresh service of a Lambda, over the clients of cfg.
+// FromAWS is the refresh service of a Lambda, over the clients of cfg. The
+// Price List is read from its endpoint nearest to the deployment's Region.
 func FromAWS(a *app.AWS) *refresh.Service {
+	region := a.Graph.Core.Region
 	return New(a.Graph.Core, Clients{
 		Bedrock:   sdkbedrock.NewFromConfig(a.Config),
 		Quotas:    servicequotas.NewFromConfig(a.Config),
 		Anthropic: AnthropicModels(a.Graph.Core.Providers),
+		Pricing:   sdkpricing.NewFromConfig(a.Config, func(o *sdkpricing.Options) { o.Region = pricing.EndpointRegion(region) }),
 	}, a.Log)
 }
 

@@ -2,13 +2,16 @@ package local
 
 import (
 	"context"
+	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	sdkbedrock "github.com/aws/aws-sdk-go-v2/service/bedrock"
+	sdkpricing "github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
 
 	"github.com/mcpbatch/mcpbatch/shared/app/accountapp"
+	"github.com/mcpbatch/mcpbatch/shared/pricing"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
@@ -40,22 +43,32 @@ func (l *Suite) account(o Options) *sim.Account {
 	return l.Account
 }
 
-// startQuotas starts the Service Quotas simulator over the simulated account.
+// startQuotas starts the Service Quotas simulator over the simulated account,
+// and the Price List simulator (its own table of Bedrock products, or
+// o.PriceList).
 func (l *Suite) startQuotas(o Options) error {
 	l.Quotas = &sim.QuotasSim{Account: l.Account, Log: o.Log}
 	var err error
-	l.QuotasURL, err = l.Quotas.Listen("127.0.0.1:0")
+	if l.QuotasURL, err = l.Quotas.Listen("127.0.0.1:0"); err != nil {
+		return err
+	}
+	l.PriceList = &sim.PriceListSim{Products: o.PriceList, Log: o.Log}
+	l.PriceListURL, err = l.PriceList.Listen("127.0.0.1:0")
 	return err
 }
 
 // startModels wires the refresh of the account's model facts through the
-// real Bedrock, Service Quotas and Anthropic SDK clients pointed at the
-// simulators, and runs the cold-start refresh, as the MCP function does.
+// real Bedrock, Service Quotas, Price List and Anthropic SDK clients pointed
+// at the simulators, and runs the cold-start refresh, as the reconciler does.
 func (l *Suite) startModels(ctx context.Context) {
 	cfg := aws.Config{Region: sim.DefaultRegion, Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""), HTTPClient: sim.HTTPClient()}
 	l.Models = accountapp.New(l.Service.Core, accountapp.Clients{
 		Bedrock: sdkbedrock.NewFromConfig(cfg, func(o *sdkbedrock.Options) { o.BaseEndpoint = aws.String(l.SimURL) }),
 		Quotas:  servicequotas.NewFromConfig(cfg, func(o *servicequotas.Options) { o.BaseEndpoint = aws.String(l.QuotasURL) }),
+		// The Price List endpoint Region the reconciler would pick, at the simulator.
+		Pricing: sdkpricing.NewFromConfig(cfg, func(o *sdkpricing.Options) {
+			o.Region, o.BaseEndpoint = pricing.EndpointRegion(sim.DefaultRegion), aws.String(l.PriceListURL)
+		}),
 		// The Anthropic simulator's GET /v1/models, through the provider's own client.
 		Anthropic: accountapp.AnthropicModels(l.Service.Core.Providers),
 	}, l.log)
@@ -63,8 +76,12 @@ func (l *Suite) startModels(ctx context.Context) {
 }
 
 func (l *Suite) closeQuotas() error {
-	if l.Quotas == nil {
-		return nil
+	var err error
+	if l.Quotas != nil {
+		err = l.Quotas.Close()
 	}
-	return l.Quotas.Close()
+	if l.PriceList != nil {
+		err = errors.Join(err, l.PriceList.Close())
+	}
+	return err
 }

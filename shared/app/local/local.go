@@ -113,6 +113,8 @@ type Options struct {
 	// Account is the simulated account's model table behind the control-plane
 	// and Service Quotas simulators (nil: sim.NewAccount()).
 	Account *sim.Account
+	// PriceList are the Price List simulator's products (nil: sim.DefaultPriceList()).
+	PriceList []sim.PriceProduct
 	// Now is the services' clock (nil: time.Now); tests move it to reach a deadline.
 	Now func() time.Time
 	// AnthropicNow is the Anthropic simulator's clock (nil: time.Now). A test
@@ -159,6 +161,9 @@ type Suite struct {
 	Quotas    *sim.QuotasSim
 	QuotasURL string
 	Models    *refresh.Service
+	// PriceList is the Price List simulator the refresh reads prices from.
+	PriceList    *sim.PriceListSim
+	PriceListURL string
 }
 
 // Bucket is the bucket URI local jobs live under (a folder of Dir).

@@ -1,12 +1,13 @@
 // Package refresh keeps the account's model facts: it reads them (Bedrock's
 // foundation models, inference profiles, availability and batch quotas; the
-// Anthropic Models API when a key is configured), stores them in the table as
-// one snapshot per Region, and lays them over the deployment's catalog (see
-// model.Catalog.Apply), so submits, list_models and the split read what the
-// account says today. The reconciler refreshes once a day; a cold start loads
-// the stored snapshot and refreshes it when it is older than MaxAge; a function
-// that only reads the facts (mcp) reloads the stored snapshot every
-// DefaultReloadEvery while warm (Reloader).
+// AWS Price List's prices of those models; the Anthropic Models API when a
+// key is configured), stores them in the table as one snapshot per Region,
+// and lays them over the deployment's catalog (see model.Catalog.Apply), so
+// submits, list_models and the split read what the account says today. The
+// reconciler refreshes once a day; a cold start loads the stored snapshot and
+// refreshes it when it is older than MaxAge; a function that only reads the
+// facts (mcp) reloads the stored snapshot every DefaultReloadEvery while warm
+// (Reloader).
 package refresh
 
 import (
@@ -29,6 +30,12 @@ type BedrockReader interface {
 	Read(ctx context.Context, a *model.Account) error
 }
 
+// PriceReader fills an account snapshot's PriceList from the AWS Price
+// List (shared/pricing), after the Bedrock read named the models.
+type PriceReader interface {
+	Read(ctx context.Context, a *model.Account) error
+}
+
 // AnthropicReader lists the Anthropic API's models.
 type AnthropicReader func(ctx context.Context) ([]model.AnthropicFacts, error)
 
@@ -41,10 +48,13 @@ type Service struct {
 	Bedrock BedrockReader
 	// Anthropic reads GET /v1/models (nil: no Anthropic key configured).
 	Anthropic AnthropicReader
-	Region    string
-	MaxAge    time.Duration
-	Now       func() time.Time
-	Log       *slog.Logger
+	// Prices reads the Price List (nil: the catalog's prices only; only the
+	// reconciler's role may call pricing:GetProducts).
+	Prices PriceReader
+	Region string
+	MaxAge time.Duration
+	Now    func() time.Time
+	Log    *slog.Logger
 }
 
 func (s *Service) now() time.Time {
@@ -115,7 +125,7 @@ func (s *Service) Refresh(ctx context.Context) (*model.Account, error) {
 			prev = snap.Version
 		}
 	}
-	a, err := s.read(ctx)
+	a, err := s.read(ctx, old)
 	if err != nil {
 		return nil, err
 	}
@@ -138,16 +148,32 @@ func (s *Service) Refresh(ctx context.Context) (*model.Account, error) {
 		// Their quotas are not applied: the defaults stand for whichever model they meant.
 		s.log().WarnContext(ctx, "quotas naming no model of the account", "region", s.Region, "unmatched_quotas", a.UnmatchedQuotas)
 	}
+	if a.PriceList != nil {
+		r := s.Catalog.PriceReport()
+		s.log().InfoContext(ctx, "model prices refreshed", "region", s.Region, "endpoint", a.PriceList.Endpoint,
+			"from_price_list", r.FromList, "unpriced", r.Unpriced, "differ", len(r.Differ),
+			"unmatched", len(r.Unmatched), "unclassified", len(r.Unclassified), "report", r.String())
+	}
 	return a, nil
 }
 
 // read asks the sources. Bedrock's foundation-model list failing fails the
-// read; every other failure is a gap the snapshot names.
-func (s *Service) read(ctx context.Context) (*model.Account, error) {
+// read; every other failure is a gap the snapshot names. A failed Price List
+// read keeps the prices the stored snapshot (old, nil: none) had read.
+func (s *Service) read(ctx context.Context, old *model.Account) (*model.Account, error) {
 	a := &model.Account{Region: s.Region, UpdatedAt: s.now()}
 	if s.Bedrock != nil {
 		if err := s.Bedrock.Read(ctx, a); err != nil {
 			return nil, fmt.Errorf("read the account's models: %w", err)
+		}
+	}
+	if s.Prices != nil {
+		if err := s.Prices.Read(ctx, a); err != nil {
+			a.Gaps = append(a.Gaps, model.GapPriceList+": "+err.Error())
+			a.PriceList = nil
+			if old != nil {
+				a.PriceList = old.PriceList
+			}
 		}
 	}
 	if s.Anthropic != nil {

@@ -1,0 +1,503 @@
+package pricing
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sdk "github.com/aws/aws-sdk-go-v2/service/pricing"
+
+	"github.com/mcpbatch/mcpbatch/shared/model"
+)
+
+// recorded reads the testdata pages (see testdata/SOURCES.md) as products.
+func recorded(t *testing.T, files ...string) []Product {
+	t.Helper()
+	if len(files) == 0 {
+		all, err := filepath.Glob("testdata/*.json")
+		if err != nil || len(all) < 4 {
+			t.Fatalf("testdata pages: %v %v", all, err)
+		}
+		files = all
+	}
+	var out []Product
+	for _, f := range files {
+		if !strings.Contains(f, "/") {
+			f = filepath.Join("testdata", f)
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// ServiceCode is the code the page was asked for (GetProducts'
+		// request), as the Reader knows it.
+		var page struct {
+			ServiceCode string
+			PriceList   []string
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, doc := range page.PriceList {
+			p, err := ParseProduct(doc)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if p.ServiceCode == "" {
+				p.ServiceCode = page.ServiceCode
+			}
+			if p.ServiceCode == "" {
+				t.Fatalf("%s: a product without a service code", f)
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func TestClassifyRecordedDimensions(t *testing.T) {
+	want := map[string]string{ // usage type → class ("!" prefix: unclassified)
+		"USE1-MP:USE1_InputTokenCount-Units":                        "input",
+		"USE1-MP:USE1_InputTokenCount_Global-Units":                 "input global",
+		"USE1-MP:USE1_OutputTokenCount-Units":                       "output",
+		"USE1-MP:USE1_OutputTokenCount_Global-Units":                "output global",
+		"USE1-MP:USE1_CacheReadInputTokenCount-Units":               "cache_read",
+		"USE1-MP:USE1_CacheReadInputTokenCount_Global-Units":        "cache_read global",
+		"USE1-MP:USE1_CacheWriteInputTokenCount-Units":              "cache_write 5m",
+		"USE1-MP:USE1_CacheWriteInputTokenCount_Global-Units":       "cache_write 5m global",
+		"USE1-MP:USE1_CacheWrite1hInputTokenCount-Units":            "cache_write 1h",
+		"USE1-MP:USE1_CacheWrite1hInputTokenCount_Global-Units":     "cache_write 1h global",
+		"USE1-MP:USE1_InputTokenCount_Batch-Units":                  "input batch",
+		"USE1-MP:USE1_InputTokenCount_Global_Batch-Units":           "input batch global",
+		"USE1-MP:USE1_OutputTokenCount_Batch-Units":                 "output batch",
+		"USE1-MP:USE1_OutputTokenCount_Global_Batch-Units":          "output batch global",
+		"USE1-MP:USE1_Reserved_1Month_InputTPM_Geo-Units":           "not_inference",
+		"USE1-MP:USE1_input_tokens_standard-Units":                  "input",
+		"USE1-MP:USE1_input_tokens_global_standard-Units":           "input global",
+		"USE1-MP:USE1_output_tokens_standard-Units":                 "output",
+		"USE1-MP:USE1_output_tokens_global_standard-Units":          "output global",
+		"USE1-MP:USE1_cache_read_tokens_global_standard-Units":      "cache_read global",
+		"USE1-MP:USE1_cache_write_tokens_global_standard-Units":     "cache_write 5m global",
+		"USE1-MP:USE1_cache_write_tokens_1h_global_standard-Units":  "cache_write 1h global",
+		"USE1-MP:USE1_input_tokens_long_ctx_global_standard-Units":  "input long_context global",
+		"USE1-MP:USE1_output_tokens_long_ctx_global_standard-Units": "output long_context global",
+		"USE1-MP:USE1_cache_write_tokens_30m_global_standard-Units": "!30m",
+		"USE1-NovaLite-input-tokens":                                "input",
+		"USE1-NovaLite-output-tokens":                               "output",
+		"USE1-NovaLite-input-tokens-batch":                          "input batch",
+		"USE1-NovaLite-output-tokens-batch":                         "output batch",
+		"USE1-NovaLite-cache-read-input-token-count":                "cache_read",
+		"USE1-NovaLite-input-tokens-custom-model":                   "not_inference",
+		"USE1-NovaLite-Customization-Training":                      "not_inference",
+		"USE1-Qwen3-32B-input-tokens":                               "input",
+		"USE1-Qwen3-32B-input-tokens-flex":                          "input flex",
+		"USE1-qwen.qwen3-32b-mantle-input-tokens-flex":              "input flex",
+		"USE1-Qwen3-32B-input-tokens-priority":                      "input priority",
+		"USE1-Qwen3-32B-input-tokens-batch":                         "input batch",
+		"USE1-qwen.qwen3-32b-mantle-input-tokens-batch":             "input batch",
+		"USE1-TitanEmbeddingsV2-Text-input-tokens":                  "input",
+		"USE1-TitanEmbeddingsV2-Text-input-tokens-batch":            "input batch",
+		"USE1-TitanEmbeddingsG1-Multimodal-input-image":             "per_image",
+		"USE1-MP:USE1_inputVideoSecond-Units":                       "per_second",
+		// Verbatim Price List documents (br-recorded-*.json).
+		"APN1-zai.glm5-input-tokens":                  "input",
+		"APN1-zai.glm5-output-tokens":                 "output",
+		"APN1-zai.glm5-mantle-input-tokens-standard":  "input",
+		"APN1-zai.glm5-mantle-output-tokens-standard": "output",
+		"APN1-zai.glm5-mantle-input-tokens-flex":      "input flex",
+		"APN1-NovaPro-input-tokens":                   "input",
+		"APN1-NovaPro-output-tokens":                  "output",
+		"APN1-NovaPro-input-tokens-batch":             "input batch",
+		"APN1-NovaPro-cache-read-input-token-count":   "cache_read",
+		"USE1-Claude3Haiku-input-tokens":              "input",
+	}
+	seen := map[string]bool{}
+	for _, p := range recorded(t) {
+		ut := p.Attributes["usagetype"]
+		w, ok := want[ut]
+		if !ok {
+			t.Errorf("recorded usage type %q has no expected class in this table", ut)
+			continue
+		}
+		seen[ut] = true
+		for _, d := range p.Dimensions {
+			c, err := Classify(p, d)
+			if bad, isBad := strings.CutPrefix(w, "!"); isBad {
+				if err == nil || !strings.Contains(err.Error(), bad) {
+					t.Errorf("%s: class %v, err %v; want unclassified naming %q", ut, c, err, bad)
+				}
+				continue
+			}
+			if err != nil || c.String() != w {
+				t.Errorf("%s: class %q, err %v; want %q", ut, c, err, w)
+			}
+		}
+	}
+	for ut := range want {
+		if !seen[ut] {
+			t.Errorf("expected usage type %q is not in the recorded documents", ut)
+		}
+	}
+}
+
+// Every class the classifier knows appears among the recorded dimensions.
+func TestRecordedDocumentsCoverEveryClass(t *testing.T) {
+	got := map[string]bool{}
+	for _, p := range recorded(t) {
+		for _, d := range p.Dimensions {
+			c, err := Classify(p, d)
+			if err != nil {
+				continue
+			}
+			got[c.Kind] = true
+			if c.TTL != "" {
+				got["ttl "+c.TTL] = true
+			}
+			for name, on := range map[string]bool{"batch": c.Batch, "global": c.Global, "geographic": !c.Global, "long_context": c.LongContext, "tier " + c.Tier: c.Tier != ""} {
+				if on {
+					got[name] = true
+				}
+			}
+		}
+	}
+	for _, k := range []string{KindInput, KindOutput, KindCacheRead, KindCacheWrite, KindPerImage, KindPerSecond, KindNotInference,
+		"ttl 5m", "ttl 1h", "batch", "global", "geographic", "long_context", "tier flex", "tier priority"} {
+		if !got[k] {
+			t.Errorf("no recorded dimension of class %q", k)
+		}
+	}
+}
+
+func TestClassifyFeatures(t *testing.T) {
+	for _, c := range []struct {
+		feature, want string
+	}{
+		{"On-demand Inference", "input"},
+		{"Batch Inference", "input batch"},
+		{"Model Customization", "not_inference"},
+		{"Custom Model Import", "not_inference"},
+		{"Provisioned Throughput", "not_inference"},
+		{"Prompt Routing", "!feature"},
+	} {
+		p := Product{ServiceCode: ServiceBedrock, Attributes: map[string]string{"model": "Nova Lite", "usagetype": "USE1-NovaLite-input-tokens", "feature": c.feature}}
+		got, err := Classify(p, Dimension{Unit: "1K tokens"})
+		if bad, isBad := strings.CutPrefix(c.want, "!"); isBad {
+			if err == nil || !strings.Contains(err.Error(), bad) {
+				t.Errorf("feature %q: %v, %v; want reported", c.feature, got, err)
+			}
+			continue
+		}
+		if err != nil || got.String() != c.want {
+			t.Errorf("feature %q: %v, %v; want %s", c.feature, got, err, c.want)
+		}
+	}
+}
+
+// An image-generation row (the usage type public code quotes for
+// AmazonBedrockFoundationModels, agentstation/starmap
+// internal/providers/bedrock/pricing_test.go) is a per-image price; the same
+// usage type priced in tokens is reported.
+func TestClassifyCreatedImages(t *testing.T) {
+	p := Product{ServiceCode: ServiceFoundationModels, Attributes: map[string]string{"servicename": "Stable Image Ultra (Amazon Bedrock Edition)", "usagetype": "USE1-MP:USE1_Created_image-Units"}}
+	if c, err := Classify(p, Dimension{Unit: "Units", Description: "Image"}); err != nil || c.Kind != KindPerImage {
+		t.Errorf("created image: %v, %v", c, err)
+	}
+	if c, err := Classify(p, Dimension{Unit: "1K tokens", Description: "Image tokens"}); err == nil {
+		t.Errorf("an image row in tokens classified as %v", c)
+	}
+}
+
+// service_tier (on the "mantle" rows) names the tier where the usage type may not.
+func TestClassifyServiceTier(t *testing.T) {
+	for tier, want := range map[string]string{"standard": "input", "flex": "input flex", "priority": "input priority", "batch": "input batch", "reserved-capacity": "!service_tier"} {
+		p := Product{ServiceCode: ServiceBedrock, Attributes: map[string]string{"model": "GLM 5", "usagetype": "APN1-zai.glm5-mantle-input-tokens", "service_tier": tier}}
+		got, err := Classify(p, Dimension{Unit: "1K tokens"})
+		if bad, isBad := strings.CutPrefix(want, "!"); isBad {
+			if err == nil || !strings.Contains(err.Error(), bad) {
+				t.Errorf("service_tier %q: %v, %v; want reported", tier, got, err)
+			}
+			continue
+		}
+		if err != nil || got.String() != want {
+			t.Errorf("service_tier %q: %v, %v; want %s", tier, got, err, want)
+		}
+	}
+}
+
+func TestPerMillion(t *testing.T) {
+	for _, c := range []struct {
+		unit, desc string
+		usd, want  float64
+		err        bool
+	}{
+		{"1K tokens", "", 0.00006, 0.06, false},
+		{"1M tokens", "", 3, 3, false},
+		{"Units", "AWS Marketplace software usage|us-east-1|Million Input Tokens Global", 3, 3, false},
+		{"Units", "…|thousand Cache Read Input Tokens Regional", 0.00033, 0.33, false},
+		{"Units", "Input video second", 0.0007, 0, true},
+		{"Units", "AWS Marketplace software usage|us-east-1|Input Tokens - Standard, Global", 5, 0, true},
+		{"1M TPM Hour", "", 0.198, 0, true},
+	} {
+		got, err := PerMillion(Dimension{Unit: c.unit, Description: c.desc, USD: c.usd})
+		if (err != nil) != c.err || (!c.err && roundMicro(got) != c.want) {
+			t.Errorf("PerMillion(%q, %q, %v) = %v, %v; want %v (error %v)", c.unit, c.desc, c.usd, got, err, c.want, c.err)
+		}
+	}
+}
+
+func TestEndpointRegion(t *testing.T) {
+	for region, want := range map[string]string{
+		"us-west-2": "us-east-1", "ca-central-1": "us-east-1", "sa-east-1": "us-east-1", "eu-west-3": "eu-central-1",
+		"me-central-1": "eu-central-1", "il-central-1": "eu-central-1", "ap-northeast-1": "ap-south-1", "ap-south-1": "ap-south-1",
+	} {
+		if got := EndpointRegion(region); got != want {
+			t.Errorf("EndpointRegion(%s) = %s, want %s", region, got, want)
+		}
+	}
+}
+
+func TestSheetListsSonnet46AtGlobalPricesWithTheRegionalPremium(t *testing.T) {
+	s := BuildSheet(recorded(t))
+	mp := s.Models["Claude Sonnet 4.6"]
+	if mp == nil {
+		t.Fatalf("no Claude Sonnet 4.6 in %v", keys(s.Models))
+	}
+	lp, ok, _ := mp.Listed()
+	if !ok {
+		t.Fatal("Sonnet 4.6 lists no price")
+	}
+	check := func(name string, got *float64, want float64) {
+		t.Helper()
+		if got == nil || *got != want {
+			t.Errorf("%s = %v, want %v", name, deref(got), want)
+		}
+	}
+	p := lp.Prices
+	check("input", p.Input, 3)
+	check("output", p.Output, 15)
+	check("cache_read", p.CacheRead, 0.3)
+	check("cache_write", p.CacheWrite, 3.75)
+	check("cache_write_1h", p.CacheWrite1h, 6)
+	check("batch_input", p.BatchInput, 1.5)
+	check("batch_output", p.BatchOutput, 7.5)
+	check("regional_premium", lp.RegionalPremium, 0.1)
+	if p.BatchCacheRead != nil || p.BatchCacheWrite != nil {
+		t.Errorf("batch cache prices %v %v: none is listed", deref(p.BatchCacheRead), deref(p.BatchCacheWrite))
+	}
+	if lp.AsOf["input"] != "2026-08-01" {
+		t.Errorf("input as of %q, want the effective date 2026-08-01", lp.AsOf["input"])
+	}
+
+	nova, _, _ := s.Models["Nova Lite"].Listed()
+	check("nova input", nova.Prices.Input, 0.06)
+	check("nova batch_output", nova.Prices.BatchOutput, 0.12)
+	check("nova cache_read", nova.Prices.CacheRead, 0.015)
+	if nova.RegionalPremium != nil {
+		t.Errorf("Nova Lite has no global rows, yet a regional premium %v", *nova.RegionalPremium)
+	}
+	qwen, _, _ := s.Models["Qwen3 32B"].Listed()
+	check("qwen flex input", qwen.ServiceTiers["flex"].Input, 0.075)
+	check("qwen priority input", qwen.ServiceTiers["priority"].Input, 0.2625)
+	check("qwen batch input", qwen.Prices.BatchInput, 0.075)
+	opus, _, _ := s.Models["Claude Opus 4.7"].Listed()
+	if opus.LongContext == nil {
+		t.Fatal("Opus 4.7: no long-context prices")
+	}
+	check("opus long-context input", opus.LongContext.Input, 10)
+	check("opus cache_write_1h", opus.Prices.CacheWrite1h, 10)
+	emb, _, _ := s.Models["Titan Text Embeddings V2"].Listed()
+	check("titan v2 input", emb.Prices.Input, 0.02)
+	if other := s.Models["Titan Multimodal Embeddings G1"].Other; len(other) != 1 || other[0].Class.Kind != KindPerImage || other[0].USD != 0.00006 {
+		t.Errorf("Titan G1 per-image prices = %+v", other)
+	}
+
+	// The verbatim documents: GLM 5's service-tier twins agree (no conflict).
+	glm, _, _ := s.Models["GLM 5"].Listed()
+	check("glm 5 input", glm.Prices.Input, 1.2)
+	check("glm 5 output", glm.Prices.Output, 3.84)
+	check("glm 5 flex input", glm.ServiceTiers["flex"].Input, 0.6)
+	novaPro, _, _ := s.Models["Nova Pro"].Listed()
+	check("nova pro input", novaPro.Prices.Input, 0.96)
+	check("nova pro batch input", novaPro.Prices.BatchInput, 0.48)
+	check("nova pro cache read", novaPro.Prices.CacheRead, 0.24)
+	if len(s.Notes) != 0 {
+		t.Errorf("notes %q: the recorded documents hold no conflict", s.Notes)
+	}
+	if len(s.Unclassified) != 1 || !strings.Contains(s.Unclassified[0], "cache_write_tokens_30m") {
+		t.Errorf("unclassified = %q; want exactly the 30m cache write", s.Unclassified)
+	}
+}
+
+func TestSheetDropsAConflictingPrice(t *testing.T) {
+	ps := recorded(t, "br-nova-lite.json")
+	dup := ps[0]
+	dup.Dimensions = slices.Clone(dup.Dimensions)
+	dup.Dimensions[0].USD *= 2
+	dup.Attributes = map[string]string{"model": "Nova Lite", "usagetype": "USE1-NovaLite-input-tokens-cross-region"}
+	s := BuildSheet(append(ps, dup))
+	lp, _, _ := s.Models["Nova Lite"].Listed()
+	if lp.Prices.Input != nil {
+		t.Errorf("input = %v: two rows of one class at different prices must leave it unpriced", *lp.Prices.Input)
+	}
+	if len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "neither is used") {
+		t.Errorf("notes = %q", s.Notes)
+	}
+}
+
+func TestForAccountMatchesNames(t *testing.T) {
+	s := BuildSheet(recorded(t))
+	ms := []model.AccountModel{
+		{ID: "anthropic.claude-sonnet-4-6", Name: "Claude Sonnet 4.6", Provider: "Anthropic"},
+		{ID: "amazon.nova-lite-v1:0", Name: "Nova Lite", Provider: "Amazon"},
+		{ID: "qwen.qwen3-32b-v1:0", Name: "Qwen3 32B Instruct", Provider: "Qwen"},
+		{ID: "amazon.titan-embed-text-v2:0", Name: "Titan Text Embeddings V2", Provider: "Amazon"},
+		{ID: "anthropic.claude-opus-4-7", Name: "Claude Opus 4.7", Provider: "Anthropic"},
+		{ID: "amazon.titan-embed-image-v1", Name: "Titan Multimodal Embeddings G1", Provider: "Amazon"},
+	}
+	pl := s.ForAccount(ms, "us-east-1")
+	if !slices.ContainsFunc(pl.Notes, func(n string) bool {
+		return strings.Contains(n, "Titan Multimodal Embeddings G1") && strings.Contains(n, "per_image")
+	}) {
+		t.Errorf("notes %q: the per-image price is not named", pl.Notes)
+	}
+	for _, m := range ms {
+		_, ok := pl.Models[m.ID]
+		// Titan G1 lists a per-image price only: no token price, so not priced.
+		if want := m.ID != "amazon.titan-embed-image-v1"; ok != want {
+			t.Errorf("%s (%q) priced %v, want %v; unmatched %q", m.ID, m.Name, ok, want, pl.Unmatched)
+		}
+	}
+	if !slices.Contains(pl.Unmatched, "Marengo Embed 2.7") {
+		t.Errorf("unmatched = %q; want Marengo Embed 2.7 (not in the account)", pl.Unmatched)
+	}
+}
+
+// pagedAPI answers GetProducts from a product list in pages, like the service.
+type pagedAPI struct {
+	docs  map[string][]string
+	mu    sync.Mutex
+	calls []sdk.GetProductsInput
+	fail  error
+}
+
+func (f *pagedAPI) GetProducts(_ context.Context, in *sdk.GetProductsInput, _ ...func(*sdk.Options)) (*sdk.GetProductsOutput, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, *in)
+	f.mu.Unlock()
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	all := f.docs[aws.ToString(in.ServiceCode)]
+	start := 0
+	if in.NextToken != nil {
+		start, _ = strconv.Atoi(*in.NextToken)
+	}
+	end := min(start+int(aws.ToInt32(in.MaxResults)), len(all))
+	out := &sdk.GetProductsOutput{PriceList: all[start:end], FormatVersion: aws.String("aws_v1")}
+	if end < len(all) {
+		out.NextToken = aws.String(strconv.Itoa(end))
+	}
+	return out, nil
+}
+
+func pageDocs(t *testing.T, file string) []string {
+	raw, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct{ PriceList []string }
+	if err := json.Unmarshal(raw, &page); err != nil {
+		t.Fatal(err)
+	}
+	return page.PriceList
+}
+
+func TestReaderPagesBothServiceCodes(t *testing.T) {
+	api := &pagedAPI{docs: map[string][]string{
+		ServiceFoundationModels: pageDocs(t, "fm-claude-sonnet-4-6.json"),
+		ServiceBedrock:          append(pageDocs(t, "br-nova-lite.json"), pageDocs(t, "br-embeddings.json")[:3]...),
+	}}
+	r := &AccountReader{Reader: Reader{API: api, PageSize: 4}}
+	a := &model.Account{Region: "us-east-1", Bedrock: []model.AccountModel{
+		{ID: "anthropic.claude-sonnet-4-6", Name: "Claude Sonnet 4.6"}, {ID: "amazon.nova-lite-v1:0", Name: "Nova Lite"},
+	}}
+	if err := r.Read(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	// 15 FoundationModels products in pages of 4 (4 calls), 10 AmazonBedrock (3 calls).
+	if len(api.calls) != 7 {
+		t.Errorf("GetProducts calls = %d, want 7", len(api.calls))
+	}
+	for _, in := range api.calls {
+		if len(in.Filters) != 1 || aws.ToString(in.Filters[0].Field) != "regionCode" || aws.ToString(in.Filters[0].Value) != "us-east-1" ||
+			in.Filters[0].Type != "TERM_MATCH" || aws.ToString(in.FormatVersion) != "aws_v1" {
+			t.Errorf("call %+v: want one TERM_MATCH regionCode=us-east-1 filter, format aws_v1", in)
+		}
+	}
+	if got := a.PriceList.Models["anthropic.claude-sonnet-4-6"].Prices.Output; got == nil || *got != 15 {
+		t.Errorf("Sonnet 4.6 output = %v after paging, want 15 (a page lost?)", deref(got))
+	}
+	if got := a.PriceList.Models["amazon.nova-lite-v1:0"].Prices.CacheRead; got == nil || *got != 0.015 {
+		t.Errorf("Nova Lite cache read = %v, want 0.015", deref(got))
+	}
+	if a.PriceList.Endpoint != "us-east-1" {
+		t.Errorf("endpoint %q", a.PriceList.Endpoint)
+	}
+
+	boom := &AccountReader{Reader: Reader{API: &pagedAPI{fail: errors.New("AccessDeniedException")}}}
+	if err := boom.Read(context.Background(), &model.Account{Region: "us-east-1"}); err == nil || !strings.Contains(err.Error(), "AccessDeniedException") {
+		t.Errorf("a failed GetProducts: err %v", err)
+	}
+}
+
+// endless never stops paginating.
+type endless struct{ calls int }
+
+func (e *endless) GetProducts(context.Context, *sdk.GetProductsInput, ...func(*sdk.Options)) (*sdk.GetProductsOutput, error) {
+	e.calls++
+	return &sdk.GetProductsOutput{NextToken: aws.String("again")}, nil
+}
+
+func TestReaderStopsAnEndlessPagination(t *testing.T) {
+	e := &endless{}
+	_, err := (&Reader{API: e}).Products(context.Background(), ServiceBedrock, "us-east-1")
+	if err == nil || !strings.Contains(err.Error(), "still paginating") || e.calls != maxPages {
+		t.Errorf("err %v after %d calls; want the guard after %d", err, e.calls, maxPages)
+	}
+}
+
+func TestParseProductRefusesABadPrice(t *testing.T) {
+	for _, doc := range []string{
+		`{"product":{"sku":"X","attributes":{"usagetype":"USE1-x"}},"terms":{"OnDemand":{"O":{"priceDimensions":{"R":{"unit":"1K tokens","pricePerUnit":{"USD":"not-a-number"}}}}}}}`,
+		`{"product":{"sku":"X","attributes":{}},"terms":{"OnDemand":{"O":{"priceDimensions":{"R":{"unit":"1K tokens","pricePerUnit":{"EUR":"1"}}}}}}}`,
+		`<html>`,
+	} {
+		if _, err := ParseProduct(doc); err == nil {
+			t.Errorf("ParseProduct(%.40s) accepted", doc)
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

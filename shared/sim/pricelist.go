@@ -1,0 +1,361 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// PriceListSim simulates the AWS Price List Query API (AWS JSON 1.1, target
+// AWSPriceListService.GetProducts) over its own table of Bedrock products:
+// service codes AmazonBedrock (the model in the model / titanModel
+// attribute, prices per 1K tokens) and AmazonBedrockFoundationModels (the
+// Marketplace models by servicename "<name> (Amazon Bedrock Edition)", prices
+// per million tokens in "Units"), each product a document shaped as the
+// service's (FormatVersion aws_v1). Filters of type TERM_MATCH select on a
+// product attribute; NextToken/MaxResults page. Request rules follow the
+// GetProducts reference
+// (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_pricing_GetProducts.html):
+// ServiceCode required, MaxResults 1..100, FormatVersion aws_v1.
+type PriceListSim struct {
+	// Products are the documents served; nil: DefaultPriceList.
+	Products []PriceProduct
+	Log      *slog.Logger
+	http     listener
+	mu       sync.Mutex
+	calls    int
+}
+
+// PriceProduct is one product of the simulated Price List.
+type PriceProduct struct {
+	ServiceCode string
+	// Attributes are the product's attributes (usagetype, regionCode, ...).
+	Attributes map[string]string
+	// Unit, Description and USD are its one on-demand price dimension.
+	Unit, Description, USD string
+	// EffectiveDate is the term's effectiveDate (RFC 3339).
+	EffectiveDate string
+	doc           string
+}
+
+// Service codes the simulated Price List holds.
+const (
+	priceServiceBedrock = "AmazonBedrock"
+	priceServiceFM      = "AmazonBedrockFoundationModels"
+)
+
+// simPriceEffective is the simulated terms' effective date.
+const simPriceEffective = "2026-11-01T00:00:00Z"
+
+// usagePrefix is the usage-type prefix of a Region in the simulated table
+// (the Price List's convention: USE1 for us-east-1, USW2 for us-west-2).
+var usagePrefix = map[string]string{"us-east-1": "USE1", "us-west-2": "USW2"}
+
+// simPriceRow is one line of the simulator's own price table: a model and
+// its prices per million tokens (0: not listed). The figures are the
+// simulator's, modelled on the public Bedrock pricing page (2026); the
+// Marketplace models list a global row and a geographic row 10% above it.
+type simPriceRow struct {
+	fm     bool // AmazonBedrockFoundationModels (else AmazonBedrock)
+	global bool // the Marketplace model has global rows
+	name   string
+	titan  bool // the name is in titanModel
+	// Prices per million tokens.
+	in, out, bin, bout            float64
+	cacheRead, cacheW5m, cacheW1h float64
+	flexIn, flexOut               float64
+	priorityIn, priorityOut       float64
+}
+
+var simPriceTable = []simPriceRow{
+	{fm: true, global: true, name: "Claude Sonnet 4.6", in: 3, out: 15, bin: 1.5, bout: 7.5, cacheRead: 0.3, cacheW5m: 3.75, cacheW1h: 6},
+	{fm: true, global: true, name: "Claude Sonnet 4.5", in: 3, out: 15, bin: 1.5, bout: 7.5, cacheRead: 0.3, cacheW5m: 3.75, cacheW1h: 6},
+	{fm: true, global: true, name: "Claude Haiku 4.5", in: 1, out: 5, bin: 0.5, bout: 2.5, cacheRead: 0.1, cacheW5m: 1.25, cacheW1h: 2},
+	{fm: true, global: true, name: "Claude Opus 4.5", in: 5, out: 25, bin: 2.5, bout: 12.5, cacheRead: 0.5, cacheW5m: 6.25, cacheW1h: 10},
+	{fm: true, global: true, name: "Claude Opus 4.6", in: 5, out: 25, bin: 2.5, bout: 12.5, cacheRead: 0.5, cacheW5m: 6.25, cacheW1h: 10},
+	// Older Claude models are listed under AmazonBedrock, by the model attribute.
+	{name: "Claude 3 Haiku", in: 0.25, out: 1.25, bin: 0.125, bout: 0.625},
+	{name: "Nova Micro", in: 0.035, out: 0.14, bin: 0.0175, bout: 0.07, cacheRead: 0.00875},
+	{name: "Nova Lite", in: 0.06, out: 0.24, bin: 0.03, bout: 0.12, cacheRead: 0.015},
+	{name: "Nova Pro", in: 0.8, out: 3.2, bin: 0.4, bout: 1.6, cacheRead: 0.2, flexIn: 0.4, flexOut: 1.6, priorityIn: 1.4, priorityOut: 5.6},
+	{name: "Nova 2 Lite", in: 0.3, out: 2.5, bin: 0.15, bout: 1.25, cacheRead: 0.075},
+	{name: "Llama 3.3 70B", in: 0.72, out: 0.72, bin: 0.36, bout: 0.36},
+	{name: "Mistral 7B Instruct", in: 0.15, out: 0.2},
+	{name: "gpt-oss-120b", in: 0.15, out: 0.6, bin: 0.075, bout: 0.3, flexIn: 0.075, flexOut: 0.3, priorityIn: 0.2625, priorityOut: 1.05},
+	{name: "Qwen3 235B A22B 2507", in: 0.22, out: 0.88, bin: 0.11, bout: 0.44},
+	{name: "Titan Text Embeddings V2", titan: true, in: 0.02, bin: 0.01},
+	{name: "Embed English", in: 0.1},
+}
+
+// DefaultPriceList is the simulated Price List of us-east-1 and us-west-2
+// (the same figures; the Region filter tells them apart).
+func DefaultPriceList() []PriceProduct {
+	var out []PriceProduct
+	for _, region := range []string{"us-east-1", "us-west-2"} {
+		for _, r := range simPriceTable {
+			out = append(out, r.products(region)...)
+		}
+	}
+	return out
+}
+
+// products renders a row as the Price List lists it in region.
+func (r simPriceRow) products(region string) []PriceProduct {
+	pre := usagePrefix[region]
+	var out []PriceProduct
+	if r.fm {
+		add := func(usage, desc string, usd float64) {
+			if usd == 0 {
+				return
+			}
+			scopes := []struct{ suffix, word string }{{"", "Regional"}}
+			if r.global {
+				scopes = append(scopes, struct{ suffix, word string }{"_Global", "Global"})
+			}
+			for _, s := range scopes {
+				price := usd
+				if r.global && s.suffix == "" {
+					price = usd * 1.1 // the geographic rows bill 10% over the global ones
+				}
+				ut := usage
+				if strings.HasSuffix(ut, "_Batch") {
+					ut = strings.TrimSuffix(ut, "_Batch") + s.suffix + "_Batch"
+				} else {
+					ut += s.suffix
+				}
+				out = append(out, PriceProduct{ServiceCode: priceServiceFM, Unit: "Units",
+					Description: "AWS Marketplace software usage|" + region + "|" + desc + " " + s.word, USD: usd10(price),
+					Attributes: map[string]string{"servicename": r.name + " (Amazon Bedrock Edition)", "regionCode": region,
+						"usagetype": pre + "-MP:" + pre + "_" + ut + "-Units", "servicecode": priceServiceFM, "operation": "Usage"}})
+			}
+		}
+		add("InputTokenCount", "Million Input Tokens", r.in)
+		add("OutputTokenCount", "Million Response Tokens", r.out)
+		add("InputTokenCount_Batch", "Million Batch Input Tokens", r.bin)
+		add("OutputTokenCount_Batch", "Million Batch Response Tokens", r.bout)
+		add("CacheReadInputTokenCount", "Million Cache Read Input Tokens", r.cacheRead)
+		add("CacheWriteInputTokenCount", "Million Cache Write Input Tokens", r.cacheW5m)
+		add("CacheWrite1hInputTokenCount", "Million Cache Write 1h Input Tokens", r.cacheW1h)
+		// Provisioned throughput: listed, and not an inference price.
+		out = append(out, PriceProduct{ServiceCode: priceServiceFM, Unit: "1M TPM Hour", USD: "0.1980000000",
+			Description: "AWS Marketplace software usage|" + region + "|Reserved 1 Month Input TPM Geo",
+			Attributes: map[string]string{"servicename": r.name + " (Amazon Bedrock Edition)", "regionCode": region,
+				"usagetype": pre + "-MP:" + pre + "_Reserved_1Month_InputTPM_Geo-Units", "servicecode": priceServiceFM}})
+		return out
+	}
+	key := "model"
+	if r.titan {
+		key = "titanModel"
+	}
+	camel := strings.ReplaceAll(r.name, " ", "")
+	add := func(suffix, inference, feature string, usd float64) {
+		if usd == 0 {
+			return
+		}
+		out = append(out, PriceProduct{ServiceCode: priceServiceBedrock, Unit: "1K tokens", USD: usd10(usd / 1000),
+			Description: fmt.Sprintf("$%s per 1K %s for %s in %s", strconv.FormatFloat(usd/1000, 'f', -1, 64), strings.ToLower(inference), r.name, region),
+			Attributes: map[string]string{key: r.name, "regionCode": region, "usagetype": pre + "-" + camel + "-" + suffix,
+				"inferenceType": inference, "feature": feature, "servicecode": priceServiceBedrock, "servicename": "Amazon Bedrock"}})
+	}
+	add("input-tokens", "Input tokens", "On-demand Inference", r.in)
+	add("output-tokens", "Output tokens", "On-demand Inference", r.out)
+	add("input-tokens-batch", "Input tokens", "Batch Inference", r.bin)
+	add("output-tokens-batch", "Output tokens", "Batch Inference", r.bout)
+	add("cache-read-input-token-count", "Prompt cache read input tokens", "On-demand Inference", r.cacheRead)
+	add("input-tokens-flex", "Input tokens flex", "On-demand Inference", r.flexIn)
+	add("output-tokens-flex", "Output tokens flex", "On-demand Inference", r.flexOut)
+	add("input-tokens-priority", "Input tokens priority", "On-demand Inference", r.priorityIn)
+	add("output-tokens-priority", "Output tokens priority", "On-demand Inference", r.priorityOut)
+	// A fine-tuned model's rate: a product of its own, not the base model's price.
+	add("input-tokens-custom-model", "Input tokens", "Custom Model Import", r.in)
+	return out
+}
+
+// usd10 renders a price as the Price List does: ten decimals.
+func usd10(v float64) string { return strconv.FormatFloat(v, 'f', 10, 64) }
+
+// SyntheticPriceList is a Price List of n products for benchmarks: for each
+// model of SyntheticAccount(models) ("Sim Model 000", ...) the products of a
+// Marketplace row, and AmazonBedrock products of other models (other
+// Regions too) up to n.
+func SyntheticPriceList(n, models int) []PriceProduct {
+	var out []PriceProduct
+	for i := 0; i < models && len(out) < n; i++ {
+		r := simPriceRow{fm: true, global: true, name: fmt.Sprintf("Sim Model %03d", i), in: 1 + float64(i%7), out: 5 + float64(i%7),
+			bin: 0.5, bout: 2.5, cacheRead: 0.1, cacheW5m: 1.25, cacheW1h: 2}
+		out = append(out, r.products("us-east-1")...)
+	}
+	for i := 0; len(out) < n; i++ {
+		region := "us-east-1"
+		if i%2 == 1 {
+			region = "us-west-2"
+		}
+		r := simPriceRow{name: fmt.Sprintf("Other Model %04d", i), in: 0.1, out: 0.4, bin: 0.05, bout: 0.2, cacheRead: 0.01}
+		out = append(out, r.products(region)...)
+	}
+	return out[:n]
+}
+
+// Listen serves the simulator on addr until Close and returns its base URL.
+func (p *PriceListSim) Listen(addr string) (string, error) {
+	log := p.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	p.mu.Lock()
+	if p.Products == nil {
+		p.Products = DefaultPriceList()
+	}
+	p.mu.Unlock()
+	return p.http.listen(addr, "price list sim", p, log, "Price List SIMULATOR listening: Bedrock products of its own table")
+}
+
+// Close stops the listener.
+func (p *PriceListSim) Close() error { return p.http.close() }
+
+// Calls counts the GetProducts calls answered.
+func (p *PriceListSim) Calls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls
+}
+
+// maxPriceResults is GetProducts' MaxResults range maximum (and default).
+const maxPriceResults = 100
+
+func (p *PriceListSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w, done := bodyFirst(w, r)
+	defer done()
+	if r.Method != http.MethodPost || r.Header.Get("X-Amz-Target") != "AWSPriceListService.GetProducts" {
+		jsonError(w, "InvalidParameterException", "SIMULATED: the Price List simulator implements GetProducts only")
+		return
+	}
+	var in struct {
+		ServiceCode   string
+		FormatVersion string
+		NextToken     string
+		MaxResults    *int
+		Filters       []struct{ Type, Field, Value string }
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil {
+		jsonError(w, "InvalidParameterException", "SIMULATED: the request body is not JSON")
+		return
+	}
+	switch {
+	case in.ServiceCode == "":
+		jsonError(w, "InvalidParameterException", "SIMULATED: ServiceCode is required")
+		return
+	case in.FormatVersion != "" && in.FormatVersion != "aws_v1":
+		jsonError(w, "InvalidParameterException", "SIMULATED: FormatVersion must be aws_v1")
+		return
+	}
+	limit := maxPriceResults
+	if in.MaxResults != nil {
+		if *in.MaxResults < 1 || *in.MaxResults > maxPriceResults {
+			jsonError(w, "InvalidParameterException", "SIMULATED: MaxResults must be 1..100")
+			return
+		}
+		limit = *in.MaxResults
+	}
+	for _, f := range in.Filters {
+		if f.Type != "TERM_MATCH" {
+			jsonError(w, "InvalidParameterException", "SIMULATED: the simulator implements filters of type TERM_MATCH only, not "+f.Type)
+			return
+		}
+		if f.Field == "" {
+			jsonError(w, "InvalidParameterException", "SIMULATED: a filter's Field is required")
+			return
+		}
+	}
+	p.mu.Lock()
+	p.calls++
+	products := p.Products
+	if products == nil {
+		products = DefaultPriceList()
+		p.Products = products
+	}
+	p.mu.Unlock()
+	known := false
+	var docs []string
+	for i := range products {
+		pp := &products[i]
+		if pp.ServiceCode != in.ServiceCode {
+			continue
+		}
+		known = true
+		if matches(pp, in.Filters) {
+			docs = append(docs, p.doc(pp))
+		}
+	}
+	if !known {
+		jsonError(w, "NotFoundException", "SIMULATED: the simulated Price List has no service code "+in.ServiceCode)
+		return
+	}
+	start, err := pageStart(in.NextToken, len(docs))
+	if err != nil {
+		jsonError(w, "InvalidNextTokenException", "SIMULATED: invalid NextToken")
+		return
+	}
+	end := min(start+limit, len(docs))
+	out := map[string]any{"FormatVersion": "aws_v1", "PriceList": docs[start:end]}
+	if end < len(docs) {
+		out["NextToken"] = pageToken(end)
+	}
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// matches applies TERM_MATCH filters: the attribute equals the value
+// (ServiceCode matches the product's service code).
+func matches(pp *PriceProduct, fs []struct{ Type, Field, Value string }) bool {
+	for _, f := range fs {
+		v, ok := pp.Attributes[f.Field]
+		if f.Field == "ServiceCode" {
+			v, ok = pp.ServiceCode, true
+		}
+		if !ok || v != f.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// doc renders (once) the product's document as GetProducts returns it.
+func (p *PriceListSim) doc(pp *PriceProduct) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pp.doc != "" {
+		return pp.doc
+	}
+	h := fnv.New64a()
+	fmt.Fprint(h, pp.ServiceCode, pp.Attributes["usagetype"], pp.Attributes["regionCode"], pp.Attributes["servicename"], pp.Attributes["model"], pp.Attributes["titanModel"])
+	sku := strings.ToUpper(strconv.FormatUint(h.Sum64(), 36))
+	eff := pp.EffectiveDate
+	if eff == "" {
+		eff = simPriceEffective
+	}
+	const term, rate = "JRTCKXETXF", "6YS6EN2CT7" // the Price List's on-demand offer term and rate codes
+	family := "Amazon Bedrock"
+	if pp.ServiceCode == priceServiceFM {
+		family = "Machine Learning"
+	}
+	doc := map[string]any{
+		"product":     map[string]any{"productFamily": family, "attributes": pp.Attributes, "sku": sku},
+		"serviceCode": pp.ServiceCode,
+		"terms": map[string]any{"OnDemand": map[string]any{sku + "." + term: map[string]any{
+			"priceDimensions": map[string]any{sku + "." + term + "." + rate: map[string]any{
+				"unit": pp.Unit, "endRange": "Inf", "description": pp.Description, "appliesTo": []string{},
+				"rateCode": sku + "." + term + "." + rate, "beginRange": "0", "pricePerUnit": map[string]string{"USD": pp.USD}}},
+			"sku": sku, "effectiveDate": eff, "offerTermCode": term, "termAttributes": map[string]string{}}}},
+		"version":         "20261101000000",
+		"publicationDate": "2026-11-01T00:00:00Z",
+	}
+	b, _ := json.Marshal(doc)
+	pp.doc = string(b)
+	return pp.doc
+}
