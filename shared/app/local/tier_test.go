@@ -93,13 +93,18 @@ func TestServiceTiers(t *testing.T) {
 
 	// The dry run names the prices it is at: the tier too on demand, standard
 	// where the model offers no other.
-	priced := []struct{ name, model, mode, basis, tier, text string }{
-		{"auto on flex", tierModel, "", "on_demand", "flex", "(on_demand flex prices)"},
-		{"on demand without tiers", haiku, "on_demand", "on_demand", "standard", "(on_demand standard prices)"},
-		{"batch", haiku, "batch", "batch", "", "(batch prices)"},
+	// (12 records: under batch's minimum, where auto runs on demand; the
+	// account lists batch quotas for Nova 2 Lite, so 120 would be a batch job.)
+	priced := []struct {
+		name, model, mode, basis, tier, text string
+		n                                    int
+	}{
+		{"auto on flex", tierModel, "", "on_demand", "flex", "(on_demand flex prices)", 12},
+		{"on demand without tiers", haiku, "on_demand", "on_demand", "standard", "(on_demand standard prices)", 120},
+		{"batch", haiku, "batch", "batch", "", "(batch prices)", 120},
 	}
 	for _, tc := range priced {
-		args := map[string]any{"model": tc.model, "records": records(120), "max_tokens": 200, "dry_run": true}
+		args := map[string]any{"model": tc.model, "records": records(tc.n), "max_tokens": 200, "dry_run": true}
 		if tc.mode != "" {
 			args["mode"] = tc.mode
 		}

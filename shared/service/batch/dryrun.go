@@ -250,6 +250,13 @@ func (s *Service) pricePaths(out *DryRunResult, m *model.Model, lim service.Batc
 		priced := "batch prices are the lowest listed"
 		if len(out.Paths) == 0 || !out.Paths[0].Cost.Priced {
 			priced = "batch is the mode for that size (the catalog lists no batch price for this model, so no cost is compared)"
+		} else {
+			for _, p := range out.Paths[1:] {
+				if p.Cost.Priced && !p.InfoOnly && p.Cost.Total <= out.Paths[0].Cost.Total {
+					priced = fmt.Sprintf("batch is the mode for that size (%s costs no more here; give mode on_demand to run it so)", p.Path)
+					break
+				}
+			}
 		}
 		out.Auto, out.AutoWhy = "batch", fmt.Sprintf("%d records reach %s's minimum of %d per job, and %s", out.Records, lim.Title, lim.MinRecords, priced)
 	default:
