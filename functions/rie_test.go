@@ -55,8 +55,11 @@ var functions = []string{"mcp", "bedrock-events", "ingest", "sagemaker-events", 
 // wiring lives in packages of its own (anthropicsdk,
 // sagemakerapp, vectorsapp) so only the functions that call an API link its
 // SDK, and mcp reaches the two heaviest (the Anthropic SDK, the SageMaker
-// control plane) through the providers function (shared/remote).
-const maxBootstrapBytes = 20_000_000
+// control plane) through the providers function (shared/remote). 21 MB
+// since the reconciler reads the AWS Price List (service/pricing took it
+// from 19.9 to 20.1 MB on linux/amd64, 2026-12-03): the largest, it links the
+// Anthropic SDK, SageMaker, Service Quotas and the Bedrock control plane.
+const maxBootstrapBytes = 21_000_000
 
 // timeouts are the function timeouts infra/functions.go gives each Lambda, in
 // seconds: the handlers plan with the deadline (ingest keeps 30 s back).
