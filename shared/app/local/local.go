@@ -118,6 +118,8 @@ type Options struct {
 	Now func() time.Time
 	// Adapters replace make dev's store, objects, vectors and topic (zero: make dev's).
 	Adapters Adapters
+	// Fanout configures the validation queue of jobs over many files (fanout.go).
+	Fanout FanoutOptions
 }
 
 // Suite is the whole suite in one process: the MCP handler, the event router,
@@ -155,6 +157,8 @@ type Suite struct {
 	Quotas    *sim.QuotasSim
 	QuotasURL string
 	Models    *refresh.Service
+	// Units is the validation queue of jobs over many files (fanout.go).
+	Units *UnitQueue
 }
 
 // Bucket is the bucket URI local jobs live under (a folder of Dir).
@@ -310,6 +314,9 @@ func (l *Suite) postEvent(w http.ResponseWriter, r *http.Request) {
 
 // Close stops the simulator, drains the bus and closes the store.
 func (l *Suite) Close() error {
+	if l.Units != nil {
+		l.Units.close()
+	}
 	err := errors.Join(l.Sim.Close(), l.closeQuotas(), l.closeSageMaker(), l.closeAnthropic(), l.closeVectors())
 	if l.Reports != nil {
 		err = errors.Join(err, l.Reports.Runtime.Close())

@@ -17,4 +17,5 @@ func (l *Suite) addValidate(o Options) {
 	}
 	v := &handler.Validate{Svc: l.Service.Transfer, Log: o.Log}
 	l.Router.Others[config.EventSource+"|"+config.DetailInputValidation] = v.Handle
+	l.addFanout(o)
 }

@@ -14,10 +14,27 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
-// writeFileParts is the second pass: the file streamed into one provider input
+// takenIDs are the explicit ids of a job's input, which generated ids avoid
+// (has may say yes for an id that is not there: that id is only skipped).
+type takenIDs interface{ has(id string) bool }
+
+// inputSource opens a job's input from its start: the file of a single-file
+// submit, or every file of one over many in order (see fanout.go).
+type inputSource struct {
+	uri  string // how errors name it
+	open func(ctx context.Context) (io.ReadCloser, error)
+}
+
+// fileSource is the one file of a single-file submit, at its pinned version.
+func (s *Service) fileSource(field, uri string, pin *blob.Version) inputSource {
+	return inputSource{uri: uri, open: func(ctx context.Context) (io.ReadCloser, error) { return s.openInput(ctx, field, uri, pin) }}
+}
+
+// writeFileParts is the second pass: the input streamed into one provider input
 // per part and the record-id list, generating ids for records without one.
-func (s *Service) writeFileParts(ctx context.Context, field, uri string, pin *blob.Version, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken idSet, md *batch.Media) error {
-	rc, err := s.openInput(ctx, field, uri, pin)
+func (s *Service) writeFileParts(ctx context.Context, src inputSource, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken takenIDs, md *batch.Media) error {
+	uri := src.uri
+	rc, err := src.open(ctx)
 	if err != nil {
 		return fmt.Errorf("reopen input %s: %w", uri, err)
 	}
