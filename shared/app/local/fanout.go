@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/handler"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
@@ -27,13 +28,9 @@ type FanoutOptions struct {
 // of a small laptop.
 const DefaultFanoutWorkers = 4
 
-// fanoutReceives is how often a unit is delivered before it goes to the
-// dead-letter list: the queue's maxReceiveCount in AWS (infra/fanout.go).
-const fanoutReceives = 5
-
 // UnitQueue is make dev's validation queue: units sent are run by Workers
 // goroutines; one that fails is delivered again after a pause, up to
-// fanoutReceives times, then kept in Dead (the DLQ).
+// config.ValidateQueueReceives times, then kept in Dead (the DLQ).
 type UnitQueue struct {
 	run func(ctx context.Context, u transfer.Unit) error
 
@@ -102,7 +99,7 @@ func (q *UnitQueue) work() {
 			q.busy.Done()
 			continue
 		}
-		if d.receive >= fanoutReceives {
+		if d.receive >= config.ValidateQueueReceives {
 			q.mu.Lock()
 			q.dead = append(q.dead, d.u)
 			q.mu.Unlock()
