@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,7 +94,7 @@ func wantFileIDs(t *testing.T, ids map[string]bool, sizes ...int) {
 
 var _ = flow("FanoutThreeUploads", func(t *testing.T, w wiring) {
 	fanoutE2E(t)
-	s := newSuiteOn(t, w, local.Options{Fanout: local.FanoutOptions{Workers: 3, UnitBytes: fanoutUnitBytes}})
+	s := newSuiteOn(t, w, local.Options{FailEvery: 10, Fanout: local.FanoutOptions{Workers: 3, UnitBytes: fanoutUnitBytes}})
 	alice := s.client("alice")
 	ids := uploadFiles(t, alice, fanoutFile(0, 50), fanoutFile(1, 70), fanoutFile(2, 90))
 	h := submitFile(t, alice, map[string]any{"model": haiku, "input_upload_ids": ids, "name": "three"})
@@ -102,6 +103,26 @@ var _ = flow("FanoutThreeUploads", func(t *testing.T, w wiring) {
 		t.Fatalf("after the fan-out: %+v", j)
 	}
 	wantFileIDs(t, fanoutResults(t, s, alice, h.JobID), 50, 70, 90)
+
+	// retry_failed reads the caller records the parts kept, in pieces.
+	var failed []string
+	for _, r := range allResults(t, alice, h.JobID, "failed", 500) {
+		failed = append(failed, r.ID)
+	}
+	if len(failed) == 0 {
+		t.Fatal("setup: no failed records")
+	}
+	c := call[mcpserver.RetryOut](t, alice, "retry_failed", map[string]any{"job_id": h.JobID})
+	s.settle()
+	var retried []string
+	for _, r := range allResults(t, alice, c.JobID, "", 500) {
+		retried = append(retried, r.ID)
+	}
+	slices.Sort(failed)
+	slices.Sort(retried)
+	if c.RecordCount != len(failed) || !slices.Equal(failed, retried) {
+		t.Fatalf("retry ran %v, want the failed %v", retried, failed)
+	}
 })
 
 var _ = flow("FanoutFolder", func(t *testing.T, w wiring) {

@@ -43,6 +43,21 @@ func readObject(t *testing.T, s *suite, uri string) []byte {
 	return b
 }
 
+// readKept reads a kept list of j as ingest and retry_failed do.
+func readKept(t *testing.T, s *suite, j *job.Job, uri string) []byte {
+	t.Helper()
+	rc, err := s.l.Service.Core.OpenKept(context.Background(), j, uri)
+	if err != nil {
+		t.Fatalf("open %s: %v", uri, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // unitsOf is how many check units the fan-out of job id planned.
 func unitsOf(t *testing.T, s *suite, id string) int {
 	t.Helper()
@@ -94,10 +109,14 @@ func TestFanoutByteRangesGiveTheSinglePassParts(t *testing.T) {
 			t.Errorf("part %d: the provider inputs differ", i)
 		}
 	}
+	// The fan-out's lists are in pieces, one a part, read as one.
 	for _, uri := range []func(*job.Job) string{service.IDsURI, service.InputsURI} {
-		if !bytes.Equal(readObject(t, s, uri(a)), readObject(t, s, uri(b))) {
+		if !bytes.Equal(readKept(t, s, a, uri(a)), readKept(t, s, b, uri(b))) {
 			t.Errorf("%s and %s differ", uri(a), uri(b))
 		}
+	}
+	if _, err := s.l.Blobs.Stat(context.Background(), service.PieceURI(service.IDsURI(b), 1)); err != nil {
+		t.Errorf("the fan-out's second part wrote no id piece: %v", err)
 	}
 }
 
@@ -167,20 +186,24 @@ func TestFanoutInvalidLineInThirdOfFiveFiles(t *testing.T) {
 	}
 }
 
-// killingBlobs fails the first write of one object: the unit writing it
-// dies after it wrote part of its share (its record sizes).
+// killingBlobs fails the first write of each object named by a suffix: the
+// unit writing it dies after it wrote part of its share.
 type killingBlobs struct {
 	*fsblob.Store
-	suffix string
-	mu     sync.Mutex
-	killed int
+	suffixes []string
+	mu       sync.Mutex
+	done     map[string]bool
+	killed   int
 }
 
 func (k *killingBlobs) Put(ctx context.Context, uri string, r io.Reader, ct string) (int64, error) {
 	k.mu.Lock()
-	kill := k.killed == 0 && strings.HasSuffix(uri, k.suffix)
-	if kill {
-		k.killed++
+	kill := false
+	for _, sfx := range k.suffixes {
+		if strings.HasSuffix(uri, sfx) && !k.done[sfx] {
+			k.done[sfx], kill = true, true
+			k.killed++
+		}
 	}
 	k.mu.Unlock()
 	if kill {
@@ -200,16 +223,19 @@ func (d twiceQueue) SendUnits(ctx context.Context, units []transfer.Unit) error 
 	return d.q.SendUnits(ctx, units)
 }
 
-// A unit killed after writing part of its share is delivered again and
-// writes the same share; with every unit delivered twice besides, the job's
-// count is exact and every record runs once.
+// A unit killed after writing part of its share (a check unit, a part's
+// writer) is delivered again and writes the same share; with every unit
+// delivered twice besides, the job's count is exact and every record runs once.
 func TestFanoutKilledUnitAndRedeliveriesGiveExactCounts(t *testing.T) {
 	dir := t.TempDir()
 	fs, err := fsblob.New(filepath.Join(dir, "objects"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	kb := &killingBlobs{Store: fs, suffix: "/fanout/ids/0000000/0000003.bin"}
+	// A check unit dies after writing its record sizes; the part's writer
+	// after writing its provider input, before its id piece.
+	kb := &killingBlobs{Store: fs, done: map[string]bool{},
+		suffixes: []string{"/fanout/ids/0000000/0000003.bin", "/ids/part-00000.jsonl"}}
 	s := newSuiteWith(t, local.Options{Adapters: local.Adapters{Blobs: kb},
 		Fanout: local.FanoutOptions{Workers: 4, UnitBytes: 800}})
 	tr := s.l.Service.Transfer
@@ -218,8 +244,8 @@ func TestFanoutKilledUnitAndRedeliveriesGiveExactCounts(t *testing.T) {
 	ids := uploadFiles(t, alice, fanoutFile(0, 90), fanoutFile(1, 110))
 	h := submitFile(t, alice, map[string]any{"model": haiku, "input_upload_ids": ids})
 	j := fanoutDone(t, s, alice, h.JobID)
-	if kb.killed != 1 {
-		t.Fatalf("setup: the unit was killed %d times, want 1", kb.killed)
+	if kb.killed != 2 {
+		t.Fatalf("setup: units were killed %d times, want 2", kb.killed)
 	}
 	if j.RecordCount != 200 || j.Error != "" {
 		t.Fatalf("after a killed unit and redeliveries: %+v", j)

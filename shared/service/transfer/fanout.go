@@ -32,8 +32,11 @@ import (
 //     the duplicate ids in it (by fingerprint, then by text), so no set of
 //     every id is ever held in one place;
 //  4. finish: the problems of every unit and shard put in file order (the
-//     first 20 named by file and line) fail the job, or the provider inputs
-//     are written and the job starts as a single-file one does.
+//     first 20 named by file and line) fail the job, or the records are
+//     split into parts as a single pass splits them;
+//  5. write units, in parallel, one per part: each writes its part's
+//     provider input and its pieces of the id list and caller records
+//     (fanout_write.go); the last one stores the parts and starts the job.
 //
 // No coordinator holds the job: a unit's outputs are its done marker, the
 // unit that finds its phase complete (by listing the markers) claims the next
@@ -46,6 +49,7 @@ const (
 	UnitCheck  = "check"
 	UnitDups   = "dups"
 	UnitFinish = "finish"
+	UnitWrite  = "write"
 )
 
 // Unit is one piece of a fan-out validation, as the queue carries it.
@@ -64,6 +68,7 @@ type Unit struct {
 	// The fan-out's shape, so each unit can tell when its phase is complete.
 	Units  int `json:"units"`
 	Shards int `json:"shards"`
+	Parts  int `json:"parts,omitempty"`
 	// Salt keys the id fingerprints of this job (every unit must agree).
 	Salt uint64 `json:"salt"`
 }
@@ -224,6 +229,8 @@ func (s *Service) RunUnit(ctx context.Context, u Unit) error {
 		return s.runDups(ctx, j, u)
 	case UnitFinish:
 		return s.runFinish(ctx, j, u)
+	case UnitWrite:
+		return s.runWrite(ctx, j, u)
 	}
 	s.Logger().ErrorContext(ctx, "unknown fan-out unit; dropped", "job_id", u.JobID, "kind", u.Kind)
 	return nil

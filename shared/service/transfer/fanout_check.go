@@ -30,6 +30,10 @@ type unitSummary struct {
 	Problems   []problem `json:"problems,omitempty"`
 	MaxLine    int       `json:"maxLine"`
 	Invocation string    `json:"invocation,omitempty"`
+	// NoIDs counts the records without an id (given one when written), and
+	// Taken the explicit ids of the form generated ids take (see idGen).
+	NoIDs int   `json:"noIds"`
+	Taken []int `json:"taken,omitempty"`
 }
 
 // checked is where the setup a unit shares with a single-file validation comes from.
@@ -121,7 +125,7 @@ func (s *Service) checkUnit(ctx context.Context, j *job.Job, u Unit, marker stri
 		return fmt.Errorf("check %s bytes %d-%d: %w", u.URI, u.Start, u.End, err)
 	}
 	sum := unitSummary{File: u.File, Lines: r.Line(), Count: scan.count, Records: len(scan.sizes), Bad: probs.bad,
-		Problems: probs.list, Invocation: scan.invocation.Type}
+		Problems: probs.list, Invocation: scan.invocation.Type, NoIDs: len(scan.sizes) - ids.seen, Taken: ids.taken}
 	var sizes []byte
 	for _, n := range scan.sizes {
 		sizes = binary.AppendUvarint(sizes, uint64(n))
@@ -251,9 +255,15 @@ func shardOf(fp uint64, shards int) int {
 type shardIDs struct {
 	salt   uint64
 	shards [][]byte
+	seen   int   // ids handed in (of a valid unit: its records with an id)
+	taken  []int // the ids of the generated form, as numbers
 }
 
 func (d *shardIDs) check(line int, id string) int {
+	d.seen++
+	if n, ok := generatedNumber(id); ok {
+		d.taken = append(d.taken, n)
+	}
 	fp := fingerprintIn(d.salt, id)
 	sh := shardOf(fp, len(d.shards))
 	b := binary.LittleEndian.AppendUint64(d.shards[sh], fp)

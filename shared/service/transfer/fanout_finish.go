@@ -1,14 +1,11 @@
 package transfer
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -44,8 +41,7 @@ type idMarkAt struct {
 	unit, line uint32
 }
 
-// runDups finds the duplicate ids of one shard over every unit, writes the
-// shard's sorted fingerprints (the ids generated ids avoid), and, when it
+// runDups finds the duplicate ids of one shard over every unit and, when it
 // completes the shards, sends the finish.
 func (s *Service) runDups(ctx context.Context, j *job.Job, u Unit) error {
 	name := unitName(u.Index)
@@ -110,7 +106,6 @@ func (s *Service) dupShard(ctx context.Context, j *job.Job, u Unit, marker strin
 	// Lines whose fingerprint another line shares are compared by text.
 	type at struct{ unit, line uint32 }
 	cand := map[at]bool{}
-	fps := make([]byte, 0, 8*len(marks))
 	for i := 0; i < len(marks); {
 		k := i + 1
 		for k < len(marks) && marks[k].fp == marks[i].fp {
@@ -121,13 +116,9 @@ func (s *Service) dupShard(ctx context.Context, j *job.Job, u Unit, marker strin
 				cand[at{m.unit, m.line}] = true
 			}
 		}
-		fps = binary.LittleEndian.AppendUint64(fps, marks[i].fp)
 		i = k
 	}
 	marks = nil
-	if err := s.putBytes(ctx, fanoutURI(j, "taken", unitName(u.Index)+".bin"), fps); err != nil {
-		return err
-	}
 	var res shardResult
 	if len(cand) > 0 {
 		first := map[string]at{}
@@ -155,7 +146,7 @@ func (s *Service) dupShard(ctx context.Context, j *job.Job, u Unit, marker strin
 }
 
 // runFinish gathers the units' shares: the job fails with its first problems
-// (by file and line), or its provider inputs are written and it starts.
+// (by file and line), or its parts are laid out for the write units.
 func (s *Service) runFinish(ctx context.Context, j *job.Job, u Unit) error {
 	c, err := s.unitSetup(ctx, j)
 	if errors.Is(err, errGone) {
@@ -213,23 +204,11 @@ func (s *Service) runFinish(ctx context.Context, j *job.Job, u Unit) error {
 		_, err = s.failValidation(ctx, j.ID, job.Fieldf(c.fr.Field, "%v", err).Error())
 		return err
 	}
-	sizes = nil
-	taken := &fanoutIDs{salt: u.Salt}
-	for i := range results {
-		b, err := s.getBytes(ctx, fanoutURI(j, "taken", unitName(i)+".bin"))
-		if err != nil {
-			return fmt.Errorf("read id fingerprints of %s: %w", j.ID, err)
-		}
-		for ; len(b) >= 8; b = b[8:] {
-			taken.fps = append(taken.fps, binary.LittleEndian.Uint64(b))
-		}
-	}
 	invocation := ""
 	for _, sum := range sums {
 		invocation = cmp.Or(invocation, sum.Invocation)
 	}
-	draft := s.draftParts(j, records, parts, invocation)
-	return s.writeAndStart(ctx, s.filesSource(c.fr.Field, p.Files), &draft, maxLine, c.req, c.prov, taken, c.md)
+	return s.layoutParts(ctx, j, u, p, sums, jobLayout{Records: records, Parts: parts, Invocation: invocation, MaxLine: maxLine})
 }
 
 // fanoutProblems is why the job fails, from every unit's and shard's
@@ -309,78 +288,3 @@ func (s *Service) fanoutSizes(ctx context.Context, j *job.Job, units, records in
 	return sizes, nil
 }
 
-// fanoutIDs are a fan-out's explicit ids, as the shards' sorted fingerprints.
-type fanoutIDs struct {
-	salt uint64
-	fps  []uint64
-}
-
-func (f *fanoutIDs) has(id string) bool {
-	_, ok := slices.BinarySearch(f.fps, fingerprintIn(f.salt, id))
-	return ok
-}
-
-// filesSource is every file of a job over many, in order, each at its pinned
-// version: a file's first line starts a line (a '\n' between files), and a
-// byte order mark at a file's start is dropped, as the check units read them.
-func (s *Service) filesSource(field string, files []plannedFile) inputSource {
-	return inputSource{uri: "the job's input files", open: func(ctx context.Context) (io.ReadCloser, error) {
-		return &filesReader{ctx: ctx, s: s, field: field, files: files}, nil
-	}}
-}
-
-type filesReader struct {
-	ctx   context.Context
-	s     *Service
-	field string
-	files []plannedFile
-	next  int
-	cur   io.ReadCloser
-	br    *bufio.Reader
-	nl    bool // a '\n' is owed before the next file
-}
-
-var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
-
-func (f *filesReader) Read(p []byte) (int, error) {
-	for {
-		if f.nl {
-			if len(p) == 0 {
-				return 0, nil
-			}
-			p[0], f.nl = '\n', false
-			return 1, nil
-		}
-		if f.cur == nil {
-			if f.next == len(f.files) {
-				return 0, io.EOF
-			}
-			pf := f.files[f.next]
-			f.next++
-			rc, err := f.s.openInput(f.ctx, f.field, pf.URI, &pf.Version)
-			if err != nil {
-				return 0, err
-			}
-			f.cur, f.br = rc, bufio.NewReaderSize(rc, 64<<10)
-			if b, _ := f.br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
-				f.br.Discard(len(utf8BOM))
-			}
-		}
-		n, err := f.br.Read(p)
-		if errors.Is(err, io.EOF) {
-			f.cur.Close()
-			f.cur, f.nl = nil, true
-			err = nil
-		}
-		if n > 0 || err != nil {
-			return n, err
-		}
-	}
-}
-
-func (f *filesReader) Close() error {
-	if f.cur != nil {
-		return f.cur.Close()
-	}
-	return nil
-}

@@ -158,15 +158,21 @@ func (s *Service) draftParts(j *job.Job, n int, parts []int, invocation string) 
 // writeAndStart writes a validated job's provider inputs from src, stores
 // its parts and starts it: the end of a validation, one file or many.
 func (s *Service) writeAndStart(ctx context.Context, src inputSource, draft *job.Job, maxLine int, req batch.SubmitRequest, prov service.BatchProvider, taken takenIDs, md *batch.Media) error {
-	id := draft.ID
-	log := s.Logger().With("job_id", id)
 	if err := s.writeFileParts(ctx, src, draft, req, prov, taken, md); err != nil {
 		var fe *job.FieldError
 		if errors.As(err, &fe) {
-			_, err = s.failValidation(ctx, id, fe.Error())
+			_, err = s.failValidation(ctx, draft.ID, fe.Error())
 		}
 		return err
 	}
+	return s.startValidated(ctx, draft, maxLine, req, prov, md)
+}
+
+// startValidated stores a validated job's parts, their inputs written, and
+// starts it (unless another run got there first).
+func (s *Service) startValidated(ctx context.Context, draft *job.Job, maxLine int, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media) error {
+	id := draft.ID
+	log := s.Logger().With("job_id", id)
 	j, err := s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
 		if !inputValidating(cur) {
 			return store.ErrNoChange // another run got there first (or the job was cancelled)

@@ -39,12 +39,44 @@ func (s *Service) writeFileParts(ctx context.Context, src inputSource, j *job.Jo
 		return fmt.Errorf("reopen input %s: %w", uri, err)
 	}
 	defer rc.Close()
+	next := 1
+	newID := func() string {
+		for {
+			id := fmt.Sprintf("r%05d", next)
+			next++
+			if !taken.has(id) {
+				return id
+			}
+		}
+	}
 	r := jsonl.NewReader(rc, jsonl.Options{MaxLineBytes: maxFileLineBytes})
+	return s.writeParts(ctx, r, uri, partsOut{parts: j.Parts, total: j.RecordCount, idsURI: service.IDsURI(j), insURI: service.InputsURI(j), newID: newID}, j.ID, req, prov, md)
+}
 
+// lineReader is the input as writeParts reads it (jsonl.Reader).
+type lineReader interface {
+	Next() bool
+	Bytes() []byte
+	Line() int
+	Err() error
+}
+
+// partsOut is what writeParts writes: parts (in order, starting at record
+// first of the job, of total), the id list and the caller records, with
+// newID for records that have none.
+type partsOut struct {
+	parts          []job.Part
+	first, total   int
+	idsURI, insURI string
+	newID          func() string
+}
+
+// writeParts streams r's records into out.
+func (s *Service) writeParts(ctx context.Context, r lineReader, uri string, out partsOut, jobID string, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media) error {
 	idsR, idsW := io.Pipe()
 	idsDone := make(chan error, 1)
 	go func() {
-		_, err := s.Blobs.Put(ctx, service.IDsURI(j), idsR, "application/jsonl")
+		_, err := s.Blobs.Put(ctx, out.idsURI, idsR, "application/jsonl")
 		idsR.CloseWithError(err)
 		idsDone <- err
 	}()
@@ -53,15 +85,15 @@ func (s *Service) writeFileParts(ctx context.Context, src inputSource, j *job.Jo
 	insR, insW := io.Pipe()
 	insDone := make(chan error, 1)
 	go func() {
-		_, err := s.Blobs.Put(ctx, service.InputsURI(j), insR, "application/jsonl")
+		_, err := s.Blobs.Put(ctx, out.insURI, insR, "application/jsonl")
 		insR.CloseWithError(err)
 		insDone <- err
 	}()
 	ins := bufio.NewWriterSize(insW, 256<<10)
 	insEnc := json.NewEncoder(ins)
-	next, i := 1, 0
+	i := out.first
 	var werr error
-	for _, p := range j.Parts {
+	for _, p := range out.parts {
 		pr, pw := io.Pipe()
 		done := make(chan struct{})
 		go func() {
@@ -83,11 +115,8 @@ func (s *Service) writeFileParts(ctx context.Context, src inputSource, j *job.Jo
 					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (line %d): %w", uri, r.Line(), err))
 					return
 				}
-				for in.ID == "" {
-					if id := fmt.Sprintf("r%05d", next); !taken.has(id) {
-						in.ID = id
-					}
-					next++
+				if in.ID == "" {
+					in.ID = out.newID()
 				}
 				callerID := in.ID
 				if err := insEnc.Encode(&in); err != nil {
@@ -126,7 +155,7 @@ func (s *Service) writeFileParts(ctx context.Context, src inputSource, j *job.Jo
 				}
 				service.WriteID(ids, callerID)
 				if req.Progress != nil && i%progressEvery == 0 {
-					req.Progress(i, j.RecordCount)
+					req.Progress(i, out.total)
 				}
 			}
 			pw.CloseWithError(w.Flush())
@@ -144,7 +173,7 @@ func (s *Service) writeFileParts(ctx context.Context, src inputSource, j *job.Jo
 	}
 	idsW.CloseWithError(werr)
 	if err := <-idsDone; err != nil && werr == nil {
-		werr = fmt.Errorf("write record ids of %s: %w", j.ID, err)
+		werr = fmt.Errorf("write record ids of %s: %w", jobID, err)
 	}
 	ferr := werr
 	if ferr == nil {
@@ -152,10 +181,10 @@ func (s *Service) writeFileParts(ctx context.Context, src inputSource, j *job.Jo
 	}
 	insW.CloseWithError(ferr)
 	if err := <-insDone; err != nil && werr == nil {
-		werr = fmt.Errorf("write caller records of %s: %w", j.ID, err)
+		werr = fmt.Errorf("write caller records of %s: %w", jobID, err)
 	}
 	if werr == nil && ferr != nil {
-		werr = fmt.Errorf("write caller records of %s: %w", j.ID, ferr)
+		werr = fmt.Errorf("write caller records of %s: %w", jobID, ferr)
 	}
 	return werr
 }
