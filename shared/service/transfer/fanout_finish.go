@@ -287,4 +287,3 @@ func (s *Service) fanoutSizes(ctx context.Context, j *job.Job, units, records in
 	}
 	return sizes, nil
 }
-
