@@ -195,13 +195,13 @@ func (s *Service) runFinish(ctx context.Context, j *job.Job, u Unit) error {
 		_, err := s.failValidation(ctx, j.ID, job.Fieldf(c.fr.Field, "%s", why).Error())
 		return err
 	}
-	sizes, err := s.fanoutSizes(ctx, j, len(p.Units), records)
-	if err != nil {
+	parts, err := s.splitSegments(ctx, j, sums, lim)
+	var fe *job.FieldError
+	if errors.As(err, &fe) {
+		_, err = s.failValidation(ctx, j.ID, job.Fieldf(c.fr.Field, "%v", err).Error())
 		return err
 	}
-	parts, err := service.Split(sizes, lim)
 	if err != nil {
-		_, err = s.failValidation(ctx, j.ID, job.Fieldf(c.fr.Field, "%v", err).Error())
 		return err
 	}
 	invocation := ""
@@ -265,25 +265,71 @@ func (s *Service) fanoutProblems(p *plan, sums []unitSummary, results []shardRes
 		bad, count, strings.Join(lines, "\n"))
 }
 
-// fanoutSizes reads every unit's record sizes, in order.
-func (s *Service) fanoutSizes(ctx context.Context, j *job.Job, units, records int) ([]int, error) {
-	sizes := make([]int, 0, records)
-	for k := range units {
-		b, err := s.getBytes(ctx, fanoutURI(j, "sizes", unitName(k)+".bin"))
+// segmentRecords is about how many records one split holds (32 MB of
+// sizes): the job's records are split a segment (consecutive units) at a
+// time, so the finish holds one segment's sizes whatever the job's size.
+// Parts never cross a segment; a job within one segment (every job a single
+// pass takes) splits exactly as a single pass does.
+var segmentRecords = 4_000_000 // a variable so a test can lower it
+
+// splitSegments splits the job's records into parts, a segment at a time.
+// Every segment holds at least segmentRecords/2 records (the last one is
+// merged into the one before when smaller), so none leaves a part under a
+// provider's minimum.
+func (s *Service) splitSegments(ctx context.Context, j *job.Job, sums []unitSummary, lim service.BatchLimits) ([]int, error) {
+	var segs [][2]int // units [a, b)
+	a, acc := 0, 0
+	for k, sum := range sums {
+		if acc+sum.Records > segmentRecords && acc >= segmentRecords/2 {
+			segs, a, acc = append(segs, [2]int{a, k}), k, 0
+		}
+		acc += sum.Records
+	}
+	if n := len(segs); n > 0 && acc < segmentRecords/2 {
+		segs[n-1][1] = len(sums)
+	} else {
+		segs = append(segs, [2]int{a, len(sums)})
+	}
+	var parts []int
+	base := 0
+	for _, sg := range segs {
+		sizes, err := s.unitSizes(ctx, j, sg[0], sg[1])
+		if err != nil {
+			return nil, err
+		}
+		ps, err := service.Split(sizes, lim)
+		var fe *job.FieldError
+		if errors.As(err, &fe) {
+			var i int
+			if _, serr := fmt.Sscanf(fe.Field, "records[%d]", &i); serr == nil {
+				fe.Field = fmt.Sprintf("records[%d]", base+i) // the job's record, not the segment's
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, ps...)
+		base += len(sizes)
+	}
+	return parts, nil
+}
+
+// unitSizes reads the record sizes of units [a, b), in order.
+func (s *Service) unitSizes(ctx context.Context, j *job.Job, a, b int) ([]int, error) {
+	var sizes []int
+	for k := a; k < b; k++ {
+		raw, err := s.getBytes(ctx, fanoutURI(j, "sizes", unitName(k)+".bin"))
 		if err != nil {
 			return nil, fmt.Errorf("read record sizes of %s: %w", j.ID, err)
 		}
-		for len(b) > 0 {
-			v, n := binary.Uvarint(b)
+		for len(raw) > 0 {
+			v, n := binary.Uvarint(raw)
 			if n <= 0 {
 				return nil, fmt.Errorf("record sizes of %s unit %d: bad entry", j.ID, k)
 			}
 			sizes = append(sizes, int(v))
-			b = b[n:]
+			raw = raw[n:]
 		}
-	}
-	if len(sizes) != records {
-		return nil, fmt.Errorf("record sizes of %s: %d sizes for %d records", j.ID, len(sizes), records)
 	}
 	return sizes, nil
 }

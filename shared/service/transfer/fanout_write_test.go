@@ -1,9 +1,15 @@
 package transfer
 
 import (
+	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
 // A part's generated ids continue the single pass's sequence from where the
@@ -43,5 +49,38 @@ func TestGeneratedNumber(t *testing.T) {
 		if n, ok := generatedNumber(tc.id); n != tc.n || ok != tc.ok {
 			t.Errorf("%q: %d %v, want %d %v", tc.id, n, ok, tc.n, tc.ok)
 		}
+	}
+}
+
+// A job past one segment is split a segment at a time: the parts cover every
+// record in order, never cross a segment, and a small last segment joins the
+// one before rather than leaving a part under the minimum.
+func TestSplitSegments(t *testing.T) {
+	defer func(n int) { segmentRecords = n }(segmentRecords)
+	segmentRecords = 100
+	fs, err := fsblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{Core: &service.Core{Blobs: fs, Bucket: "s3://b"}}
+	j := &job.Job{ID: "j", InputURI: "s3://b/input/j"}
+	ctx := context.Background()
+	var sums []unitSummary
+	for k := range 10 {
+		var raw []byte
+		for range 30 {
+			raw = binary.AppendUvarint(raw, 50)
+		}
+		if err := s.putBytes(ctx, fanoutURI(j, "sizes", unitName(k)+".bin"), raw); err != nil {
+			t.Fatal(err)
+		}
+		sums = append(sums, unitSummary{Records: 30})
+	}
+	parts, err := s.splitSegments(ctx, j, sums, service.BatchLimits{MaxRecordsPerPart: 1000, MinRecords: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(parts, []int{90, 90, 120}) {
+		t.Errorf("parts %v, want [90 90 120] (segments of units 0-2, 3-5, 6-9)", parts)
 	}
 }
