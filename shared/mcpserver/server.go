@@ -151,7 +151,7 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids any text up to 256 characters, unique; " +
 			"max_tokens up to the model's max_output_tokens (list_models; batch jobs up to batch_max_output where listed); " +
 			"inputs above 5 MB (the request limit is 6 MB): call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
-			fmt.Sprintf("Many files make one job: input_upload_ids (a list of uploads) or input_uri of a folder in your input folders (s3://…/, ending in /): up to %d files, %d records and %d bytes (1 TiB) per job, checked in parallel; one file of a list or folder may be larger than 1 GiB. ",
+			fmt.Sprintf("Many files make one job: input_upload_ids (a list of uploads) or input_uri of a folder in your input folders (s3://…/, ending in /): up to %d files, %d records and %d bytes (1 TiB) per job, checked in parallel; a file in a folder may be larger than 1 GiB. ",
 				transfer.MaxJobFiles, transfer.MaxJobRecords, transfer.MaxJobBytes) +
 			"messages may hold image and document blocks (Anthropic shape; source base64, or s3 with an s3_uri from create_upload), checked against the model's input modalities and the documented limits before anything is submitted; " +
 			"dry_run: true returns the estimate (tokens, cost, provider jobs, problems) and submits nothing. " +
