@@ -49,7 +49,7 @@ func TestListInputsLimits(t *testing.T) {
 	}{
 		{name: "a folder at the file limit", req: FileSubmitRequest{InputURI: folder}, objs: objs(MaxJobFiles, 10), files: MaxJobFiles},
 		{name: "a folder past the file limit", req: FileSubmitRequest{InputURI: folder}, objs: objs(MaxJobFiles+1, 10),
-			want: []string{"input_uri", strconv.Itoa(MaxJobFiles+1), strconv.Itoa(MaxJobFiles)}},
+			want: []string{"input_uri", strconv.Itoa(MaxJobFiles + 1), strconv.Itoa(MaxJobFiles)}},
 		{name: "a folder past the byte limit", req: FileSubmitRequest{InputURI: folder}, objs: objs(3, 400<<30),
 			want: []string{"input_uri", strconv.FormatInt(MaxJobBytes, 10), "1 TiB"}},
 		{name: "folder markers and empty files are not files", req: FileSubmitRequest{InputURI: folder},
