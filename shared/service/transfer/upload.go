@@ -208,7 +208,7 @@ func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err er
 	}
 	switch {
 	case given > 1:
-		return "", "", job.Fieldf("input_uri", "give one of input_upload_id, input_upload_ids or input_uri")
+		return "", "", job.Fieldf("input_uri", "give one of input_upload_id, input_upload_ids or input_uri, not both")
 	case multiInput(req):
 		return "", "", nil // listInputs resolves the files
 	case req.UploadID != "":
