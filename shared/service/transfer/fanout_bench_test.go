@@ -14,14 +14,21 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
-// BenchmarkDupShard10M: one id shard of a 10,000,000-record job (1.4 GB of
-// 140-byte lines: shardsFor gives 16 shards of 625,000 ids, from 22 units of
-// 64 MiB), every id explicit and one duplicate: its time and the peak heap
-// it adds, which is the shard's marks, not the job's ids.
-func BenchmarkDupShard10M(b *testing.B) {
-	const records, lineBytes = 10_000_000, 140
-	shards := shardsFor(records * lineBytes)
-	units := int((records*lineBytes + DefaultUnitBytes - 1) / DefaultUnitBytes)
+// BenchmarkDupShard: one id shard of a 10,000,000-record job (1.4 GB of
+// 140-byte lines, 22 units of 64 MiB) and of a 100,000,000-record one (209
+// units), shardsFor's number of shards each, every id explicit and one
+// duplicate: its time and the peak heap it adds, which is the shard's
+// marks, not the job's ids.
+func BenchmarkDupShard(b *testing.B) {
+	for _, records := range []int{10_000_000, 100_000_000} {
+		b.Run(fmt.Sprintf("records=%d", records), func(b *testing.B) { benchDupShard(b, records) })
+	}
+}
+
+func benchDupShard(b *testing.B, records int) {
+	const lineBytes = 140
+	shards := shardsFor(int64(records) * lineBytes)
+	units := int((int64(records)*lineBytes + DefaultUnitBytes - 1) / DefaultUnitBytes)
 	fs, err := fsblob.New(b.TempDir())
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"io"
 	"math/bits"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/jsonl"
@@ -134,12 +136,17 @@ func (s *Service) checkUnit(ctx context.Context, j *job.Job, u Unit, marker stri
 	if err := s.putBytes(ctx, fanoutURI(j, "sizes", unitName(u.Index)+".bin"), sizes); err != nil {
 		return err
 	}
+	// One object per shard the unit has ids for: written side by side, as
+	// a big job's unit has dozens.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(writeParallel)
 	for sh, b := range ids.shards {
 		if len(b) > 0 {
-			if err := s.putBytes(ctx, fanoutURI(j, "ids", unitName(sh), unitName(u.Index)+".bin"), b); err != nil {
-				return err
-			}
+			g.Go(func() error { return s.putBytes(gctx, fanoutURI(j, "ids", unitName(sh), unitName(u.Index)+".bin"), b) })
 		}
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return s.putJSON(ctx, marker, sum)
 }

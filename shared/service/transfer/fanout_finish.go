@@ -16,8 +16,12 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
-// readParallel bounds the fan-out objects one step reads at once.
-const readParallel = 32
+// readParallel and writeParallel bound the fan-out objects one step reads
+// or writes at once.
+const (
+	readParallel  = 32
+	writeParallel = 8
+)
 
 // dupHit is a duplicate id: its line and the earlier line of the same id,
 // each a unit and a line within it.
