@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
@@ -82,5 +83,62 @@ func TestSplitSegments(t *testing.T) {
 	}
 	if !slices.Equal(parts, []int{90, 90, 120}) {
 		t.Errorf("parts %v, want [90 90 120] (segments of units 0-2, 3-5, 6-9)", parts)
+	}
+}
+
+// Byte ranges of any size give every line of the file once, in order, with
+// the line numbers of a single read (lines longer than a range, blank lines,
+// a last line without '\n', ranges cut at a '\n' or next to one).
+func TestUnitsCoverEveryLineOnce(t *testing.T) {
+	fs, err := fsblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{Core: &service.Core{Blobs: fs, Bucket: "s3://b"}}
+	ctx := context.Background()
+	var body strings.Builder
+	var want []string
+	for i := range 60 {
+		line := fmt.Sprintf(`{"id":"l%d","prompt":"%s"}`, i, strings.Repeat("x", (i*37)%300))
+		if i%9 == 4 {
+			body.WriteString("\n") // a blank line
+		}
+		body.WriteString(line)
+		want = append(want, line)
+		if i < 59 {
+			body.WriteString("\n") // the last line has none
+		}
+	}
+	uri := "s3://b/inputs/f.jsonl"
+	if _, err := fs.Put(ctx, uri, strings.NewReader(body.String()), "application/jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	ver, err := fs.Stat(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int64{1, 2, 7, 64, 101, 333, 1 << 20} {
+		var got []string
+		lines := 0
+		for start := int64(0); start < ver.Size; start += size {
+			r, c, err := s.openUnit(ctx, "input_uri", Unit{URI: uri, Tag: ver.Tag, Size: ver.Size, Start: start, End: min(start+size, ver.Size)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r.Next() {
+				got = append(got, string(r.Bytes()))
+			}
+			if r.Err() != nil {
+				t.Fatal(r.Err())
+			}
+			lines += r.Line()
+			c.Close()
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("ranges of %d bytes: %d lines, want %d in order", size, len(got), len(want))
+		}
+		if lines != 60+60/9+1 {
+			t.Errorf("ranges of %d bytes count %d lines, want %d", size, lines, 60+60/9+1)
+		}
 	}
 }
