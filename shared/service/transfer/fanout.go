@@ -3,8 +3,6 @@ package transfer
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,7 +126,7 @@ type plannedFile struct {
 
 // planFanout pins every file, cuts the files into check units and sends them.
 // It runs again whole when the event is redelivered: the same files give the
-// same units (the salt is kept with the plan), so units already done stay done.
+// same units, so units already done stay done.
 func (s *Service) planFanout(ctx context.Context, j *job.Job, fr fileRequest) error {
 	if s.Units == nil {
 		_, err := s.failValidation(ctx, j.ID, job.Fieldf(fr.Field, "jobs over many files are not available on this server (no validation queue); submit one file").Error())
@@ -184,14 +182,15 @@ func (s *Service) newPlan(ctx context.Context, j *job.Job, fr fileRequest) (*pla
 	if total > MaxJobBytes {
 		return nil, job.Fieldf(fr.Field, "the files hold %d bytes, over the %d (1 TiB) one job takes; submit them as several jobs", total, MaxJobBytes)
 	}
-	var salt [8]byte
-	rand.Read(salt[:])
+	// The salt is the job's own, so two plans made at once (a redelivered
+	// event) are the same plan: units of both agree on every fingerprint.
+	salt := fingerprintIn(0, j.ID)
 	shards, size := shardsFor(total), s.unitBytes()
 	for i, f := range p.Files {
 		for start := int64(0); start < f.Version.Size || start == 0; start += size {
 			p.Units = append(p.Units, Unit{JobID: j.ID, Kind: UnitCheck, Index: len(p.Units), File: i, URI: f.URI,
 				Tag: f.Version.Tag, Size: f.Version.Size, Start: start, End: min(start+size, f.Version.Size),
-				Shards: shards, Salt: binary.LittleEndian.Uint64(salt[:])})
+				Shards: shards, Salt: salt})
 		}
 	}
 	for i := range p.Units {

@@ -234,8 +234,8 @@ func (l *lineBounded) Read(p []byte) (int, error) {
 
 // fingerprintIn is the 64-bit fingerprint of id in a fan-out keyed by salt:
 // FNV-1a, finished by a 64-bit mix so its top bits (the shard) spread. Only
-// equal fingerprints are compared by text, so a collision costs time, never
-// a wrong answer.
+// equal fingerprints are compared by text, so a collision (even one crafted
+// for a job's known salt) costs time, never a wrong answer.
 func fingerprintIn(salt uint64, id string) uint64 {
 	h := uint64(14695981039346656037) ^ salt
 	for i := 0; i < len(id); i++ {

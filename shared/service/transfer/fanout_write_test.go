@@ -142,3 +142,34 @@ func TestUnitsCoverEveryLineOnce(t *testing.T) {
 		}
 	}
 }
+
+// Two plans of one job made at once (its event delivered twice) are the same
+// plan, salt included: units of either agree on every fingerprint.
+func TestPlansOfOneJobAgree(t *testing.T) {
+	fs, err := fsblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{Core: &service.Core{Blobs: fs, Bucket: "s3://b"}, UnitBytes: 100}
+	ctx := context.Background()
+	var files []inputFile
+	for f := range 3 {
+		uri := fmt.Sprintf("s3://b/inputs/t/f%d.jsonl", f)
+		if _, err := fs.Put(ctx, uri, strings.NewReader(strings.Repeat(`{"prompt":"p"}`+"\n", 40*(f+1))), "application/jsonl"); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, inputFile{URI: uri, Name: uri})
+	}
+	j := &job.Job{ID: "01m8xtyqh42htaygjrdch8hfyh", InputURI: "s3://b/input/j"}
+	a, err := s.newPlan(ctx, j, fileRequest{Field: "input_uri", Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.newPlan(ctx, j, fileRequest{Field: "input_uri", Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Units) < 10 || !slices.Equal(a.Units, b.Units) {
+		t.Fatalf("two plans differ: %d and %d units, first %+v and %+v", len(a.Units), len(b.Units), a.Units[0], b.Units[0])
+	}
+}
