@@ -259,7 +259,7 @@ func BenchmarkFanoutWritePart(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	marker := blob.Join(j.InputURI, "fanout", "write", "0000001.json")
+	marker := blob.Join(j.InputURI, "fanout", "write", "0000", "0000001.json")
 	b.SetBytes(c.bytes / 2)
 	for range b.N {
 		b.StopTimer()

@@ -237,23 +237,49 @@ func (s *Service) RunUnit(ctx context.Context, u Unit) error {
 	return nil
 }
 
-// phaseDone reports whether every one of want markers is under prefix, and
-// if so claims the next phase for unit me: the first to claim sends it, and
-// a redelivery of that unit (it may have failed before sending) sends it
-// again. Others leave it to the claimant.
-func (s *Service) phaseDone(ctx context.Context, j *job.Job, prefix string, want int, next, me string) (bool, error) {
+// markerGroup is how many done markers of a phase share a folder: one LIST
+// page, so a unit's check for the end of its phase costs two LISTs (its
+// group's markers, then the groups' markers) however many units there are.
+var markerGroup = 1000 // a variable so a test can lower it
+
+// markerURI is the done marker of unit k of a phase (its share's summary).
+func markerURI(j *job.Job, phase string, k int) string {
+	return fanoutURI(j, phase, groupName(k/markerGroup), unitName(k)+".json")
+}
+
+func groupName(g int) string { return fmt.Sprintf("%04d", g) }
+
+// phaseDone reports whether all want units of a phase left their marker
+// (unit k's is there), and if so claims the next phase for unit k: the first
+// to claim sends it, and a redelivery of that unit (it may have failed before
+// sending) sends it again; others leave it to the claimant. Each unit writes
+// before it lists, so the last to finish sees every marker.
+func (s *Service) phaseDone(ctx context.Context, j *job.Job, phase string, k, want int, next string) (bool, error) {
 	l, ok := s.Blobs.(lister)
 	if !ok {
 		return false, fmt.Errorf("the object store cannot list fan-out markers")
 	}
-	objs, err := l.List(ctx, fanoutURI(j, prefix)+"/")
+	g := k / markerGroup
+	objs, err := l.List(ctx, fanoutURI(j, phase, groupName(g))+"/")
 	if err != nil {
-		return false, fmt.Errorf("list %s markers of %s: %w", prefix, j.ID, err)
+		return false, fmt.Errorf("list %s markers of %s: %w", phase, j.ID, err)
 	}
-	if len(objs) < want {
+	if len(objs) < min(markerGroup, want-g*markerGroup) {
 		return false, nil
 	}
-	key := "fanout/" + j.ID + "/" + next
+	if groups := (want + markerGroup - 1) / markerGroup; groups > 1 {
+		if err := s.putBytes(ctx, fanoutURI(j, phase+"-groups", groupName(g)), nil); err != nil {
+			return false, err
+		}
+		objs, err := l.List(ctx, fanoutURI(j, phase+"-groups")+"/")
+		if err != nil {
+			return false, fmt.Errorf("list %s groups of %s: %w", phase, j.ID, err)
+		}
+		if len(objs) < groups {
+			return false, nil
+		}
+	}
+	key, me := "fanout/"+j.ID+"/"+next, phase+"-"+unitName(k)
 	won, err := s.Store.SwapSlot(ctx, key, "", me)
 	if err != nil {
 		return false, fmt.Errorf("claim %s of %s: %w", next, j.ID, err)

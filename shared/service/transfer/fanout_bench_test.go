@@ -80,14 +80,14 @@ func benchDupShard(b *testing.B, records int) {
 	}()
 	b.ResetTimer()
 	for range b.N {
-		if err := s.dupShard(ctx, j, u, fanoutURI(j, "dups", unitName(0)+".json")); err != nil {
+		if err := s.dupShard(ctx, j, u, markerURI(j, UnitDups, 0)); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
 	close(done)
 	var res shardResult
-	if err := s.getJSON(ctx, fanoutURI(j, "dups", unitName(0)+".json"), &res); err != nil || res.Count != 1 {
+	if err := s.getJSON(ctx, markerURI(j, UnitDups, 0), &res); err != nil || res.Count != 1 {
 		b.Fatalf("shard result %+v, %v; want the one duplicate", res, err)
 	}
 	b.ReportMetric(float64(peak.Load()-min(peak.Load(), base.HeapInuse))/(1<<20), "peak-heap-MiB")

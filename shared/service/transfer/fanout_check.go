@@ -69,7 +69,7 @@ var errGone = errors.New("job failed")
 // runCheck checks one unit and, when it completes the check phase, sends
 // the id shards.
 func (s *Service) runCheck(ctx context.Context, j *job.Job, u Unit) error {
-	marker := fanoutURI(j, "check", unitName(u.Index)+".json")
+	marker := markerURI(j, UnitCheck, u.Index)
 	_, err := s.getBytes(ctx, marker)
 	if errors.Is(err, blob.ErrNotFound) {
 		err = s.checkUnit(ctx, j, u, marker)
@@ -80,7 +80,7 @@ func (s *Service) runCheck(ctx context.Context, j *job.Job, u Unit) error {
 	if err != nil {
 		return err
 	}
-	done, err := s.phaseDone(ctx, j, "check", u.Units, UnitDups, "check-"+unitName(u.Index))
+	done, err := s.phaseDone(ctx, j, UnitCheck, u.Index, u.Units, UnitDups)
 	if err != nil || !done {
 		return err
 	}

@@ -48,8 +48,7 @@ type idMarkAt struct {
 // runDups finds the duplicate ids of one shard over every unit and, when it
 // completes the shards, sends the finish.
 func (s *Service) runDups(ctx context.Context, j *job.Job, u Unit) error {
-	name := unitName(u.Index)
-	marker := fanoutURI(j, "dups", name+".json")
+	marker := markerURI(j, UnitDups, u.Index)
 	_, err := s.getBytes(ctx, marker)
 	if errors.Is(err, blob.ErrNotFound) {
 		err = s.dupShard(ctx, j, u, marker)
@@ -57,7 +56,7 @@ func (s *Service) runDups(ctx context.Context, j *job.Job, u Unit) error {
 	if err != nil {
 		return err
 	}
-	done, err := s.phaseDone(ctx, j, "dups", u.Shards, UnitFinish, "dups-"+name)
+	done, err := s.phaseDone(ctx, j, UnitDups, u.Index, u.Shards, UnitFinish)
 	if err != nil || !done {
 		return err
 	}
@@ -168,10 +167,10 @@ func (s *Service) runFinish(ctx context.Context, j *job.Job, u Unit) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(readParallel)
 	for i := range sums {
-		g.Go(func() error { return s.getJSON(gctx, fanoutURI(j, "check", unitName(i)+".json"), &sums[i]) })
+		g.Go(func() error { return s.getJSON(gctx, markerURI(j, UnitCheck, i), &sums[i]) })
 	}
 	for i := range results {
-		g.Go(func() error { return s.getJSON(gctx, fanoutURI(j, "dups", unitName(i)+".json"), &results[i]) })
+		g.Go(func() error { return s.getJSON(gctx, markerURI(j, UnitDups, i), &results[i]) })
 	}
 	if err := g.Wait(); err != nil {
 		return fmt.Errorf("read fan-out shares of %s: %w", j.ID, err)

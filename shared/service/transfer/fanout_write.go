@@ -132,8 +132,7 @@ func (s *Service) layoutParts(ctx context.Context, j *job.Job, u Unit, p *plan, 
 
 // runWrite writes one part and, when it completes the parts, starts the job.
 func (s *Service) runWrite(ctx context.Context, j *job.Job, u Unit) error {
-	name := unitName(u.Index)
-	marker := fanoutURI(j, "write", name+".json")
+	marker := markerURI(j, UnitWrite, u.Index)
 	_, err := s.getBytes(ctx, marker)
 	if errors.Is(err, blob.ErrNotFound) {
 		err = s.writePart(ctx, j, u, marker)
@@ -144,7 +143,7 @@ func (s *Service) runWrite(ctx context.Context, j *job.Job, u Unit) error {
 	if err != nil {
 		return err
 	}
-	done, err := s.phaseDone(ctx, j, "write", u.Parts, "start", "write-"+name)
+	done, err := s.phaseDone(ctx, j, UnitWrite, u.Index, u.Parts, "start")
 	if err != nil || !done {
 		return err
 	}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
 // A part's generated ids continue the single pass's sequence from where the
@@ -171,5 +173,75 @@ func TestPlansOfOneJobAgree(t *testing.T) {
 	}
 	if len(a.Units) < 10 || !slices.Equal(a.Units, b.Units) {
 		t.Fatalf("two plans differ: %d and %d units, first %+v and %+v", len(a.Units), len(b.Units), a.Units[0], b.Units[0])
+	}
+}
+
+// slotStore is the store as phaseDone uses it: its slots.
+type slotStore struct {
+	store.Store
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (s *slotStore) SwapSlot(_ context.Context, key, old, next string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[key] != old {
+		return false, nil
+	}
+	s.m[key] = next
+	return true, nil
+}
+
+func (s *slotStore) Slot(_ context.Context, key string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[key], nil
+}
+
+// A phase is done only once every unit left its marker, across marker
+// groups; then exactly one unit claims the next phase, and its redelivery
+// claims it again (it may have died before sending), no other.
+func TestPhaseDoneAcrossGroups(t *testing.T) {
+	defer func(n int) { markerGroup = n }(markerGroup)
+	markerGroup = 3
+	fs, err := fsblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{Core: &service.Core{Blobs: fs, Store: &slotStore{m: map[string]string{}}, Bucket: "s3://b"}}
+	j := &job.Job{ID: "j", InputURI: "s3://b/input/j"}
+	ctx := context.Background()
+	const want = 8
+	done := func(k int) bool {
+		t.Helper()
+		ok, err := s.phaseDone(ctx, j, UnitCheck, k, want, UnitDups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for _, k := range []int{5, 0, 7, 2, 1, 6, 4} { // all but unit 3, groups out of order
+		if err := s.putJSON(ctx, markerURI(j, UnitCheck, k), struct{}{}); err != nil {
+			t.Fatal(err)
+		}
+		if done(k) {
+			t.Fatalf("done after unit %d with unit 3 missing", k)
+		}
+	}
+	if err := s.putJSON(ctx, markerURI(j, UnitCheck, 3), struct{}{}); err != nil {
+		t.Fatal(err)
+	}
+	var claimed []int
+	for k := range want {
+		if done(k) {
+			claimed = append(claimed, k)
+		}
+	}
+	if len(claimed) != 1 {
+		t.Fatalf("units %v claimed the next phase, want one", claimed)
+	}
+	if !done(claimed[0]) {
+		t.Error("the claimant's redelivery did not claim again")
 	}
 }
