@@ -156,10 +156,14 @@ func (s *Service) newPlan(ctx context.Context, j *job.Job, fr fileRequest) (*pla
 	if !ok {
 		return nil, fmt.Errorf("the object store cannot pin input versions")
 	}
-	p := &plan{Files: make([]plannedFile, len(fr.Files))}
+	var files []inputFile
+	if err := s.getJSON(ctx, filesURI(j), &files); err != nil {
+		return nil, fmt.Errorf("read the input files of %s: %w", j.ID, err)
+	}
+	p := &plan{Files: make([]plannedFile, len(files))}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(statParallel)
-	for i, f := range fr.Files {
+	for i, f := range files {
 		g.Go(func() error {
 			ver, err := retryRead(gctx, func() (blob.Version, error) { return v.Stat(gctx, f.URI) })
 			if errors.Is(err, blob.ErrNotFound) {

@@ -163,11 +163,15 @@ func TestPlansOfOneJobAgree(t *testing.T) {
 		files = append(files, inputFile{URI: uri, Name: uri})
 	}
 	j := &job.Job{ID: "01m8xtyqh42htaygjrdch8hfyh", InputURI: "s3://b/input/j"}
-	a, err := s.newPlan(ctx, j, fileRequest{Field: "input_uri", Files: files})
+	fr := fileRequest{Field: "input_uri", Files: files}
+	if err := s.putRequest(ctx, j, fr); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.newPlan(ctx, j, fr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.newPlan(ctx, j, fileRequest{Field: "input_uri", Files: files})
+	b, err := s.newPlan(ctx, j, fr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,5 +247,32 @@ func TestPhaseDoneAcrossGroups(t *testing.T) {
 	}
 	if !done(claimed[0]) {
 		t.Error("the claimant's redelivery did not claim again")
+	}
+}
+
+// A job of MaxJobFiles files keeps its request small (every unit reads it)
+// and its files apart, whole.
+func TestRequestOfManyFiles(t *testing.T) {
+	fs, err := fsblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{Core: &service.Core{Blobs: fs, Bucket: "s3://b"}}
+	ctx := context.Background()
+	j := &job.Job{ID: "j", InputURI: "s3://b/input/j"}
+	files := make([]inputFile, MaxJobFiles)
+	for i := range files {
+		files[i] = inputFile{URI: fmt.Sprintf("s3://b/inputs/0123456789abcdef/corpus/2026/12/part-%06d.jsonl", i), Name: fmt.Sprintf("2026/12/part-%06d.jsonl", i)}
+	}
+	if err := s.putRequest(ctx, j, fileRequest{Field: "input_uri", Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	fr, err := s.getRequest(ctx, j)
+	if err != nil || !fr.Many {
+		t.Fatalf("request %+v, %v", fr, err)
+	}
+	var kept []inputFile
+	if err := s.getJSON(ctx, filesURI(j), &kept); err != nil || !slices.Equal(kept, files) {
+		t.Fatalf("%d files kept, %v; want %d", len(kept), err, len(files))
 	}
 }

@@ -25,14 +25,25 @@ type ValidationRequest struct {
 type fileRequest struct {
 	Field string `json:"field"`
 	URI   string `json:"uri"`
-	// Files are the inputs of a job over many files (URI is empty then).
-	Files  []inputFile `json:"files,omitempty"`
+	// Files are the inputs of a job over many files (URI is empty then):
+	// kept apart in filesURI (100,000 of them would make every unit's read
+	// of the request megabytes), Many saying they are there.
+	Files  []inputFile `json:"-"`
+	Many   bool        `json:"many,omitempty"`
 	Params job.Params  `json:"params"`
 }
+
+func filesURI(j *job.Job) string { return blob.Join(j.InputURI, "files.json") }
 
 func requestURI(j *job.Job) string { return blob.Join(j.InputURI, "request.json") }
 
 func (s *Service) putRequest(ctx context.Context, j *job.Job, r fileRequest) error {
+	if len(r.Files) > 0 {
+		if err := s.putJSON(ctx, filesURI(j), r.Files); err != nil {
+			return fmt.Errorf("store the input files of %s: %w", j.ID, err)
+		}
+		r.Many = true
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode file request of %s: %w", j.ID, err)
@@ -92,7 +103,7 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if len(fr.Files) > 0 {
+	if fr.Many {
 		return s.planFanout(ctx, j, fr)
 	}
 	req, md, err := s.requestOf(j, fr, prov)
