@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -95,6 +96,20 @@ func mcpReservedConcurrency(s Settings) *float64 {
 	return jsii.Number(float64(s.McpReservedConcurrency))
 }
 
+// newDLQAlarm is the alarm on a dead-letter queue holding any message.
+func newDLQAlarm(scope constructs.Construct, q awssqs.IQueue, description string) awscloudwatch.Alarm {
+	return awscloudwatch.NewAlarm(scope, jsii.String("DlqNotEmpty"), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String(description),
+		Metric: q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+			Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum"),
+		}),
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+}
+
 // AlarmsProps name what alarms watch.
 type AlarmsProps struct {
 	Settings Settings
@@ -165,16 +180,7 @@ func NewAlarms(scope constructs.Construct, id string, p *AlarmsProps) *Alarms {
 		if g.DLQ == nil || covered[g] {
 			continue
 		}
-		al := awscloudwatch.NewAlarm(g.Scope, jsii.String("DlqNotEmpty"), &awscloudwatch.AlarmProps{
-			AlarmDescription: jsii.String("mcpbatch " + g.Name + ": events gave up (dead-letter queue not empty); inspect and redrive"),
-			Metric: g.DLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
-				Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum"),
-			}),
-			Threshold:          jsii.Number(1),
-			EvaluationPeriods:  jsii.Number(1),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
+		al := newDLQAlarm(g.Scope, g.DLQ, "mcpbatch "+g.Name+": events gave up (dead-letter queue not empty); inspect and redrive")
 		al.AddAlarmAction(action)
 		a.DLQAlarms = append(a.DLQAlarms, al)
 	}

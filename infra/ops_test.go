@@ -170,6 +170,9 @@ func checkAlarms(t *testing.T, tpl obj) {
 			t.Fatalf("%d queues, want the six DLQs at least", len(queues))
 		}
 		for qid := range queues {
+			if strings.HasPrefix(qid, "FanoutQueue") {
+				continue // the validation queue holds work, not failures (its DLQ is watched)
+			}
 			n := 0
 			for _, a := range alarms {
 				p := props(a)

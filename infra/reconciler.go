@@ -45,29 +45,40 @@ func ReconcilerSettingsFromContext(node constructs.Node) (ReconcilerSettings, er
 		{CtxBedrockQuota, &s.BedrockQuota, 1, 1000},
 		{CtxStaleMinutes, &s.StaleMinutes, 1, 1440},
 	} {
-		var n int
-		switch v := node.TryGetContext(jsii.String(k.key)).(type) {
-		case nil:
-			continue
-		case float64:
-			n = int(v)
-			if float64(n) != v {
-				n = -1
-			}
-		case string:
-			var err error
-			if n, err = strconv.Atoi(v); err != nil {
-				n = -1
-			}
-		default:
-			n = -1
+		n, set, err := wholeContext(node, k.key, k.min, k.max)
+		if err != nil {
+			return s, err
 		}
-		if n < k.min || n > k.max {
-			return s, fmt.Errorf("context %s: want a whole number %d..%d, got %v", k.key, k.min, k.max, node.TryGetContext(jsii.String(k.key)))
+		if !set {
+			continue
 		}
 		*k.dst = n
 	}
 	return s, nil
+}
+
+// wholeContext reads context key as a whole number in min..max (set is
+// false when the key is absent).
+func wholeContext(node constructs.Node, key string, min, max int) (n int, set bool, err error) {
+	switch v := node.TryGetContext(jsii.String(key)).(type) {
+	case nil:
+		return 0, false, nil
+	case float64:
+		n = int(v)
+		if float64(n) != v {
+			n = -1
+		}
+	case string:
+		if n, err = strconv.Atoi(v); err != nil {
+			n = -1
+		}
+	default:
+		n = -1
+	}
+	if n < min || n > max {
+		return 0, true, fmt.Errorf("context %s: want a whole number %d..%d, got %v", key, min, max, node.TryGetContext(jsii.String(key)))
+	}
+	return n, true, nil
 }
 
 // ReconcilerProps connect the reconciler to the rest of the stack.

@@ -15,8 +15,8 @@ import (
 // extraEnv counts the variables other constructs add to the functions NewFunctions made
 // (mcp: the providers function's name and the Bedrock quota; validate: the Anthropic key and the Bedrock
 // quota; +1: MCPBATCH_VECTOR_BUCKET from vectors.go; mcp +1: the notification topic from notify.go;
-// mcp +1: the webhook secret, for get_webhook_secret).
-var extraEnv = map[string]int{FnMCP: 2 + 1 + 1 + 1, FnIngest: 1 + 1, FnValidate: 2}
+// mcp +1: the webhook secret, for get_webhook_secret; validate +1: the validation queue from fanout.go).
+var extraEnv = map[string]int{FnMCP: 2 + 1 + 1 + 1, FnIngest: 1 + 1, FnValidate: 2 + 1}
 
 func anthropicSecret(t *testing.T, tpl obj) string {
 	id, _ := oneResource(t, tpl, "AWS::SecretsManager::Secret", "ReconcilerAnthropicApiKey")

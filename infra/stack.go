@@ -43,6 +43,8 @@ type Stack struct {
 	Reconciler *Reconciler
 	// Validate checks file submits (validate.go).
 	Validate *Validate
+	// Fanout is the validation queue of jobs over many files (fanout.go).
+	Fanout *Fanout
 	// Alarms is the alarm topic and the DLQ and failed-job alarms (ops.go).
 	Alarms *Alarms
 	// Vectors is the S3 Vectors bucket of embedding indexes (vectors.go).
@@ -110,11 +112,14 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) (*Stack,
 	st.Validate = NewValidate(stack, "Validate", &ValidateProps{
 		Settings: s, Reconciler: rs, Data: st.Data, Bedrock: st.Bedrock, Bus: st.Bus, Functions: st.Functions, Anthropic: st.Anthropic,
 	})
+	if st.Fanout, err = NewFanout(stack, "Fanout", &FanoutProps{Validate: st.Validate}); err != nil {
+		return nil, err
+	}
 	st.Alarms = NewAlarms(stack, "Alarms", &AlarmsProps{
 		Settings: s,
 		Functions: []*GoFunction{st.Functions.MCP, st.Functions.BedrockEvents, st.Functions.Ingest, st.SageMaker.Events,
 			st.Reports.NightlyReport, st.Reports.OnDemand, st.Reconciler.Function, st.Validate.Function, st.Providers.Function},
-		Existing:    []awscloudwatch.Alarm{st.Reconciler.Alarm, st.Reconciler.DLQAlarm},
+		Existing:    []awscloudwatch.Alarm{st.Reconciler.Alarm, st.Reconciler.DLQAlarm, st.Fanout.DLQAlarm},
 		HasDLQAlarm: []*GoFunction{st.Reconciler.Function},
 	})
 	st.Notifications = NewNotifications(stack, "Notifications", st.Reports.NightlyReport, st.Functions.MCP, st.Reports.Topic.TopicArn())

@@ -40,6 +40,13 @@ func TestValidateLeastPrivilege(t *testing.T) {
 	for _, a := range []string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"} {
 		want[a] = []string{"<" + dlq + ".Arn>"}
 	}
+	// The validation queue: it sends units (plan, checks, shards) and its
+	// event source reads them.
+	queue, _ := oneResource(t, tpl, "AWS::SQS::Queue", "FanoutQueue")
+	for _, a := range []string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"} {
+		want[a] = append(want[a], "<"+queue+".Arn>")
+		sort.Strings(want[a])
+	}
 	for _, st := range roleStatements(t, tpl, roleID) {
 		if !slices.Contains(st.Actions, "s3:ListBucket") {
 			continue

@@ -34,6 +34,7 @@ func main() {
 	slow := flag.Int("sim-slow", 0, "the simulator's Bedrock jobs process this many records per step while in progress (0: all in one step); try a deadline")
 	auth := flag.String("auth", "token", "token: bearer API key (printed, and kept in <dir>/dev-token); none: no auth, every caller is local-dev")
 	reconcileEvery := flag.Duration("reconcile-every", 10*time.Second, "time between two reconciler runs (Anthropic polling, lost events, quota queue)")
+	flag.IntVar(&validateWorkers, "validate-workers", local.DefaultFanoutWorkers, "validation units run at once for jobs over many files (the validation queue's concurrency in AWS)")
 	keys := flag.String("keys", "", `token mode: a file of more API keys beside the dev key, as the deployed secret holds them ({"keys":[{"name","sha256"}]}); each name is an owner`)
 	flag.Parse()
 	log := app.Logger()
@@ -43,6 +44,9 @@ func main() {
 	}
 }
 
+// validateWorkers is the -validate-workers flag: make dev's validation queue workers.
+var validateWorkers = local.DefaultFanoutWorkers
+
 // run serves make dev; reconcileEvery is its reconciler period (the stack schedules every 5 minutes).
 func run(addr, dir string, step time.Duration, failEvery, slow int, auth string, reconcileEvery time.Duration, keysFile string) error {
 	if err := checkAuthAddr(auth, addr); err != nil {
@@ -51,7 +55,8 @@ func run(addr, dir string, step time.Duration, failEvery, slow int, auth string,
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := app.Logger()
-	opts := local.Options{Dir: dir, StepDelay: step, FailEvery: failEvery, SlowRecords: slow, Log: log}
+	opts := local.Options{Dir: dir, StepDelay: step, FailEvery: failEvery, SlowRecords: slow, Log: log,
+		Fanout: local.FanoutOptions{Workers: validateWorkers}}
 	var banner string
 	switch auth {
 	case "token":

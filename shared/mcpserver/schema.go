@@ -80,6 +80,7 @@ func InputLimits() []Limit {
 		oneOf("submit_batch", "truncate", job.TruncateNone, job.TruncateStart, job.TruncateEnd),
 		atLeast("submit_batch", "budget_usd", 0),
 		maxLen("submit_batch", "records[].id", job.MaxRecordIDLen),
+		maxItems("submit_batch", "input_upload_ids", transfer.MaxJobFiles),
 		oneOf("submit_batch", "records[].messages[].role", job.RoleUser, job.RoleAssistant),
 		maxLen("submit_batch", "index.name", index.MaxNameLen),
 		oneOf("submit_batch", "index.metric", string(index.Cosine), string(index.Euclidean)),

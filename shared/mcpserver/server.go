@@ -18,6 +18,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
 
 // Service is what the tools need from the use-case layer.
@@ -150,6 +151,8 @@ func (s *Server) addJobTools(srv *mcp.Server) {
 			"Limits: 100..50,000 records per provider job (larger batches are split automatically), ids any text up to 256 characters, unique; " +
 			"max_tokens up to the model's max_output_tokens (list_models; batch jobs up to batch_max_output where listed); " +
 			"inputs above 5 MB (the request limit is 6 MB): call create_upload, PUT a JSONL file, and pass input_upload_id instead of records. " +
+			fmt.Sprintf("Many files make one job: input_upload_ids (a list of uploads) or input_uri of a folder in your input folders (s3://…/, ending in /): up to %d files, %d records and %d bytes (1 TiB) per job, checked in parallel; a file in a folder may be larger than 1 GiB. ",
+				transfer.MaxJobFiles, transfer.MaxJobRecords, transfer.MaxJobBytes) +
 			"messages may hold image and document blocks (Anthropic shape; source base64, or s3 with an s3_uri from create_upload), checked against the model's input modalities and the documented limits before anything is submitted; " +
 			"dry_run: true returns the estimate (tokens, cost, provider jobs, problems) and submits nothing. " +
 			"Next: poll get_job; when terminal, read get_job_results (or export_results for the whole set).",
@@ -270,12 +273,12 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 }
 
 func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in SubmitIn) (*mcp.CallToolResult, JobHandle, error) {
-	if in.DryRun && (in.InputUploadID != "" || in.InputURI != "") {
+	if in.DryRun && in.fileSubmit() {
 		return call(s, ctx, req, "submit_batch", "", func(string) (JobHandle, string, string, error) {
 			return JobHandle{}, "", "", job.Fieldf("dry_run", "takes inline records; a file submit already checks every line before submitting anything")
 		})
 	}
-	if in.InputUploadID != "" || in.InputURI != "" {
+	if in.fileSubmit() {
 		return s.submitFile(ctx, req, in)
 	}
 	return call(s, ctx, req, "submit_batch", "", func(owner string) (JobHandle, string, string, error) {

@@ -29,17 +29,19 @@ type SubmitIn struct {
 	Model   string     `json:"model" jsonschema:"a model id from list_models (a Bedrock inference profile id or ARN of it works too)"`
 	Records []RecordIn `json:"records,omitempty" jsonschema:"100..50,000 per provider job; larger batches are split into several provider jobs under one job id. Above 5 MB of records: use create_upload and input_upload_id instead (the request limit is 6 MB)"`
 	// InputUploadID and InputURI name a JSONL file instead of inline records.
-	InputUploadID string    `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
-	InputURI      string    `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<your owner tag>/<key> of a JSONL file (a refusal names your folders); instead of records"`
-	System        string    `json:"system,omitempty" jsonschema:"system prompt for every record"`
-	MaxTokens     int       `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..the model's max_output_tokens (list_models; batch jobs up to its batch_max_output where listed), default 1024"`
-	Temperature   *float64  `json:"temperature,omitempty" jsonschema:"0..1"`
-	Name          string    `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
-	TTLDays       *int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365; omit it for the default 7"`
-	Mode          string    `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
-	DryRun        bool      `json:"dry_run,omitempty" jsonschema:"true: validate and estimate only (tokens, cost, provider jobs, problems with images and documents); nothing is stored or submitted"`
-	Notify        *NotifyIn `json:"notify,omitempty" jsonschema:"announce the job's end: a signed webhook POST and/or the stack's SNS topic"`
-	Provider      string    `json:"provider,omitempty" jsonschema:"bedrock (default) or anthropic (Anthropic Message Batches: 1..100,000 requests or 256 MB per batch, more is split); chosen by model when only one provider allows it"`
+	InputUploadID string `json:"input_upload_id,omitempty" jsonschema:"upload_id from create_upload, after you PUT the JSONL file to its url; instead of records"`
+	// InputUploadIDs name many uploaded files, one job over all of them.
+	InputUploadIDs []string  `json:"input_upload_ids,omitempty" jsonschema:"upload_ids from create_upload, one job over all the files (the limits per job are in the tool description); instead of records"`
+	InputURI       string    `json:"input_uri,omitempty" jsonschema:"s3://<this stack's bucket>/inputs/<your owner tag>/<key> of a JSONL file, or a folder of them ending in / (one job over every file in it, limits as for input_upload_ids; a refusal names your folders); instead of records"`
+	System         string    `json:"system,omitempty" jsonschema:"system prompt for every record"`
+	MaxTokens      int       `json:"max_tokens,omitempty" jsonschema:"maximum output tokens per record, 1..the model's max_output_tokens (list_models; batch jobs up to its batch_max_output where listed), default 1024"`
+	Temperature    *float64  `json:"temperature,omitempty" jsonschema:"0..1"`
+	Name           string    `json:"name,omitempty" jsonschema:"a label for list_jobs, up to 128 characters"`
+	TTLDays        *int      `json:"ttl_days,omitempty" jsonschema:"days the job and its results are kept, 1..365; omit it for the default 7"`
+	Mode           string    `json:"mode,omitempty" jsonschema:"auto (default: batch from 100 records, else on demand), batch, or on_demand (runtime API, up to 10,000 records, full price)"`
+	DryRun         bool      `json:"dry_run,omitempty" jsonschema:"true: validate and estimate only (tokens, cost, provider jobs, problems with images and documents); nothing is stored or submitted"`
+	Notify         *NotifyIn `json:"notify,omitempty" jsonschema:"announce the job's end: a signed webhook POST and/or the stack's SNS topic"`
+	Provider       string    `json:"provider,omitempty" jsonschema:"bedrock (default) or anthropic (Anthropic Message Batches: 1..100,000 requests or 256 MB per batch, more is split); chosen by model when only one provider allows it"`
 	// Embedding models (task embedding in list_models).
 	Dimensions int      `json:"dimensions,omitempty" jsonschema:"embedding models: vector size the model offers (Titan Text Embeddings V2: 256, 512 or 1024; Cohere: 1024); default the largest"`
 	Normalize  *bool    `json:"normalize,omitempty" jsonschema:"Titan Text Embeddings: unit-length vectors, default true"`

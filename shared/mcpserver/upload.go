@@ -120,6 +120,11 @@ func (s *Server) addUploadTool(srv *mcp.Server) {
 	})
 }
 
+// fileSubmit reports whether the records are in files rather than inline.
+func (in SubmitIn) fileSubmit() bool {
+	return in.InputUploadID != "" || len(in.InputUploadIDs) > 0 || in.InputURI != ""
+}
+
 // submitFile is submit_batch with its records in a file.
 func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in SubmitIn) (*mcp.CallToolResult, JobHandle, error) {
 	return call(s, ctx, req, "submit_batch", "", func(owner string) (JobHandle, string, string, error) {
@@ -127,7 +132,7 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 			return JobHandle{}, "", "", job.Fieldf("input_upload_id", "file inputs are not available on this server; pass records")
 		}
 		if len(in.Records) > 0 {
-			return JobHandle{}, "", "", job.Fieldf("records", "give records or input_upload_id/input_uri, not both")
+			return JobHandle{}, "", "", job.Fieldf("records", "give records or input_upload_id/input_upload_ids/input_uri, not both")
 		}
 		if in.Index != nil {
 			return JobHandle{}, "", "", job.Fieldf("index", "a file submit does not write into an index; pass the records inline (up to 6 MB per call) to fill an index")
@@ -153,7 +158,7 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 				Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Tier: in.Tier},
 				Notify: n,
 			},
-			UploadID: in.InputUploadID, InputURI: in.InputURI,
+			UploadID: in.InputUploadID, UploadIDs: in.InputUploadIDs, InputURI: in.InputURI,
 		}
 		embedParams(in, &fr.SubmitRequest)
 		j, err := s.Files.SubmitFile(ctx, fr)

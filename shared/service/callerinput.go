@@ -39,6 +39,22 @@ func (c *Core) CheckCallerInput(field, owner, uri string) error {
 		own[1], own[0], allowList(c.InputAllow), Truncate(uri, 120))
 }
 
+// CheckCallerPrefix is CheckCallerInput for a folder of input files
+// (s3://bucket/key/, ending in "/"): the same allow rules, held to every key
+// the folder may hold.
+func (c *Core) CheckCallerPrefix(field, owner, prefix string) error {
+	if _, key, err := blob.ParseURI(prefix); err != nil || strings.Trim(key, "/") == "" || !strings.HasSuffix(key, "/") {
+		return job.Fieldf(field, "want s3://bucket/folder/ of input files, ending in / (got %q)", Truncate(prefix, 120))
+	}
+	// A folder is allowed when any key in it would be: check one.
+	if err := c.CheckCallerInput(field, owner, prefix+"x"); err != nil {
+		own := CallerInputPrefixes(c.Bucket, owner)
+		return job.Fieldf(field, "must lie in your own input folders, %s<folder>/ (files you copy in) or %s%s (got %q)",
+			own[1], own[0], allowList(c.InputAllow), Truncate(prefix, 120))
+	}
+	return nil
+}
+
 // under reports whether uri lies in folder p: whole path segments (p is
 // read as a folder whether or not it ends in "/", so s3://b/shared does not
 // open s3://b/shared-x/), never a bare bucket, never through "..".

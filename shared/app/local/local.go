@@ -124,6 +124,8 @@ type Options struct {
 	AnthropicNow func() time.Time
 	// Adapters replace make dev's store, objects, vectors and topic (zero: make dev's).
 	Adapters Adapters
+	// Fanout configures the validation queue of jobs over many files (fanout.go).
+	Fanout FanoutOptions
 }
 
 // Suite is the whole suite in one process: the MCP handler, the event router,
@@ -164,6 +166,8 @@ type Suite struct {
 	// PriceList is the Price List simulator the refresh reads prices from.
 	PriceList    *sim.PriceListSim
 	PriceListURL string
+	// Units is the validation queue of jobs over many files (fanout.go).
+	Units *UnitQueue
 }
 
 // Bucket is the bucket URI local jobs live under (a folder of Dir).
@@ -182,7 +186,8 @@ const Bucket = "s3://mcpbatch-local"
 //     the objects, and keeps the runtime simulator startRuntime made), then
 //     addAnnounce (it notifies through addReports' notifier);
 //  4. the MCP server (mcpapp.New, the mcp Lambda's constructor) over the
-//     graph and those parts, and the event routes (routeEvents, the route
+//     graph and those parts, the validation queue (addFanout, before any
+//     validation can run), and the event routes (routeEvents, the route
 //     table) to the handlers over them;
 //  5. wireCorpus (corpus pipelines delete from startVectors' index) and
 //     startModels last: its cold-start refresh writes into the graph's catalog.
@@ -283,6 +288,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		links = o.Adapters.Links
 	}
 	l.MCP = mcpapp.New(g, mcpapp.Parts{Links: links, Reports: l.Reports.Runner, Notify: l.Announce, Indexes: l.vectorTools(d), Log: o.Log})
+	l.addFanout(o)
 	if err := l.routeEvents(o); err != nil {
 		l.Sim.Close()
 		return nil, err
@@ -330,6 +336,9 @@ func (l *Suite) postEvent(w http.ResponseWriter, r *http.Request) {
 
 // Close stops the simulator, drains the bus and closes the store.
 func (l *Suite) Close() error {
+	if l.Units != nil {
+		l.Units.close()
+	}
 	err := errors.Join(l.Sim.Close(), l.closeQuotas(), l.closeSageMaker(), l.closeAnthropic(), l.closeVectors())
 	if l.Reports != nil {
 		err = errors.Join(err, l.Reports.Runtime.Close())

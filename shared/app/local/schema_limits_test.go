@@ -131,6 +131,7 @@ func TestInputLimitsAreValidated(t *testing.T) {
 			recs[0] = map[string]any{"id": "m0", "messages": []map[string]any{{"content": "hello"}}}
 			a["records"] = recs
 		},
+		"submit_batch.input_upload_ids":   func(a map[string]any) { delete(a, "records") },
 		"retry_failed.record_ids":         func(a map[string]any) { a["which"] = "ids" },
 		"invoke_endpoint_async.input_uri": func(a map[string]any) { delete(a, "body") },
 	}

@@ -282,7 +282,7 @@ func (s *Service) loadIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, e
 	if err != nil {
 		return nil, err
 	}
-	rc, err := s.Blobs.Open(ctx, service.IDsURI(j), 0)
+	rc, err := s.OpenKept(ctx, j, service.IDsURI(j))
 	if errors.Is(err, blob.ErrNotFound) {
 		return s.loadLegacyIDs(ctx, j)
 	}

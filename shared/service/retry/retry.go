@@ -284,7 +284,7 @@ func selectionKey(ids map[string]bool, req Request) string {
 // inputs reads the parent's kept caller records named in ids, in the parent's order.
 func (s *Service) inputs(ctx context.Context, parent *job.Job, ids map[string]bool) ([]job.Input, error) {
 	uri := service.InputsURI(parent)
-	rc, err := s.Blobs.Open(ctx, uri, 0)
+	rc, err := s.OpenKept(ctx, parent, uri)
 	if errors.Is(err, blob.ErrNotFound) {
 		return nil, job.Fieldf("job_id", "the records of job %s were not kept (it was submitted before retry_failed existed); resubmit them with submit_batch", parent.ID)
 	}

@@ -65,14 +65,30 @@ type fileScan struct {
 // problemList keeps the first maxFileProblems problems and counts all.
 type problemList struct {
 	bad  int
-	list []string
+	list []problem
+}
+
+// problem is one invalid line: its number (in the file, or in a fan-out
+// unit until the unit's place in its file is known) and what is wrong.
+type problem struct {
+	Line int    `json:"line"`
+	Msg  string `json:"msg"`
 }
 
 func (p *problemList) add(line int, format string, args ...any) {
 	p.bad++
 	if len(p.list) < maxFileProblems {
-		p.list = append(p.list, fmt.Sprintf("line %d: %s", line, fmt.Sprintf(format, args...)))
+		p.list = append(p.list, problem{line, fmt.Sprintf(format, args...)})
 	}
+}
+
+// text is the problems kept, one "line N: why" a line.
+func (p *problemList) text() string {
+	out := make([]string, len(p.list))
+	for i, q := range p.list {
+		out[i] = fmt.Sprintf("line %d: %s", q.Line, q.Msg)
+	}
+	return strings.Join(out, "\n")
 }
 
 // dupCheck sees every explicit id that passed its own checks, in line order;
@@ -159,7 +175,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, pin *blob.Ver
 	}
 	if probs.bad > 0 {
 		return nil, job.Fieldf(field, "%d of %d lines are invalid; nothing was submitted; fix the file and upload it again. First problems:\n%s",
-			probs.bad, scan.count, strings.Join(probs.list, "\n"))
+			probs.bad, scan.count, probs.text())
 	}
 	lim := s.LimitsFor(prov, req.Model)
 	switch {
@@ -185,12 +201,31 @@ func (s *Service) scanPass(ctx context.Context, field, uri string, pin *blob.Ver
 	}
 	defer rc.Close()
 	r := jsonl.NewReader(&cappedReader{r: rc, max: MaxUploadBytes}, jsonl.Options{MaxLineBytes: maxFileLineBytes})
+	scan, probs, err := s.scanLines(ctx, r, req, prov, md, dups, func() error {
+		return job.Fieldf(field, "the file holds more than %d records, the most one submit takes; split it over several submits", recordCap)
+	}, recordCap)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.Err(); err != nil {
+		if errors.Is(err, errTooBig) {
+			return nil, nil, job.Fieldf(field, "the file is over the %d-byte (1 GiB) limit of one input file; split it over several submits", int64(MaxUploadBytes))
+		}
+		return nil, nil, fmt.Errorf("read input %s: %w", uri, err)
+	}
+	return scan, probs, nil
+}
+
+// scanLines checks every line r gives: parsed, checked and encoded, the
+// explicit ids handed to dups; past limit records it fails with tooMany. A
+// read error is left in r (the caller names the input).
+func (s *Service) scanLines(ctx context.Context, r *jsonl.Reader, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media, dups dupCheck, tooMany func() error, limit int) (*fileScan, *problemList, error) {
 	scan := &fileScan{invocation: batch.NewInvocationCheck(prov)}
 	probs := &problemList{}
 	for r.Next() {
 		scan.count++
-		if scan.count > recordCap {
-			return nil, nil, job.Fieldf(field, "the file holds more than %d records, the most one submit takes; split it over several submits", recordCap)
+		if scan.count > limit {
+			return nil, nil, tooMany()
 		}
 		if scan.count%progressEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -256,12 +291,6 @@ func (s *Service) scanPass(ctx context.Context, field, uri string, pin *blob.Ver
 	}
 	for _, b := range r.Bad().Lines() {
 		probs.add(b.Line, "%s", b.Reason)
-	}
-	if err := r.Err(); err != nil {
-		if errors.Is(err, errTooBig) {
-			return nil, nil, job.Fieldf(field, "the file is over the %d-byte (1 GiB) limit of one input file; split it over several submits", int64(MaxUploadBytes))
-		}
-		return nil, nil, fmt.Errorf("read input %s: %w", uri, err)
 	}
 	return scan, probs, nil
 }

@@ -54,6 +54,11 @@ type Service struct {
 	Batch batchStarter
 	// Merged reads results merged over a job's retries (export latest).
 	Merged MergedResults
+	// Units carries the units of jobs over many files (see fanout.go); nil
+	// refuses such jobs at validation.
+	Units UnitQueue
+	// UnitBytes is the input one check unit reads (0: DefaultUnitBytes).
+	UnitBytes int64
 }
 
 // MergedResults pages through a job's results with each record's newest
@@ -89,7 +94,10 @@ const InputsPrefix = "inputs/"
 type FileSubmitRequest struct {
 	batch.SubmitRequest
 	UploadID string
-	InputURI string
+	// UploadIDs name many uploads for one job (see multi.go), as does an
+	// InputURI folder (ending in "/").
+	UploadIDs []string
+	InputURI  string
 }
 
 // fileRecord is one line of an input file, in our record format
@@ -134,6 +142,12 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if err != nil {
 		return nil, err
 	}
+	var files []inputFile
+	if multiInput(req) {
+		if field, files, err = s.listInputs(ctx, req); err != nil {
+			return nil, err
+		}
+	}
 	if len(req.Records) > 0 {
 		return nil, job.Fieldf("records", "give records or %s, not both", field)
 	}
@@ -148,11 +162,13 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if req.Mode == job.ModeOnDemand {
 		return nil, job.Fieldf("mode", "on_demand takes inline records (up to %d); file inputs run as %s jobs", job.MaxOnDemandRecords, lim.Title)
 	}
-	rc, err := s.openInput(ctx, field, uri, nil)
-	if err != nil {
-		return nil, err
+	if files == nil {
+		rc, err := s.openInput(ctx, field, uri, nil)
+		if err != nil {
+			return nil, err
+		}
+		rc.Close()
 	}
-	rc.Close()
 	now := s.Now()
 	id := job.NewID(now)
 	j := &job.Job{
@@ -169,7 +185,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.AddWarning(req.Warnings...)
-	if err := s.putRequest(ctx, j, fileRequest{Field: field, URI: uri, Params: req.Params}); err != nil {
+	if err := s.putRequest(ctx, j, fileRequest{Field: field, URI: uri, Files: files, Params: req.Params}); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
@@ -184,9 +200,17 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 
 // resolveInput turns input_upload_id or input_uri into an object URI the owner may read.
 func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err error) {
+	given := 0
+	for _, g := range []bool{req.UploadID != "", len(req.UploadIDs) > 0, req.InputURI != ""} {
+		if g {
+			given++
+		}
+	}
 	switch {
-	case req.UploadID != "" && req.InputURI != "":
-		return "", "", job.Fieldf("input_uri", "give input_upload_id or input_uri, not both")
+	case given > 1:
+		return "", "", job.Fieldf("input_uri", "give one of input_upload_id, input_upload_ids or input_uri, not both")
+	case multiInput(req):
+		return "", "", nil // listInputs resolves the files
 	case req.UploadID != "":
 		if !job.ValidID(req.UploadID) {
 			return "", "", job.Fieldf("input_upload_id", "%q is not an upload id from create_upload", service.Truncate(req.UploadID, 40))
@@ -198,7 +222,7 @@ func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err er
 		}
 		return "input_uri", req.InputURI, nil
 	}
-	return "", "", job.Fieldf("records", "required: give records, input_upload_id (from create_upload) or input_uri")
+	return "", "", job.Fieldf("records", "required: give records, input_upload_id or input_upload_ids (from create_upload), or input_uri")
 }
 
 // limitErr is returned by countingReader past MaxUploadBytes.

@@ -23,14 +23,27 @@ type ValidationRequest struct {
 // fileRequest is what ValidateFile needs of the submit beyond the job item:
 // kept beside the job's inputs, as the job item has no place for parameters.
 type fileRequest struct {
-	Field  string     `json:"field"`
-	URI    string     `json:"uri"`
-	Params job.Params `json:"params"`
+	Field string `json:"field"`
+	URI   string `json:"uri"`
+	// Files are the inputs of a job over many files (URI is empty then):
+	// kept apart in filesURI (100,000 of them would make every unit's read
+	// of the request megabytes), Many saying they are there.
+	Files  []inputFile `json:"-"`
+	Many   bool        `json:"many,omitempty"`
+	Params job.Params  `json:"params"`
 }
+
+func filesURI(j *job.Job) string { return blob.Join(j.InputURI, "files.json") }
 
 func requestURI(j *job.Job) string { return blob.Join(j.InputURI, "request.json") }
 
 func (s *Service) putRequest(ctx context.Context, j *job.Job, r fileRequest) error {
+	if len(r.Files) > 0 {
+		if err := s.putJSON(ctx, filesURI(j), r.Files); err != nil {
+			return fmt.Errorf("store the input files of %s: %w", j.ID, err)
+		}
+		r.Many = true
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode file request of %s: %w", j.ID, err)
@@ -90,8 +103,10 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	req := batch.SubmitRequest{Owner: j.Owner, Model: j.Model, Name: j.Name, Params: fr.Params, TTLDays: j.TTLDays}
-	md, err := s.Batch.NewMedia(&req, prov.Limits())
+	if fr.Many {
+		return s.planFanout(ctx, j, fr)
+	}
+	req, md, err := s.requestOf(j, fr, prov)
 	if err != nil {
 		return err
 	}
@@ -124,24 +139,52 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 		maxLine = max(maxLine, size) // the ingest line cap grows with the biggest input line
 	}
 	scan.sizes = nil // the split is all the second pass needs
+	draft := s.draftParts(j, n, parts, scan.invocation.Type)
+	return s.writeAndStart(ctx, s.fileSource(fr.Field, fr.URI, pin), &draft, maxLine, req, prov, scan.taken, md)
+}
+
+// requestOf is the submit request a validation checks the lines against.
+func (s *Service) requestOf(j *job.Job, fr fileRequest, prov service.BatchProvider) (batch.SubmitRequest, *batch.Media, error) {
+	req := batch.SubmitRequest{Owner: j.Owner, Model: j.Model, Name: j.Name, Params: fr.Params, TTLDays: j.TTLDays}
+	md, err := s.Batch.NewMedia(&req, prov.Limits())
+	return req, md, err
+}
+
+// draftParts lays out a validated job's parts (record counts from the split).
+func (s *Service) draftParts(j *job.Job, n int, parts []int, invocation string) job.Job {
 	draft := *j
 	draft.RecordCount, draft.Shards, draft.Parts = n, job.ShardsFor(n), nil
 	for i, size := range parts {
 		draft.Parts = append(draft.Parts, job.Part{
-			Index: i, Name: job.PartName(s.JobPrefix, id, i, len(parts)), Status: job.StatusQueued,
+			Index: i, Name: job.PartName(s.JobPrefix, j.ID, i, len(parts)), Status: job.StatusQueued,
 			RecordCount:    size,
 			InputURI:       blob.Join(j.InputURI, fmt.Sprintf("part-%d", i+1), "records.jsonl"),
 			OutputURI:      blob.Join(j.OutputURI, fmt.Sprintf("part-%d", i+1)) + "/",
-			InvocationType: scan.invocation.Type,
+			InvocationType: invocation,
 		})
 	}
-	if err := s.writeFileParts(ctx, fr.Field, fr.URI, pin, &draft, req, prov, scan.taken, md); err != nil {
+	return draft
+}
+
+// writeAndStart writes a validated job's provider inputs from src, stores
+// its parts and starts it: the end of a validation, one file or many.
+func (s *Service) writeAndStart(ctx context.Context, src inputSource, draft *job.Job, maxLine int, req batch.SubmitRequest, prov service.BatchProvider, taken takenIDs, md *batch.Media) error {
+	if err := s.writeFileParts(ctx, src, draft, req, prov, taken, md); err != nil {
+		var fe *job.FieldError
 		if errors.As(err, &fe) {
-			_, err = s.failValidation(ctx, id, fe.Error())
+			_, err = s.failValidation(ctx, draft.ID, fe.Error())
 		}
 		return err
 	}
-	j, err = s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
+	return s.startValidated(ctx, draft, maxLine, req, prov, md)
+}
+
+// startValidated stores a validated job's parts, their inputs written, and
+// starts it (unless another run got there first).
+func (s *Service) startValidated(ctx context.Context, draft *job.Job, maxLine int, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media) error {
+	id := draft.ID
+	log := s.Logger().With("job_id", id)
+	j, err := s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
 		if !inputValidating(cur) {
 			return store.ErrNoChange // another run got there first (or the job was cancelled)
 		}
@@ -165,7 +208,7 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("store validated job %s: %w", id, err)
 	}
-	log.InfoContext(ctx, "input file validated", "records", n, "parts", len(parts))
+	log.InfoContext(ctx, "input validated", "records", j.RecordCount, "parts", len(j.Parts))
 	_, err = s.Batch.StartNew(ctx, prov, j)
 	return err
 }

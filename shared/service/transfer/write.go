@@ -14,20 +14,69 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
-// writeFileParts is the second pass: the file streamed into one provider input
+// takenIDs are the explicit ids of a job's input, which generated ids avoid
+// (has may say yes for an id that is not there: that id is only skipped).
+type takenIDs interface{ has(id string) bool }
+
+// inputSource opens a job's input from its start: the file of a single-file
+// submit, or every file of one over many in order (see fanout.go).
+type inputSource struct {
+	uri  string // how errors name it
+	open func(ctx context.Context) (io.ReadCloser, error)
+}
+
+// fileSource is the one file of a single-file submit, at its pinned version.
+func (s *Service) fileSource(field, uri string, pin *blob.Version) inputSource {
+	return inputSource{uri: uri, open: func(ctx context.Context) (io.ReadCloser, error) { return s.openInput(ctx, field, uri, pin) }}
+}
+
+// writeFileParts is the second pass: the input streamed into one provider input
 // per part and the record-id list, generating ids for records without one.
-func (s *Service) writeFileParts(ctx context.Context, field, uri string, pin *blob.Version, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken idSet, md *batch.Media) error {
-	rc, err := s.openInput(ctx, field, uri, pin)
+func (s *Service) writeFileParts(ctx context.Context, src inputSource, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken takenIDs, md *batch.Media) error {
+	uri := src.uri
+	rc, err := src.open(ctx)
 	if err != nil {
 		return fmt.Errorf("reopen input %s: %w", uri, err)
 	}
 	defer rc.Close()
+	next := 1
+	newID := func() string {
+		for {
+			id := fmt.Sprintf("r%05d", next)
+			next++
+			if !taken.has(id) {
+				return id
+			}
+		}
+	}
 	r := jsonl.NewReader(rc, jsonl.Options{MaxLineBytes: maxFileLineBytes})
+	return s.writeParts(ctx, r, uri, partsOut{parts: j.Parts, total: j.RecordCount, idsURI: service.IDsURI(j), insURI: service.InputsURI(j), newID: newID}, j.ID, req, prov, md)
+}
 
+// lineReader is the input as writeParts reads it (jsonl.Reader).
+type lineReader interface {
+	Next() bool
+	Bytes() []byte
+	Line() int
+	Err() error
+}
+
+// partsOut is what writeParts writes: parts (in order, starting at record
+// first of the job, of total), the id list and the caller records, with
+// newID for records that have none.
+type partsOut struct {
+	parts          []job.Part
+	first, total   int
+	idsURI, insURI string
+	newID          func() string
+}
+
+// writeParts streams r's records into out.
+func (s *Service) writeParts(ctx context.Context, r lineReader, uri string, out partsOut, jobID string, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media) error {
 	idsR, idsW := io.Pipe()
 	idsDone := make(chan error, 1)
 	go func() {
-		_, err := s.Blobs.Put(ctx, service.IDsURI(j), idsR, "application/jsonl")
+		_, err := s.Blobs.Put(ctx, out.idsURI, idsR, "application/jsonl")
 		idsR.CloseWithError(err)
 		idsDone <- err
 	}()
@@ -36,15 +85,15 @@ func (s *Service) writeFileParts(ctx context.Context, field, uri string, pin *bl
 	insR, insW := io.Pipe()
 	insDone := make(chan error, 1)
 	go func() {
-		_, err := s.Blobs.Put(ctx, service.InputsURI(j), insR, "application/jsonl")
+		_, err := s.Blobs.Put(ctx, out.insURI, insR, "application/jsonl")
 		insR.CloseWithError(err)
 		insDone <- err
 	}()
 	ins := bufio.NewWriterSize(insW, 256<<10)
 	insEnc := json.NewEncoder(ins)
-	next, i := 1, 0
+	i := out.first
 	var werr error
-	for _, p := range j.Parts {
+	for _, p := range out.parts {
 		pr, pw := io.Pipe()
 		done := make(chan struct{})
 		go func() {
@@ -66,11 +115,8 @@ func (s *Service) writeFileParts(ctx context.Context, field, uri string, pin *bl
 					pw.CloseWithError(fmt.Errorf("input %s changed between validation and submit (line %d): %w", uri, r.Line(), err))
 					return
 				}
-				for in.ID == "" {
-					if id := fmt.Sprintf("r%05d", next); !taken.has(id) {
-						in.ID = id
-					}
-					next++
+				if in.ID == "" {
+					in.ID = out.newID()
 				}
 				callerID := in.ID
 				if err := insEnc.Encode(&in); err != nil {
@@ -109,7 +155,7 @@ func (s *Service) writeFileParts(ctx context.Context, field, uri string, pin *bl
 				}
 				service.WriteID(ids, callerID)
 				if req.Progress != nil && i%progressEvery == 0 {
-					req.Progress(i, j.RecordCount)
+					req.Progress(i, out.total)
 				}
 			}
 			pw.CloseWithError(w.Flush())
@@ -127,7 +173,7 @@ func (s *Service) writeFileParts(ctx context.Context, field, uri string, pin *bl
 	}
 	idsW.CloseWithError(werr)
 	if err := <-idsDone; err != nil && werr == nil {
-		werr = fmt.Errorf("write record ids of %s: %w", j.ID, err)
+		werr = fmt.Errorf("write record ids of %s: %w", jobID, err)
 	}
 	ferr := werr
 	if ferr == nil {
@@ -135,10 +181,10 @@ func (s *Service) writeFileParts(ctx context.Context, field, uri string, pin *bl
 	}
 	insW.CloseWithError(ferr)
 	if err := <-insDone; err != nil && werr == nil {
-		werr = fmt.Errorf("write caller records of %s: %w", j.ID, err)
+		werr = fmt.Errorf("write caller records of %s: %w", jobID, err)
 	}
 	if werr == nil && ferr != nil {
-		werr = fmt.Errorf("write caller records of %s: %w", j.ID, ferr)
+		werr = fmt.Errorf("write caller records of %s: %w", jobID, ferr)
 	}
 	return werr
 }
