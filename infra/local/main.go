@@ -34,21 +34,19 @@ func main() {
 	slow := flag.Int("sim-slow", 0, "the simulator's Bedrock jobs process this many records per step while in progress (0: all in one step); try a deadline")
 	auth := flag.String("auth", "token", "token: bearer API key (printed, and kept in <dir>/dev-token); none: no auth, every caller is local-dev")
 	reconcileEvery := flag.Duration("reconcile-every", 10*time.Second, "time between two reconciler runs (Anthropic polling, lost events, quota queue)")
-	flag.IntVar(&validateWorkers, "validate-workers", local.DefaultFanoutWorkers, "validation units run at once for jobs over many files (the validation queue's concurrency in AWS)")
+	workers := flag.Int("validate-workers", local.DefaultFanoutWorkers, "validation units run at once for jobs over many files (the validation queue's concurrency in AWS)")
 	keys := flag.String("keys", "", `token mode: a file of more API keys beside the dev key, as the deployed secret holds them ({"keys":[{"name","sha256"}]}); each name is an owner`)
 	flag.Parse()
 	log := app.Logger()
-	if err := run(*addr, *dir, *step, *failEvery, *slow, *auth, *reconcileEvery, *keys); err != nil {
+	if err := run(*addr, *dir, *step, *failEvery, *slow, *auth, *reconcileEvery, *keys, *workers); err != nil {
 		log.Error("make dev", "error", err)
 		os.Exit(1)
 	}
 }
 
-// validateWorkers is the -validate-workers flag: make dev's validation queue workers.
-var validateWorkers = local.DefaultFanoutWorkers
-
-// run serves make dev; reconcileEvery is its reconciler period (the stack schedules every 5 minutes).
-func run(addr, dir string, step time.Duration, failEvery, slow int, auth string, reconcileEvery time.Duration, keysFile string) error {
+// run serves make dev; reconcileEvery is its reconciler period (the stack
+// schedules every 5 minutes), workers its validation queue's workers.
+func run(addr, dir string, step time.Duration, failEvery, slow int, auth string, reconcileEvery time.Duration, keysFile string, workers int) error {
 	if err := checkAuthAddr(auth, addr); err != nil {
 		return err
 	}
@@ -56,7 +54,7 @@ func run(addr, dir string, step time.Duration, failEvery, slow int, auth string,
 	defer stop()
 	log := app.Logger()
 	opts := local.Options{Dir: dir, StepDelay: step, FailEvery: failEvery, SlowRecords: slow, Log: log,
-		Fanout: local.FanoutOptions{Workers: validateWorkers}}
+		Fanout: local.FanoutOptions{Workers: workers}}
 	var banner string
 	switch auth {
 	case "token":
