@@ -163,3 +163,25 @@ func DecodeJob(doc []byte) (*job.Job, error) {
 	}
 	return &j, nil
 }
+
+// EncodeRecord is a record as both adapters store it: one JSON document of
+// the whole job.Record (a field added to the type is stored without a change
+// here), ExpiresAt kept to the second in UTC, as the TTL attribute holds it.
+func EncodeRecord(r *job.Record) ([]byte, error) {
+	c := *r
+	c.ExpiresAt = FromExpiresUnix(ExpiresUnix(c.ExpiresAt))
+	doc, err := json.Marshal(&c)
+	if err != nil {
+		return nil, fmt.Errorf("encode record %s: %w", r.ID, err)
+	}
+	return doc, nil
+}
+
+// DecodeRecords reads a JSON array of documents EncodeRecord wrote.
+func DecodeRecords(doc []byte) ([]job.Record, error) {
+	var recs []job.Record
+	if err := json.Unmarshal(doc, &recs); err != nil {
+		return nil, fmt.Errorf("decode records: %w", err)
+	}
+	return recs, nil
+}
