@@ -23,8 +23,13 @@ import (
 
 // Defaults for the Ingester's zero fields.
 const (
-	// DefaultBatchSize is DynamoDB BatchWriteItem's limit.
+	// DefaultBatchSize is DynamoDB BatchWriteItem's limit: a batch of a job
+	// that keeps one item per record is one write call.
 	DefaultBatchSize = 25
+	// DefaultPackedBatchSize is the batch of a job whose records are packed
+	// (job.RecordSet.Packed): the store packs only the records of one call
+	// into an item, so a batch is a few items' worth.
+	DefaultPackedBatchSize = 256
 	// DefaultWorkers bounds batch writes in flight.
 	DefaultWorkers = 16
 	// DefaultChunkLines is how often (in lines) a checkpoint is taken.

@@ -89,7 +89,7 @@ func (in *Ingester) newRun(ctx context.Context, j *job.Job, parse Parser, resolv
 		parse:       parse,
 		resolve:     resolve,
 		log:         log.With("job", j.ID),
-		batchSize:   or(in.BatchSize, DefaultBatchSize),
+		batchSize:   or(in.BatchSize, defaultBatchSize(j.RecordSet())),
 		chunkLines:  or(in.ChunkLines, DefaultChunkLines),
 		keepBad:     or(in.KeepBadLines, DefaultKeepBadLines),
 		maxLine:     maxLine,
@@ -105,6 +105,13 @@ func (in *Ingester) newRun(ctx context.Context, j *job.Job, parse Parser, resolv
 		saved:       start,
 		counts:      start,
 	}
+}
+
+func defaultBatchSize(rs job.RecordSet) int {
+	if rs.Packed {
+		return DefaultPackedBatchSize
+	}
+	return DefaultBatchSize
 }
 
 func (r *run) startWorkers() {

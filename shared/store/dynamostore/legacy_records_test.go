@@ -4,13 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/store"
 	"github.com/mcpbatch/mcpbatch/shared/store/storetest"
 )
 
@@ -125,4 +129,90 @@ func valueJSON(v types.AttributeValue) any {
 		return map[string]any{"L": l}
 	}
 	panic(fmt.Sprintf("attribute type %T not written here", v))
+}
+
+// TestLegacyRecordItemsRead: record items of the per-record layout, as its
+// encoder wrote them (testdata/legacy-record-items.json), put as they are,
+// read the same as that layout's decoder read them (legacy-records.json),
+// by listing (in input order, and each status) and by key.
+func TestLegacyRecordItemsRead(t *testing.T) {
+	client, table := newTable(t)
+	s := New(client, table, WithNow(func() time.Time { return time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC) }))
+	var raw map[string][]map[string]any
+	var want map[string][]job.Record
+	for path, v := range map[string]any{legacyRecordItemsFile: &raw, legacyRecordsFile: &want} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, rs := range legacyRecordSets {
+		t.Run(name, func(t *testing.T) {
+			for _, it := range raw[name] {
+				item := map[string]types.AttributeValue{}
+				for k, v := range it {
+					item[k] = fromJSON(t, v)
+				}
+				if _, err := client.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			exp := want[name]
+			slices.SortFunc(exp, func(a, b job.Record) int {
+				if rs.ByOrdinal && a.Ordinal != b.Ordinal {
+					return a.Ordinal - b.Ordinal
+				}
+				return strings.Compare(a.ID, b.ID)
+			})
+			for _, st := range []job.RecordStatus{"", job.RecordSucceeded, job.RecordFailed} {
+				var wantSt []job.Record
+				for _, r := range exp {
+					if st == "" || r.Status == st {
+						wantSt = append(wantSt, r)
+					}
+				}
+				var got []job.Record
+				q := store.RecordQuery{Status: st, Limit: 3}
+				for {
+					recs, next, err := s.ListRecords(t.Context(), rs, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, recs...)
+					if next == "" {
+						break
+					}
+					q.Cursor = next
+				}
+				if len(got) != len(wantSt) {
+					t.Fatalf("status %q: %d records listed, want %d", st, len(got), len(wantSt))
+				}
+				for i := range wantSt {
+					if d := storetest.Diff(wantSt[i], got[i]); len(d) > 0 {
+						t.Fatalf("status %q: record %s reads differently: %v", st, wantSt[i].ID, d)
+					}
+				}
+			}
+			var keys []job.RecordKey
+			for _, r := range exp {
+				keys = append(keys, r.Key())
+			}
+			got, err := s.GetRecords(t.Context(), rs, keys)
+			if err != nil || len(got) != len(exp) {
+				t.Fatalf("GetRecords: %d of %d, %v", len(got), len(exp), err)
+			}
+			byID := map[string]job.Record{}
+			for _, r := range got {
+				byID[r.ID] = r
+			}
+			for _, r := range exp {
+				if d := storetest.Diff(r, byID[r.ID]); len(d) > 0 {
+					t.Fatalf("GetRecords %s reads differently: %v", r.ID, d)
+				}
+			}
+		})
+	}
 }
