@@ -13,7 +13,7 @@ import (
 // once extrapolated), and each job's bill is printed next to its inference cost.
 func TestRun(t *testing.T) {
 	var out strings.Builder
-	if err := run(context.Background(), 120, &out); err != nil {
+	if err := run(context.Background(), 120, false, &out); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()

@@ -27,9 +27,11 @@ const (
 	// that keeps one item per record is one write call.
 	DefaultBatchSize = 25
 	// DefaultPackedBatchSize is the batch of a job whose records are packed
-	// (job.RecordSet.Packed): the store packs only the records of one call
-	// into an item, so a batch is a few items' worth.
-	DefaultPackedBatchSize = 256
+	// (job.RecordSet.Packed): a chunk's records (maxBatchBytes and the
+	// in-flight budget still bound its bytes). The store packs only the
+	// records of one call together, and providers answer in their own
+	// order, so the more records a call has the fuller its pages.
+	DefaultPackedBatchSize = DefaultChunkLines
 	// DefaultWorkers bounds batch writes in flight.
 	DefaultWorkers = 16
 	// DefaultChunkLines is how often (in lines) a checkpoint is taken.

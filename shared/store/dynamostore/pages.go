@@ -3,12 +3,14 @@ package dynamostore
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,21 +47,32 @@ const (
 	skPagePrefix = "PG#"
 	skFailPrefix = "FX#"
 
-	// pageSpan ordinals make a range: a record by key reads its range's pages.
-	pageSpan = 1024
-	// pageMaxRecords and pageMaxRaw bound a page: about 128 KB of record JSON
-	// is 30-60 KB compressed, far under the 400 KB item limit.
-	pageMaxRecords = 256
-	pageMaxRaw     = 128 << 10
+	// pageSpan ordinals make a range: a record by key reads its range's
+	// pages, and a listing reads every range its page touches whole, so a
+	// range is about one page of records (a range read costs about what its
+	// records cost to read one by one). Fixed: stored data depends on it.
+	pageSpan = 128
+	// pageMaxRecords and pageMaxRaw bound a page: 256 KB of record JSON is
+	// 30-90 KB compressed; a page stored over pageMaxStored (records that
+	// do not compress) is halved, so items stay far under the 400 KB limit.
+	pageMaxRecords = 128
+	pageMaxRaw     = 256 << 10
+	pageMaxStored  = 96 << 10
 
-	attrRecs  = "recs"  // gzip of a JSON array of records
-	attrStamp = "at"    // when the page was written: the newer copy of a record wins
-	attrCount = "n"     // records in the page
-	attrOK    = "ok"    // companion: gzip of the okKeys of the records not failed
+	attrRecs  = "recs" // gzip of a JSON array of records
+	attrStamp = "at"   // when the page was written: the newer copy of a record wins
+	attrCount = "n"    // records in the page
+	attrOK    = "ok"   // companion: gzip of the okKeys of the records not failed
 )
 
 // rangeOf is the range of an ordinal, rangeShard the shard that keeps it.
 func rangeOf(ordinal int) int { return ordinal / pageSpan }
+
+// PageSpan is how many ordinals a range of a packed set spans.
+const PageSpan = pageSpan
+
+// PageRange is the range of ordinal.
+func PageRange(ordinal int) int { return rangeOf(ordinal) }
 
 func rangeShard(rs job.RecordSet, r int) int { return r % storeutil.Shards(rs.Shards) }
 
@@ -163,10 +176,11 @@ func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.Write
 	if err != nil {
 		return nil, err
 	}
-	if ItemSize(item) > overflowAt {
-		if len(p.recs) == 1 {
-			return nil, fmt.Errorf("record %s: %d bytes stored, over DynamoDB's item limit of %d: %w", p.recs[0].key.ID, ItemSize(item), maxItemBytes, store.ErrTooLarge)
-		}
+	size := ItemSize(item)
+	if len(p.recs) == 1 && size > overflowAt {
+		return nil, fmt.Errorf("record %s: %d bytes stored, over DynamoDB's item limit of %d: %w", p.recs[0].key.ID, size, maxItemBytes, store.ErrTooLarge)
+	}
+	if len(p.recs) > 1 && size > pageMaxStored {
 		// Incompressible records: halve the page until it fits.
 		half := len(p.recs) / 2
 		a, err := s.pageWrites(rs, page{recs: p.recs[:half]}, stamp)
@@ -243,11 +257,23 @@ func (s *Store) putPages(ctx context.Context, rs job.RecordSet, recs []job.Recor
 	if err != nil {
 		return fmt.Errorf("put records of job %s: %w", rs.JobID, err)
 	}
-	for start := 0; start < len(reqs); start += batchSize {
+	// A call of a few thousand records is several batches: write them at
+	// once (the items are independent keyed overwrites).
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxAhead)
+	errs := make([]error, (len(reqs)+batchSize-1)/batchSize)
+	for i := range errs {
+		start := i * batchSize
 		end := min(start+batchSize, len(reqs))
-		if err := s.writeBatch(ctx, reqs[start:end], len(reqs)-end); err != nil {
-			return fmt.Errorf("put records of job %s: %w", rs.JobID, err)
-		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = s.writeBatch(ctx, reqs[start:end], 0)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("put records of job %s: %w", rs.JobID, err)
 	}
 	return nil
 }
@@ -563,18 +589,28 @@ func (s *Store) getPages(ctx context.Context, rs job.RecordSet, want []job.Recor
 	return out, nil
 }
 
-// PageItemSizes are the billed sizes of the items PutRecords writes for recs
-// in a packed set (deletes of companions count as 0 bytes: one write unit).
-func PageItemSizes(rs job.RecordSet, recs []job.Record) ([]int, error) {
+// PageItem is one item PutRecords writes for a packed set: its sort key,
+// billed size, range, and whether it is a companion (failed records).
+type PageItem struct {
+	SK        string
+	Size      int
+	Range     int
+	Companion bool
+}
+
+// PageItems are the items PutRecords writes for recs in a packed set.
+func PageItems(rs job.RecordSet, recs []job.Record) ([]PageItem, error) {
 	reqs, err := PageWrites(nil, rs, storeutil.Dedupe(recs))
 	if err != nil {
 		return nil, err
 	}
-	sizes := make([]int, len(reqs))
+	out := make([]PageItem, len(reqs))
 	for i, w := range reqs {
-		if w.PutRequest != nil {
-			sizes[i] = ItemSize(w.PutRequest.Item)
-		}
+		item := w.PutRequest.Item
+		sk := item[attrSK].(*types.AttributeValueMemberS).Value
+		comp := strings.HasPrefix(sk, skFailPrefix)
+		o, _ := strconv.Atoi(sk[len(skPagePrefix) : len(skPagePrefix)+10])
+		out[i] = PageItem{SK: sk, Size: ItemSize(item), Range: rangeOf(o), Companion: comp}
 	}
-	return sizes, nil
+	return out, nil
 }

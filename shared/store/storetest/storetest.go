@@ -136,7 +136,7 @@ var recordCases = map[string]bool{
 	"RecordCursorBounded": true, "ListRecordsDefaultLimit": true, "ListRecordsStatusFilter": true,
 	"RecordRoundTrip": true, "LargeOutput": true, "OutputTooLarge": true, "BadCursor": true, "GetRecords": true,
 	"EveryRecordField": true,
-	"PackedRegrouped": true, "PackedManyPages": true, "PackedConcurrentWriters": true,
+	"PackedRegrouped":  true, "PackedManyPages": true, "PackedConcurrentWriters": true,
 }
 
 // newJob is a valid in-flight job created at created, expiring in 7 days.
