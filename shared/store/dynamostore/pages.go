@@ -119,30 +119,37 @@ type page struct {
 }
 
 // packRecords groups recs (deduped) into pages: sorted by (ordinal, id), cut
-// at range borders and at the page bounds.
-func packRecords(rs job.RecordSet, recs []job.Record) ([]page, error) {
-	enc := make([]encodedRecord, len(recs))
-	for i := range recs {
+// at range borders and at the page bounds. Each page is handed to emit as
+// soon as it is cut, so only one page's documents are held at a time.
+func packRecords(rs job.RecordSet, recs []job.Record, emit func(page) error) error {
+	order := make([]int, len(recs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return compareKeys(recs[a].Key(), recs[b].Key()) })
+	var p page
+	for _, i := range order {
 		r := recs[i]
 		r.JobID = rs.JobID
 		doc, err := storeutil.EncodeRecord(&r)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		enc[i] = encodedRecord{key: r.Key(), failed: r.Status == job.RecordFailed, exp: storeutil.ExpiresUnix(r.ExpiresAt), doc: doc}
-	}
-	slices.SortFunc(enc, func(a, b encodedRecord) int { return compareKeys(a.key, b.key) })
-	var pages []page
-	for _, e := range enc {
-		if n := len(pages); n == 0 || rangeOf(pages[n-1].recs[0].key.Ordinal) != rangeOf(e.key.Ordinal) ||
-			len(pages[n-1].recs) >= pageMaxRecords || pages[n-1].raw+len(e.doc) > pageMaxRaw {
-			pages = append(pages, page{})
+		e := encodedRecord{key: r.Key(), failed: r.Status == job.RecordFailed, exp: storeutil.ExpiresUnix(r.ExpiresAt), doc: doc}
+		if len(p.recs) > 0 && (rangeOf(p.recs[0].key.Ordinal) != rangeOf(e.key.Ordinal) ||
+			len(p.recs) >= pageMaxRecords || p.raw+len(e.doc) > pageMaxRaw) {
+			if err := emit(p); err != nil {
+				return err
+			}
+			p = page{}
 		}
-		p := &pages[len(pages)-1]
 		p.recs = append(p.recs, e)
 		p.raw += len(e.doc) + 1
 	}
-	return pages, nil
+	if len(p.recs) > 0 {
+		return emit(p)
+	}
+	return nil
 }
 
 func compareKeys(a, b job.RecordKey) int {
@@ -281,21 +288,18 @@ func (s *Store) putPages(ctx context.Context, rs job.RecordSet, recs []job.Recor
 // PageWrites are the writes PutRecords makes for recs (checked and deduped)
 // of a packed set; s may be nil (the stamp is then the process clock's).
 func PageWrites(s *Store, rs job.RecordSet, recs []job.Record) ([]types.WriteRequest, error) {
-	pages, err := packRecords(rs, recs)
-	if err != nil {
-		return nil, err
-	}
 	if s == nil {
 		s = &Store{now: timeNow}
 	}
 	stamp := s.stamp()
 	var reqs []types.WriteRequest
-	for _, p := range pages {
+	err := packRecords(rs, recs, func(p page) error {
 		w, err := s.pageWrites(rs, p, stamp)
-		if err != nil {
-			return nil, err
-		}
 		reqs = append(reqs, w...)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return reqs, nil
 }
