@@ -63,7 +63,7 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_owner ON jobs (owner, created_at DESC, id DESC);
 -- in-flight listing, oldest first; partial, so terminal jobs leave it (sparse GSI2)
 CREATE INDEX IF NOT EXISTS jobs_inflight ON jobs (provider, updated_at, id) WHERE terminal = 0;
-`+schemaRecords+`
+` + schemaRecords + `
 -- which job part holds a provider Ref (REF# items in DynamoDB)
 CREATE TABLE IF NOT EXISTS refs (
 	provider   TEXT NOT NULL,

@@ -58,7 +58,7 @@ type Result struct {
 
 // Layout is one ingest of the file into a record layout.
 type Layout struct {
-	Name            string // "per-record" or "packed"
+	Name            string  // "per-record" or "packed"
 	Ingest          float64 // records/s
 	IngestTook      time.Duration
 	BatchWriteCalls int64
