@@ -560,9 +560,13 @@ func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.Recor
 	limit := storeutil.PageLimit(q.Limit)
 	where := []string{"job_id = ?", liveClause}
 	args := []any{jobID, s.now().Unix()}
+	from := "records"
 	if q.Status != "" {
 		where = append(where, "status = ?")
 		args = append(args, string(q.Status))
+		// The planner prefers the key's order and filters every row before
+		// the page (54 ms p50 for a page of 2 % failures at 1,000,000).
+		from = "records INDEXED BY records_status"
 	}
 	if q.Cursor != "" {
 		var c recordCursor
@@ -576,7 +580,7 @@ func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.Recor
 		args = append(args, c.Ordinal, c.ID)
 	}
 	args = append(args, limit+1)
-	rows, err := s.db.QueryContext(ctx, "SELECT doc FROM records WHERE "+strings.Join(where, " AND ")+
+	rows, err := s.db.QueryContext(ctx, "SELECT doc FROM "+from+" WHERE "+strings.Join(where, " AND ")+
 		" ORDER BY ordinal, record_id LIMIT ?", args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("localstore: list records of job %s: %w", jobID, err)

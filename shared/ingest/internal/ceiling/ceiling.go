@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mcpbatch/mcpbatch/shared/cost"
+	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/ingest/internal/ingesttest"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -65,6 +67,8 @@ type Layout struct {
 	// WriteUnits are the DynamoDB write units the ingest's BatchWriteItem
 	// calls bill (each item's size in 1 KB units, rounded up; a delete is one).
 	WriteUnits float64
+	// PeakRSS is the process's peak resident set during this ingest alone.
+	PeakRSS int64
 }
 
 // Ceiling is the mean of the two ceiling runs.
@@ -77,8 +81,8 @@ func (r Result) String() string {
 	s := fmt.Sprintf("records=%d file_mb=%.0f writers=%d ceiling_rps=%.0f (before %.0f, after %.0f)",
 		r.Records, float64(r.Bytes)/1e6, r.Writers, r.Ceiling(), r.CeilingBefore, r.CeilingAfter)
 	for _, l := range r.Layouts {
-		s += fmt.Sprintf("\n  layout=%s ingest_rps=%.0f ingest_took=%s ratio=%.0f%% batch_write_calls=%d write_units_per_record=%.3f",
-			l.Name, l.Ingest, l.IngestTook.Round(time.Millisecond), 100*r.Ratio(l), l.BatchWriteCalls, l.WriteUnits/float64(r.Records))
+		s += fmt.Sprintf("\n  layout=%s ingest_rps=%.0f ingest_took=%s ratio=%.0f%% batch_write_calls=%d write_units_per_record=%.3f peak_rss_mb=%.1f",
+			l.Name, l.Ingest, l.IngestTook.Round(time.Millisecond), 100*r.Ratio(l), l.BatchWriteCalls, l.WriteUnits/float64(r.Records), float64(l.PeakRSS)/(1<<20))
 	}
 	if len(r.Layouts) == 2 && r.Layouts[0].Ingest > 0 {
 		s += fmt.Sprintf("\n  packed/per-record: %.2fx records/s, %.2fx write units", r.Layouts[1].Ingest/r.Layouts[0].Ingest, r.Layouts[1].WriteUnits/r.Layouts[0].WriteUnits)
@@ -136,12 +140,20 @@ func ingestFile(ctx context.Context, o Options, packed bool) (Layout, error) {
 		Workers:       o.Writers,
 		Log:           slog.New(slog.DiscardHandler),
 	}
+	// What the ceiling and the other ingest left behind does not count.
+	debug.FreeOSMemory()
+	if err := procstat.ResetPeakRSS(); err != nil {
+		return l, err
+	}
 	t0 := time.Now()
 	r, err := in.Ingest(ctx, j, []ingest.File{{Part: 0, URI: "s3://out/ceiling/records.jsonl.out"}}, ingesttest.Parse, ingesttest.Resolve)
 	if err != nil {
 		return l, fmt.Errorf("%s: %w", l.Name, err)
 	}
 	l.IngestTook = time.Since(t0)
+	if l.PeakRSS, err = procstat.PeakRSS(); err != nil {
+		return l, err
+	}
 	if r.Succeeded+r.Failed != o.Spec.Records {
 		return l, fmt.Errorf("%s: ingested %d records, want %d", l.Name, r.Succeeded+r.Failed, o.Spec.Records)
 	}
