@@ -149,8 +149,9 @@ func writePerRecord(m *Meter, rs job.RecordSet, recs []job.Record) {
 }
 
 // ListRecords is, for a packed set, one Query per range the listing reads
-// (the cursor's and those of the records listed), each range's items read
-// whole: its pages, or its companions for failed records; otherwise a Query
+// (those of the records listed) and its request has not read yet (see
+// store.ReadCache), each range's items read whole: its pages, or its
+// companions for failed records; otherwise a Query
 // page of every shard, merged (see dynamostore.ListRecords), each shard's
 // query reading its share of the page.
 func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error) {
@@ -171,7 +172,14 @@ func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.Recor
 			}
 		}
 		s.mu.Unlock()
+		cache := store.ReadCacheOf(ctx)
 		for r := range ranges {
+			// A range a request read already comes from its cache.
+			key := fmt.Sprintf("cost/%s/%v/%d", rs.JobID, q.Status == job.RecordFailed, r)
+			if _, ok := cache.Load(key); ok {
+				continue
+			}
+			cache.Store(key, true)
 			s.M.ReadKind("record", size[r], false)
 		}
 		if len(ranges) == 0 {

@@ -378,8 +378,14 @@ func mergePages(items []map[string]types.AttributeValue, now int64) ([]job.Recor
 	return out, nil
 }
 
-// rangeItems reads every live page (or companion, by prefix) of range r.
+// rangeItems reads every live page (or companion, by prefix) of range r,
+// once per request that carries a store.ReadCache.
 func (s *Store) rangeItems(ctx context.Context, rs job.RecordSet, prefix string, r int) ([]map[string]types.AttributeValue, error) {
+	cache := store.ReadCacheOf(ctx)
+	key := "dynamostore/" + s.table + "/" + rs.JobID + "/" + prefix + strconv.Itoa(r)
+	if v, ok := cache.Load(key); ok {
+		return v.([]map[string]types.AttributeValue), nil
+	}
 	items, err := s.queryN(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
@@ -392,6 +398,7 @@ func (s *Store) rangeItems(ctx context.Context, rs job.RecordSet, prefix string,
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: read range %d of job %s: %w", r, rs.JobID, err)
 	}
+	cache.Store(key, items)
 	return items, nil
 }
 
