@@ -50,9 +50,10 @@ const (
 	// batch of 25 large outputs (moved to blobs by the worker) stays bounded.
 	maxBatchBytes = 8 << 20
 	// maxPackedBatchBytes bounds a packed batch (DefaultPackedBatchSize
-	// records): the store holds the batch and a page of its documents
-	// while it writes (4 MB kept memprobe -moto at ... MB peak RSS).
-	maxPackedBatchBytes = 4 << 20
+	// records): the store holds the batch, its compressed pages and a
+	// page of documents while it writes (memprobe -moto: 4 MB peaked at
+	// 85 MB RSS).
+	maxPackedBatchBytes = 2 << 20
 	// recordOverhead approximates a record's fixed fields, for the byte budget.
 	recordOverhead = 256
 	maxReasonBytes = 200

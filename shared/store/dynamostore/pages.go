@@ -118,36 +118,58 @@ type page struct {
 	raw  int
 }
 
+// pageBuffers hold the documents of the page being cut: ingest packs every
+// record, and a fresh document each made garbage of every record's size.
+var pageBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // packRecords groups recs (deduped) into pages: sorted by (ordinal, id), cut
 // at range borders and at the page bounds. Each page is handed to emit as
-// soon as it is cut, so only one page's documents are held at a time.
+// soon as it is cut; its documents are valid only during the call.
 func packRecords(rs job.RecordSet, recs []job.Record, emit func(page) error) error {
 	order := make([]int, len(recs))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return compareKeys(recs[a].Key(), recs[b].Key()) })
+	buf := pageBuffers.Get().(*bytes.Buffer)
+	defer pageBuffers.Put(buf)
+	buf.Reset()
 	var p page
+	var ends []int // where each document of p ends in buf
+	flush := func(n int) error {
+		start := 0
+		for i := range n {
+			p.recs[i].doc = buf.Bytes()[start:ends[i]]
+			start = ends[i]
+		}
+		return emit(page{recs: p.recs[:n]})
+	}
 	for _, i := range order {
 		r := recs[i]
 		r.JobID = rs.JobID
-		doc, err := storeutil.EncodeRecord(&r)
-		if err != nil {
+		start := buf.Len()
+		if err := storeutil.AppendRecord(buf, &r); err != nil {
 			return err
 		}
-		e := encodedRecord{key: r.Key(), failed: r.Status == job.RecordFailed, exp: storeutil.ExpiresUnix(r.ExpiresAt), doc: doc}
+		e := encodedRecord{key: r.Key(), failed: r.Status == job.RecordFailed, exp: storeutil.ExpiresUnix(r.ExpiresAt)}
+		n := buf.Len() - start
 		if len(p.recs) > 0 && (rangeOf(p.recs[0].key.Ordinal) != rangeOf(e.key.Ordinal) ||
-			len(p.recs) >= pageMaxRecords || p.raw+len(e.doc) > pageMaxRaw) {
-			if err := emit(p); err != nil {
+			len(p.recs) >= pageMaxRecords || p.raw+n > pageMaxRaw) {
+			if err := flush(len(p.recs)); err != nil {
 				return err
 			}
-			p = page{}
+			// The new document moves to the front for the next page.
+			b := buf.Bytes()
+			copy(b, b[start:])
+			buf.Truncate(n)
+			p, ends = page{}, ends[:0]
 		}
 		p.recs = append(p.recs, e)
-		p.raw += len(e.doc) + 1
+		p.raw += n + 1
+		ends = append(ends, buf.Len())
 	}
 	if len(p.recs) > 0 {
-		return emit(p)
+		return flush(len(p.recs))
 	}
 	return nil
 }
@@ -225,7 +247,9 @@ func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.Write
 }
 
 func pageItem(pk types.AttributeValue, sk string, recs []encodedRecord, stamp int64) (map[string]types.AttributeValue, error) {
-	var doc bytes.Buffer
+	doc := pageBuffers.Get().(*bytes.Buffer)
+	defer pageBuffers.Put(doc)
+	doc.Reset()
 	doc.WriteByte('[')
 	var exp int64
 	for i, e := range recs {
@@ -242,7 +266,7 @@ func pageItem(pk types.AttributeValue, sk string, recs []encodedRecord, stamp in
 		}
 	}
 	doc.WriteByte(']')
-	gz, err := gzipString(doc.String())
+	gz, err := gzipBytes(doc.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("compress page %s: %w", sk, err)
 	}

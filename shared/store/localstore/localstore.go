@@ -525,14 +525,13 @@ ON CONFLICT (job_id, ordinal, record_id) DO UPDATE SET
 	defer stmt.Close()
 	for _, r := range recs {
 		r.JobID = jobID
-		r.ExpiresAt = storeutil.FromExpiresUnix(storeutil.ExpiresUnix(r.ExpiresAt))
 		ordinal := r.Ordinal
 		if !rs.ByOrdinal {
 			r.Ordinal, ordinal = 0, -1
 		}
-		doc, err := json.Marshal(r)
+		doc, err := storeutil.EncodeRecord(&r)
 		if err != nil {
-			return fmt.Errorf("localstore: encode record %s: %w", r.ID, err)
+			return fmt.Errorf("localstore: %w", err)
 		}
 		if _, err := stmt.ExecContext(ctx, jobID, rs.Shard(r.Key()), r.ID, ordinal, string(r.Status),
 			nullInt(storeutil.ExpiresUnix(r.ExpiresAt)), string(doc)); err != nil {

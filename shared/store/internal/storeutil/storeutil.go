@@ -4,6 +4,7 @@
 package storeutil
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -175,6 +176,17 @@ func EncodeRecord(r *job.Record) ([]byte, error) {
 		return nil, fmt.Errorf("encode record %s: %w", r.ID, err)
 	}
 	return doc, nil
+}
+
+// AppendRecord writes r's EncodeRecord document to buf (with a trailing
+// newline, which JSON ignores), without a copy of its own.
+func AppendRecord(buf *bytes.Buffer, r *job.Record) error {
+	c := *r
+	c.ExpiresAt = FromExpiresUnix(ExpiresUnix(c.ExpiresAt))
+	if err := json.NewEncoder(buf).Encode(&c); err != nil {
+		return fmt.Errorf("encode record %s: %w", r.ID, err)
+	}
+	return nil
 }
 
 // DecodeRecords reads a JSON array of documents EncodeRecord wrote.
