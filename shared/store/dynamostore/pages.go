@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -426,9 +427,9 @@ func (s *Store) rangeItems(ctx context.Context, rs job.RecordSet, prefix string,
 	return items, nil
 }
 
-// maxRangeItems bounds the pages of one range read at once: a range holds
-// pageSpan records, so even one page per record (the worst grouping) fits.
-const maxRangeItems = pageSpan * 4
+// maxRangeItems is "all of them": a range's pages are read whole, however
+// many writes of other groupings added (each Query page is 1 MB at most).
+const maxRangeItems = math.MaxInt32
 
 // nextRange is the least range at or after from that has a live item of
 // prefix in any shard (-1 when none): every shard's first such key, at once.

@@ -130,3 +130,41 @@ func TestPackedReadsByRange(t *testing.T) {
 		t.Fatalf("a listing without a cache read %v", los)
 	}
 }
+
+// TestPackedRangeOfManyPages: a range rewritten in hundreds of groupings
+// (pages over any bound a read might have kept to) still reads whole, each
+// record once and as last written.
+func TestPackedRangeOfManyPages(t *testing.T) {
+	client, table := newTable(t)
+	s := New(client, table)
+	rs := job.RecordSet{JobID: "packed-many", Shards: 1, ByOrdinal: true, Packed: true}
+	recs := packedRecords(pageSpan)
+	var calls [][]job.Record
+	for i := range recs {
+		calls = append(calls, []job.Record{recs[i]})
+	}
+	for i := range 420 {
+		a := i % pageSpan
+		b := (a + 1 + i/pageSpan) % pageSpan // 420 distinct pairs
+		if a != b {
+			calls = append(calls, []job.Record{recs[a], recs[b]})
+		}
+	}
+	// The last write of record 5 names it "last".
+	recs[5].Output = "last"
+	calls = append(calls, []job.Record{recs[5], recs[6]})
+	for _, c := range calls {
+		if err := s.PutRecords(t.Context(), rs, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, next, err := s.ListRecords(t.Context(), rs, store.RecordQuery{Limit: 500})
+	if err != nil || next != "" || len(got) != pageSpan {
+		t.Fatalf("%d records (next %q), want %d: %v", len(got), next, pageSpan, err)
+	}
+	for i, r := range got {
+		if r.Ordinal != i || r.Output != recs[i].Output {
+			t.Fatalf("record %d: ordinal %d, output %.20q; want %.20q", i, r.Ordinal, r.Output, recs[i].Output)
+		}
+	}
+}
