@@ -78,17 +78,7 @@ func PageRange(ordinal int) int { return rangeOf(ordinal) }
 func rangeShard(rs job.RecordSet, r int) int { return r % storeutil.Shards(rs.Shards) }
 
 // ord10 is an ordinal zero-padded to ten digits, as in ORD# keys.
-func ord10(o int) string {
-	s := strconv.Itoa(o)
-	for len(s) < 10 {
-		s = "0" + s
-	}
-	return s
-}
-
-func timeNow() time.Time { return time.Now() }
-
-func timeUnix(sec int64) time.Time { return time.Unix(sec, 0) }
+func ord10(o int) string { return fmt.Sprintf("%010d", o) }
 
 // lastStamp never repeats within a process, so two writes of one record in
 // the same nanosecond still order.
@@ -314,7 +304,7 @@ func (s *Store) putPages(ctx context.Context, rs job.RecordSet, recs []job.Recor
 // of a packed set; s may be nil (the stamp is then the process clock's).
 func PageWrites(s *Store, rs job.RecordSet, recs []job.Record) ([]types.WriteRequest, error) {
 	if s == nil {
-		s = &Store{now: timeNow}
+		s = &Store{now: time.Now}
 	}
 	stamp := s.stamp()
 	var reqs []types.WriteRequest
@@ -395,7 +385,7 @@ func mergePages(items []map[string]types.AttributeValue, now int64) ([]job.Recor
 	}
 	out := make([]job.Record, 0, len(newest))
 	for _, r := range newest {
-		if storeutil.Live(storeutil.ExpiresUnix(r.ExpiresAt), timeUnix(now)) {
+		if storeutil.Live(storeutil.ExpiresUnix(r.ExpiresAt), time.Unix(now, 0)) {
 			out = append(out, r.Record)
 		}
 	}
