@@ -14,10 +14,7 @@ import (
 // packedCases break a store that keeps many records to an item: records
 // rewritten in another grouping, records over many items and gaps, writers
 // of one item's records at once. They hold for any layout.
-var packedCases = []struct {
-	name string
-	run  func(e *env)
-}{
+var packedCases = []suiteCase{
 	{"PackedRegrouped", testPackedRegrouped},
 	{"PackedManyPages", testPackedManyPages},
 	{"PackedConcurrentWriters", testPackedConcurrentWriters},

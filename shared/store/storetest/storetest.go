@@ -68,12 +68,15 @@ type env struct {
 	packed bool
 }
 
+// suiteCase is one case of the suite.
+type suiteCase struct {
+	name string
+	run  func(e *env)
+}
+
 // Run runs the contract suite; newStore is called once per case.
 func Run(t *testing.T, newStore Factory) {
-	cases := []struct {
-		name string
-		run  func(e *env)
-	}{
+	cases := []suiteCase{
 		{"CreateAndGet", testCreateAndGet},
 		{"CreateFillsDefaults", testCreateFillsDefaults},
 		{"CreateExisting", testCreateExisting},
@@ -117,7 +120,13 @@ func Run(t *testing.T, newStore Factory) {
 	// Every promise about records again, with the records packed many to an
 	// item, plus the cases only that layout can break.
 	t.Run("Packed", func(t *testing.T) {
-		for _, tc := range append(cases, packedCases...) {
+		all := append(cases, packedCases...)
+		for name := range recordCases {
+			if !slices.ContainsFunc(all, func(c suiteCase) bool { return c.name == name }) {
+				t.Fatalf("record case %s is not a case of the suite", name)
+			}
+		}
+		for _, tc := range all {
 			if !recordCases[tc.name] {
 				continue
 			}
