@@ -59,7 +59,7 @@ func TestBill(t *testing.T) {
 		"ingest duration":      2 * 0.0000133334,
 		"writes: record items": 3 * 0.625 / 1e6,
 		"writes: job items":    3 * 0.625 / 1e6,
-		"reads":                3 * 0.125 / 1e6,
+		"reads: other":         3 * 0.125 / 1e6,
 		"PUT requests":         3 * 0.005 / 1000,
 		"GET requests":         2 * 0.0004 / 1000,
 		"custom events":        1 / 1e6,

@@ -14,8 +14,10 @@ type Usage struct {
 	Lambda map[string]LambdaUsage
 
 	DynamoWRU, DynamoRRU float64
-	// WRUByItemKind splits DynamoWRU by what was written ("record", "job", ...).
+	// WRUByItemKind splits DynamoWRU by what was written ("record", "job", ...),
+	// RRUByItemKind DynamoRRU by what was read ("" for reads not told apart).
 	WRUByItemKind map[string]float64
+	RRUByItemKind map[string]float64
 
 	S3Puts, S3Gets         int64
 	S3PutBytes, S3GetBytes int64
@@ -67,10 +69,18 @@ func (m *Meter) Write(kind string, size, indexes int) {
 }
 
 // Read adds a read of size bytes (one GetItem, or one Query page).
-func (m *Meter) Read(size int, eventual bool) {
+func (m *Meter) Read(size int, eventual bool) { m.ReadKind("", size, eventual) }
+
+// ReadKind adds a read of size bytes of kind items (as in Write).
+func (m *Meter) ReadKind(kind string, size int, eventual bool) {
+	r := ReadUnits(size, eventual)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.u.DynamoRRU += ReadUnits(size, eventual)
+	if m.u.RRUByItemKind == nil {
+		m.u.RRUByItemKind = map[string]float64{}
+	}
+	m.u.DynamoRRU += r
+	m.u.RRUByItemKind[kind] += r
 }
 
 // Put adds S3 PUT requests carrying bytes.
@@ -121,7 +131,25 @@ func (m *Meter) Usage() Usage {
 	u := m.u
 	u.Lambda = maps.Clone(m.u.Lambda)
 	u.WRUByItemKind = maps.Clone(m.u.WRUByItemKind)
+	u.RRUByItemKind = maps.Clone(m.u.RRUByItemKind)
 	return u
+}
+
+// WithKind is u with the writes and reads of kind items replaced by alt's:
+// the same run priced with another layout of those items.
+func (u Usage) WithKind(kind string, alt Usage) Usage {
+	s := u
+	s.WRUByItemKind, s.RRUByItemKind = maps.Clone(u.WRUByItemKind), maps.Clone(u.RRUByItemKind)
+	if s.WRUByItemKind == nil {
+		s.WRUByItemKind = map[string]float64{}
+	}
+	if s.RRUByItemKind == nil {
+		s.RRUByItemKind = map[string]float64{}
+	}
+	s.DynamoWRU += alt.WRUByItemKind[kind] - u.WRUByItemKind[kind]
+	s.DynamoRRU += alt.RRUByItemKind[kind] - u.RRUByItemKind[kind]
+	s.WRUByItemKind[kind], s.RRUByItemKind[kind] = alt.WRUByItemKind[kind], alt.RRUByItemKind[kind]
+	return s
 }
 
 // Scale multiplies every count by f: a run of n records extrapolated to N is
@@ -133,9 +161,12 @@ func (u Usage) Scale(f float64) Usage {
 	for k, l := range u.Lambda {
 		s.Lambda[k] = LambdaUsage{Requests: int64(float64(l.Requests)*f + 0.5), GBSeconds: l.GBSeconds * f}
 	}
-	s.WRUByItemKind = map[string]float64{}
+	s.WRUByItemKind, s.RRUByItemKind = map[string]float64{}, map[string]float64{}
 	for k, w := range u.WRUByItemKind {
 		s.WRUByItemKind[k] = w * f
+	}
+	for k, r := range u.RRUByItemKind {
+		s.RRUByItemKind[k] = r * f
 	}
 	s.DynamoWRU, s.DynamoRRU = u.DynamoWRU*f, u.DynamoRRU*f
 	sc := func(n int64) int64 { return int64(float64(n)*f + 0.5) }
@@ -169,7 +200,8 @@ func (u Usage) Bill(p Prices) []Line {
 	for _, k := range slices.Sorted(maps.Keys(u.WRUByItemKind)) {
 		add("DynamoDB", "writes: "+k+" items", u.WRUByItemKind[k], "WRU", p.DynamoPerWRU)
 	}
-	add("DynamoDB", "reads", u.DynamoRRU, "RRU", p.DynamoPerRRU)
+	add("DynamoDB", "reads: record items", u.RRUByItemKind["record"], "RRU", p.DynamoPerRRU)
+	add("DynamoDB", "reads: other", u.DynamoRRU-u.RRUByItemKind["record"], "RRU", p.DynamoPerRRU)
 	add("S3", "PUT requests", float64(u.S3Puts), "requests", p.S3PerPut)
 	add("S3", "GET requests", float64(u.S3Gets), "requests", p.S3PerGet)
 	add("EventBridge", "custom events", float64(u.Events), "events", p.EventsPerEvent)

@@ -2,6 +2,8 @@ package cost
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -20,6 +22,15 @@ const jobIndexes = 2
 type Store struct {
 	store.Store
 	M *Meter
+	// Today, when set, also counts the record writes and reads as the
+	// per-record layout (one item per record, before 2026-12-03) bills
+	// them, so that one run prices both layouts.
+	Today *Meter
+
+	mu sync.Mutex
+	// pages are the page items of packed sets written so far, by job and
+	// sort key: a listing reads its ranges' items whole.
+	pages map[string]map[string]dynamostore.PageItem
 }
 
 func (s *Store) jobWrite(j *job.Job) {
@@ -93,23 +104,97 @@ func jobsSize(jobs []*job.Job) int {
 	return n
 }
 
-// PutRecords is BatchWriteItem: one write per record item, by its size.
+// PutRecords is BatchWriteItem: of a packed set (job.RecordSet.Packed) one
+// write per page item and its companion, by their sizes
+// (dynamostore.PageItems); otherwise one write per record item.
 func (s *Store) PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
 	err := s.Store.PutRecords(ctx, rs, recs)
-	if err == nil {
-		for i := range recs {
-			if n, err := dynamostore.RecordItemSize(rs, &recs[i]); err == nil {
-				s.M.Write("record", n, 0)
-			}
-		}
+	if err != nil {
+		return err
 	}
-	return err
+	if rs.Packed && rs.ByOrdinal {
+		items, err := dynamostore.PageItems(rs, recs)
+		if err != nil {
+			return fmt.Errorf("cost: page items: %w", err)
+		}
+		s.mu.Lock()
+		if s.pages == nil {
+			s.pages = map[string]map[string]dynamostore.PageItem{}
+		}
+		if s.pages[rs.JobID] == nil {
+			s.pages[rs.JobID] = map[string]dynamostore.PageItem{}
+		}
+		for _, it := range items {
+			s.pages[rs.JobID][it.SK] = it
+		}
+		s.mu.Unlock()
+		for _, it := range items {
+			s.M.Write("record", it.Size, 0)
+		}
+	} else {
+		writePerRecord(s.M, rs, recs)
+	}
+	if s.Today != nil {
+		writePerRecord(s.Today, rs, recs)
+	}
+	return nil
 }
 
-// ListRecords is a Query page of every shard, merged (see
-// dynamostore.ListRecords): each shard's query reads its share of the page.
+func writePerRecord(m *Meter, rs job.RecordSet, recs []job.Record) {
+	for i := range recs {
+		if n, err := dynamostore.RecordItemSize(rs, &recs[i]); err == nil {
+			m.Write("record", n, 0)
+		}
+	}
+}
+
+// ListRecords is, for a packed set, one Query per range the listing reads
+// (those of the records listed) and its request has not read yet (see
+// store.ReadCache), each range's items read whole: its pages, or its
+// companions for failed records; otherwise a Query
+// page of every shard, merged (see dynamostore.ListRecords), each shard's
+// query reading its share of the page.
 func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error) {
 	recs, next, err := s.Store.ListRecords(ctx, rs, q)
+	if err != nil {
+		return recs, next, err
+	}
+	if rs.Packed && rs.ByOrdinal {
+		ranges := map[int]bool{}
+		for _, r := range recs {
+			ranges[dynamostore.PageRange(r.Ordinal)] = true
+		}
+		s.mu.Lock()
+		size := map[int]int{}
+		for _, it := range s.pages[rs.JobID] {
+			if ranges[it.Range] && it.Companion == (q.Status == job.RecordFailed) {
+				size[it.Range] += it.Size
+			}
+		}
+		s.mu.Unlock()
+		cache := store.ReadCacheOf(ctx)
+		for r := range ranges {
+			// A range a request read already comes from its cache.
+			key := fmt.Sprintf("cost/%s/%v/%d", rs.JobID, q.Status == job.RecordFailed, r)
+			if _, ok := cache.Load(key); ok {
+				continue
+			}
+			cache.Store(key, true)
+			s.M.ReadKind("record", size[r], false)
+		}
+		if len(ranges) == 0 {
+			s.M.ReadKind("record", 0, false)
+		}
+	} else {
+		readPerRecord(s.M, rs, recs)
+	}
+	if s.Today != nil {
+		readPerRecord(s.Today, rs, recs)
+	}
+	return recs, next, nil
+}
+
+func readPerRecord(m *Meter, rs job.RecordSet, recs []job.Record) {
 	n := 0
 	for i := range recs {
 		if sz, err := dynamostore.RecordItemSize(rs, &recs[i]); err == nil {
@@ -118,9 +203,8 @@ func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.Recor
 	}
 	shards := max(rs.Shards, 1)
 	for range shards {
-		s.M.Read(n/shards, false)
+		m.ReadKind("record", n/shards, false)
 	}
-	return recs, next, err
 }
 
 // RefOwner is one GetItem of a small item.

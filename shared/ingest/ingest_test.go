@@ -52,7 +52,11 @@ func (w *memWriter) PutRecords(ctx context.Context, rs job.RecordSet, recs []job
 	w.calls++
 	n := w.calls
 	w.mu.Unlock()
-	if rs != w.rs || len(recs) == 0 || len(recs) > ingest.DefaultBatchSize {
+	most := ingest.DefaultBatchSize
+	if rs.Packed {
+		most = ingest.DefaultPackedBatchSize
+	}
+	if rs != w.rs || len(recs) == 0 || len(recs) > most {
 		w.t.Errorf("PutRecords(%+v, %d records)", rs, len(recs))
 	}
 	if w.onCall != nil {
@@ -448,6 +452,63 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestIngestPackedBatches: a job whose records are packed is written a
+// chunk at a time (the store packs only one call's records together),
+// bounded in bytes; one keeping an item per record, 25 at a time.
+func TestIngestPackedBatches(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		packed      bool
+		lineBytes   int
+		most, least int
+	}{
+		{"per record", false, 600, ingest.DefaultBatchSize, ingest.DefaultBatchSize},
+		{"packed", true, 600, ingest.DefaultPackedBatchSize, 2500},
+		{"packed, big outputs", true, 20_000, ingest.DefaultPackedBatchSize, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := ingesttest.NewGenerator(ingesttest.Spec{Records: 3000, LineBytes: tc.lineBytes, ErrorEvery: 7})
+			content, err := io.ReadAll(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := newFixture(t, map[int][]byte{0: content}, 0, nil)
+			f.j.InputOrder, f.j.PackedRecords = true, tc.packed
+			w := &batchSizes{memWriter: newWriter(t, f.j)}
+			in := f.ingester(w, nil)
+			in.BatchSize, in.ChunkLines = 0, 0 // the defaults
+			res, err := in.Ingest(context.Background(), f.j, f.files, ingesttest.Parse, ingesttest.Resolve)
+			if err != nil || res.Succeeded+res.Failed != 3000 {
+				t.Fatalf("ingested %d: %v", res.Succeeded+res.Failed, err)
+			}
+			if w.most > tc.most || w.most < tc.least {
+				t.Fatalf("largest batch %d records, want %d..%d", w.most, tc.least, tc.most)
+			}
+			if tc.packed && w.bytes > 3<<20 {
+				t.Fatalf("a batch of %d output bytes", w.bytes)
+			}
+		})
+	}
+}
+
+// batchSizes notes the largest batch written, in records and output bytes.
+type batchSizes struct {
+	*memWriter
+	mu          sync.Mutex
+	most, bytes int
+}
+
+func (b *batchSizes) PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
+	n := 0
+	for _, r := range recs {
+		n += len(r.Output)
+	}
+	b.mu.Lock()
+	b.most, b.bytes = max(b.most, len(recs)), max(b.bytes, n)
+	b.mu.Unlock()
+	return b.memWriter.PutRecords(ctx, rs, recs)
 }
 
 func TestIngestBigOutput(t *testing.T) {

@@ -31,6 +31,7 @@ type run struct {
 	log     *slog.Logger
 
 	batchSize, chunkLines, keepBad, maxLine int
+	maxBatchBytes                           int64
 	saveTimeout                             time.Duration
 	records                                 job.RecordSet
 
@@ -84,27 +85,42 @@ func (in *Ingester) newRun(ctx context.Context, j *job.Job, parse Parser, resolv
 		maxLine = max(maxLine, in.MaxLineBytesFor(j))
 	}
 	return &run{
-		in:          in,
-		j:           j,
-		parse:       parse,
-		resolve:     resolve,
-		log:         log.With("job", j.ID),
-		batchSize:   or(in.BatchSize, DefaultBatchSize),
-		chunkLines:  or(in.ChunkLines, DefaultChunkLines),
-		keepBad:     or(in.KeepBadLines, DefaultKeepBadLines),
-		maxLine:     maxLine,
-		saveTimeout: or(in.SaveTimeout, DefaultSaveTimeout),
-		records:     j.RecordSet(),
-		parent:      ctx,
-		ctx:         ictx,
-		cancel:      cancel,
-		work:        make(chan batch, workers),
-		budget:      newBudget(or(in.MaxInFlightBytes, DefaultMaxInFlightBytes)),
-		notify:      make(chan struct{}, 1),
-		pending:     map[int]int{},
-		saved:       start,
-		counts:      start,
+		in:            in,
+		j:             j,
+		parse:         parse,
+		resolve:       resolve,
+		log:           log.With("job", j.ID),
+		batchSize:     or(in.BatchSize, defaultBatchSize(j.RecordSet())),
+		maxBatchBytes: batchBytes(j.RecordSet()),
+		chunkLines:    or(in.ChunkLines, DefaultChunkLines),
+		keepBad:       or(in.KeepBadLines, DefaultKeepBadLines),
+		maxLine:       maxLine,
+		saveTimeout:   or(in.SaveTimeout, DefaultSaveTimeout),
+		records:       j.RecordSet(),
+		parent:        ctx,
+		ctx:           ictx,
+		cancel:        cancel,
+		work:          make(chan batch, workers),
+		budget:        newBudget(or(in.MaxInFlightBytes, DefaultMaxInFlightBytes)),
+		notify:        make(chan struct{}, 1),
+		pending:       map[int]int{},
+		saved:         start,
+		counts:        start,
 	}
+}
+
+func defaultBatchSize(rs job.RecordSet) int {
+	if rs.Packed {
+		return DefaultPackedBatchSize
+	}
+	return DefaultBatchSize
+}
+
+func batchBytes(rs job.RecordSet) int64 {
+	if rs.Packed {
+		return maxPackedBatchBytes
+	}
+	return maxBatchBytes
 }
 
 func (r *run) startWorkers() {
@@ -282,7 +298,7 @@ func (r *run) line(rd *jsonl.Reader, seen map[string]struct{}) {
 	}
 	r.cur.recs = append(r.cur.recs, rec)
 	r.cur.bytes += size
-	if len(r.cur.recs) >= r.batchSize || r.cur.bytes >= maxBatchBytes {
+	if len(r.cur.recs) >= r.batchSize || r.cur.bytes >= r.maxBatchBytes {
 		// A failed send means the run is stopping; the chunk stays unwritten and
 		// the loop notices the cancelled context.
 		_ = r.flush()

@@ -48,6 +48,9 @@ type Job struct {
 	// and listed by it (every job created since 2026-12). Jobs stored before
 	// keep their records keyed by id (see RecordSet).
 	InputOrder bool `json:"inputOrder,omitempty"`
+	// PackedRecords: the job's results are stored packed, many records to an
+	// item (every job created since 2026-12-03; see RecordSet.Packed).
+	PackedRecords bool `json:"packedRecords,omitempty"`
 	// KeptOrdinals: a retry's records keep the ordinals they had in the job
 	// first retried, listed beside its input (one per record, in input
 	// order); false: a record's ordinal is its position in the job's input.
@@ -242,11 +245,15 @@ type RecordSet struct {
 	// false (jobs stored before ordinals): keyed by ID, spread by a hash of it,
 	// and listed by ID.
 	ByOrdinal bool
+	// Packed (ByOrdinal sets only): consecutive records share an item, so a
+	// store that bills per item (DynamoDB) bills by bytes, not by records.
+	// false: one item per record (jobs stored before 2026-12-03).
+	Packed bool
 }
 
 // RecordSet is where j's records are kept.
 func (j *Job) RecordSet() RecordSet {
-	return RecordSet{JobID: j.ID, Shards: j.Shards, ByOrdinal: j.InputOrder}
+	return RecordSet{JobID: j.ID, Shards: j.Shards, ByOrdinal: j.InputOrder, Packed: j.InputOrder && j.PackedRecords}
 }
 
 // RecordKey names one record of a record set: ByOrdinal sets need both.

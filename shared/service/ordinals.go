@@ -21,9 +21,10 @@ func OrdinalsURI(j *job.Job) string { return blob.Join(j.InputURI, "ordinals.jso
 // KeyRecords settles how a new job's records are keyed before it is stored:
 // by input ordinal (every new job), with a retry's ordinals kept beside its
 // input; by id only when byID (a retry of a job stored before ordinals is
-// keyed as its parent, so the merged view finds its records by id).
+// keyed as its parent, so the merged view finds its records by id). Records
+// keyed by ordinal are stored packed (job.RecordSet.Packed).
 func (c *Core) KeyRecords(ctx context.Context, j *job.Job, ordinals []int, byID bool) error {
-	j.InputOrder = !byID
+	j.InputOrder, j.PackedRecords = !byID, !byID
 	if byID || ordinals == nil {
 		return nil
 	}

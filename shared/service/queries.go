@@ -79,6 +79,9 @@ func (c *Core) ResultsPage(ctx context.Context, owner string, q ResultsQuery) (R
 		}
 		return recs, next, nil
 	}
+	// The chunks of one page read the store's items once (packed records
+	// are read a range at a time).
+	ctx = store.WithReadCache(ctx)
 	page := ResultsPage{Job: j}
 	cursor, used := q.Cursor, 0
 	for len(page.Records) < limit {

@@ -84,6 +84,11 @@ type BedrockSim struct {
 	// FailEvery makes every Nth record (in input order) fail; 0 disables it.
 	// Failed records alternate between {"errorCode": 400} and {"errorCode": "ThrottlingException"}.
 	FailEvery int
+	// ReplyTokens, when set, makes a batch record's text answer about that
+	// many tokens long (the labelled echo, then varied words): real answers
+	// are far longer than the echo, and what storing them costs follows
+	// their length (make cost). 0: the echo alone.
+	ReplyTokens int
 	// FailJob, when it returns a message for a job name, ends that job Failed with it
 	// (after InProgress, with no output).
 	FailJob func(jobName string) string

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,9 +26,11 @@ type invocation struct {
 	m        bedrockModel
 	known    bool
 	fam      family
-	msgID    string       // id of a Claude message / Cohere response
-	recordID string       // batch record id, "" on the runtime
-	cache    *promptCache // nil: no prompt caching (batch)
+	msgID    string // id of a Claude message / Cohere response
+	recordID string // batch record id, "" on the runtime
+	// replyTokens pads a batch answer to about this many tokens (BedrockSim.ReplyTokens).
+	replyTokens int
+	cache       *promptCache // nil: no prompt caching (batch)
 }
 
 // answer is a model's response body and its token counts.
@@ -113,8 +117,44 @@ func (inv invocation) replyText(system, prompt string) string {
 	if len(prompt) > 60 {
 		prompt = strings.ToValidUTF8(prompt[:60], "") + "..."
 	}
-	return fmt.Sprintf("[simulated] %s reply to record %s: %q", name, inv.recordID, prompt)
+	return padReply(fmt.Sprintf("[simulated] %s reply to record %s: %q", name, inv.recordID, prompt), inv.recordID, inv.replyTokens)
 }
+
+// padReply lengthens text to about n tokens with words drawn from
+// replyWords by a hash of the record id, so answers differ as real ones do.
+func padReply(text, recordID string, n int) string {
+	if n <= 0 || tokens(text) >= int64(n) {
+		return text
+	}
+	h := fnv.New64a()
+	h.Write([]byte(recordID))
+	rng := rand.New(rand.NewPCG(h.Sum64(), 0x5eed))
+	var b strings.Builder
+	b.WriteString(text)
+	for i := 0; tokens(b.String()) < int64(n); i++ {
+		if i%12 == 11 {
+			b.WriteString(".")
+		}
+		b.WriteByte(' ')
+		b.WriteString(replyWords[rng.IntN(len(replyWords))])
+		if rng.IntN(9) == 0 {
+			fmt.Fprintf(&b, " %d", rng.IntN(100000))
+		}
+	}
+	return b.String()
+}
+
+// replyWords are the padding vocabulary: common English words of support
+// and classification answers.
+var replyWords = strings.Fields(`the a of to and in is it that for on with as was this by be are from at or an have not
+customer ticket billing invoice account payment refund charge card error bug crash login password reset page load slow
+question feature request support team issue problem reported user users order shipping delivery address product service
+plan subscription upgrade downgrade cancel renewal price discount credit balance transaction failed declined pending
+confirmed resolved escalated priority urgent low medium high category classification because since however therefore
+mentions describes asks about says wants needs expects reports complains notes explains confirms denies appears seems
+likely clearly probably mainly first second third last next previous recent monthly annual weekly daily morning evening
+browser mobile app desktop version update install email message notification screen button link form field value
+number date time zone region country language settings profile security access permission role admin manager owner`)
 
 // cut bounds a reply to limit tokens, saying whether it had to.
 func cut(text string, limit int) (string, int64, bool) {

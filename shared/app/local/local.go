@@ -105,6 +105,15 @@ type Options struct {
 	// Meter, when set, counts what AWS would bill the suite itself (make cost):
 	// store, bucket and bus calls and the Lambda invocations events cause.
 	Meter *cost.Meter
+	// RecordsToday, with Meter, also counts the record writes and reads as
+	// the per-record layout would bill them (cost.Store.Today).
+	RecordsToday *cost.Meter
+	// Models are Bedrock model ids allowed besides the local suite's own
+	// (make cost prices Nova Micro).
+	Models []string
+	// ReplyTokens makes the Bedrock simulator's batch answers about this
+	// many tokens long (sim.BedrockSim.ReplyTokens; make cost).
+	ReplyTokens int
 	// WebhookBackoff overrides the wait between webhook attempts (tests; nil: notify's default).
 	WebhookBackoff func(n int) time.Duration
 	// AnthropicCountBusy makes the Anthropic simulator answer count_tokens
@@ -221,6 +230,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	l.Sim = sim.NewBedrockSim(blobs, func(ctx context.Context, ev []byte) { l.Bus.Send(ev) })
 	l.Sim.StepDelay = o.StepDelay
 	l.Sim.FailEvery = o.FailEvery
+	l.Sim.ReplyTokens = o.ReplyTokens
 	if o.SlowRecords > 0 {
 		l.Sim.SlowJob = func(string) int { return o.SlowRecords }
 	}
@@ -237,10 +247,10 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	d := graph.Deps{
 		Store: st, Blobs: blobs, Bus: l.Bus, Log: o.Log, Bucket: Bucket, JobPrefix: config.DefaultJobPrefix, Now: o.Now,
 		Providers: []service.BatchProvider{&bedrockbatch.Provider{Client: bedrock.New(client, o.Log),
-			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: localModels(l.Account)}},
+			RoleARN: fmt.Sprintf("arn:aws:iam::%s:role/mcpbatch-local-bedrock", sim.DefaultAccount), ModelIDs: append(localModels(l.Account), o.Models...)}},
 	}
 	if o.Meter != nil {
-		d.Store = &cost.Store{Store: st, M: o.Meter}
+		d.Store = &cost.Store{Store: st, M: o.Meter, Today: o.RecordsToday}
 		d.Blobs = meteredBlobs{Objects: blobs, m: o.Meter}
 	}
 	// The same settings the Lambdas read; the simulators stand in for the clients.

@@ -39,3 +39,13 @@ func PeakRSSMB() float64 {
 	}
 	return float64(n) / (1 << 20)
 }
+
+// ResetPeakRSS sets VmHWM back to the current resident set (Linux 4.0 and
+// later: "5" to /proc/self/clear_refs), so that a phase of a run can be
+// measured on its own.
+func ResetPeakRSS() error {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		return fmt.Errorf("reset peak rss: %w", err)
+	}
+	return nil
+}

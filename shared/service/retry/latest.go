@@ -74,6 +74,9 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 		}
 		return recs, next, nil
 	}
+	// The chunks of one page read the store's items once (packed records
+	// are read a range at a time).
+	ctx = store.WithReadCache(ctx)
 	page := service.ResultsPage{Job: parent, Records: make([]job.Record, 0, min(limit, 100))}
 	cursor, used := q.Cursor, 0
 	for len(page.Records) < limit {

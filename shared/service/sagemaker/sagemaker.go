@@ -214,7 +214,8 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 	}
 	j := &job.Job{
 		ID: id, Owner: req.Owner, Provider: job.ProviderSageMaker, Model: req.Endpoint, Status: job.StatusQueued,
-		// One record, ordinal 0.
+		// One record, ordinal 0, in an item of its own (packed, it would
+		// be a page and its companion).
 		RecordCount: 1, Shards: 1, InputOrder: true, TTLDays: req.TTLDays, InputURI: inv.InputLocation,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: job.ExpiresAt(now, req.TTLDays), Notify: req.Notify,
 	}

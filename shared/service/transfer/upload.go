@@ -180,8 +180,8 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 		Mode:      job.ModeBatch,
 		Params:    &req.Params, Notify: req.Notify,
 		// A file's records are keyed by their position in it (ingest reads
-		// it from the provider ids).
-		InputOrder: true,
+		// it from the provider ids), and stored packed.
+		InputOrder: true, PackedRecords: true,
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.AddWarning(req.Warnings...)

@@ -1,8 +1,10 @@
 // Package dynamostore is the store.Store adapter over one DynamoDB table (a
-// single-table design): jobs under JOB#<id>/META, results spread
-// over JOB#<id>#<shard>/ORD#<ordinal>#<recordId> (round-robin by input
-// ordinal; jobs stored before ordinals: JOB#<id>#<hash shard>/REC#<recordId>),
-// owner listing on GSI1, in-flight listing on the sparse GSI2, TTL on expiresAt.
+// single-table design): jobs under JOB#<id>/META, results packed many to an
+// item in pages over JOB#<id>#<shard>/PG#… with failed-record companions
+// FX#… (pages.go; jobs created since 2026-12-03), or one item per record at
+// JOB#<id>#<shard>/ORD#<ordinal>#<recordId> (round-robin by input ordinal;
+// jobs stored before ordinals: JOB#<id>#<hash shard>/REC#<recordId>), owner
+// listing on GSI1, in-flight listing on the sparse GSI2, TTL on expiresAt.
 package dynamostore
 
 import (

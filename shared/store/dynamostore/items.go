@@ -309,18 +309,29 @@ var gzipWriters = sync.Pool{New: func() any {
 }}
 
 func gzipString(s string) ([]byte, error) {
+	return gzipOf(len(s), func(w io.Writer) error { _, err := io.WriteString(w, s); return err })
+}
+
+func gzipBytes(b []byte) ([]byte, error) {
+	return gzipOf(len(b), func(w io.Writer) error { _, err := w.Write(b); return err })
+}
+
+// gzipOf compresses what write writes (n bytes) into a slice of its own
+// size: items keep it, and a buffer grown for the worst case held several
+// times the compressed bytes.
+func gzipOf(n int, write func(io.Writer) error) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.Grow(len(s) / 3)
+	buf.Grow(n/8 + 64)
 	zw := gzipWriters.Get().(*gzip.Writer)
 	defer gzipWriters.Put(zw)
 	zw.Reset(&buf)
-	if _, err := io.WriteString(zw, s); err != nil {
+	if err := write(zw); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return bytes.Clone(buf.Bytes()), nil
 }
 
 // maxInflated bounds decompression: no stored output is longer than this.

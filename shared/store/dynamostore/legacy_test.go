@@ -1,6 +1,7 @@
 package dynamostore
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"strings"
@@ -95,6 +96,12 @@ func fromJSON(t *testing.T, v any) types.AttributeValue {
 			return &types.AttributeValueMemberS{Value: x.(string)}
 		case "N":
 			return &types.AttributeValueMemberN{Value: x.(string)}
+		case "B":
+			b, err := base64.StdEncoding.DecodeString(x.(string))
+			if err != nil {
+				t.Fatalf("binary attribute: %v", err)
+			}
+			return &types.AttributeValueMemberB{Value: b}
 		case "BOOL":
 			return &types.AttributeValueMemberBOOL{Value: x.(bool)}
 		case "NULL":

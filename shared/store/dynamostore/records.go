@@ -17,6 +17,10 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/store/internal/storeutil"
 )
 
+// packed reports whether rs keeps its records in pages (pages.go); other
+// sets keep one item per record.
+func packed(rs job.RecordSet) bool { return rs.Packed && rs.ByOrdinal }
+
 // PutRecords implements store.Store: BatchWriteItem 25 at a time, retrying
 // UnprocessedItems with capped exponential backoff and full jitter. Past the
 // cap it returns an error wrapping store.ErrUnprocessed; since every write is
@@ -27,6 +31,9 @@ func (s *Store) PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Rec
 	}
 	recs = storeutil.Dedupe(recs)
 	rs.Shards = storeutil.Shards(rs.Shards)
+	if packed(rs) {
+		return s.putPages(ctx, rs, recs)
+	}
 	reqs := make([]types.WriteRequest, 0, len(recs))
 	for i := range recs {
 		item, err := encodeRecord(rs, &recs[i])
@@ -95,6 +102,9 @@ type shardRun struct {
 // a page reads at most about limit + 3 × shards items, in one query per
 // shard when the ordinals are dense (BenchmarkListRecordsPage).
 func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error) {
+	if packed(rs) {
+		return s.listPages(ctx, rs, q)
+	}
 	limit := storeutil.PageLimit(q.Limit)
 	shards := storeutil.Shards(rs.Shards)
 	prefix := recordPrefix(rs)
@@ -216,6 +226,9 @@ func (s *Store) GetRecords(ctx context.Context, rs job.RecordSet, want []job.Rec
 	jobID := rs.JobID
 	if len(want) > store.MaxGetRecords {
 		return nil, fmt.Errorf("dynamostore: get %d records of job %s: at most %d", len(want), jobID, store.MaxGetRecords)
+	}
+	if packed(rs) {
+		return s.getPages(ctx, rs, want)
 	}
 	rs.Shards = storeutil.Shards(rs.Shards)
 	keys := make([]map[string]types.AttributeValue, 0, len(want))

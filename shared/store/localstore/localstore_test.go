@@ -210,3 +210,75 @@ func TestMigrateRecordsWithoutOrdinals(t *testing.T) {
 		t.Fatalf("new records %v, want input order", ids)
 	}
 }
+
+// TestMigrateRekeysRecords: a version 2 database (records keyed by job,
+// shard and id) opens keyed in listing order, its records whole: listed in
+// input order, by status, and by key; a rewrite still overwrites.
+func TestMigrateRekeysRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v2.db")
+	clock := storetest.NewClock(time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC))
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &job.Job{ID: job.NewID(clock.Now()), Owner: "alice", Provider: job.ProviderBedrock, Status: job.StatusCompleted, Shards: 2, InputOrder: true}
+	doc, _ := json.Marshal(j)
+	for _, stmt := range []string{
+		`CREATE TABLE jobs (id TEXT PRIMARY KEY, owner TEXT NOT NULL, provider TEXT NOT NULL, status TEXT NOT NULL,
+			terminal INTEGER NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, expires_at INTEGER,
+			version INTEGER NOT NULL, doc TEXT NOT NULL)`,
+		`CREATE TABLE records (job_id TEXT NOT NULL, shard INTEGER NOT NULL, record_id TEXT NOT NULL, status TEXT NOT NULL,
+			expires_at INTEGER, doc TEXT NOT NULL, ordinal INTEGER NOT NULL DEFAULT -1, PRIMARY KEY (job_id, shard, record_id)) WITHOUT ROWID`,
+		"CREATE INDEX records_order ON records (job_id, ordinal, record_id)",
+		"PRAGMA user_version = 2",
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if _, err := db.Exec("INSERT INTO jobs VALUES (?, 'alice', 'bedrock', 'completed', 1, 0, 0, NULL, 1, ?)", j.ID, string(doc)); err != nil {
+		t.Fatal(err)
+	}
+	var want []job.Record
+	for i, id := range []string{"z", "y", "x", "w"} {
+		r := job.Record{JobID: j.ID, ID: id, Ordinal: i, Status: job.RecordSucceeded, Output: "out " + id}
+		if i == 2 {
+			r.Status, r.Output = job.RecordFailed, ""
+		}
+		want = append(want, r)
+		rec, _ := json.Marshal(r)
+		if _, err := db.Exec("INSERT INTO records VALUES (?, ?, ?, ?, NULL, ?, ?)", j.ID, i%2, id, string(r.Status), string(rec), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, path, clock.Now)
+	var pk string
+	if err := s.db.QueryRow("SELECT group_concat(name) FROM (SELECT name FROM pragma_table_info('records') WHERE pk > 0 ORDER BY pk)").Scan(&pk); err != nil || pk != "job_id,ordinal,record_id" {
+		t.Fatalf("records key %q (%v), want job_id,ordinal,record_id", pk, err)
+	}
+	rs := j.RecordSet()
+	got, _, err := s.ListRecords(t.Context(), rs, store.RecordQuery{})
+	if err != nil || len(got) != 4 {
+		t.Fatalf("ListRecords: %d, %v", len(got), err)
+	}
+	for i := range want {
+		if d := storetest.Diff(want[i], got[i]); len(d) > 0 {
+			t.Fatalf("record %s after the migration: %v", want[i].ID, d)
+		}
+	}
+	if failed, _, err := s.ListRecords(t.Context(), rs, store.RecordQuery{Status: job.RecordFailed}); err != nil || len(failed) != 1 || failed[0].ID != "x" {
+		t.Fatalf("failed records %+v, %v", failed, err)
+	}
+	if byKey, err := s.GetRecords(t.Context(), rs, []job.RecordKey{{ID: "y", Ordinal: 1}}); err != nil || len(byKey) != 1 || byKey[0].Output != "out y" {
+		t.Fatalf("GetRecords: %+v, %v", byKey, err)
+	}
+	if err := s.PutRecords(t.Context(), rs, []job.Record{{ID: "x", Ordinal: 2, Status: job.RecordSucceeded, Output: "again"}}); err != nil {
+		t.Fatal(err)
+	}
+	if all, _, err := s.ListRecords(t.Context(), rs, store.RecordQuery{}); err != nil || len(all) != 4 || all[2].Output != "again" {
+		t.Fatalf("after a rewrite: %+v, %v", all, err)
+	}
+}

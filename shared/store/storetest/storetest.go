@@ -64,14 +64,19 @@ type env struct {
 	ctx   context.Context
 	s     store.Store
 	clock *Clock
+	// packed: the case's jobs keep their records packed (job.RecordSet.Packed).
+	packed bool
+}
+
+// suiteCase is one case of the suite.
+type suiteCase struct {
+	name string
+	run  func(e *env)
 }
 
 // Run runs the contract suite; newStore is called once per case.
 func Run(t *testing.T, newStore Factory) {
-	cases := []struct {
-		name string
-		run  func(e *env)
-	}{
+	cases := []suiteCase{
 		{"CreateAndGet", testCreateAndGet},
 		{"CreateFillsDefaults", testCreateFillsDefaults},
 		{"CreateExisting", testCreateExisting},
@@ -112,6 +117,35 @@ func Run(t *testing.T, newStore Factory) {
 			tc.run(&env{t: t, ctx: t.Context(), s: newStore(t, clock.Now), clock: clock})
 		})
 	}
+	// Every promise about records again, with the records packed many to an
+	// item, plus the cases only that layout can break.
+	t.Run("Packed", func(t *testing.T) {
+		all := append(cases, packedCases...)
+		for name := range recordCases {
+			if !slices.ContainsFunc(all, func(c suiteCase) bool { return c.name == name }) {
+				t.Fatalf("record case %s is not a case of the suite", name)
+			}
+		}
+		for _, tc := range all {
+			if !recordCases[tc.name] {
+				continue
+			}
+			t.Run(tc.name, func(t *testing.T) {
+				clock := NewClock(epoch)
+				tc.run(&env{t: t, ctx: t.Context(), s: newStore(t, clock.Now), clock: clock, packed: true})
+			})
+		}
+	})
+}
+
+// recordCases are the cases about records, run in both layouts.
+var recordCases = map[string]bool{
+	"ExpiredJobHidden": true, "ExpiredRecordsHidden": true, "PutRecordsIdempotent": true,
+	"ListRecordsInInputOrderAcrossShards": true, "ListRecordsSparseOverManyShards": true, "RecordsByID": true,
+	"RecordCursorBounded": true, "ListRecordsDefaultLimit": true, "ListRecordsStatusFilter": true,
+	"RecordRoundTrip": true, "LargeOutput": true, "OutputTooLarge": true, "BadCursor": true, "GetRecords": true,
+	"EveryRecordField": true,
+	"PackedRegrouped":  true, "PackedManyPages": true, "PackedConcurrentWriters": true,
 }
 
 // newJob is a valid in-flight job created at created, expiring in 7 days.
@@ -123,6 +157,8 @@ func (e *env) newJob(owner, provider string, st job.Status, created time.Time) *
 		Model:    "anthropic.claude-haiku-4-5-20251001-v1:0",
 		Status:   st,
 		Shards:   1,
+		// The layout the case runs under.
+		PackedRecords: e.packed,
 		// As every job is made now; the by-id keys of older jobs are
 		// checked apart (see testRecordsByID).
 		InputOrder: true,
@@ -741,9 +777,10 @@ func inputOrder(recs []job.Record) []string {
 	return recordIDs(s)
 }
 
-// ords is the record set of a job keyed by ordinal over shards.
-func ords(jobID string, shards int) job.RecordSet {
-	return job.RecordSet{JobID: jobID, Shards: shards, ByOrdinal: true}
+// ords is the record set of a job keyed by ordinal over shards, in the
+// layout the case runs under.
+func (e *env) ords(jobID string, shards int) job.RecordSet {
+	return job.RecordSet{JobID: jobID, Shards: shards, ByOrdinal: true, Packed: e.packed}
 }
 
 // allRecords pages through ListRecords; it fails on a record seen twice.
@@ -909,7 +946,7 @@ func testRecordsByID(e *env) {
 		e.t.Fatalf("ListRecords: %v, next %q", err, oldCursor)
 	}
 	// The same job id read as keyed by ordinal: a cursor of the other keying is refused.
-	if _, _, err := e.s.ListRecords(e.ctx, ords(old.ID, shards), store.RecordQuery{Cursor: oldCursor}); !errors.Is(err, store.ErrBadCursor) {
+	if _, _, err := e.s.ListRecords(e.ctx, e.ords(old.ID, shards), store.RecordQuery{Cursor: oldCursor}); !errors.Is(err, store.ErrBadCursor) {
 		e.t.Fatalf("by-id cursor on an ordinal listing: %v, want ErrBadCursor", err)
 	}
 }
@@ -942,17 +979,17 @@ func testRecordCursorBounded(e *env) {
 func testListRecordsDefaultLimit(e *env) {
 	j := e.create(e.newJob("alice", job.ProviderBedrock, job.StatusCompleted, e.clock.Now()))
 	recs := e.records(job.DefaultPageSize + 20)
-	if err := e.s.PutRecords(e.ctx, ords(j.ID, 2), recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, e.ords(j.ID, 2), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
-	got, next, err := e.s.ListRecords(e.ctx, ords(j.ID, 2), store.RecordQuery{})
+	got, next, err := e.s.ListRecords(e.ctx, e.ords(j.ID, 2), store.RecordQuery{})
 	if err != nil {
 		e.t.Fatalf("ListRecords: %v", err)
 	}
 	if len(got) != job.DefaultPageSize || next == "" {
 		e.t.Fatalf("default page: %d records, next %q; want %d and a cursor", len(got), next, job.DefaultPageSize)
 	}
-	rest, next, err := e.s.ListRecords(e.ctx, ords(j.ID, 2), store.RecordQuery{Cursor: next, Limit: job.MaxPageSize + 1})
+	rest, next, err := e.s.ListRecords(e.ctx, e.ords(j.ID, 2), store.RecordQuery{Cursor: next, Limit: job.MaxPageSize + 1})
 	if err != nil || len(rest) != 20 || next != "" {
 		e.t.Fatalf("second page: %v, %d records, next %q; want 20 and no cursor", err, len(rest), next)
 	}
@@ -962,7 +999,7 @@ func testListRecordsStatusFilter(e *env) {
 	const shards = 3
 	j := e.create(e.newJob("alice", job.ProviderBedrock, job.StatusPartiallyCompleted, e.clock.Now()))
 	recs := e.records(47)
-	if err := e.s.PutRecords(e.ctx, ords(j.ID, shards), recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, e.ords(j.ID, shards), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
 	for _, st := range []job.RecordStatus{job.RecordFailed, job.RecordSucceeded} {
@@ -973,7 +1010,7 @@ func testListRecordsStatusFilter(e *env) {
 					want = append(want, id)
 				}
 			}
-			got := e.allRecords(t, ords(j.ID, shards), store.RecordQuery{Status: st, Limit: 4})
+			got := e.allRecords(t, e.ords(j.ID, shards), store.RecordQuery{Status: st, Limit: 4})
 			if !slices.Equal(recordIDs(got), want) {
 				t.Fatalf("%s records in input order:\n got %v\nwant %v", st, recordIDs(got), want)
 			}
@@ -996,10 +1033,10 @@ func testRecordRoundTrip(e *env) {
 		{ID: "forever", Status: job.RecordSucceeded, Output: "{}"},
 		{ID: "typed", Status: job.RecordSucceeded, Output: "oops {", ContentType: "application/json", Note: "not valid JSON", ExpiresAt: exp},
 	}
-	if err := e.s.PutRecords(e.ctx, ords(j.ID, 1), recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, e.ords(j.ID, 1), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
-	got := e.allRecords(e.t, ords(j.ID, 1), store.RecordQuery{Limit: 10})
+	got := e.allRecords(e.t, e.ords(j.ID, 1), store.RecordQuery{Limit: 10})
 	byID := map[string]job.Record{}
 	for _, r := range got {
 		byID[r.ID] = r
@@ -1030,10 +1067,10 @@ func testLargeOutput(e *env) {
 	for id, out := range outputs {
 		recs = append(recs, job.Record{ID: id, Status: job.RecordSucceeded, Output: out, ExpiresAt: e.clock.Now().Add(time.Hour)})
 	}
-	if err := e.s.PutRecords(e.ctx, ords(j.ID, 2), recs); err != nil {
+	if err := e.s.PutRecords(e.ctx, e.ords(j.ID, 2), recs); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}
-	got := e.allRecords(e.t, ords(j.ID, 2), store.RecordQuery{Limit: 1})
+	got := e.allRecords(e.t, e.ords(j.ID, 2), store.RecordQuery{Limit: 1})
 	if len(got) != len(outputs) {
 		e.t.Fatalf("%d records, want %d", len(got), len(outputs))
 	}
@@ -1050,11 +1087,11 @@ func testOutputTooLarge(e *env) {
 		{ID: "fine", Status: job.RecordSucceeded, Output: "ok"},
 		{ID: "huge", Status: job.RecordSucceeded, Output: strings.Repeat("z", job.MaxInlineOutputBytes+1)},
 	}
-	if err := e.s.PutRecords(e.ctx, ords(j.ID, 1), recs); !errors.Is(err, store.ErrTooLarge) {
+	if err := e.s.PutRecords(e.ctx, e.ords(j.ID, 1), recs); !errors.Is(err, store.ErrTooLarge) {
 		e.t.Fatalf("PutRecords: %v, want ErrTooLarge", err)
 	}
 	// Rejected before writing anything.
-	if got := e.allRecords(e.t, ords(j.ID, 1), store.RecordQuery{Limit: 10}); len(got) != 0 {
+	if got := e.allRecords(e.t, e.ords(j.ID, 1), store.RecordQuery{Limit: 10}); len(got) != 0 {
 		e.t.Fatalf("%d records written by a rejected call", len(got))
 	}
 }
@@ -1064,15 +1101,15 @@ func testBadCursor(e *env) {
 	other := e.create(e.newJob("alice", job.ProviderBedrock, job.StatusCompleted, e.clock.Now().Add(time.Second)))
 	e.create(e.newJob("alice", job.ProviderBedrock, job.StatusCompleted, e.clock.Now().Add(2*time.Second)))
 	for _, id := range []string{j.ID, other.ID} {
-		if err := e.s.PutRecords(e.ctx, ords(id, 3), e.records(10)); err != nil {
+		if err := e.s.PutRecords(e.ctx, e.ords(id, 3), e.records(10)); err != nil {
 			e.t.Fatalf("PutRecords: %v", err)
 		}
 	}
-	_, otherJobCursor, err := e.s.ListRecords(e.ctx, ords(other.ID, 3), store.RecordQuery{Limit: 2})
+	_, otherJobCursor, err := e.s.ListRecords(e.ctx, e.ords(other.ID, 3), store.RecordQuery{Limit: 2})
 	if err != nil || otherJobCursor == "" {
 		e.t.Fatalf("ListRecords: %v, next %q", err, otherJobCursor)
 	}
-	_, recCursor, err := e.s.ListRecords(e.ctx, ords(j.ID, 3), store.RecordQuery{Limit: 2})
+	_, recCursor, err := e.s.ListRecords(e.ctx, e.ords(j.ID, 3), store.RecordQuery{Limit: 2})
 	if err != nil || recCursor == "" {
 		e.t.Fatalf("ListRecords: %v, next %q", err, recCursor)
 	}
@@ -1091,7 +1128,7 @@ func testBadCursor(e *env) {
 	}
 	for _, tc := range junk {
 		e.t.Run("records/"+tc.name, func(t *testing.T) {
-			if _, _, err := e.s.ListRecords(e.ctx, ords(j.ID, 3), store.RecordQuery{Cursor: tc.cursor}); !errors.Is(err, store.ErrBadCursor) {
+			if _, _, err := e.s.ListRecords(e.ctx, e.ords(j.ID, 3), store.RecordQuery{Cursor: tc.cursor}); !errors.Is(err, store.ErrBadCursor) {
 				t.Fatalf("ListRecords: %v, want ErrBadCursor", err)
 			}
 		})
@@ -1106,11 +1143,11 @@ func testBadCursor(e *env) {
 		call func() error
 	}{
 		{"records/other-job", func() error {
-			_, _, err := e.s.ListRecords(e.ctx, ords(j.ID, 3), store.RecordQuery{Cursor: otherJobCursor})
+			_, _, err := e.s.ListRecords(e.ctx, e.ords(j.ID, 3), store.RecordQuery{Cursor: otherJobCursor})
 			return err
 		}},
 		{"records/job-cursor", func() error {
-			_, _, err := e.s.ListRecords(e.ctx, ords(j.ID, 3), store.RecordQuery{Cursor: jobCursor})
+			_, _, err := e.s.ListRecords(e.ctx, e.ords(j.ID, 3), store.RecordQuery{Cursor: jobCursor})
 			return err
 		}},
 		{"jobs/record-cursor", func() error {
@@ -1126,7 +1163,7 @@ func testBadCursor(e *env) {
 		})
 	}
 	// The genuine cursors still work.
-	if _, _, err := e.s.ListRecords(e.ctx, ords(j.ID, 3), store.RecordQuery{Cursor: recCursor, Limit: 2}); err != nil {
+	if _, _, err := e.s.ListRecords(e.ctx, e.ords(j.ID, 3), store.RecordQuery{Cursor: recCursor, Limit: 2}); err != nil {
 		e.t.Fatalf("ListRecords with its own cursor: %v", err)
 	}
 }

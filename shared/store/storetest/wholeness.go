@@ -49,7 +49,7 @@ func testEveryRecordField(e *env) {
 	Fill(&r, now)
 	r.Status = job.RecordSucceeded
 	r.ExpiresAt = now.Add(24 * time.Hour).Truncate(time.Second)
-	rs := ords(j.ID, 3)
+	rs := e.ords(j.ID, 3)
 	if err := e.s.PutRecords(e.ctx, rs, []job.Record{r}); err != nil {
 		e.t.Fatalf("PutRecords: %v", err)
 	}

@@ -2,7 +2,8 @@
 // next to that emulator's own BatchWriteItem ceiling, in the same run: the
 // ceiling is what W writers sending ready-made 25-item batches of the same
 // items get through; ingest is the real pipeline (reading, parsing, encoding,
-// dynamostore.PutRecords, checkpoints on the job item) over a generated file.
+// dynamostore.PutRecords, checkpoints on the job item) over a generated file,
+// once per record layout (an item per record, then packed pages).
 // The ratio says how much of the emulator the pipeline uses; the emulator, not
 // AWS, is the bottleneck here, so only the ratio carries over.
 //
@@ -16,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,8 +28,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/mcpbatch/mcpbatch/shared/cost"
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/ingest/internal/ingesttest"
+	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
 )
@@ -45,29 +49,49 @@ type Options struct {
 
 // Result is one measurement.
 type Result struct {
-	Records         int
-	Bytes           int64
-	CeilingBefore   float64 // records/s
-	CeilingAfter    float64
+	Records       int
+	Bytes         int64
+	CeilingBefore float64 // records/s
+	CeilingAfter  float64
+	Writers       int
+	// Layouts are the ingests of the same file, one per record layout.
+	Layouts []Layout
+}
+
+// Layout is one ingest of the file into a record layout.
+type Layout struct {
+	Name            string  // "per-record" or "packed"
 	Ingest          float64 // records/s
 	IngestTook      time.Duration
-	Writers         int
 	BatchWriteCalls int64
+	// WriteUnits are the DynamoDB write units the ingest's BatchWriteItem
+	// calls bill (each item's size in 1 KB units, rounded up; a delete is one).
+	WriteUnits float64
+	// PeakRSS is the process's peak resident set during this ingest alone.
+	PeakRSS int64
 }
 
 // Ceiling is the mean of the two ceiling runs.
 func (r Result) Ceiling() float64 { return (r.CeilingBefore + r.CeilingAfter) / 2 }
 
-// Ratio is ingest's share of the ceiling.
-func (r Result) Ratio() float64 { return r.Ingest / r.Ceiling() }
+// Ratio is an ingest's share of the ceiling.
+func (r Result) Ratio(l Layout) float64 { return l.Ingest / r.Ceiling() }
 
 func (r Result) String() string {
-	return fmt.Sprintf("records=%d file_mb=%.0f writers=%d ceiling_rps=%.0f (before %.0f, after %.0f) ingest_rps=%.0f ingest_took=%s ratio=%.0f%%",
-		r.Records, float64(r.Bytes)/1e6, r.Writers, r.Ceiling(), r.CeilingBefore, r.CeilingAfter, r.Ingest,
-		r.IngestTook.Round(time.Millisecond), 100*r.Ratio())
+	s := fmt.Sprintf("records=%d file_mb=%.0f writers=%d ceiling_rps=%.0f (before %.0f, after %.0f)",
+		r.Records, float64(r.Bytes)/1e6, r.Writers, r.Ceiling(), r.CeilingBefore, r.CeilingAfter)
+	for _, l := range r.Layouts {
+		s += fmt.Sprintf("\n  layout=%s ingest_rps=%.0f ingest_took=%s ratio=%.0f%% batch_write_calls=%d write_units_per_record=%.3f peak_rss_mb=%.1f",
+			l.Name, l.Ingest, l.IngestTook.Round(time.Millisecond), 100*r.Ratio(l), l.BatchWriteCalls, l.WriteUnits/float64(r.Records), float64(l.PeakRSS)/(1<<20))
+	}
+	if len(r.Layouts) == 2 && r.Layouts[0].Ingest > 0 {
+		s += fmt.Sprintf("\n  packed/per-record: %.2fx records/s, %.2fx write units", r.Layouts[1].Ingest/r.Layouts[0].Ingest, r.Layouts[1].WriteUnits/r.Layouts[0].WriteUnits)
+	}
+	return s
 }
 
-// Run measures the ceiling, the ingest, and the ceiling again.
+// Run measures the ceiling, the ingest of the file in each layout
+// (per-record, then packed), and the ceiling again.
 func Run(ctx context.Context, o Options) (Result, error) {
 	if err := dynamostore.CreateTable(ctx, o.Client, o.Table); err != nil {
 		return Result{}, fmt.Errorf("create table: %w", err)
@@ -80,11 +104,30 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if res.CeilingBefore, err = ceiling(ctx, o, ring, "c1"); err != nil {
 		return res, err
 	}
+	for _, packed := range []bool{false, true} {
+		l, err := ingestFile(ctx, o, packed)
+		if err != nil {
+			return res, err
+		}
+		res.Layouts = append(res.Layouts, l)
+	}
+	if res.CeilingAfter, err = ceiling(ctx, o, ring, "c2"); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// ingestFile ingests the file into a new job of the layout.
+func ingestFile(ctx context.Context, o Options, packed bool) (Layout, error) {
+	l := Layout{Name: "per-record"}
+	if packed {
+		l.Name = "packed"
+	}
 	calls := &counting{Client: o.Client}
 	st := dynamostore.New(calls, o.Table)
-	j := &job.Job{ID: job.NewID(time.Now()), Owner: "bench", Shards: 20, InputOrder: true, Status: job.StatusIngesting, ExpiresAt: time.Now().Add(24 * time.Hour)}
+	j := &job.Job{ID: job.NewID(time.Now()), Owner: "bench", Shards: 20, InputOrder: true, PackedRecords: packed, Status: job.StatusIngesting, ExpiresAt: time.Now().Add(24 * time.Hour)}
 	if err := st.CreateJob(ctx, j); err != nil {
-		return res, fmt.Errorf("create job: %w", err)
+		return l, fmt.Errorf("create job: %w", err)
 	}
 	in := &ingest.Ingester{
 		Records: st,
@@ -97,21 +140,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Workers:       o.Writers,
 		Log:           slog.New(slog.DiscardHandler),
 	}
+	// What the ceiling and the other ingest left behind does not count.
+	debug.FreeOSMemory()
+	if err := procstat.ResetPeakRSS(); err != nil {
+		return l, err
+	}
 	t0 := time.Now()
 	r, err := in.Ingest(ctx, j, []ingest.File{{Part: 0, URI: "s3://out/ceiling/records.jsonl.out"}}, ingesttest.Parse, ingesttest.Resolve)
 	if err != nil {
-		return res, err
+		return l, fmt.Errorf("%s: %w", l.Name, err)
 	}
-	res.IngestTook = time.Since(t0)
+	l.IngestTook = time.Since(t0)
+	if l.PeakRSS, err = procstat.PeakRSS(); err != nil {
+		return l, err
+	}
 	if r.Succeeded+r.Failed != o.Spec.Records {
-		return res, fmt.Errorf("ingested %d records, want %d", r.Succeeded+r.Failed, o.Spec.Records)
+		return l, fmt.Errorf("%s: ingested %d records, want %d", l.Name, r.Succeeded+r.Failed, o.Spec.Records)
 	}
-	res.Ingest = float64(o.Spec.Records) / res.IngestTook.Seconds()
-	res.BatchWriteCalls = calls.batches.Load()
-	if res.CeilingAfter, err = ceiling(ctx, o, ring, "c2"); err != nil {
-		return res, err
-	}
-	return res, nil
+	l.Ingest = float64(o.Spec.Records) / l.IngestTook.Seconds()
+	l.BatchWriteCalls = calls.batches.Load()
+	l.WriteUnits = float64(calls.units.Load())
+	return l, nil
 }
 
 // sampleBatches encodes the first records of the file exactly as ingest
@@ -202,15 +251,40 @@ func (c *capture) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemI
 	return &dynamodb.BatchWriteItemOutput{}, nil
 }
 
-// counting counts the ingest's BatchWriteItem calls.
+// counting counts the ingest's BatchWriteItem calls and the write units
+// of the items they write.
 type counting struct {
 	*dynamodb.Client
 	batches atomic.Int64
+	units   atomic.Int64
 }
 
 func (c *counting) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opt ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
 	c.batches.Add(1)
-	return c.Client.BatchWriteItem(ctx, in, opt...)
+	out, err := c.Client.BatchWriteItem(ctx, in, opt...)
+	if err != nil {
+		return out, err
+	}
+	// Unprocessed items are counted when they are written.
+	for _, reqs := range in.RequestItems {
+		c.units.Add(units(reqs))
+	}
+	for _, reqs := range out.UnprocessedItems {
+		c.units.Add(-units(reqs))
+	}
+	return out, nil
+}
+
+func units(reqs []types.WriteRequest) int64 {
+	n := 0.0
+	for _, w := range reqs {
+		if w.PutRequest != nil {
+			n += cost.WriteUnits(dynamostore.ItemSize(w.PutRequest.Item))
+		} else {
+			n += cost.WriteUnits(0) // a delete bills one unit
+		}
+	}
+	return int64(n)
 }
 
 // NewClient is a DynamoDB client for endpoint with test credentials and

@@ -4,6 +4,7 @@
 package storeutil
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -162,4 +163,37 @@ func DecodeJob(doc []byte) (*job.Job, error) {
 		return nil, fmt.Errorf("decode job: %w", err)
 	}
 	return &j, nil
+}
+
+// EncodeRecord is a record as both adapters store it: one JSON document of
+// the whole job.Record (a field added to the type is stored without a change
+// here), ExpiresAt kept to the second in UTC, as the TTL attribute holds it.
+func EncodeRecord(r *job.Record) ([]byte, error) {
+	c := *r
+	c.ExpiresAt = FromExpiresUnix(ExpiresUnix(c.ExpiresAt))
+	doc, err := json.Marshal(&c)
+	if err != nil {
+		return nil, fmt.Errorf("encode record %s: %w", r.ID, err)
+	}
+	return doc, nil
+}
+
+// AppendRecord writes r's EncodeRecord document to buf (with a trailing
+// newline, which JSON ignores), without a copy of its own.
+func AppendRecord(buf *bytes.Buffer, r *job.Record) error {
+	c := *r
+	c.ExpiresAt = FromExpiresUnix(ExpiresUnix(c.ExpiresAt))
+	if err := json.NewEncoder(buf).Encode(&c); err != nil {
+		return fmt.Errorf("encode record %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// DecodeRecords reads a JSON array of documents EncodeRecord wrote.
+func DecodeRecords(doc []byte) ([]job.Record, error) {
+	var recs []job.Record
+	if err := json.Unmarshal(doc, &recs); err != nil {
+		return nil, fmt.Errorf("decode records: %w", err)
+	}
+	return recs, nil
 }
