@@ -40,6 +40,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/applicationautoscaling v1.51.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/cloudwatch v1.75.7 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sagemaker v1.288.1 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 )
 
 require (

@@ -223,6 +223,12 @@ type Record struct {
 	// Path is the way the result was produced: PathBatch or PathOnDemand
 	// ("" for SageMaker results and records stored before paths were kept).
 	Path string `json:"path,omitempty"`
+	// OutputJSON is the output parsed and checked against the job's output
+	// schema (Params.OutputSchema), as compact JSON text: set on a succeeded
+	// record of a job with one; a record whose output is not JSON or breaks
+	// the schema failed with RecordParseFailed / RecordSchemaViolation and
+	// keeps its Output. (Text, not json.RawMessage: records stay comparable.)
+	OutputJSON string `json:"outputJson,omitempty"`
 }
 
 // ShardsFor picks how many partition keys a job's results spread over:

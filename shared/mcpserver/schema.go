@@ -13,6 +13,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/notify"
+	"github.com/mcpbatch/mcpbatch/shared/outschema"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/retry"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
@@ -84,6 +85,8 @@ func InputLimits() []Limit {
 		maxLen("submit_batch", "index.name", index.MaxNameLen),
 		oneOf("submit_batch", "index.metric", string(index.Cosine), string(index.Euclidean)),
 		maxLen("submit_batch", "notify.webhook", notify.MaxURLLen),
+		maxItems("submit_batch", "categories", outschema.MaxCategories),
+		maxLen("submit_batch", "categories[]", outschema.MaxCategoryLen),
 
 		oneOf("get_job_results", "status", results...),
 		page("get_job_results"),

@@ -293,6 +293,9 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 			Deadline: deadline,
 		}
 		embedParams(in, &sr)
+		if sr.Params.OutputSchema, err = in.outputSchema(); err != nil {
+			return JobHandle{}, "", "", err
+		}
 		sr.Records = make([]job.Input, len(in.Records))
 		for i, r := range in.Records {
 			in := job.Input{ID: r.ID, Prompt: r.Prompt, System: r.System, Text: r.Text, Metadata: r.Metadata}
@@ -410,6 +413,9 @@ func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in Resul
 			ro := RecordOut{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason, ErrorCode: r.ErrorCode,
 				ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Path: r.Path}
 			ro.ContentType, ro.Note = r.ContentType, r.Note
+			if r.OutputJSON != "" {
+				ro.OutputJSON = json.RawMessage(r.OutputJSON)
+			}
 			if r.JobID != "" && r.JobID != j.ID {
 				ro.JobID = r.JobID
 			}

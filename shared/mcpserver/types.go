@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/outschema"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
@@ -49,6 +51,10 @@ type SubmitIn struct {
 	BudgetUSD  float64  `json:"budget_usd,omitempty" jsonschema:"refuse the submit when its estimated cost (estimated input, max_tokens × records of output, at the mode's prices) is over this many USD; get_job then shows spent and remaining"`
 	Deadline   string   `json:"deadline,omitempty" jsonschema:"RFC 3339 time every record must have a result by, e.g. 2026-12-02T09:00:00Z; refused when even running all records on demand at the account's quota could not meet it. A batch job's unfinished parts are stopped in time and their unfinished records run on demand (standard tier) in the same job; each result says its path"`
 	Index      *IndexIn `json:"index,omitempty" jsonschema:"embedding models: write the vectors, with each record's id, text and metadata, into this vector index of yours (created on first use; its dimension, metric and model are fixed then); search it with search_index"`
+	// Structured output (shared/outschema).
+	OutputSchema map[string]any `json:"output_schema,omitempty" jsonschema:"a JSON Schema (2020-12, up to 16 KB) every output must conform to: constrained natively where the model's API documents it (list_models), else asked for in the system prompt; each output is parsed and validated, stored as output_json, and one that breaks the schema fails as schema_violation (not JSON: parse_failed) naming the path, retryable with retry_failed"`
+	Categories   []string       `json:"categories,omitempty" jsonschema:"classification shortcut instead of output_schema: each output is {\"category\": one of these} (1..256 distinct values, each up to 128 characters)"`
+	Confidence   bool           `json:"confidence,omitempty" jsonschema:"with categories: each output also has a confidence number from 0 to 1"`
 }
 
 // JobHandle is what submit_batch returns.
@@ -178,6 +184,8 @@ type RecordOut struct {
 	InputTokens  int64  `json:"input_tokens,omitempty"`
 	OutputTokens int64  `json:"output_tokens,omitempty"`
 	Path         string `json:"path,omitempty" jsonschema:"how the result was produced: batch (a provider batch job) or on_demand (the runtime API; also the records a deadline re-drove)"`
+	// OutputJSON is the output as the JSON value the job's output schema checked.
+	OutputJSON any `json:"output_json,omitempty" jsonschema:"jobs with output_schema or categories: the output parsed, conforming to the schema (a record that broke it failed as schema_violation or parse_failed and keeps output)"`
 
 	Dimensions int       `json:"dimensions,omitempty" jsonschema:"embedding jobs: the vector's dimension count"`
 	Vector     []float32 `json:"vector,omitempty" jsonschema:"embedding jobs with include_vectors: the vector"`
@@ -312,4 +320,17 @@ func withWarnings(summary string, warnings []string) string {
 		summary += " Warning: " + w + "."
 	}
 	return summary
+}
+
+// outputSchema is the output schema the submit asks for ("": none).
+func (in SubmitIn) outputSchema() (string, error) {
+	var raw json.RawMessage
+	if in.OutputSchema != nil {
+		b, err := json.Marshal(in.OutputSchema)
+		if err != nil {
+			return "", job.Fieldf("output_schema", "not encodable: %v", err)
+		}
+		raw = b
+	}
+	return outschema.FromInput(raw, in.Categories, in.Confidence)
 }

@@ -156,6 +156,9 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 			UploadID: in.InputUploadID, InputURI: in.InputURI,
 		}
 		embedParams(in, &fr.SubmitRequest)
+		if fr.Params.OutputSchema, err = in.outputSchema(); err != nil {
+			return JobHandle{}, "", "", err
+		}
 		j, err := s.Files.SubmitFile(ctx, fr)
 		if err != nil {
 			return JobHandle{}, "", "", err

@@ -100,7 +100,7 @@ var _ = flow("ExportResults", func(t *testing.T, w wiring) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if strings.Join(rows[0], ",") != "id,status,output,output_uri,stop_reason,error_code,error_message,input_tokens,output_tokens,path" {
+				if strings.Join(rows[0], ",") != "id,status,output,output_uri,stop_reason,error_code,error_message,input_tokens,output_tokens,path,output_json" {
 					t.Errorf("header %v", rows[0])
 				}
 				for _, r := range rows[1:] {

@@ -28,6 +28,10 @@ func setPath(args map[string]any, path string, v any) string {
 		switch {
 		case last && !isArray:
 			cur[name] = v
+		case last:
+			// An array of scalars (categories[]): v is its first item.
+			cur[name] = []any{v}
+			name += "[0]"
 		case isArray:
 			items, _ := cur[name].([]map[string]any)
 			if len(items) == 0 {

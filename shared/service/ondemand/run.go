@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
+	"github.com/mcpbatch/mcpbatch/shared/outschema"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/store"
@@ -263,6 +264,10 @@ func (s *Service) runChunk(ctx context.Context, j *job.Job, batch []job.Input) (
 	recs := make([]job.Record, len(batch))
 	var mu sync.Mutex
 	var st chunkStats
+	schema, err := outschema.ForJob(j)
+	if err != nil {
+		return nil, st, err
+	}
 	sem := make(chan struct{}, s.concurrency())
 	var wg sync.WaitGroup
 	count := func(rec job.Record, res OnDemandResult) {
@@ -295,6 +300,10 @@ func (s *Service) runChunk(ctx context.Context, j *job.Job, batch []job.Input) (
 			defer mu.Unlock()
 			st.Throttles += throttles
 			for k := range rs {
+				if schema != nil {
+					schema.Apply(&recs[g[0]+k])
+					rs[k] = recs[g[0]+k]
+				}
 				count(rs[k], res[k])
 			}
 		}()

@@ -62,6 +62,8 @@ type ExportLine struct {
 	OutputTokens int64  `json:"output_tokens,omitempty"`
 	// Path is how the record was produced: batch or on_demand.
 	Path string `json:"path,omitempty"`
+	// OutputJSON is the checked output of a job with an output schema.
+	OutputJSON json.RawMessage `json:"output_json,omitempty"`
 }
 
 // exportLinkTTL is how long the output_uri link of a big output in an export
@@ -75,7 +77,7 @@ type linkSigner interface {
 	PresignGet(ctx context.Context, uri string, ttl time.Duration) (string, error)
 }
 
-var csvHeader = []string{"id", "status", "output", "output_uri", "stop_reason", "error_code", "error_message", "input_tokens", "output_tokens", "path"}
+var csvHeader = []string{"id", "status", "output", "output_uri", "stop_reason", "error_code", "error_message", "input_tokens", "output_tokens", "path", "output_json"}
 
 // Export streams a job's results (optionally one status) to a file under
 // <bucket>/exports/<job id>/ page by page, never holding the file in memory.
@@ -155,6 +157,9 @@ func (s *Service) writeExport(ctx context.Context, w io.Writer, req ExportReques
 		for _, r := range recs {
 			l := ExportLine{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason,
 				ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Path: r.Path}
+			if r.OutputJSON != "" {
+				l.OutputJSON = json.RawMessage(r.OutputJSON)
+			}
 			if r.OutputRef != "" {
 				// The caller cannot read the bucket: hand out a link, not the internal key.
 				signer, ok := s.Blobs.(linkSigner)
@@ -167,7 +172,7 @@ func (s *Service) writeExport(ctx context.Context, w io.Writer, req ExportReques
 			}
 			if cw != nil {
 				err = cw.Write([]string{csvSafe(l.ID), csvSafe(l.Status), csvSafe(l.Output), csvSafe(l.OutputURI), csvSafe(l.StopReason),
-					csvSafe(l.ErrorCode), csvSafe(l.ErrorMessage), strconv.FormatInt(l.InputTokens, 10), strconv.FormatInt(l.OutputTokens, 10), l.Path})
+					csvSafe(l.ErrorCode), csvSafe(l.ErrorMessage), strconv.FormatInt(l.InputTokens, 10), strconv.FormatInt(l.OutputTokens, 10), l.Path, csvSafe(r.OutputJSON)})
 			} else {
 				err = enc.Encode(l)
 			}
