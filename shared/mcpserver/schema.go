@@ -17,6 +17,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/retry"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
+	"github.com/mcpbatch/mcpbatch/shared/summary"
 )
 
 // Limit is one input limit a tool's listed schema states, from the constant
@@ -94,6 +95,12 @@ func InputLimits() []Limit {
 		page("list_jobs"),
 		oneOf("export_results", "format", transfer.ExportJSONL, transfer.ExportCSV),
 		oneOf("export_results", "status", results...),
+
+		between("summarize_results", "top", 1, summary.MaxTop),
+		oneOf("summarize_results", "status", results...),
+		maxLen("summarize_results", "field", summary.MaxFieldLen),
+		maxLen("summarize_results", "stats_field", summary.MaxFieldLen),
+		maxLen("summarize_results", "where_field", summary.MaxFieldLen),
 
 		oneOf("retry_failed", "which", job.RetryAll, job.RetryRetryable, job.RetryIDs),
 		maxItems("retry_failed", "record_ids", retry.MaxRecordIDs),

@@ -122,6 +122,7 @@ func (s *Server) register(srv *mcp.Server) {
 		{"submit_batch, get_job, get_job_results, cancel_job, list_jobs", true, s.addJobTools},
 		{"list_models", true, s.addModelTools},
 		{"retry_failed", s.Retries != nil, s.addRetryTool},
+		{"summarize_results", s.summarizes(), s.addSummaryTool},
 		{"get_webhook_secret", s.webhookSecrets() != nil, s.addWebhookSecretTool},
 		{"create_upload", f.Uploads, s.addUploadTool},
 		{"export_results", f.Exports, s.addExportTool},

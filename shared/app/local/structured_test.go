@@ -129,6 +129,9 @@ var _ = flow("StructuredOutputs", func(t *testing.T, w wiring) {
 			if failed != j.Failed {
 				t.Errorf("%d failed results, get_job says %d", failed, j.Failed)
 			}
+			if storesJSON {
+				checkSummary(t, cs, h.JobID, false, recs)
+			}
 			retry := call[mcpserver.RetryOut](t, cs, "retry_failed", map[string]any{"job_id": h.JobID, "which": "retryable"})
 			if retry.RecordCount != j.Failed {
 				t.Fatalf("retry of %d records, want the %d violations (retryable)", retry.RecordCount, j.Failed)
@@ -146,6 +149,9 @@ var _ = flow("StructuredOutputs", func(t *testing.T, w wiring) {
 					continue
 				}
 				checkTicket(t, r, storesJSON)
+			}
+			if storesJSON {
+				checkSummary(t, cs, h.JobID, true, merged)
 			}
 		})
 	}
@@ -186,4 +192,52 @@ func compactJSON(t *testing.T, s string) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// checkSummary holds summarize_results over the job (merged: after its
+// retry) to the results it summarizes, counted here from recs.
+func checkSummary(t *testing.T, cs *mcp.ClientSession, jobID string, merged bool, recs []mcpserver.RecordOut) {
+	t.Helper()
+	cats, codes := map[string]int{}, map[string]int{}
+	succeeded, billing := 0, 0
+	lo, hi := 2.0, -1.0
+	for _, r := range recs {
+		if r.Status != "succeeded" {
+			codes[r.ErrorCode]++
+			continue
+		}
+		succeeded++
+		v := r.OutputJSON.(map[string]any)
+		cats[v["category"].(string)]++
+		if v["category"] == "billing" {
+			billing++
+		}
+		c := v["confidence"].(float64)
+		lo, hi = min(lo, c), max(hi, c)
+	}
+	sum := call[mcpserver.SummaryOut](t, cs, "summarize_results", map[string]any{"job_id": jobID, "field": "category", "stats_field": "confidence"})
+	if sum.Records != len(recs) || sum.Succeeded != succeeded || sum.Failed != len(recs)-succeeded || sum.Missing != sum.Failed || sum.Other != 0 {
+		t.Errorf("summary (merged %v) = %+v, want %d records, %d succeeded", merged, sum.Summary, len(recs), succeeded)
+	}
+	got := map[string]int{}
+	for _, c := range sum.Values {
+		got[c.Value] = c.Count
+	}
+	if fmt.Sprint(got) != fmt.Sprint(cats) {
+		t.Errorf("summary by category (merged %v) = %v, the stored results say %v", merged, got, cats)
+	}
+	gotCodes := map[string]int{}
+	for _, c := range sum.Failures {
+		gotCodes[c.Value] = c.Count
+	}
+	if fmt.Sprint(gotCodes) != fmt.Sprint(codes) {
+		t.Errorf("failures by code (merged %v) = %v, the stored results say %v", merged, gotCodes, codes)
+	}
+	if st := sum.Stats; st == nil || st.Count != succeeded || st.Min != lo || st.Max != hi || st.P50 < lo || st.P90 > hi {
+		t.Errorf("confidence stats (merged %v) = %+v, want %d values in %g..%g", merged, sum.Stats, succeeded, lo, hi)
+	}
+	only := call[mcpserver.SummaryOut](t, cs, "summarize_results", map[string]any{"job_id": jobID, "where_field": "category", "where_value": "billing", "status": "succeeded"})
+	if only.Records != billing || only.Succeeded != billing {
+		t.Errorf("summary of billing records = %+v, want %d", only.Summary, billing)
+	}
 }
