@@ -120,6 +120,11 @@ type Job struct {
 	// NotifyingUntil is a notifier's claim on announcing Status: until then
 	// another delivery of the same event sends nothing (shared/service/announce).
 	NotifyingUntil time.Time `json:"notifyingUntil,omitempty"`
+	// Reused counts records answered at submit from earlier results
+	// (submit reuse: true; shared/service/batch/reuse.go): stored as
+	// succeeded records of this job, never sent, so RecordCount, Succeeded
+	// and the token counts are of the records sent; views add Reused.
+	Reused int `json:"reused,omitempty"`
 	// WebhookSent is the terminal status whose webhook was delivered or
 	// refused for good, recorded before SNS is tried: a retry after a failed
 	// publish sends only what is still to send.
@@ -229,6 +234,9 @@ type Record struct {
 	// the schema failed with RecordParseFailed / RecordSchemaViolation and
 	// keeps its Output. (Text, not json.RawMessage: records stay comparable.)
 	OutputJSON string `json:"outputJson,omitempty"`
+	// ReusedFrom is the job whose result this record copies (Path
+	// PathReused): a submit with reuse found the same record there.
+	ReusedFrom string `json:"reusedFrom,omitempty"`
 }
 
 // ShardsFor picks how many partition keys a job's results spread over:

@@ -291,7 +291,7 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		sr := batch.SubmitRequest{
 			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: ttl, Mode: in.Mode, Provider: in.Provider,
 			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Tier: in.Tier}, BudgetUSD: in.BudgetUSD,
-			Deadline: deadline,
+			Deadline: deadline, Reuse: in.Reuse, ReuseSampled: in.ReuseSampled,
 		}
 		embedParams(in, &sr)
 		if sr.Params.OutputSchema, err = in.outputSchema(); err != nil {
@@ -337,6 +337,9 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; "+
 			"the job and its results are kept %d days after it ends (get_job's expires_at is final once it ended).",
 			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.TTLDays)
+		if j.Reused > 0 {
+			summary += fmt.Sprintf(" %d more records were answered from your earlier results (reuse) and not sent.", j.Reused)
+		}
 		return h, withWarnings(summary, j.Warnings), j.ID, nil
 	})
 }
@@ -413,7 +416,7 @@ func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in Resul
 		for _, r := range recs {
 			ro := RecordOut{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason, ErrorCode: r.ErrorCode,
 				ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Path: r.Path}
-			ro.ContentType, ro.Note = r.ContentType, r.Note
+			ro.ContentType, ro.Note, ro.ReusedFrom = r.ContentType, r.Note, r.ReusedFrom
 			if r.OutputJSON != "" {
 				ro.OutputJSON = json.RawMessage(r.OutputJSON)
 			}

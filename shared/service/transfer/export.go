@@ -64,6 +64,8 @@ type ExportLine struct {
 	Path string `json:"path,omitempty"`
 	// OutputJSON is the checked output of a job with an output schema.
 	OutputJSON json.RawMessage `json:"output_json,omitempty"`
+	// ReusedFrom is the job a reused record's result came from.
+	ReusedFrom string `json:"reused_from,omitempty"`
 }
 
 // exportLinkTTL is how long the output_uri link of a big output in an export
@@ -156,7 +158,8 @@ func (s *Service) writeExport(ctx context.Context, w io.Writer, req ExportReques
 		}
 		for _, r := range recs {
 			l := ExportLine{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason,
-				ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Path: r.Path}
+				ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Path: r.Path,
+				ReusedFrom: r.ReusedFrom}
 			if r.OutputJSON != "" {
 				l.OutputJSON = json.RawMessage(r.OutputJSON)
 			}
