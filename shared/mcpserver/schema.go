@@ -93,7 +93,7 @@ func InputLimits() []Limit {
 		page("get_job_results"),
 		oneOf("list_jobs", "status", statuses...),
 		page("list_jobs"),
-		oneOf("export_results", "format", transfer.ExportJSONL, transfer.ExportCSV),
+		oneOf("export_results", "format", transfer.ExportJSONL, transfer.ExportCSV, transfer.ExportParquet),
 		oneOf("export_results", "status", results...),
 
 		between("summarize_results", "top", 1, summary.MaxTop),

@@ -134,7 +134,7 @@ var _ = flow("ExportResults", func(t *testing.T, w wiring) {
 			args map[string]any
 			want []string
 		}{
-			{map[string]any{"job_id": id, "format": "xlsx"}, []string{"format", "jsonl or csv"}},
+			{map[string]any{"job_id": id, "format": "xlsx"}, []string{"format", "jsonl, csv or parquet"}},
 			{map[string]any{"job_id": id, "status": "done"}, []string{"status", "succeeded"}},
 			{map[string]any{"job_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, []string{"job not found"}},
 		} {

@@ -131,6 +131,9 @@ var _ = flow("StructuredOutputs", func(t *testing.T, w wiring) {
 			}
 			if storesJSON {
 				checkSummary(t, cs, h.JobID, false, recs)
+				if tc.name == "bedrock batch schema" {
+					checkParquet(t, cs, h.JobID, recs)
+				}
 			}
 			retry := call[mcpserver.RetryOut](t, cs, "retry_failed", map[string]any{"job_id": h.JobID, "which": "retryable"})
 			if retry.RecordCount != j.Failed {
