@@ -3,10 +3,10 @@ package local_test
 import (
 	"encoding/json"
 	"maps"
-	"slices"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"

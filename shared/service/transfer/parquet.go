@@ -32,7 +32,9 @@ func str(v string) (parquet.Value, bool) { return parquet.ValueOf(v), v != "" }
 // fixedColumns are a Parquet export's columns whatever the job: the record,
 // its outcome, tokens, cost and text.
 var fixedColumns = []parquetColumn{
-	{"id", parquet.String(), func(r *job.Record, _ *ExportLine, _ float64) (parquet.Value, bool) { return parquet.ValueOf(r.ID), true }},
+	{"id", parquet.String(), func(r *job.Record, _ *ExportLine, _ float64) (parquet.Value, bool) {
+		return parquet.ValueOf(r.ID), true
+	}},
 	{"status", parquet.String(), func(r *job.Record, _ *ExportLine, _ float64) (parquet.Value, bool) {
 		return parquet.ValueOf(string(r.Status)), true
 	}},
