@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/retry"
@@ -68,8 +66,8 @@ func BenchmarkSummarize(b *testing.B) {
 			}
 			svc := &retry.Service{Core: &service.Core{Store: st}}
 			runtime.GC()
-			peak := peakHeap()
-			cpu0 := cpuTime()
+			peak := procstat.HeapPeak()
+			cpu0 := procstat.CPUTime()
 			b.ResetTimer()
 			for b.Loop() {
 				_, sum, err := svc.Summarize(ctx, "o", parent.ID, summary.Query{Field: "category", StatsField: "confidence"})
@@ -83,47 +81,7 @@ func BenchmarkSummarize(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
 			// CPU time per op: on a shared machine the wall time also counts other processes.
-			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64((procstat.CPUTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
-	}
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakHeap samples the live heap until the returned func is called, which
-// gives the largest seen.
-func peakHeap() func() uint64 {
-	var mu sync.Mutex
-	var top uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	go func() {
-		defer close(done)
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			mu.Lock()
-			top = max(top, sample[0].Value.Uint64())
-			mu.Unlock()
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		close(stop)
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		return top
 	}
 }
