@@ -32,7 +32,7 @@ var _ = flow("ResultReuse", func(t *testing.T, w wiring) {
 	}
 	recs := tickets(150, "reuse")
 	first := call[mcpserver.JobHandle](t, alice, "submit_batch", args(recs, nil))
-	if fj := s.endJob(alice, first.JobID); fj.Succeeded != 150 || fj.Reused != 0 {
+	if fj := s.runToEnd(alice, first.JobID); fj.Succeeded != 150 || fj.Reused != 0 {
 		t.Fatalf("first job = %+v", fj)
 	}
 	dry := call[mcpserver.JobHandle](t, alice, "submit_batch", args(recs, map[string]any{"dry_run": true}))
@@ -78,7 +78,7 @@ var _ = flow("ResultReuse", func(t *testing.T, w wiring) {
 	if part.Reused != 120 || part.RecordCount != 150 || part.Mode != job.ModeOnDemand {
 		t.Fatalf("partly known records = %+v, want 120 reused and the other 30 run on demand (mode auto)", part)
 	}
-	pj := s.endJob(alice, part.JobID)
+	pj := s.runToEnd(alice, part.JobID)
 	if pj.Succeeded != 150 || pj.Failed != 0 || pj.Reused != 120 {
 		t.Errorf("partly reused job = %+v", pj)
 	}
@@ -95,7 +95,7 @@ var _ = flow("ResultReuse", func(t *testing.T, w wiring) {
 		return a
 	}
 	sj := call[mcpserver.JobHandle](t, alice, "submit_batch", sampled(nil))
-	s.endJob(alice, sj.JobID)
+	s.runToEnd(alice, sj.JobID)
 	if h := call[mcpserver.JobHandle](t, alice, "submit_batch", sampled(nil)); h.Reused != 0 {
 		t.Errorf("a sampled job reused %d records without reuse_sampled", h.Reused)
 	}

@@ -47,21 +47,6 @@ func tickets(n int, tag string) []map[string]any {
 	return out
 }
 
-// endJob runs every simulator and the reconciler until the job ends.
-func (s *suite) endJob(cs *mcp.ClientSession, id string) mcpserver.JobView {
-	s.t.Helper()
-	for range 30 {
-		s.l.Anthropic.Step()
-		s.settle()
-		s.reconcile()
-		if j := call[mcpserver.JobView](s.t, cs, "get_job", map[string]any{"job_id": id}); j.Terminal {
-			return j
-		}
-	}
-	s.t.Fatalf("job %s did not end", id)
-	return mcpserver.JobView{}
-}
-
 // A 150-record classification job on each path (Bedrock batch, Bedrock on
 // demand, Anthropic Message Batches), with the categories shortcut on a
 // model that constrains its output natively and with a full schema on
@@ -102,7 +87,7 @@ var _ = flow("StructuredOutputs", func(t *testing.T, w wiring) {
 			args["records"] = tickets(150, tc.name)
 			args["name"] = tc.name
 			h := call[mcpserver.JobHandle](t, cs, "submit_batch", args)
-			j := s.endJob(cs, h.JobID)
+			j := s.runToEnd(cs, h.JobID)
 			if j.RecordCount != 150 || j.Failed == 0 || j.Succeeded+j.Failed != 150 {
 				t.Fatalf("job = %+v, want 150 records, some failed by the simulator's violations", j)
 			}
@@ -139,7 +124,7 @@ var _ = flow("StructuredOutputs", func(t *testing.T, w wiring) {
 			if retry.RecordCount != j.Failed {
 				t.Fatalf("retry of %d records, want the %d violations (retryable)", retry.RecordCount, j.Failed)
 			}
-			if rj := s.endJob(cs, retry.JobID); rj.Succeeded != j.Failed || rj.Failed != 0 {
+			if rj := s.runToEnd(cs, retry.JobID); rj.Succeeded != j.Failed || rj.Failed != 0 {
 				t.Fatalf("retry job = %+v, want every retried record to conform", rj)
 			}
 			merged := latestResults(t, s, h.JobID, 500)
