@@ -67,7 +67,7 @@ func checkReuse(req *SubmitRequest) error {
 	switch {
 	case !req.Reuse && req.ReuseSampled:
 		return job.Fieldf("reuse_sampled", "goes with reuse: true")
-	case req.Reuse && req.Target != nil:
+	case req.Reuse && req.Index != nil:
 		return job.Fieldf("reuse", "an embedding job that writes an index runs every record; leave reuse out")
 	}
 	return nil
