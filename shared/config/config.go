@@ -46,6 +46,11 @@ const DefaultJobPrefix = "mcpbatch"
 // function that reads or writes jobs.
 const PrefixJobs = "jobs/"
 
+// PrefixCache is the data bucket's prefix of the result cache's index
+// (submit reuse: true; shared/service/batch/reuse.go): one small object per
+// record key, pointing at the job that answered it.
+const PrefixCache = "cache/"
+
 // DefaultBedrockModels are the models allowed by default: current Claude
 // Haiku and Sonnet (base ids, their US and global cross-Region inference
 // profiles), one model of each other text family (Nova, Llama) and Titan

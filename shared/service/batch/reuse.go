@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
+	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
@@ -51,7 +53,7 @@ func reuseKey(req *SubmitRequest, in job.Input) string {
 }
 
 func (s *Service) cacheURI(owner, key string) string {
-	return blob.Join(s.Bucket, "cache", service.OwnerTag(owner), key+".json")
+	return blob.Join(s.Bucket, strings.TrimSuffix(config.PrefixCache, "/"), service.OwnerTag(owner), key+".json")
 }
 
 // sampled: the job's answers vary run to run (a temperature above 0, or
