@@ -38,9 +38,18 @@ require github.com/aws/aws-sdk-go-v2/service/servicequotas v1.43.12 // indirect
 require github.com/jackc/pgx/v5 v5.12.0 // indirect
 
 require (
+	github.com/andybalholm/brotli v1.3.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/applicationautoscaling v1.51.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/cloudwatch v1.75.7 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sagemaker v1.288.1 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/parquet-go/bitpack v1.0.3 // indirect
+	github.com/parquet-go/jsonlite v1.5.5 // indirect
+	github.com/parquet-go/parquet-go v0.32.1
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/twpayne/go-geom v1.6.1 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (

@@ -16,6 +16,10 @@ CONFORMANCE_VERSION=0.2.0-alpha.12
 MCP_CLIENT_VERSION=2.4.0
 EXT_TASKS_VERSION=0.2.2
 EXT_APPS_VERSION=2.0.4
+# hyparquet (pure JavaScript Parquet reader, newest as of 2026-12-03) reads
+# export_results' Parquet files back in the end-to-end tests: a reader
+# independent of the Go writer.
+HYPARQUET_VERSION=1.31.5
 
 say() { echo "tools: $*"; }
 
@@ -52,6 +56,10 @@ if [ ! -f "$TOOLS/mcpsdk/node_modules/@modelcontextprotocol/client/package.json"
   npm install --prefix "$TOOLS/mcpsdk" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/client@$MCP_CLIENT_VERSION" \
     "@modelcontextprotocol/ext-tasks@$EXT_TASKS_VERSION" "@modelcontextprotocol/ext-apps@$EXT_APPS_VERSION"
 fi
+if ! grep -q "\"version\": \"$HYPARQUET_VERSION\"" "$TOOLS/hyparquet/node_modules/hyparquet/package.json" 2>/dev/null; then
+  say "installing hyparquet@$HYPARQUET_VERSION under .tools/hyparquet"
+  npm install --prefix "$TOOLS/hyparquet" --no-audit --no-fund --loglevel=error "hyparquet@$HYPARQUET_VERSION"
+fi
 # PGlite (WASM PostgreSQL) with pgvector, for the pgvector index contract tests.
 bash .ci/pglite.sh
 # Headless Chromium opens the rendered report.html in the report tests.
@@ -60,4 +68,4 @@ if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null;
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 chromium >/dev/null
 fi
-say "ready: $(moto_server --version 2>/dev/null | head -1 || echo moto), $(cfn-lint --version), RIE, node $("$TOOLS/bin/node22" --version), inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION, MCP client $MCP_CLIENT_VERSION"
+say "ready: $(moto_server --version 2>/dev/null | head -1 || echo moto), $(cfn-lint --version), RIE, node $("$TOOLS/bin/node22" --version), inspector $INSPECTOR_VERSION, conformance $CONFORMANCE_VERSION, MCP client $MCP_CLIENT_VERSION, hyparquet $HYPARQUET_VERSION"

@@ -57,15 +57,17 @@ func grantAccess(f *Functions, p *FunctionsProps) {
 	tableRW(mcp)
 	// A submit Bedrock refuses, or a cancel before submit, ends the job here and announces it.
 	putEvents(mcp)
+	// cache/ is the result cache's index, read and written by submit_batch reuse (a
+	// missing entry is a miss only with ListBucket on its prefix: S3 answers 403 without).
 	mcp.Role.AddToPrincipalPolicy(allow("BucketObjects", []string{"s3:GetObject"},
-		d.ObjectArns(PrefixInput, PrefixOutput, PrefixResults, PrefixExports, PrefixUploads), nil))
-	// mcp writes Bedrock's input, exports and (through the presigned PUTs it signs) uploads;
-	// provider output and stored results are written only by ingest and the runners.
+		d.ObjectArns(PrefixInput, PrefixOutput, PrefixResults, PrefixExports, PrefixUploads, PrefixCache), nil))
+	// mcp writes Bedrock's input, exports, cache entries and (through the presigned PUTs it
+	// signs) uploads; provider output and stored results are written only by ingest and the runners.
 	mcp.Role.AddToPrincipalPolicy(allow("WriteObjects", []string{"s3:PutObject", "s3:AbortMultipartUpload"},
-		d.ObjectArns(PrefixInput, PrefixExports, PrefixUploads), nil))
+		d.ObjectArns(PrefixInput, PrefixExports, PrefixUploads, PrefixCache), nil))
 	mcp.Role.AddToPrincipalPolicy(allow("BucketList", []string{"s3:ListBucket"}, []*string{d.Bucket.BucketArn()},
 		map[string]interface{}{"StringLike": map[string]interface{}{"s3:prefix": jsii.Strings(
-			PrefixInput+"*", PrefixOutput+"*", PrefixResults+"*", PrefixExports+"*", PrefixUploads+"*")}}))
+			PrefixInput+"*", PrefixOutput+"*", PrefixResults+"*", PrefixExports+"*", PrefixUploads+"*", PrefixCache+"*")}}))
 	// submit_batch input_uri reads files operators copied to inputs/ (read only).
 	mcp.Role.AddToPrincipalPolicy(allow("ReadInputs", []string{"s3:GetObject"}, d.ObjectArns(PrefixInputs), nil))
 	// CreateModelInvocationJob is authorized on the new job and on the model it runs.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -110,7 +111,10 @@ func TestTokenModeStack(t *testing.T) {
 	})
 	t.Run("only the mcp role reads the secret, with GetSecretValue only", func(t *testing.T) {
 		readers := 0
-		for id, p := range resources(tok.json, "AWS::IAM::Policy") {
+		// A role whose inline policy passes IAM's size limit gets overflow managed policies (CDK).
+		policies := resources(tok.json, "AWS::IAM::Policy")
+		maps.Copy(policies, resources(tok.json, "AWS::IAM::ManagedPolicy"))
+		for id, p := range policies {
 			for _, st := range p["Properties"].(obj)["PolicyDocument"].(obj)["Statement"].([]interface{}) {
 				s := st.(obj)
 				if !strings.Contains(flatten(s["Resource"]), secretID) {

@@ -15,13 +15,14 @@ import (
 
 // Key prefixes of the data bucket; shared/config and the service use the same ones.
 const (
-	PrefixInput   = "input/"          // JSONL the mcp function uploads for Bedrock to read
-	PrefixOutput  = "output/"         // Bedrock writes <job>/<file>.jsonl.out and manifest.json.out here
-	PrefixResults = "results/"        // record outputs too large for a DynamoDB item
-	PrefixExports = "exports/"        // result exports handed out as presigned URLs
-	PrefixUploads = "uploads/"        // input files clients PUT through create_upload's presigned URLs
-	PrefixInputs  = "inputs/"         // input files operators copy in for submit_batch input_uri (kept until deleted)
-	PrefixJobs    = config.PrefixJobs // documents of jobs too large for a DynamoDB item
+	PrefixInput   = "input/"           // JSONL the mcp function uploads for Bedrock to read
+	PrefixOutput  = "output/"          // Bedrock writes <job>/<file>.jsonl.out and manifest.json.out here
+	PrefixResults = "results/"         // record outputs too large for a DynamoDB item
+	PrefixExports = "exports/"         // result exports handed out as presigned URLs
+	PrefixUploads = "uploads/"         // input files clients PUT through create_upload's presigned URLs
+	PrefixInputs  = "inputs/"          // input files operators copy in for submit_batch input_uri (kept until deleted)
+	PrefixJobs    = config.PrefixJobs  // documents of jobs too large for a DynamoDB item
+	PrefixCache   = config.PrefixCache // the result cache's index (submit reuse)
 )
 
 // Table key and index names; shared/store/dynamostore declares the same ones.
@@ -135,6 +136,8 @@ func NewData(scope constructs.Construct, id string) *Data {
 			// A large job's document: its item is gone by then (its TTL is at most MaxTTLDays).
 			expire("expire-jobs", PrefixJobs, keptFileDays),
 			expire("expire-uploads", PrefixUploads, rawFileDays),
+			// An entry outlives the result it points at by at most this; a stale one is a miss.
+			expire("expire-cache", PrefixCache, keptFileDays),
 		},
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})

@@ -53,6 +53,7 @@ func TestFilesOutliveTheirJobs(t *testing.T) {
 	}{
 		{PrefixInput, life},
 		{PrefixResults, life},
+		{PrefixCache, life},
 		{config.SageMakerOutputPrefix, life},
 		{PrefixOutput, math.Ceil(hold.Hours() / 24)},
 		{PrefixUploads, math.Ceil(hold.Hours() / 24)},

@@ -18,8 +18,8 @@ type wildcard struct {
 
 var (
 	wildObjects = wildcard{
-		pattern: `/^Resource::<[A-Za-z0-9]+\.Arn>\/(input|output|results|exports|uploads|inputs)\/\*$/`,
-		reason: "S3 object keys embed job ids created at run time, so objects cannot be listed in advance; " +
+		pattern: `/^Resource::<[A-Za-z0-9]+\.Arn>\/(input|output|results|exports|uploads|inputs|cache)\/\*$/`,
+		reason: "S3 object keys embed job ids (or, under cache/, record-content hashes) created at run time, so objects cannot be listed in advance; " +
 			"the grant is limited to one named key prefix of this stack's own data bucket.",
 	}
 	wildJobObjects = wildcard{

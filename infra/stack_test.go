@@ -617,6 +617,7 @@ func TestBuckets(t *testing.T) {
 			"expire exports/": fmt.Sprint(keptFileDays),
 			"expire jobs/":    fmt.Sprint(keptFileDays),
 			"expire uploads/": fmt.Sprint(rawFileDays),
+			"expire cache/":   fmt.Sprint(keptFileDays),
 		}
 		addSageMakerLifecycle(want)
 		if !reflect.DeepEqual(got, want) {
@@ -946,11 +947,12 @@ func TestLeastPrivilege(t *testing.T) {
 	sorted := func(s ...string) []string { sort.Strings(s); return s }
 
 	mcp := map[string][]string{
-		"s3:GetObject": sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/"), objects("inputs/"), objects("reports/")),
+		// cache/: the result cache's index, read and written by submit_batch reuse.
+		"s3:GetObject": sorted(objects("input/"), objects("output/"), objects("results/"), objects("exports/"), objects("uploads/"), objects("inputs/"), objects("reports/"), objects("cache/")),
 		// mcp writes Bedrock's input, exports and (through its presigned PUTs) uploads; never
 		// provider output or stored results, which only ingest and the runners write.
-		"s3:PutObject":                     sorted(objects("input/"), objects("exports/"), objects("uploads/")),
-		"s3:AbortMultipartUpload":          sorted(objects("input/"), objects("exports/"), objects("uploads/")),
+		"s3:PutObject":                     sorted(objects("input/"), objects("exports/"), objects("uploads/"), objects("cache/")),
+		"s3:AbortMultipartUpload":          sorted(objects("input/"), objects("exports/"), objects("uploads/"), objects("cache/")),
 		"s3:ListBucket":                    {bucket},
 		"bedrock:CreateModelInvocationJob": sorted(append([]string{jobArns}, expectedModelArns(config.DefaultBedrockModels)...)...),
 		"bedrock:GetModelInvocationJob":    {jobArns},

@@ -48,6 +48,11 @@ const DefaultJobPrefix = "mcpbatch"
 // function that reads or writes jobs.
 const PrefixJobs = "jobs/"
 
+// PrefixCache is the data bucket's prefix of the result cache's index
+// (submit reuse: true; shared/service/batch/reuse.go): one small object per
+// record key, pointing at the job that answered it.
+const PrefixCache = "cache/"
+
 // DefaultBedrockBaseModels are the models allowed by default: current
 // Claude Haiku and Sonnet, one model of each other text family (Nova, Llama)
 // and Titan Text Embeddings V2. The model catalog (shared/model) holds their

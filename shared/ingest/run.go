@@ -12,6 +12,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/jsonl"
+	"github.com/mcpbatch/mcpbatch/shared/outschema"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -29,6 +30,8 @@ type run struct {
 	parse   Parser
 	resolve IDResolver
 	log     *slog.Logger
+	// schema checks each succeeded output (nil: the job has no output schema).
+	schema *outschema.Schema
 
 	batchSize, chunkLines, keepBad, maxLine int
 	maxBatchBytes                           int64
@@ -84,7 +87,13 @@ func (in *Ingester) newRun(ctx context.Context, j *job.Job, parse Parser, resolv
 	if in.MaxLineBytesFor != nil {
 		maxLine = max(maxLine, in.MaxLineBytesFor(j))
 	}
+	schema, err := outschema.ForJob(j)
+	if err != nil {
+		// Checked at submit; a schema that no longer compiles leaves outputs as text.
+		log.Error("ingest: output schema unusable; outputs are stored unchecked", "job", j.ID, "error", err)
+	}
 	return &run{
+		schema:        schema,
 		in:            in,
 		j:             j,
 		parse:         parse,
@@ -277,6 +286,9 @@ func (r *run) line(rd *jsonl.Reader, seen map[string]struct{}) {
 		return
 	}
 	seen[rec.ID] = struct{}{}
+	if r.schema != nil {
+		r.schema.Apply(&rec)
+	}
 	switch rec.Status {
 	case job.RecordSucceeded:
 		r.counts.Succeeded++

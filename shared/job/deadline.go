@@ -9,6 +9,7 @@ import (
 const (
 	PathBatch    = "batch"     // a provider batch job
 	PathOnDemand = "on_demand" // the runtime API, one call per record
+	PathReused   = "reused"    // answered from an earlier job's result (submit reuse), never sent
 )
 
 // Rate is how fast on-demand calls of one model may go in the account: its

@@ -41,4 +41,22 @@ type Params struct {
 	Tier string `json:"tier,omitempty"`
 	// Embed holds the settings of embedding models (nil for text models).
 	Embed *EmbedParams `json:"embed,omitempty"`
+	// OutputSchema is the JSON Schema (2020-12) every output must conform
+	// to (nil: outputs are text), checked at submit (shared/outschema). Each
+	// provider encoder constrains the output natively where the catalog says
+	// its API does (model.NativeOutput), else puts the schema in the prompt.
+	// JSON text, so Params stay comparable.
+	OutputSchema string `json:"outputSchema,omitempty"`
+}
+
+// OutputSchema is the output schema j's records are checked against (nil:
+// none): a batch job's Params, or an on-demand job's.
+func (j *Job) OutputSchema() string {
+	switch {
+	case j.Params != nil && len(j.Params.OutputSchema) > 0:
+		return j.Params.OutputSchema
+	case j.OnDemand != nil:
+		return j.OnDemand.Params.OutputSchema
+	}
+	return ""
 }

@@ -123,6 +123,11 @@ type Job struct {
 	// NotifyingUntil is a notifier's claim on announcing Status: until then
 	// another delivery of the same event sends nothing (shared/service/announce).
 	NotifyingUntil time.Time `json:"notifyingUntil,omitempty"`
+	// Reused counts records answered at submit from earlier results
+	// (submit reuse: true; shared/service/batch/reuse.go): stored as
+	// succeeded records of this job, never sent, so RecordCount, Succeeded
+	// and the token counts are of the records sent; views add Reused.
+	Reused int `json:"reused,omitempty"`
 	// WebhookSent is the terminal status whose webhook was delivered or
 	// refused for good, recorded before SNS is tried: a retry after a failed
 	// publish sends only what is still to send.
@@ -226,6 +231,15 @@ type Record struct {
 	// Path is the way the result was produced: PathBatch or PathOnDemand
 	// ("" for SageMaker results and records stored before paths were kept).
 	Path string `json:"path,omitempty"`
+	// OutputJSON is the output parsed and checked against the job's output
+	// schema (Params.OutputSchema), as compact JSON text: set on a succeeded
+	// record of a job with one; a record whose output is not JSON or breaks
+	// the schema failed with RecordParseFailed / RecordSchemaViolation and
+	// keeps its Output. (Text, not json.RawMessage: records stay comparable.)
+	OutputJSON string `json:"outputJson,omitempty"`
+	// ReusedFrom is the job whose result this record copies (Path
+	// PathReused): a submit with reuse found the same record there.
+	ReusedFrom string `json:"reusedFrom,omitempty"`
 }
 
 // ShardsFor picks how many partition keys a job's results spread over:

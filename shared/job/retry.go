@@ -31,12 +31,22 @@ var retryableCodes = map[string]bool{
 // sent to the provider because its part was held at the job's budget.
 const RecordBudgetHeld = "BudgetHeld"
 
+// RecordParseFailed and RecordSchemaViolation are the suite's own error
+// codes of a record whose output is not JSON, or is JSON that breaks the
+// job's output schema (its Output keeps the raw text). A model samples
+// again on a retry, so both are retryable.
+const (
+	RecordParseFailed     = "parse_failed"
+	RecordSchemaViolation = "schema_violation"
+)
+
 // Retryable reports whether a record failure is transient: throttling,
-// timeouts and 5xx, and records held at a budget (never run); a client error
-// (400, ValidationException, invalid_request_error) fails the same way again.
+// timeouts and 5xx, records held at a budget (never run), and outputs that
+// broke the output schema; a client error (400, ValidationException,
+// invalid_request_error) fails the same way again.
 func Retryable(code string) bool {
 	c := strings.ToLower(strings.TrimSpace(strings.Trim(code, `"`)))
-	if retryableCodes[c] || c == strings.ToLower(RecordBudgetHeld) {
+	if retryableCodes[c] || c == strings.ToLower(RecordBudgetHeld) || c == RecordParseFailed || c == RecordSchemaViolation {
 		return true
 	}
 	return len(c) == 3 && c[0] == '5' && c[1] >= '0' && c[1] <= '9' && c[2] >= '0' && c[2] <= '9'

@@ -18,7 +18,7 @@ type Exporter interface {
 // ExportIn is the input of export_results.
 type ExportIn struct {
 	JobID  string `json:"job_id" jsonschema:"the job_id returned by submit_batch"`
-	Format string `json:"format,omitempty" jsonschema:"jsonl (default: one JSON object per record) or csv (header row, then one row per record)"`
+	Format string `json:"format,omitempty" jsonschema:"jsonl (default: one JSON object per record), csv (header row, then one row per record) or parquet (columns id, status, error_code, error_message, stop_reason, path, input_tokens, output_tokens, cost_usd, output, output_uri, output_json, reused_from, and one column per top-level field of the job's output schema)"`
 	Status string `json:"status,omitempty" jsonschema:"all (default), succeeded or failed"`
 	Latest bool   `json:"latest,omitempty" jsonschema:"true: each record's newest outcome across the job's retry_failed retries, as get_job_results latest: true"`
 }

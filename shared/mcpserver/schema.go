@@ -13,9 +13,11 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/notify"
+	"github.com/mcpbatch/mcpbatch/shared/outschema"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/retry"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
+	"github.com/mcpbatch/mcpbatch/shared/summary"
 )
 
 // Limit is one input limit a tool's listed schema states, from the constant
@@ -85,13 +87,21 @@ func InputLimits() []Limit {
 		maxLen("submit_batch", "index.name", index.MaxNameLen),
 		oneOf("submit_batch", "index.metric", string(index.Cosine), string(index.Euclidean)),
 		maxLen("submit_batch", "notify.webhook", notify.MaxURLLen),
+		maxItems("submit_batch", "categories", outschema.MaxCategories),
+		maxLen("submit_batch", "categories[]", outschema.MaxCategoryLen),
 
 		oneOf("get_job_results", "status", results...),
 		page("get_job_results"),
 		oneOf("list_jobs", "status", statuses...),
 		page("list_jobs"),
-		oneOf("export_results", "format", transfer.ExportJSONL, transfer.ExportCSV),
+		oneOf("export_results", "format", transfer.ExportJSONL, transfer.ExportCSV, transfer.ExportParquet),
 		oneOf("export_results", "status", results...),
+
+		between("summarize_results", "top", 1, summary.MaxTop),
+		oneOf("summarize_results", "status", results...),
+		maxLen("summarize_results", "field", summary.MaxFieldLen),
+		maxLen("summarize_results", "stats_field", summary.MaxFieldLen),
+		maxLen("summarize_results", "where_field", summary.MaxFieldLen),
 
 		oneOf("retry_failed", "which", job.RetryAll, job.RetryRetryable, job.RetryIDs),
 		maxItems("retry_failed", "record_ids", retry.MaxRecordIDs),

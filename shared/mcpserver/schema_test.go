@@ -16,6 +16,7 @@ import (
 // listed, never called.
 type everyTool struct {
 	Retrier
+	Summarizer
 	NotifyChecker
 	WebhookSecrets
 }

@@ -123,6 +123,7 @@ func (s *Server) register(srv *mcp.Server) {
 		{"submit_batch, get_job, get_job_results, cancel_job, list_jobs", true, s.addJobTools},
 		{"list_models", true, s.addModelTools},
 		{"retry_failed", s.Retries != nil, s.addRetryTool},
+		{"summarize_results", s.summarizes(), s.addSummaryTool},
 		{"get_webhook_secret", s.webhookSecrets() != nil, s.addWebhookSecretTool},
 		{"create_upload", f.Uploads, s.addUploadTool},
 		{"export_results", f.Exports, s.addExportTool},
@@ -293,9 +294,12 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		sr := batch.SubmitRequest{
 			Owner: owner, Model: in.Model, Name: in.Name, TTLDays: ttl, Mode: in.Mode, Provider: in.Provider,
 			Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Tier: in.Tier}, BudgetUSD: in.BudgetUSD,
-			Deadline: deadline,
+			Deadline: deadline, Reuse: in.Reuse, ReuseSampled: in.ReuseSampled,
 		}
 		embedParams(in, &sr)
+		if sr.Params.OutputSchema, err = in.outputSchema(); err != nil {
+			return JobHandle{}, "", "", err
+		}
 		sr.Records = make([]job.Input, len(in.Records))
 		for i, r := range in.Records {
 			in := job.Input{ID: r.ID, Prompt: r.Prompt, System: r.System, Text: r.Text, Metadata: r.Metadata}
@@ -336,6 +340,9 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		summary := fmt.Sprintf("Submitted job %s: %d records to %s (%s, %d provider job(s)), status %s. Poll get_job; "+
 			"the job and its results are kept %d days after it ends (get_job's expires_at is final once it ended).",
 			j.ID, j.RecordCount, j.Model, j.Provider, len(j.Parts), j.Status, h.TTLDays)
+		if j.Reused > 0 {
+			summary += fmt.Sprintf(" %d more records were answered from your earlier results (reuse) and not sent.", j.Reused)
+		}
 		return h, withWarnings(summary, j.Warnings), j.ID, nil
 	})
 }
@@ -412,7 +419,10 @@ func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in Resul
 		for _, r := range recs {
 			ro := RecordOut{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason, ErrorCode: r.ErrorCode,
 				ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Path: r.Path}
-			ro.ContentType, ro.Note = r.ContentType, r.Note
+			ro.ContentType, ro.Note, ro.ReusedFrom = r.ContentType, r.Note, r.ReusedFrom
+			if r.OutputJSON != "" {
+				ro.OutputJSON = json.RawMessage(r.OutputJSON)
+			}
 			if r.JobID != "" && r.JobID != j.ID {
 				ro.JobID = r.JobID
 			}

@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/outschema"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 )
 
@@ -51,6 +53,13 @@ type SubmitIn struct {
 	BudgetUSD  float64  `json:"budget_usd,omitempty" jsonschema:"refuse the submit when its estimated cost (estimated input, max_tokens × records of output, at the mode's prices) is over this many USD; get_job then shows spent and remaining"`
 	Deadline   string   `json:"deadline,omitempty" jsonschema:"RFC 3339 time every record must have a result by, e.g. 2026-12-02T09:00:00Z; refused when even running all records on demand at the account's quota could not meet it. A batch job's unfinished parts are stopped in time and their unfinished records run on demand (standard tier) in the same job; each result says its path"`
 	Index      *IndexIn `json:"index,omitempty" jsonschema:"embedding models: write the vectors, with each record's id, text and metadata, into this vector index of yours (created on first use; its dimension, metric and model are fixed then); search it with search_index"`
+	// Structured output (shared/outschema).
+	OutputSchema map[string]any `json:"output_schema,omitempty" jsonschema:"a JSON Schema (2020-12, up to 16 KB) every output must conform to: constrained natively where the model's API documents it, else asked for in the system prompt; each output is parsed and validated, stored as output_json, and one that breaks the schema fails as schema_violation (not JSON: parse_failed) naming the path, retryable with retry_failed"`
+	Categories   []string       `json:"categories,omitempty" jsonschema:"classification shortcut instead of output_schema: each output is {\"category\": one of these} (1..256 distinct values, each up to 128 characters)"`
+	Confidence   bool           `json:"confidence,omitempty" jsonschema:"with categories: each output also has a confidence number from 0 to 1"`
+	// Result cache (shared/service/batch/reuse.go).
+	Reuse        bool `json:"reuse,omitempty" jsonschema:"answer a record from your earlier result of the same record (same model, parameters, system prompt, content and output schema, submitted with reuse, succeeded, not expired) instead of sending it: cost 0, reused_from names that job; inline records only. Jobs with a temperature above 0 (or none, the models' default of 1) are reused only with reuse_sampled"`
+	ReuseSampled bool `json:"reuse_sampled,omitempty" jsonschema:"with reuse: reuse results of sampled jobs too (temperature above 0 or absent), whose answers vary from run to run"`
 }
 
 // JobHandle is what submit_batch returns.
@@ -61,6 +70,7 @@ type JobHandle struct {
 	Provider    string `json:"provider"`
 	Model       string `json:"model"`
 	RecordCount int    `json:"record_count"`
+	Reused      int    `json:"reused,omitempty" jsonschema:"records answered from earlier results (reuse), not sent"`
 	Parts       int    `json:"provider_jobs" jsonschema:"number of provider jobs the batch was split into"`
 	SubmittedAt string `json:"submitted_at,omitempty"`
 	ExpiresAt   string `json:"expires_at,omitempty" jsonschema:"while the job runs: a hold kept ahead of the run, not the final expiry (see expires_at_final)"`
@@ -90,6 +100,7 @@ type JobView struct {
 	Succeeded      int    `json:"succeeded"`
 	Failed         int    `json:"failed"`
 	BadLines       int    `json:"bad_lines"`
+	Reused         int    `json:"reused,omitempty" jsonschema:"records answered at submit from earlier results (reuse: true), counted in record_count and succeeded, never sent, cost 0"`
 	InputTokens    int64  `json:"input_tokens"`
 	OutputTokens   int64  `json:"output_tokens"`
 	CreatedAt      string `json:"created_at"`
@@ -180,6 +191,9 @@ type RecordOut struct {
 	InputTokens  int64  `json:"input_tokens,omitempty"`
 	OutputTokens int64  `json:"output_tokens,omitempty"`
 	Path         string `json:"path,omitempty" jsonschema:"how the result was produced: batch (a provider batch job) or on_demand (the runtime API; also the records a deadline re-drove)"`
+	ReusedFrom   string `json:"reused_from,omitempty" jsonschema:"a record answered at submit from an earlier result (reuse): the job it came from (path reused, cost 0)"`
+	// OutputJSON is the output as the JSON value the job's output schema checked.
+	OutputJSON any `json:"output_json,omitempty" jsonschema:"jobs with output_schema or categories: the output parsed, conforming to the schema (a record that broke it failed as schema_violation or parse_failed and keeps output)"`
 
 	Dimensions int       `json:"dimensions,omitempty" jsonschema:"embedding jobs: the vector's dimension count"`
 	Vector     []float32 `json:"vector,omitempty" jsonschema:"embedding jobs with include_vectors: the vector"`
@@ -241,7 +255,7 @@ func viewOf(j *job.Job) JobView {
 func jobView(j *job.Job) JobView {
 	return JobView{
 		JobID: j.ID, Name: j.Name, Status: string(j.Status), ProviderStatus: j.ProviderStatus, Provider: j.Provider,
-		Model: j.Model, RecordCount: j.RecordCount, Succeeded: j.Succeeded, Failed: j.Failed, BadLines: j.BadLines,
+		Model: j.Model, RecordCount: j.RecordCount + j.Reused, Succeeded: j.Succeeded + j.Reused, Failed: j.Failed, BadLines: j.BadLines, Reused: j.Reused,
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CreatedAt: ts(j.CreatedAt), UpdatedAt: ts(j.UpdatedAt),
 		CompletedAt: ts(j.CompletedAt), ExpiresAt: ts(j.ExpiresAt), ExpiresFinal: expiresFinal(j), TTLDays: ttlOf(j),
 		Error: j.Error, Terminal: j.Status.Terminal(),
@@ -291,7 +305,7 @@ func (in SubmitIn) ttlDays() (int, error) {
 
 // jobHandle is what submit_batch answers for a job it stored.
 func jobHandle(j *job.Job) JobHandle {
-	return JobHandle{JobID: j.ID, Status: string(j.Status), Mode: j.Mode, Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount,
+	return JobHandle{JobID: j.ID, Status: string(j.Status), Mode: j.Mode, Provider: j.Provider, Model: j.Model, RecordCount: j.RecordCount + j.Reused, Reused: j.Reused,
 		Parts: len(j.Parts), SubmittedAt: ts(j.SubmittedAt), ExpiresAt: ts(j.ExpiresAt), ExpiresFinal: expiresFinal(j), TTLDays: ttlOf(j),
 		Warnings: j.Warnings}
 }
@@ -314,4 +328,17 @@ func withWarnings(summary string, warnings []string) string {
 		summary += " Warning: " + w + "."
 	}
 	return summary
+}
+
+// outputSchema is the output schema the submit asks for ("": none).
+func (in SubmitIn) outputSchema() (string, error) {
+	var raw json.RawMessage
+	if in.OutputSchema != nil {
+		b, err := json.Marshal(in.OutputSchema)
+		if err != nil {
+			return "", job.Fieldf("output_schema", "not encodable: %v", err)
+		}
+		raw = b
+	}
+	return outschema.FromInput(raw, in.Categories, in.Confidence)
 }

@@ -141,6 +141,10 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 			// A file's records are read after the call returns, so no estimate exists to refuse it with.
 			return JobHandle{}, "", "", job.Fieldf("budget_usd", "is not held for file submits (input_upload_id, input_uri); pass the records inline (up to 6 MB per call) or submit without budget_usd")
 		}
+		if in.Reuse {
+			// The cache is looked up record by record before anything is sent; a file's records are read after the call returns.
+			return JobHandle{}, "", "", job.Fieldf("reuse", "takes inline records; pass the records inline (up to 6 MB per call) or submit the file without reuse")
+		}
 		if in.Deadline != "" {
 			// A file's records are read after the call returns: no estimate exists to hold a deadline to.
 			return JobHandle{}, "", "", job.Fieldf("deadline", "is not held for file submits (input_upload_id, input_uri); pass the records inline (up to 6 MB per call) or submit without deadline")
@@ -161,6 +165,9 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 			UploadID: in.InputUploadID, UploadIDs: in.InputUploadIDs, InputURI: in.InputURI,
 		}
 		embedParams(in, &fr.SubmitRequest)
+		if fr.Params.OutputSchema, err = in.outputSchema(); err != nil {
+			return JobHandle{}, "", "", err
+		}
 		j, err := s.Files.SubmitFile(ctx, fr)
 		if err != nil {
 			return JobHandle{}, "", "", err

@@ -8,6 +8,7 @@ package pipeline
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +20,7 @@ import (
 	_ "time/tzdata" // Lambda's minimal image has no zoneinfo; schedules name IANA zones
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/outschema"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline/prompt"
 	"github.com/mcpbatch/mcpbatch/shared/report"
 )
@@ -76,6 +78,23 @@ type Output struct {
 	// CategoryField is charted in the report (default "category"); Categories lists its values.
 	CategoryField string   `json:"category_field,omitempty"`
 	Categories    []string `json:"categories,omitempty"`
+	// Schema is a JSON Schema (2020-12) every answer must conform to, as
+	// submit_batch's output_schema: constrained natively where the model's
+	// API documents it, each answer validated into output_json, a
+	// violation failing the record (shared/outschema).
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// OutputSchema is the pipeline's output schema as jobs carry it ("": none).
+func (p *Pipeline) OutputSchema() string {
+	if len(p.Output.Schema) == 0 {
+		return ""
+	}
+	s, err := outschema.For(string(p.Output.Schema))
+	if err != nil {
+		return "" // validate refused it at load
+	}
+	return string(s.Raw())
 }
 
 // Recipients of a pipeline's notification.
@@ -197,6 +216,15 @@ func (p *Pipeline) validate(at string) error {
 		}
 	default:
 		return job.Fieldf(f("output.kind"), "must be text or json (got %q)", p.Output.Kind)
+	}
+	if len(p.Output.Schema) > 0 {
+		if _, err := outschema.Compile(p.Output.Schema); err != nil {
+			var fe *job.FieldError
+			if errors.As(err, &fe) {
+				return job.Fieldf(f("output."+strings.TrimPrefix(fe.Field, "output_")), "%s", fe.Reason)
+			}
+			return err
+		}
 	}
 	if p.TTLDays != 0 && (p.TTLDays < job.MinTTLDays || p.TTLDays > job.MaxTTLDays) {
 		return job.Fieldf(f("ttl_days"), "must be %d..%d (got %d)", job.MinTTLDays, job.MaxTTLDays, p.TTLDays)

@@ -126,3 +126,24 @@ func TestTickDay(t *testing.T) {
 		})
 	}
 }
+
+// A pipeline's output.schema is checked at load (naming the pipeline and
+// the schema field) and carried, compacted, into its jobs' parameters.
+func TestPipelineOutputSchema(t *testing.T) {
+	conf := func(schema string) string {
+		return `{"pipelines":[{"name":"tickets","title":"Tickets","schedule":"rate(1 day)","model":"m","source":{"s3_prefix":"s3://{bucket}/in/"},"prompt":"{{.Text}}",` +
+			`"output":{"kind":"json","fields":{"category":"string"},"schema":` + schema + `}}]}`
+	}
+	c, err := Parse(strings.NewReader(conf(`{"type": "object", "properties": {"category": {"type": "string"}}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Pipelines[0].OutputSchema(); got != `{"type":"object","properties":{"category":{"type":"string"}}}` {
+		t.Errorf("OutputSchema() = %s", got)
+	}
+	_, err = Parse(strings.NewReader(conf(`{"type": "strin"}`)))
+	var fe *job.FieldError
+	if !errors.As(err, &fe) || fe.Field != "pipelines[0].output.schema" {
+		t.Errorf("a bad schema: %v, want a refusal naming pipelines[0].output.schema", err)
+	}
+}

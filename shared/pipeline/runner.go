@@ -283,7 +283,7 @@ func (r *Runner) Tick(ctx context.Context, req TickRequest) (RunInfo, error) {
 	r.mediaRecords(ctx, p, src, date, built)
 	sub := batch.SubmitRequest{
 		ID: id, Owner: Owner(p.Name), Model: p.Model, Name: p.Name + " " + date, Mode: p.Mode, Records: built.Records,
-		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens}, TTLDays: p.TTLDays, BudgetUSD: runBudget(p, req.BudgetUSD),
+		Params: job.Params{System: p.SystemPrompt(), MaxTokens: p.MaxTokens, OutputSchema: p.OutputSchema()}, TTLDays: p.TTLDays, BudgetUSD: runBudget(p, req.BudgetUSD),
 	}
 	if err := r.dropRefused(ctx, sub, built); err != nil {
 		return RunInfo{}, fmt.Errorf("check images and documents of %s %s: %w", p.Name, date, err)

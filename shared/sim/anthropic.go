@@ -45,6 +45,8 @@ import (
 type AnthropicSim struct {
 	// APIKey, when set, must arrive as x-api-key (or Authorization: Bearer).
 	APIKey string
+	// Violations is the share of structured answers that go wrong (structured.go).
+	Violations *Violations
 	// StepDelay is the time between two steps of every batch (0: manual stepping).
 	StepDelay time.Duration
 	// Steps is how many steps a batch stays in_progress (default 1).
@@ -131,6 +133,10 @@ type simReq struct {
 	mediaErr string
 	// sampling names a sampling parameter sent at a non-default value ("").
 	sampling string
+	// answer is the structured answer of a request for JSON ("": the
+	// simulator's labelled text); answerCut: it stopped at max_tokens.
+	answer    string
+	answerCut bool
 }
 
 func (s *AnthropicSim) init() {

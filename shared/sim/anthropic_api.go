@@ -125,6 +125,48 @@ type wireParams struct {
 	Temperature json.RawMessage `json:"temperature"`
 	TopP        json.RawMessage `json:"top_p"`
 	TopK        json.RawMessage `json:"top_k"`
+	// OutputConfig is structured output: format {type: json_schema, schema}.
+	OutputConfig *struct {
+		Format *struct {
+			Type   string          `json:"type"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"format"`
+	} `json:"output_config"`
+}
+
+// messagesSchema is the schema a Messages request asks its answer to
+// conform to: natively (output_config.format) or in its system prompt.
+func messagesSchema(wp *wireParams) (schema any, native bool, err error) {
+	if oc := wp.OutputConfig; oc != nil && oc.Format != nil {
+		switch {
+		case oc.Format.Type != "json_schema":
+			return nil, false, fmt.Errorf("output_config.format.type: Input should be 'json_schema'")
+		case len(oc.Format.Schema) == 0:
+			return nil, false, fmt.Errorf("output_config.format.schema: Field required")
+		}
+		s, err := nativeSchema(oc.Format.Schema)
+		if err != nil {
+			return nil, false, fmt.Errorf("output_config.format.schema: %v", err)
+		}
+		return s, true, nil
+	}
+	sys, _ := systemText(wp.System)
+	return promptedSchema(sys), false, nil
+}
+
+// lastUserText is the text of the last user turn of a messages array.
+func lastUserText(raw json.RawMessage) string {
+	var msgs []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(raw, &msgs)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return contentText(msgs[i].Content)
+		}
+	}
+	return ""
 }
 
 // cacheTTL reads the ttl of the last cache_control in a system value: "1h" or
@@ -293,6 +335,13 @@ func (s *AnthropicSim) readRequests(dec *json.Decoder, version anthropicVersion)
 			if err != nil {
 				q.mediaErr = "SIMULATED: " + err.Error()
 			}
+			if schema, native, err := messagesSchema(&wr.Params); err != nil {
+				q.mediaErr = "SIMULATED: " + err.Error()
+			} else if schema != nil {
+				sys, _ := systemText(wr.Params.System)
+				prompt := lastUserText(wr.Params.Messages)
+				q.answer, q.answerCut = structuredAnswer(schema, native, s.Violations.violate(sys+"\x00"+prompt), prompt)
+			}
 			if prefix != "" {
 				q.prefixKey = sha256.Sum256([]byte(wr.Params.Model + "\x00" + prefix))
 				q.prefixTokens = min(tokens(prefix), in)
@@ -430,9 +479,13 @@ func (s *AnthropicSim) resultLine(q simReq, i int, pad string) map[string]any {
 	var res map[string]any
 	switch q.outcome {
 	case "succeeded":
-		text, out, capped := cut(fmt.Sprintf("[SIMULATED answer by the mcpbatch Anthropic simulator; no model was called] request %s:%s %s", q.id, seenText(q.seen), pad), q.maxTokens)
+		reply := fmt.Sprintf("[SIMULATED answer by the mcpbatch Anthropic simulator; no model was called] request %s:%s %s", q.id, seenText(q.seen), pad)
+		if q.answer != "" {
+			reply = q.answer
+		}
+		text, out, capped := cut(reply, q.maxTokens)
 		stop := "end_turn"
-		if capped {
+		if capped || q.answerCut {
 			stop = "max_tokens"
 		}
 		res = map[string]any{"type": "succeeded", "message": map[string]any{

@@ -69,6 +69,8 @@ const (
 type BedrockSim struct {
 	// Blobs holds the input JSONL (read at the input s3:// URI) and receives the output.
 	Blobs blob.Store
+	// Violations is the share of structured answers that go wrong (structured.go).
+	Violations *Violations
 	// Emit receives every state-change event as EventBridge delivers it to a Lambda
 	// target, in order, from the goroutine that steps. It may call the simulator's
 	// HTTP API but not Step or Settle. Nil discards events.

@@ -348,7 +348,7 @@ func (s *BedrockSim) answer(j *simJob, rng *rand.Rand, index int, line []byte) (
 // rules for is served permissively and logged once.
 func (s *BedrockSim) invocation(j *simJob) invocation {
 	base := baseModel(j.model)
-	inv := invocation{modelID: j.model, base: base, replyTokens: s.ReplyTokens}
+	inv := invocation{modelID: j.model, base: base, replyTokens: s.ReplyTokens, violations: s.Violations}
 	inv.m, inv.known = bedrockModels[base]
 	if inv.known {
 		inv.fam = inv.m.fam

@@ -44,6 +44,8 @@ type RuntimeSim struct {
 	Latency time.Duration
 	// FailMarker makes a call whose prompt contains it fail with a 400 ValidationException.
 	FailMarker string
+	// Violations is the share of structured answers that go wrong (structured.go).
+	Violations *Violations
 	// Region is the region the simulator stands for (default us-east-1): it
 	// decides which base model ids are served on demand.
 	Region string
@@ -214,7 +216,7 @@ const errInvalidModel = "The provided model identifier is invalid."
 // Bedrock would answer. Ids and ARNs the table cannot tie to a known model are
 // served permissively, with a warning logged once per id.
 func (s *RuntimeSim) resolve(id string) (invocation, string) {
-	inv := invocation{modelID: id, cache: &s.cache}
+	inv := invocation{modelID: id, cache: &s.cache, violations: s.Violations}
 	name, profile := id, false
 	if strings.HasPrefix(id, "arn:") {
 		parts := strings.SplitN(id, ":", 6)

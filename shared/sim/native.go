@@ -31,6 +31,8 @@ type invocation struct {
 	// replyTokens pads a batch answer to about this many tokens (BedrockSim.ReplyTokens).
 	replyTokens int
 	cache       *promptCache // nil: no prompt caching (batch)
+	// violations is the share of structured answers that go wrong (nil: none).
+	violations *Violations
 }
 
 // answer is a model's response body and its token counts.
@@ -557,6 +559,39 @@ type converseRequest struct {
 	ServiceTier *struct {
 		Type string `json:"type"`
 	} `json:"serviceTier"`
+	// OutputConfig is Converse structured output
+	// (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_OutputConfig.html).
+	OutputConfig *struct {
+		TextFormat *struct {
+			Type      string `json:"type"`
+			Structure struct {
+				JSONSchema *struct {
+					Schema json.RawMessage `json:"schema"`
+					Name   string          `json:"name"`
+				} `json:"jsonSchema"`
+			} `json:"structure"`
+		} `json:"textFormat"`
+	} `json:"outputConfig"`
+}
+
+// converseSchema is the schema a Converse request asks its answer to
+// conform to: natively (outputConfig) or in its system prompt.
+func converseSchema(req converseRequest, system string) (schema any, native bool, err error) {
+	if oc := req.OutputConfig; oc != nil && oc.TextFormat != nil {
+		tf := oc.TextFormat
+		switch {
+		case tf.Type != "json_schema":
+			return nil, false, fmt.Errorf("1 validation error detected: Value '%s' at 'outputConfig.textFormat.type' failed to satisfy constraint: Member must satisfy enum value set: [json_schema]", tf.Type)
+		case tf.Structure.JSONSchema == nil || len(tf.Structure.JSONSchema.Schema) == 0:
+			return nil, false, errors.New("outputConfig.textFormat.structure.jsonSchema.schema is required")
+		}
+		s, err := nativeSchema(tf.Structure.JSONSchema.Schema)
+		if err != nil {
+			return nil, false, fmt.Errorf("outputConfig.textFormat.structure.jsonSchema.schema: %v", err)
+		}
+		return s, true, nil
+	}
+	return promptedSchema(system), false, nil
 }
 
 // errConverseUnsupported is Bedrock's Converse answer for an embedding model.
@@ -604,9 +639,17 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 	}
 	sys, prompt, in := converseText(req)
 	in = max(1, in+seenTokens(seen))
-	text, out, capped := cut(withSeen(inv.replyText(sys, prompt), seen), limit)
+	schema, native, err := converseSchema(req, sys)
+	if err != nil {
+		return answer{}, "", err
+	}
+	reply, cutShort := withSeen(inv.replyText(sys, prompt), seen), false
+	if schema != nil {
+		reply, cutShort = structuredAnswer(schema, native, inv.violations.violate(sys+"\x00"+prompt), prompt)
+	}
+	text, out, capped := cut(reply, limit)
 	stop := "end_turn"
-	if capped {
+	if capped || cutShort {
 		stop = "max_tokens"
 	}
 	content := []any{map[string]any{"text": text}}

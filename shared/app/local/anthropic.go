@@ -24,7 +24,7 @@ func (l *Suite) startAnthropic(o Options, blobs Objects, d *graph.Deps) error {
 		key = simAPIKey
 	}
 	l.Anthropic = &sim.AnthropicSim{APIKey: key, StepDelay: o.StepDelay, ErrorEvery: o.FailEvery, Log: o.Log,
-		CountBusy: o.AnthropicCountBusy, Now: o.AnthropicNow}
+		CountBusy: o.AnthropicCountBusy, Now: o.AnthropicNow, Violations: l.Sim.Violations}
 	var err error
 	if l.AnthropicURL, err = l.Anthropic.Listen("127.0.0.1:0"); err != nil {
 		return err

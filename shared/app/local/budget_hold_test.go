@@ -46,11 +46,13 @@ func (s *suite) reconcileOverlapping(n int) {
 	s.l.Bus.Wait()
 }
 
-// runToEnd steps the simulator and the reconciler (which starts parts queued
-// behind the quota) until the job ends, and returns it.
+// runToEnd steps the simulators (Bedrock, Anthropic) and the reconciler
+// (which starts parts queued behind the quota and polls Anthropic) until the
+// job ends, and returns it.
 func (s *suite) runToEnd(cs *mcp.ClientSession, id string) mcpserver.JobView {
 	s.t.Helper()
 	for range 20 {
+		s.l.Anthropic.Step()
 		s.settle()
 		s.reconcile()
 		if j := call[mcpserver.JobView](s.t, cs, "get_job", map[string]any{"job_id": id}); j.Terminal {

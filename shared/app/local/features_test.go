@@ -100,7 +100,7 @@ var _ = flow("ExportResults", func(t *testing.T, w wiring) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if strings.Join(rows[0], ",") != "id,status,output,output_uri,stop_reason,error_code,error_message,input_tokens,output_tokens,path" {
+				if strings.Join(rows[0], ",") != "id,status,output,output_uri,stop_reason,error_code,error_message,input_tokens,output_tokens,path,output_json" {
 					t.Errorf("header %v", rows[0])
 				}
 				for _, r := range rows[1:] {
@@ -134,7 +134,7 @@ var _ = flow("ExportResults", func(t *testing.T, w wiring) {
 			args map[string]any
 			want []string
 		}{
-			{map[string]any{"job_id": id, "format": "xlsx"}, []string{"format", "jsonl or csv"}},
+			{map[string]any{"job_id": id, "format": "xlsx"}, []string{"format", "jsonl, csv or parquet"}},
 			{map[string]any{"job_id": id, "status": "done"}, []string{"status", "succeeded"}},
 			{map[string]any{"job_id": "01jdz3k6r8x9y2w4v5t7q0m1n3"}, []string{"job not found"}},
 		} {

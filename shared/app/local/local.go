@@ -94,6 +94,10 @@ type Options struct {
 	StepDelay time.Duration
 	// FailEvery makes every Nth record fail in the simulator (0: none).
 	FailEvery int
+	// SchemaViolations is the share (0..1) of the simulators' structured
+	// answers that break their schema, the first time a text is asked
+	// (sim.Violations); one share for the Bedrock, runtime and Anthropic simulators.
+	SchemaViolations float64
 	// SlowRecords > 0 makes every simulated Bedrock job process that many
 	// records per step while InProgress (a deadline's stop lands part way).
 	SlowRecords int
@@ -228,6 +232,8 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 		}}
 
 	l.Sim = sim.NewBedrockSim(blobs, func(ctx context.Context, ev []byte) { l.Bus.Send(ev) })
+	violations := &sim.Violations{Rate: o.SchemaViolations}
+	l.Sim.Violations = violations
 	l.Sim.StepDelay = o.StepDelay
 	l.Sim.FailEvery = o.FailEvery
 	l.Sim.ReplyTokens = o.ReplyTokens

@@ -532,6 +532,7 @@ func TestReadmeToolBounds(t *testing.T) {
 	base := map[string]map[string]any{
 		"submit_batch":          {"model": haiku, "records": records(100)},
 		"get_job_results":       {"job_id": done},
+		"summarize_results":     {"job_id": done},
 		"search_index":          {"index": "docs", "query": "ferns7 lanterns7"},
 		"invoke_endpoint_async": {"endpoint_name": "demo-async", "body": "ping", "content_type": "text/plain"},
 	}

@@ -53,7 +53,8 @@ type Reports struct {
 // runner's model over it.
 func (l *Suite) startRuntime(o Options, d *graph.Deps) error {
 	ro := o.Reports
-	l.Reports = &Reports{Runtime: &sim.RuntimeSim{ThrottleRate: ro.ThrottleRate, FlexThrottleRate: ro.FlexThrottleRate, Latency: ro.Latency, Log: o.Log}}
+	l.Reports = &Reports{Runtime: &sim.RuntimeSim{ThrottleRate: ro.ThrottleRate, FlexThrottleRate: ro.FlexThrottleRate, Latency: ro.Latency, Log: o.Log,
+		Violations: l.Sim.Violations}}
 	url, err := l.Reports.Runtime.Listen("127.0.0.1:0")
 	if err != nil {
 		return err

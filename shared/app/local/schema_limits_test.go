@@ -28,6 +28,10 @@ func setPath(args map[string]any, path string, v any) string {
 		switch {
 		case last && !isArray:
 			cur[name] = v
+		case last:
+			// An array of scalars (categories[]): v is its first item.
+			cur[name] = []any{v}
+			name += "[0]"
 		case isArray:
 			items, _ := cur[name].([]map[string]any)
 			if len(items) == 0 {
@@ -100,11 +104,12 @@ func TestInputLimitsAreValidated(t *testing.T) {
 
 	// Valid arguments of each tool, into which one value past a limit goes.
 	base := map[string]func() map[string]any{
-		"submit_batch":    func() map[string]any { return map[string]any{"model": haiku, "records": records(100)} },
-		"get_job_results": func() map[string]any { return map[string]any{"job_id": done} },
-		"list_jobs":       func() map[string]any { return map[string]any{} },
-		"export_results":  func() map[string]any { return map[string]any{"job_id": done} },
-		"retry_failed":    func() map[string]any { return map[string]any{"job_id": done} },
+		"submit_batch":      func() map[string]any { return map[string]any{"model": haiku, "records": records(100)} },
+		"get_job_results":   func() map[string]any { return map[string]any{"job_id": done} },
+		"list_jobs":         func() map[string]any { return map[string]any{} },
+		"export_results":    func() map[string]any { return map[string]any{"job_id": done} },
+		"summarize_results": func() map[string]any { return map[string]any{"job_id": done} },
+		"retry_failed":      func() map[string]any { return map[string]any{"job_id": done} },
 		"invoke_endpoint_async": func() map[string]any {
 			return map[string]any{"endpoint_name": "demo-async", "body": "ping", "content_type": "text/plain"}
 		},

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/jsonl"
 	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/outschema"
 )
 
 // The two modelInvocationType values of CreateModelInvocationJob. A part
@@ -68,7 +69,15 @@ type Request struct {
 	Folded bool
 	// TextAdded: a message held a document and no text; a text block was added.
 	TextAdded bool
+	// OutputSchema is the job's output schema (compact JSON) when the model
+	// constrains its output natively on the request's API
+	// (outputConfig.textFormat); a prompted model has it in System instead.
+	OutputSchema string
 }
+
+// OutputSchemaName names the output schema in a request (Converse's
+// JsonSchemaDefinition.name).
+const OutputSchemaName = "output"
 
 // FoldedWarning is the job warning (job.Warnings) when a system prompt was
 // folded into the first user turn for a model that takes none.
@@ -77,9 +86,17 @@ func FoldedWarning(modelID string) string {
 }
 
 // NewRequest builds the Converse request of a prompt or messages record for
-// a model whose catalog row is rules (nil: no quirks known). index names the
-// record in errors (records[index].messages...); -1 for none.
+// a model whose catalog row is rules (nil: no quirks known), as bedrock-runtime
+// Converse takes it on demand. index names the record in errors
+// (records[index].messages...); -1 for none.
 func NewRequest(index int, in job.Input, p job.Params, rules *model.Model) (*Request, error) {
+	return NewRequestFor(index, in, p, rules, model.APIBedrockConverse)
+}
+
+// NewRequestFor is NewRequest for api (model.APIBedrockConverse on demand,
+// model.APIBedrockConverseBatch for a batch line), which decides whether an
+// output schema constrains the output natively or goes into the prompt.
+func NewRequestFor(index int, in job.Input, p job.Params, rules *model.Model, api string) (*Request, error) {
 	f := fieldNamer(index)
 	r := &Request{System: p.System, MaxTokens: p.MaxTokens, Temperature: p.Temperature}
 	if in.System != "" {
@@ -108,6 +125,17 @@ func NewRequest(index int, in job.Input, p job.Params, rules *model.Model) (*Req
 		r.Messages = rec.Messages
 	default:
 		return nil, job.Fieldf(f("prompt"), "one of prompt, messages or model_input is required")
+	}
+	if len(p.OutputSchema) > 0 {
+		sch, err := outschema.For(p.OutputSchema)
+		if err != nil {
+			return nil, err
+		}
+		if _, native := model.NativeOutput(rules, api); native {
+			r.OutputSchema = string(sch.Raw())
+		} else {
+			r.System = sch.WithInstruction(r.System)
+		}
 	}
 	if rules != nil && rules.NoSystemPrompt && r.System != "" {
 		first := &r.Messages[0]
@@ -212,7 +240,16 @@ func (r *Request) AppendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, `,"temperature":`...)
 		dst = strconv.AppendFloat(dst, *r.Temperature, 'g', -1, 64)
 	}
-	return append(dst, "}}"...), nil
+	dst = append(dst, '}')
+	if r.OutputSchema != "" {
+		// The schema is a JSON string inside the request (JsonSchemaDefinition.schema).
+		dst = append(dst, `,"outputConfig":{"textFormat":{"type":"json_schema","structure":{"jsonSchema":{"name":`...)
+		dst = jsonl.AppendString(dst, OutputSchemaName)
+		dst = append(dst, `,"schema":`...)
+		dst = jsonl.AppendString(dst, r.OutputSchema)
+		dst = append(dst, "}}}}"...)
+	}
+	return append(dst, '}'), nil
 }
 
 func textOnly(msgs []content.Message) bool {

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/claude"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/outschema"
 )
 
 // inputLine is one line of Bedrock's input JSONL.
@@ -68,6 +69,9 @@ func EncodeRecordFor(i int, modelID string, rules *model.Model, in job.Input, p 
 		}
 		line = append(line, body...)
 	case len(in.ModelInput) > 0:
+		if len(p.OutputSchema) > 0 {
+			return nil, outschema.ModelInputRefused(f("model_input"))
+		}
 		if in.System != "" {
 			return nil, job.Fieldf(f("system"), "system applies to prompt or messages; put it inside model_input")
 		}
@@ -85,7 +89,7 @@ func EncodeRecordFor(i int, modelID string, rules *model.Model, in job.Input, p 
 		}
 		line = append(line, buf.Bytes()...)
 	default:
-		r, err := NewRequest(i, in, p, rules)
+		r, err := NewRequestFor(i, in, p, rules, model.APIBedrockConverseBatch)
 		if err != nil {
 			return nil, err
 		}

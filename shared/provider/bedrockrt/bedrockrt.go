@@ -102,6 +102,11 @@ func (m *Model) Invoke(ctx context.Context, model string, in job.Input, p job.Pa
 	if r.Temperature != nil {
 		req.InferenceConfig.Temperature = aws.Float32(float32(*r.Temperature))
 	}
+	if r.OutputSchema != "" {
+		req.OutputConfig = &types.OutputConfig{TextFormat: &types.OutputFormat{Type: types.OutputFormatTypeJsonSchema,
+			Structure: &types.OutputFormatStructureMemberJsonSchema{Value: types.JsonSchemaDefinition{
+				Name: aws.String(bedrock.OutputSchemaName), Schema: aws.String(r.OutputSchema)}}}}
+	}
 	if r.System != "" {
 		req.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: r.System}}
 		// Only the job-level system prompt is stable across records; a per-record

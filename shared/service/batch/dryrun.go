@@ -42,6 +42,11 @@ type DryRunResult struct {
 	// NotCounted says why a text job's input was not counted (the paths
 	// then price the estimate): no counter here, or the count failed.
 	NotCounted string `json:"not_counted,omitempty"`
+	// Reused is how many records a submit with reuse would answer from
+	// earlier results (never sent); ReuseSavingUSD is their share of the
+	// estimated cost, which they would not cost.
+	Reused         int     `json:"reused,omitempty"`
+	ReuseSavingUSD float64 `json:"reuse_saving_usd,omitempty"`
 	// Paths price the job on each way this deployment could run the model
 	// (counted input when there is a count, else the estimate; maximum output).
 	Paths []PathCost `json:"paths,omitempty"`
@@ -105,6 +110,17 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	if deadlineErr != nil {
 		out.Problems = append(out.Problems, deadlineErr.Error())
 	}
+	if err := checkReuse(&req); err != nil {
+		return nil, err
+	}
+	found, err := s.findReused(ctx, &req)
+	if err != nil {
+		return nil, err
+	}
+	if !reusable(&req) {
+		found = nil
+	}
+	out.Reused, out.ReuseSavingUSD = len(found), reuseSaving(out.Cost.Total, len(found), len(req.Records))
 	if req.Mode == job.ModeBatch {
 		_, sizes, _, err := s.encodeAll(req, prov, md)
 		if err != nil {

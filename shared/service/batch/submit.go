@@ -50,6 +50,15 @@ type SubmitRequest struct {
 	// refuses one no plan can meet, and the reconciler stops unfinished batch
 	// parts in time to run their records on demand (deadline.go).
 	Deadline time.Time
+	// Reuse answers records from earlier results of the owner's with the
+	// same key (reuse.go); ReuseSampled allows it for sampled jobs.
+	Reuse, ReuseSampled bool
+	// reused are the records answered from the cache, results of the new
+	// job; cached are the ids of records whose entry points at a live
+	// result the job may not reuse (sampled), left pointing there.
+	reused []job.Record
+	cached map[string]bool
+
 	// Warnings go onto the job: what validation found the user should know
 	// (a legacy model, a model only the account knows) and how records were
 	// changed to fit the model's rules.
@@ -70,6 +79,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	}
 	if err := s.checkRunID(ctx, req.ID); err != nil {
 		return nil, err
+	}
+	if done, err := s.reuse(ctx, &req); err != nil || done != nil {
+		return done, err
 	}
 	md, err := s.checkMedia(ctx, &req, s.Provider(req.Provider).Limits())
 	if err != nil {
@@ -92,7 +104,11 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	}
 	req.Target = t
 	if req.Mode == job.ModeOnDemand {
-		return s.OnDemand.SubmitOnDemand(ctx, req)
+		j, err := s.OnDemand.SubmitOnDemand(ctx, req)
+		if err == nil {
+			err = s.writeEntries(ctx, &req, j)
+		}
+		return j, err
 	}
 	now := s.Now()
 	id := job.NewID(now)
@@ -157,11 +173,17 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		return nil, err
 	}
 	j.Params, j.RetryOf, j.Notify = &req.Params, req.RetryOf, req.Notify
+	if err := req.StoreReused(ctx, s.ResultsWriter(), j); err != nil {
+		return nil, err
+	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return nil, fmt.Errorf("%w: %s", service.ErrJobExists, id)
 		}
 		return nil, fmt.Errorf("store job %s: %w", id, err)
+	}
+	if err := s.writeEntries(ctx, &req, j); err != nil {
+		return nil, err
 	}
 	return s.StartNew(ctx, prov, j)
 }

@@ -70,6 +70,9 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	if err := resolveTier(req, m); err != nil {
 		return nil, err
 	}
+	if err := checkOutputSchema(req, m); err != nil {
+		return nil, err
+	}
 	if len(req.Name) > job.MaxJobNameLen {
 		return nil, job.Fieldf("name", "at most %d characters (got %d)", job.MaxJobNameLen, len(req.Name))
 	}

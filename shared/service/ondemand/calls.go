@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/outschema"
 )
 
 // The calls a run makes: a chunk of records cut into calls (several texts in
@@ -61,6 +62,10 @@ func (s *Service) runChunk(ctx context.Context, j *job.Job, batch []job.Input) (
 	recs := make([]job.Record, len(batch))
 	var mu sync.Mutex
 	var st chunkStats
+	schema, err := outschema.ForJob(j)
+	if err != nil {
+		return nil, st, err
+	}
 	sem := make(chan struct{}, s.concurrency())
 	var wg sync.WaitGroup
 	count := func(rec job.Record, res OnDemandResult) {
@@ -93,6 +98,10 @@ func (s *Service) runChunk(ctx context.Context, j *job.Job, batch []job.Input) (
 			defer mu.Unlock()
 			st.Throttles += throttles
 			for k := range rs {
+				if schema != nil {
+					schema.Apply(&recs[g[0]+k])
+					rs[k] = recs[g[0]+k]
+				}
 				count(rs[k], res[k])
 			}
 		}()

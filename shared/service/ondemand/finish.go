@@ -47,9 +47,10 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 			// A run killed after storing a chunk and before its checkpoint
 			// is never redone once cancelled: count what is stored.
 			if stored != nil {
-				j.Succeeded, j.Failed = stored.Succeeded, stored.Failed
+				// The stored results hold the records reused at submit too.
+				j.Succeeded, j.Failed = stored.Succeeded-j.Reused, stored.Failed
 			}
-		case j.Succeeded == 0 && j.RecordCount > 0:
+		case j.Succeeded == 0 && j.Reused == 0 && j.RecordCount > 0:
 			// Nothing to read but errors: the job failed, not "partially" completed.
 			final = job.StatusFailed
 			if j.Error == "" {
@@ -115,10 +116,11 @@ func (s *Service) recountEnded(ctx context.Context, id string) error {
 		return err
 	}
 	_, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
-		if !endedByOthers(j.Status) || (j.Succeeded == c.Succeeded && j.Failed == c.Failed) {
+		// The stored results hold the records reused at submit too.
+		if !endedByOthers(j.Status) || (j.Succeeded == c.Succeeded-j.Reused && j.Failed == c.Failed) {
 			return store.ErrNoChange
 		}
-		j.Succeeded, j.Failed = c.Succeeded, c.Failed
+		j.Succeeded, j.Failed = c.Succeeded-j.Reused, c.Failed
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) {

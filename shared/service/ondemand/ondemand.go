@@ -135,6 +135,9 @@ func (s *Service) SubmitOnDemand(ctx context.Context, req batch.SubmitRequest) (
 	if err := s.KeyRecords(ctx, j, req.Ordinals, req.ByID); err != nil {
 		return nil, err
 	}
+	if err := req.StoreReused(ctx, s.ResultsWriter(), j); err != nil {
+		return nil, err
+	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return nil, fmt.Errorf("%w: %s", service.ErrJobExists, id)

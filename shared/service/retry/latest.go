@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
+	"github.com/mcpbatch/mcpbatch/shared/summary"
 )
 
 // maxRetries bounds the retries a merged view follows (children and
@@ -55,24 +57,7 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 		if err != nil {
 			return nil, "", fmt.Errorf("list results of %s: %w", parent.ID, err)
 		}
-		// Only the page's failed records can have been retried: those are
-		// looked up in the retries, newest first.
-		var failed []job.RecordKey
-		for _, r := range recs {
-			if r.Status != job.RecordSucceeded {
-				failed = append(failed, r.Key())
-			}
-		}
-		latest, err := s.latestOf(ctx, parent, chain, failed)
-		if err != nil {
-			return nil, "", err
-		}
-		for i, r := range recs {
-			if l, ok := latest[r.ID]; ok {
-				recs[i] = l
-			}
-		}
-		return recs, next, nil
+		return recs, next, s.merge(ctx, parent, chain, recs)
 	}
 	// The chunks of one page read the store's items once (packed records
 	// are read a range at a time).
@@ -118,6 +103,72 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 		}
 	}
 	return page, nil
+}
+
+// merge replaces each record of recs (a page of parent's) by its latest
+// outcome among the retries in chain. Only failed records can have been
+// retried: those are looked up in the retries, newest first.
+func (s *Service) merge(ctx context.Context, parent *job.Job, chain []*job.Job, recs []job.Record) error {
+	var failed []job.RecordKey
+	for _, r := range recs {
+		if r.Status != job.RecordSucceeded {
+			failed = append(failed, r.Key())
+		}
+	}
+	if len(failed) == 0 || len(chain) == 0 {
+		return nil
+	}
+	latest, err := s.latestOf(ctx, parent, chain, failed)
+	if err != nil {
+		return err
+	}
+	for i, r := range recs {
+		if l, ok := latest[r.ID]; ok {
+			recs[i] = l
+		}
+	}
+	return nil
+}
+
+// Merged walks every record of parent with its latest outcome across its
+// retries, page by page from the store (store.Pages): the merged view
+// LatestResults pages through, for readers of a whole job.
+func (s *Service) Merged(ctx context.Context, parent *job.Job) iter.Seq2[job.Record, error] {
+	return func(yield func(job.Record, error) bool) {
+		chain, err := s.retryChain(ctx, parent)
+		if err != nil {
+			yield(job.Record{}, err)
+			return
+		}
+		for page, err := range store.Pages(ctx, s.Store, parent.RecordSet(), store.RecordQuery{}) {
+			if err == nil {
+				err = s.merge(ctx, parent, chain, page)
+			}
+			if err != nil {
+				yield(job.Record{}, fmt.Errorf("results of %s: %w", parent.ID, err))
+				return
+			}
+			for _, r := range page {
+				if !yield(r, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Summarize summarizes an owner's job over its merged view (retries
+// included), streaming its records (see summary.Summarize).
+func (s *Service) Summarize(ctx context.Context, owner, jobID string, q summary.Query) (*job.Job, summary.Summary, error) {
+	if err := q.Check(); err != nil {
+		return nil, summary.Summary{}, err
+	}
+	parent, err := s.OwnedJob(ctx, owner, jobID)
+	if err != nil {
+		return nil, summary.Summary{}, err
+	}
+	sum, err := summary.Summarize(s.Merged(ctx, parent), q)
+	return parent, sum, err
 }
 
 func appendWanted(dst, recs []job.Record, want job.RecordStatus) []job.Record {

@@ -19,8 +19,9 @@ import (
 
 // Export formats.
 const (
-	ExportJSONL = "jsonl"
-	ExportCSV   = "csv"
+	ExportJSONL   = "jsonl"
+	ExportCSV     = "csv"
+	ExportParquet = "parquet"
 )
 
 // exportPage is how many records one store read brings; the file is written
@@ -62,6 +63,10 @@ type ExportLine struct {
 	OutputTokens int64  `json:"output_tokens,omitempty"`
 	// Path is how the record was produced: batch or on_demand.
 	Path string `json:"path,omitempty"`
+	// OutputJSON is the checked output of a job with an output schema.
+	OutputJSON json.RawMessage `json:"output_json,omitempty"`
+	// ReusedFrom is the job a reused record's result came from.
+	ReusedFrom string `json:"reused_from,omitempty"`
 }
 
 // exportLinkTTL is how long the output_uri link of a big output in an export
@@ -75,7 +80,7 @@ type linkSigner interface {
 	PresignGet(ctx context.Context, uri string, ttl time.Duration) (string, error)
 }
 
-var csvHeader = []string{"id", "status", "output", "output_uri", "stop_reason", "error_code", "error_message", "input_tokens", "output_tokens", "path"}
+var csvHeader = []string{"id", "status", "output", "output_uri", "stop_reason", "error_code", "error_message", "input_tokens", "output_tokens", "path", "output_json"}
 
 // Export streams a job's results (optionally one status) to a file under
 // <bucket>/exports/<job id>/ page by page, never holding the file in memory.
@@ -83,9 +88,9 @@ func (s *Service) Export(ctx context.Context, req ExportRequest) (*Export, error
 	switch req.Format {
 	case "":
 		req.Format = ExportJSONL
-	case ExportJSONL, ExportCSV:
+	case ExportJSONL, ExportCSV, ExportParquet:
 	default:
-		return nil, job.Fieldf("format", "must be jsonl or csv (got %q)", service.Truncate(req.Format, 40))
+		return nil, job.Fieldf("format", "must be jsonl, csv or parquet (got %q)", service.Truncate(req.Format, 40))
 	}
 	switch req.Status {
 	case "", job.ResultsAll, string(job.RecordSucceeded), string(job.RecordFailed):
@@ -104,10 +109,7 @@ func (s *Service) Export(ctx context.Context, req ExportRequest) (*Export, error
 		URI: blob.Join(s.Bucket, "exports", j.ID, fmt.Sprintf("%s-%s.%s", s.Now().Format("20060102T150405.000000000Z"), status, req.Format))}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(s.writeExport(ctx, pw, req, out)) }()
-	ctype := "application/jsonl"
-	if req.Format == ExportCSV {
-		ctype = "text/csv"
-	}
+	ctype := map[string]string{ExportJSONL: "application/jsonl", ExportCSV: "text/csv", ExportParquet: "application/vnd.apache.parquet"}[req.Format]
 	n, err := s.Blobs.Put(ctx, out.URI, pr, ctype)
 	pr.CloseWithError(err) // stops the writer if Put gave up early
 	if err != nil {
@@ -123,6 +125,9 @@ func (s *Service) Export(ctx context.Context, req ExportRequest) (*Export, error
 }
 
 func (s *Service) writeExport(ctx context.Context, w io.Writer, req ExportRequest, out *Export) error {
+	if req.Format == ExportParquet {
+		return s.writeParquet(ctx, w, req, out)
+	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var cw *csv.Writer
 	enc := json.NewEncoder(bw)
@@ -133,6 +138,61 @@ func (s *Service) writeExport(ctx context.Context, w io.Writer, req ExportReques
 			return err
 		}
 	}
+	err := s.exportPages(ctx, req, out, func(recs []job.Record) error {
+		for _, r := range recs {
+			l, err := s.exportLine(ctx, r)
+			if err != nil {
+				return err
+			}
+			if cw != nil {
+				err = cw.Write([]string{csvSafe(l.ID), csvSafe(l.Status), csvSafe(l.Output), csvSafe(l.OutputURI), csvSafe(l.StopReason),
+					csvSafe(l.ErrorCode), csvSafe(l.ErrorMessage), strconv.FormatInt(l.InputTokens, 10), strconv.FormatInt(l.OutputTokens, 10), l.Path, csvSafe(r.OutputJSON)})
+			} else {
+				err = enc.Encode(l)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if cw != nil {
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// exportLine is a record as an export shows it: a big output as a link.
+func (s *Service) exportLine(ctx context.Context, r job.Record) (ExportLine, error) {
+	l := ExportLine{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason,
+		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Path: r.Path,
+		ReusedFrom: r.ReusedFrom}
+	if r.OutputJSON != "" {
+		l.OutputJSON = json.RawMessage(r.OutputJSON)
+	}
+	if r.OutputRef != "" {
+		// The caller cannot read the bucket: hand out a link, not the internal key.
+		signer, ok := s.Blobs.(linkSigner)
+		if !ok {
+			return l, fmt.Errorf("export record %s: the blob store cannot sign a link to its output", r.ID)
+		}
+		var err error
+		if l.OutputURI, err = signer.PresignGet(ctx, r.OutputRef, exportLinkTTL); err != nil {
+			return l, fmt.Errorf("presign output of record %s: %w", r.ID, err)
+		}
+	}
+	return l, nil
+}
+
+// exportPages hands the records an export writes to fn one store page at a
+// time (each record's latest outcome with req.Latest), counting them.
+func (s *Service) exportPages(ctx context.Context, req ExportRequest, out *Export, fn func([]job.Record) error) error {
 	cursor := ""
 	for {
 		q := service.ResultsQuery{JobID: req.JobID, Status: req.Status, Cursor: cursor, Limit: exportPage}
@@ -152,45 +212,18 @@ func (s *Service) writeExport(ctx context.Context, w io.Writer, req ExportReques
 		if err != nil {
 			return err
 		}
-		for _, r := range recs {
-			l := ExportLine{ID: r.ID, Status: string(r.Status), Output: r.Output, StopReason: r.StopReason,
-				ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Path: r.Path}
-			if r.OutputRef != "" {
-				// The caller cannot read the bucket: hand out a link, not the internal key.
-				signer, ok := s.Blobs.(linkSigner)
-				if !ok {
-					return fmt.Errorf("export record %s: the blob store cannot sign a link to its output", r.ID)
-				}
-				if l.OutputURI, err = signer.PresignGet(ctx, r.OutputRef, exportLinkTTL); err != nil {
-					return fmt.Errorf("presign output of record %s: %w", r.ID, err)
-				}
-			}
-			if cw != nil {
-				err = cw.Write([]string{csvSafe(l.ID), csvSafe(l.Status), csvSafe(l.Output), csvSafe(l.OutputURI), csvSafe(l.StopReason),
-					csvSafe(l.ErrorCode), csvSafe(l.ErrorMessage), strconv.FormatInt(l.InputTokens, 10), strconv.FormatInt(l.OutputTokens, 10), l.Path})
-			} else {
-				err = enc.Encode(l)
-			}
-			if err != nil {
-				return err
-			}
-			out.Records++
+		if err := fn(recs); err != nil {
+			return err
 		}
+		out.Records += len(recs)
 		if req.Progress != nil {
 			req.Progress(out.Records, out.Job.RecordCount)
 		}
 		if next == "" {
-			break
+			return nil
 		}
 		cursor = next
 	}
-	if cw != nil {
-		cw.Flush()
-		if err := cw.Error(); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
 }
 
 // csvSafe neutralises a cell a spreadsheet would run as a formula (one starting

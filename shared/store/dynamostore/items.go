@@ -3,6 +3,7 @@ package dynamostore
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -232,37 +233,64 @@ func encodeRecord(rs job.RecordSet, r *job.Record) (map[string]types.AttributeVa
 		m["ordinal"] = &types.AttributeValueMemberN{Value: strconv.Itoa(r.Ordinal)}
 	}
 	m["status"] = str(string(r.Status))
-	output := r.Output
-	if len(output) > compressMin {
-		gz, err := gzipString(output)
+	// The record itself is one document (storeutil.EncodeRecord, as the
+	// packed pages and localstore hold it), never listed field by field: a
+	// field added to job.Record is stored without a change here (the items
+	// of the field-by-field layout before still read, decodeLegacyRecord).
+	doc, err := storeutil.EncodeRecord(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(doc) > compressMin {
+		gz, err := gzipBytes(doc)
 		if err != nil {
-			return nil, fmt.Errorf("compress record %s output: %w", r.ID, err)
+			return nil, fmt.Errorf("compress record %s: %w", r.ID, err)
 		}
-		if len(gz) < len(output) {
-			output = ""
-			m["outputGz"] = &types.AttributeValueMemberB{Value: gz}
-		}
-	}
-	for _, f := range [...]struct{ name, v string }{
-		{"output", output}, {"outputRef", r.OutputRef}, {"stopReason", r.StopReason}, {"errorCode", r.ErrorCode},
-		{"errorMessage", r.ErrorMessage}, {"contentType", r.ContentType}, {"note", r.Note}, {"path", r.Path},
-	} {
-		if f.v != "" {
-			m[f.name] = str(f.v)
+		if len(gz) < len(doc) {
+			m[attrRecordGz] = &types.AttributeValueMemberB{Value: gz}
+			return m, nil
 		}
 	}
-	for _, f := range [...]struct {
-		name string
-		v    int64
-	}{{"inputTokens", r.InputTokens}, {"outputTokens", r.OutputTokens}, {"cacheReadTokens", r.CacheReadTokens}, {"cacheWriteTokens", r.CacheWriteTokens}} {
-		if f.v != 0 {
-			m[f.name] = &types.AttributeValueMemberN{Value: strconv.FormatInt(f.v, 10)}
-		}
-	}
+	m[attrRecord] = &types.AttributeValueMemberS{Value: string(doc)}
 	return m, nil
 }
 
+// attrRecord and attrRecordGz hold a record item's whole record, as JSON or
+// gzip-compressed JSON (whichever is smaller).
+const (
+	attrRecord   = "rec"
+	attrRecordGz = "recGz"
+)
+
 func decodeRecord(m map[string]types.AttributeValue) (job.Record, error) {
+	var doc []byte
+	switch v := m[attrRecordGz].(type) {
+	case *types.AttributeValueMemberB:
+		b, err := gunzipString(v.Value)
+		if err != nil {
+			return job.Record{}, fmt.Errorf("decompress record item: %w", err)
+		}
+		doc = []byte(b)
+	}
+	if v, ok := m[attrRecord].(*types.AttributeValueMemberS); ok {
+		doc = []byte(v.Value)
+	}
+	if doc == nil {
+		return decodeLegacyRecord(m)
+	}
+	var r job.Record
+	if err := json.Unmarshal(doc, &r); err != nil {
+		return job.Record{}, fmt.Errorf("decode record item: %w", err)
+	}
+	if v, ok := m["jobId"].(*types.AttributeValueMemberS); ok {
+		r.JobID = v.Value // the set's, whatever the caller's record said
+	}
+	return r, nil
+}
+
+// decodeLegacyRecord reads a record item of the layout before records were
+// stored whole: one attribute per field.
+func decodeLegacyRecord(m map[string]types.AttributeValue) (job.Record, error) {
 	var it recordItem
 	if err := attributevalue.UnmarshalMap(m, &it); err != nil {
 		return job.Record{}, fmt.Errorf("decode record item: %w", err)

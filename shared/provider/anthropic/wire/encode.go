@@ -10,6 +10,8 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/claude"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	modelpkg "github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/outschema"
 )
 
 // requestLine is one request of a Message Batch, as a line of the input JSONL
@@ -25,6 +27,22 @@ type params struct {
 	System      []systemBlock   `json:"system,omitempty"`
 	Messages    json.RawMessage `json:"messages"`
 	Temperature *float64        `json:"temperature,omitempty"`
+	// OutputConfig constrains the answer to the job's output schema, for
+	// models the catalog lists as taking it (model.NativeOutput).
+	OutputConfig *outputConfig `json:"output_config,omitempty"`
+}
+
+// outputConfig is the Messages API's output_config: format {type:
+// json_schema, schema} (structured outputs, generally available without a
+// beta header; https://platform.claude.com/docs/en/build-with-claude/structured-outputs,
+// read 2026-12-03).
+type outputConfig struct {
+	Format outputFormat `json:"format"`
+}
+
+type outputFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema"`
 }
 
 type systemBlock struct {
@@ -95,6 +113,20 @@ func messagesBody(f func(string) string, model string, in job.Input, p job.Param
 		return nil, err
 	}
 	body.Messages = msgs
+	if len(p.OutputSchema) > 0 {
+		sch, err := outschema.For(p.OutputSchema)
+		if err != nil {
+			return nil, err
+		}
+		row, _ := modelpkg.Default().Lookup(model)
+		if _, native := modelpkg.NativeOutput(row, modelpkg.APIAnthropicBatch); native {
+			body.OutputConfig = &outputConfig{Format: outputFormat{Type: "json_schema", Schema: sch.Raw()}}
+		} else if len(body.System) > 0 {
+			body.System[0].Text = sch.WithInstruction(body.System[0].Text)
+		} else {
+			body.System = []systemBlock{{Type: "text", Text: sch.Instruction(), CacheControl: &cacheControl{Type: "ephemeral"}}}
+		}
+	}
 	return claude.Marshal(body)
 }
 
@@ -103,6 +135,9 @@ func messagesBody(f func(string) string, model string, in job.Input, p job.Param
 func passThrough(f func(string) string, model string, in job.Input, p job.Params) ([]byte, error) {
 	if in.Prompt != "" || len(in.Messages) > 0 {
 		return nil, job.Fieldf(f("model_input"), "set only one of prompt, messages or model_input")
+	}
+	if len(p.OutputSchema) > 0 {
+		return nil, outschema.ModelInputRefused(f("model_input"))
 	}
 	if in.System != "" {
 		return nil, job.Fieldf(f("system"), "system applies to prompt or messages; put it inside model_input")

@@ -1,0 +1,102 @@
+package local_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/app/local"
+	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+)
+
+// The result cache: a 150-record classification job submitted with reuse
+// (temperature 0), then the same records again: the second job is answered
+// from the store at once, cost 0, every record reused_from the first and
+// nothing sent to the simulator; a dry run said so first. Another owner's
+// identical records are not reused; a job that shares only some records
+// sends only the others; a sampled job (no temperature) reuses nothing
+// unless reuse_sampled asks for it.
+var _ = flow("ResultReuse", func(t *testing.T, w wiring) {
+	s := newSuiteOn(t, w, local.Options{})
+	alice, bob := s.client("alice"), s.client("bob")
+	zero := 0.0
+	args := func(recs []map[string]any, extra map[string]any) map[string]any {
+		a := map[string]any{"model": haiku, "records": recs, "categories": ticketCategories, "confidence": true, "temperature": zero, "reuse": true}
+		for k, v := range extra {
+			a[k] = v
+		}
+		return a
+	}
+	recs := tickets(150, "reuse")
+	first := call[mcpserver.JobHandle](t, alice, "submit_batch", args(recs, nil))
+	if fj := s.runToEnd(alice, first.JobID); fj.Succeeded != 150 || fj.Reused != 0 {
+		t.Fatalf("first job = %+v", fj)
+	}
+	dry := call[mcpserver.JobHandle](t, alice, "submit_batch", args(recs, map[string]any{"dry_run": true}))
+	if dry.DryRun == nil || dry.DryRun.Reused != 150 || dry.DryRun.ReuseSavingUSD <= 0 {
+		t.Fatalf("dry run = %+v, want 150 reused and a saving", dry.DryRun)
+	}
+	jobsBefore := len(s.l.Sim.Statuses())
+	callsBefore := s.l.Reports.Runtime.Stats().Calls
+	again := call[mcpserver.JobHandle](t, alice, "submit_batch", args(recs, nil))
+	if again.Status != "completed" || again.RecordCount != 150 || again.Reused != 150 || again.Parts != 0 {
+		t.Fatalf("resubmit = %+v, want completed at once with 150 reused", again)
+	}
+	j := call[mcpserver.JobView](t, alice, "get_job", map[string]any{"job_id": again.JobID})
+	if !j.Terminal || j.Succeeded != 150 || j.Reused != 150 || j.CostUSD != 0 || j.InputTokens != 0 {
+		t.Fatalf("reused job = %+v, want 150 succeeded at cost 0", j)
+	}
+	got := allResults(t, alice, again.JobID, "", 500)
+	if len(got) != 150 {
+		t.Fatalf("%d results, want 150", len(got))
+	}
+	for i, r := range got {
+		if r.Status != "succeeded" || r.ReusedFrom != first.JobID || r.Path != job.PathReused || r.InputTokens != 0 || r.ID != recs[i]["id"] {
+			t.Errorf("reused result %d = %+v, want succeeded from %s in input order", i, r, first.JobID)
+		}
+		checkTicket(t, r)
+	}
+	if n, calls := len(s.l.Sim.Statuses()), s.l.Reports.Runtime.Stats().Calls; n != jobsBefore || calls != callsBefore {
+		t.Errorf("the reused submit reached the simulators: %d batch jobs (was %d), %d runtime calls (was %d)", n, jobsBefore, calls, callsBefore)
+	}
+
+	other := call[mcpserver.JobHandle](t, bob, "submit_batch", args(recs, nil))
+	if other.Reused != 0 || other.Status != "submitted" || other.RecordCount != 150 {
+		t.Errorf("another owner's identical records = %+v, want none reused and the job sent", other)
+	}
+
+	// The key is the content, not the id: renamed records are found too.
+	mixed := tickets(150, "reuse")[:120]
+	for i, r := range tickets(30, "fresh") {
+		r["id"] = fmt.Sprintf("f%03d", i)
+		mixed = append(mixed, r)
+	}
+	part := call[mcpserver.JobHandle](t, alice, "submit_batch", args(mixed, nil))
+	if part.Reused != 120 || part.RecordCount != 150 || part.Mode != job.ModeOnDemand {
+		t.Fatalf("partly known records = %+v, want 120 reused and the other 30 run on demand (mode auto)", part)
+	}
+	pj := s.runToEnd(alice, part.JobID)
+	if pj.Succeeded != 150 || pj.Failed != 0 || pj.Reused != 120 {
+		t.Errorf("partly reused job = %+v", pj)
+	}
+	for i, r := range allResults(t, alice, part.JobID, "", 500) {
+		reused := r.Path == job.PathReused
+		if r.ID != mixed[i]["id"] || reused != (i < 120) {
+			t.Errorf("result %d = %+v: want input order, the first 120 reused", i, r)
+		}
+	}
+
+	sampled := func(extra map[string]any) map[string]any {
+		a := args(tickets(150, "sampled"), extra)
+		delete(a, "temperature")
+		return a
+	}
+	sj := call[mcpserver.JobHandle](t, alice, "submit_batch", sampled(nil))
+	s.runToEnd(alice, sj.JobID)
+	if h := call[mcpserver.JobHandle](t, alice, "submit_batch", sampled(nil)); h.Reused != 0 {
+		t.Errorf("a sampled job reused %d records without reuse_sampled", h.Reused)
+	}
+	if h := call[mcpserver.JobHandle](t, alice, "submit_batch", sampled(map[string]any{"reuse_sampled": true})); h.Reused != 150 {
+		t.Errorf("a sampled job with reuse_sampled reused %d records, want 150", h.Reused)
+	}
+})
