@@ -15,10 +15,11 @@ import (
 )
 
 // Models of the structured-output flow besides haiku and claudeHaiku
-// (both constrain their output natively, model.NativeOutput): Claude
-// Sonnet 4 on Bedrock is prompted, Sonnet 4.6 on the Claude API native.
+// (both constrain their output natively, model.NativeOutput): Nova Lite on
+// Bedrock is prompted (Claude Sonnet 4 was, until its end of life on
+// 2026-10-14), Sonnet 4.6 on the Claude API native.
 const (
-	bedrockSonnet4 = "anthropic.claude-sonnet-4-20250514-v1:0"
+	bedrockPrompted = "amazon.nova-lite-v1:0"
 	claudeSonnet46 = "claude-sonnet-4-6"
 )
 
@@ -72,9 +73,9 @@ var _ = flow("StructuredOutputs", func(t *testing.T, w wiring) {
 		codes []string
 	}{
 		{"bedrock batch categories", map[string]any{"model": haiku, "categories": ticketCategories, "confidence": true}, job.PathBatch, []string{job.RecordParseFailed}},
-		{"bedrock batch schema", map[string]any{"model": bedrockSonnet4, "output_schema": ticketSchema}, job.PathBatch, []string{job.RecordSchemaViolation}},
+		{"bedrock batch schema", map[string]any{"model": bedrockPrompted, "output_schema": ticketSchema}, job.PathBatch, []string{job.RecordSchemaViolation}},
 		{"on demand categories", map[string]any{"model": haiku, "mode": "on_demand", "categories": ticketCategories, "confidence": true}, job.PathOnDemand, []string{job.RecordParseFailed}},
-		{"on demand schema", map[string]any{"model": bedrockSonnet4, "mode": "on_demand", "output_schema": ticketSchema}, job.PathOnDemand, []string{job.RecordSchemaViolation}},
+		{"on demand schema", map[string]any{"model": bedrockPrompted, "mode": "on_demand", "output_schema": ticketSchema}, job.PathOnDemand, []string{job.RecordSchemaViolation}},
 		{"anthropic categories", map[string]any{"model": claudeHaiku, "categories": ticketCategories, "confidence": true}, "", []string{job.RecordParseFailed}},
 		{"anthropic schema", map[string]any{"model": claudeSonnet46, "output_schema": ticketSchema}, "", []string{job.RecordParseFailed}},
 	} {
