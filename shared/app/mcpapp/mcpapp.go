@@ -5,13 +5,16 @@
 package mcpapp
 
 import (
+	"io"
 	"log/slog"
 
 	"github.com/mcpbatch/mcpbatch/shared/app"
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
+	"github.com/mcpbatch/mcpbatch/shared/parquetout"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline"
 	"github.com/mcpbatch/mcpbatch/shared/service/announce"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
+	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 	"github.com/mcpbatch/mcpbatch/shared/vectors"
 )
 
@@ -37,6 +40,8 @@ type Parts struct {
 
 // New is the MCP server over g with p.
 func New(g *graph.Graph, p Parts) *mcpserver.Server {
+	// Only the server exports, so only its function links Parquet.
+	g.Transfer.Parquet = func(w io.Writer, schema string) (transfer.TableWriter, error) { return parquetout.New(w, schema) }
 	s := &mcpserver.Server{
 		Svc: g, Presign: p.Links, Files: g.Transfer, Uploads: p.Links, Exports: g.Transfer, SageMaker: g.SageMaker,
 		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true},

@@ -3,6 +3,7 @@ package transfer_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/parquetout"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
@@ -43,7 +45,8 @@ func BenchmarkParquetExport(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			svc := &transfer.Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://test", JobPrefix: "mcpbatch"}}
+			svc := &transfer.Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://test", JobPrefix: "mcpbatch"},
+				Parquet: func(w io.Writer, schema string) (transfer.TableWriter, error) { return parquetout.New(w, schema) }}
 			runtime.GC()
 			peak := procstat.HeapPeak()
 			b.ResetTimer()

@@ -59,6 +59,8 @@ type Service struct {
 	Units UnitQueue
 	// UnitBytes is the input one check unit reads (0: DefaultUnitBytes).
 	UnitBytes int64
+	// Parquet writes format=parquet exports (nil: that format fails).
+	Parquet NewTable
 }
 
 // MergedResults pages through a job's results with each record's newest
