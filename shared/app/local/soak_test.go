@@ -391,6 +391,21 @@ type manifestProvider struct {
 	batch.ManifestReader
 }
 
+// namedFinder has the method set of the batch service's namedFinder (a
+// provider that finds a lost create's job by the part's name: Bedrock).
+type namedFinder interface {
+	FindNamed(ctx context.Context, name string) (string, error)
+}
+
+// manifestNamedProvider is Bedrock's shape: a manifest and a find by name.
+// (Without it the wrap hid FindNamed: a cancel then ended a part whose
+// create was lost as never sent, and its job ran unseen; seed 99 raised.)
+type manifestNamedProvider struct {
+	*chaosProvider
+	batch.ManifestReader
+	namedFinder
+}
+
 func (c *chaos) wrapProviders(t *testing.T, l *local.Suite) {
 	core := l.Service.Core
 	var wrapped []service.BatchProvider
@@ -403,17 +418,21 @@ func (c *chaos) wrapProviders(t *testing.T, l *local.Suite) {
 		fetcher, fetches := p.(service.ResultFetcher)
 		finder, finds := p.(batchFinder)
 		manifest, manifests := p.(batch.ManifestReader)
+		named, names := p.(namedFinder)
 		switch {
-		case fetches && finds && !manifests:
+		case fetches && finds && !manifests && !names:
 			wrapped = append(wrapped, fetchingFinderProvider{cp, fetcher, finder})
-		case fetches && !finds && !manifests:
+		case fetches && !finds && !manifests && !names:
 			wrapped = append(wrapped, fetchingProvider{cp, fetcher})
-		case manifests && !fetches && !finds:
+		case manifests && names && !fetches && !finds:
+			wrapped = append(wrapped, manifestNamedProvider{cp, manifest, named})
+		case manifests && !fetches && !finds && !names:
 			wrapped = append(wrapped, manifestProvider{cp, manifest})
-		case !fetches && !finds && !manifests:
+		case !fetches && !finds && !manifests && !names:
 			wrapped = append(wrapped, cp)
 		default:
-			t.Fatalf("soak: provider %s has optional interfaces the fault wrapper does not forward (fetch %v, find %v, manifest %v)", p.Name(), fetches, finds, manifests)
+			t.Fatalf("soak: provider %s has optional interfaces the fault wrapper does not forward (fetch %v, find %v, manifest %v, find by name %v)",
+				p.Name(), fetches, finds, manifests, names)
 		}
 	}
 	core.Providers = service.NewRegistry(wrapped...)
