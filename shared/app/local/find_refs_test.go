@@ -153,15 +153,7 @@ func TestCancelAfterALostCreateQueuedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := before.Parts[0].Ref
-	if _, err := st.UpdateJob(ctx, h.JobID, func(j *job.Job) error {
-		p := &j.Parts[0]
-		p.Ref, p.Status, p.ProviderStatus = "", job.StatusQueued, batch.WaitingForQuota
-		j.Status, j.SubmittedAt, j.LastEventAt = job.StatusQueued, time.Time{}, time.Time{}
-		p.SubmitLease, p.SubmitLeaseUntil, p.SubmitTriedAt = "", time.Time{}, time.Now().Add(-20*time.Minute)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	loseCreateQueuedAgain(t, s, h.JobID)
 	call[mcpserver.CancelOut](t, cs, "cancel_job", map[string]any{"job_id": h.JobID})
 	s.reconcile()
 	s.l.Anthropic.Step()
@@ -196,15 +188,7 @@ func TestBedrockCancelAfterALostCreateStopsItsJob(t *testing.T) {
 	if ref == "" {
 		t.Fatalf("part not submitted: %+v", before.Parts[0])
 	}
-	if _, err := st.UpdateJob(ctx, h.JobID, func(j *job.Job) error {
-		p := &j.Parts[0]
-		p.Ref, p.Status, p.ProviderStatus = "", job.StatusQueued, batch.WaitingForQuota
-		j.Status, j.SubmittedAt, j.LastEventAt = job.StatusQueued, time.Time{}, time.Time{}
-		p.SubmitLease, p.SubmitLeaseUntil, p.SubmitTriedAt = "", time.Time{}, time.Now().Add(-20*time.Minute)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	loseCreateQueuedAgain(t, s, h.JobID)
 	call[mcpserver.CancelOut](t, cs, "cancel_job", map[string]any{"job_id": h.JobID})
 	s.reconcile()
 	s.settle()
@@ -218,6 +202,22 @@ func TestBedrockCancelAfterALostCreateStopsItsJob(t *testing.T) {
 	}
 	if status := s.l.Sim.Statuses()[before.Parts[0].Name]; status != "Stopped" {
 		t.Fatalf("Bedrock job %s is %q after the cancel; want it stopped", ref, status)
+	}
+}
+
+// loseCreateQueuedAgain makes the job's submitted part look as a lost
+// create leaves it once queued again behind the quota: tried 20 minutes
+// ago, no Ref, no lease, waiting for the quota.
+func loseCreateQueuedAgain(t *testing.T, s *suite, id string) {
+	t.Helper()
+	if _, err := s.l.Service.Core.Store.UpdateJob(context.Background(), id, func(j *job.Job) error {
+		p := &j.Parts[0]
+		p.Ref, p.Status, p.ProviderStatus = "", job.StatusQueued, batch.WaitingForQuota
+		j.Status, j.SubmittedAt, j.LastEventAt = job.StatusQueued, time.Time{}, time.Time{}
+		p.SubmitLease, p.SubmitLeaseUntil, p.SubmitTriedAt = "", time.Time{}, time.Now().Add(-20*time.Minute)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
