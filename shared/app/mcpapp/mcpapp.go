@@ -41,7 +41,9 @@ type Parts struct {
 // New is the MCP server over g with p.
 func New(g *graph.Graph, p Parts) *mcpserver.Server {
 	// Only the server exports, so only its function links Parquet.
-	g.Transfer.Parquet = func(w io.Writer, schema string) (transfer.TableWriter, error) { return parquetout.New(w, schema) }
+	if g.Transfer != nil {
+		g.Transfer.Parquet = func(w io.Writer, schema string) (transfer.TableWriter, error) { return parquetout.New(w, schema) }
+	}
 	s := &mcpserver.Server{
 		Svc: g, Presign: p.Links, Files: g.Transfer, Uploads: p.Links, Exports: g.Transfer, SageMaker: g.SageMaker,
 		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true},
