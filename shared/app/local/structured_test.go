@@ -20,7 +20,7 @@ import (
 // 2026-10-14), Sonnet 4.6 on the Claude API native.
 const (
 	bedrockPrompted = "amazon.nova-lite-v1:0"
-	claudeSonnet46 = "claude-sonnet-4-6"
+	claudeSonnet46  = "claude-sonnet-4-6"
 )
 
 var ticketCategories = []string{"billing", "bug", "feature", "other"}
