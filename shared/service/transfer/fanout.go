@@ -253,6 +253,25 @@ func markerURI(j *job.Job, phase string, k int) string {
 
 func groupName(g int) string { return fmt.Sprintf("%04d", g) }
 
+// unitOnce runs work on unit u of phase unless u's done marker is there (a
+// unit delivered again does nothing twice), then reports whether u completed
+// the phase's want units, so its caller sends the next phase. A job failed
+// meanwhile (errGone) leaves the unit nothing to do.
+func (s *Service) unitOnce(ctx context.Context, j *job.Job, u Unit, phase string, want int, next string, work func(marker string) error) (bool, error) {
+	marker := markerURI(j, phase, u.Index)
+	_, err := s.getBytes(ctx, marker)
+	if errors.Is(err, blob.ErrNotFound) {
+		err = work(marker)
+	}
+	if errors.Is(err, errGone) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return s.phaseDone(ctx, j, phase, u.Index, want, next)
+}
+
 // phaseDone reports whether all want units of a phase left their marker
 // (unit k's is there), and if so claims the next phase for unit k: the first
 // to claim sends it, and a redelivery of that unit (it may have failed before

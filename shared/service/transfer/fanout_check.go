@@ -69,18 +69,7 @@ var errGone = errors.New("job failed")
 // runCheck checks one unit and, when it completes the check phase, sends
 // the id shards.
 func (s *Service) runCheck(ctx context.Context, j *job.Job, u Unit) error {
-	marker := markerURI(j, UnitCheck, u.Index)
-	_, err := s.getBytes(ctx, marker)
-	if errors.Is(err, blob.ErrNotFound) {
-		err = s.checkUnit(ctx, j, u, marker)
-	}
-	if errors.Is(err, errGone) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	done, err := s.phaseDone(ctx, j, UnitCheck, u.Index, u.Units, UnitDups)
+	done, err := s.unitOnce(ctx, j, u, UnitCheck, u.Units, UnitDups, func(marker string) error { return s.checkUnit(ctx, j, u, marker) })
 	if err != nil || !done {
 		return err
 	}

@@ -48,15 +48,7 @@ type idMarkAt struct {
 // runDups finds the duplicate ids of one shard over every unit and, when it
 // completes the shards, sends the finish.
 func (s *Service) runDups(ctx context.Context, j *job.Job, u Unit) error {
-	marker := markerURI(j, UnitDups, u.Index)
-	_, err := s.getBytes(ctx, marker)
-	if errors.Is(err, blob.ErrNotFound) {
-		err = s.dupShard(ctx, j, u, marker)
-	}
-	if err != nil {
-		return err
-	}
-	done, err := s.phaseDone(ctx, j, UnitDups, u.Index, u.Shards, UnitFinish)
+	done, err := s.unitOnce(ctx, j, u, UnitDups, u.Shards, UnitFinish, func(marker string) error { return s.dupShard(ctx, j, u, marker) })
 	if err != nil || !done {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/jsonl"
 	"github.com/mcpbatch/mcpbatch/shared/service"
@@ -132,18 +131,7 @@ func (s *Service) layoutParts(ctx context.Context, j *job.Job, u Unit, p *plan, 
 
 // runWrite writes one part and, when it completes the parts, starts the job.
 func (s *Service) runWrite(ctx context.Context, j *job.Job, u Unit) error {
-	marker := markerURI(j, UnitWrite, u.Index)
-	_, err := s.getBytes(ctx, marker)
-	if errors.Is(err, blob.ErrNotFound) {
-		err = s.writePart(ctx, j, u, marker)
-	}
-	if errors.Is(err, errGone) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	done, err := s.phaseDone(ctx, j, UnitWrite, u.Index, u.Parts, "start")
+	done, err := s.unitOnce(ctx, j, u, UnitWrite, u.Parts, "start", func(marker string) error { return s.writePart(ctx, j, u, marker) })
 	if err != nil || !done {
 		return err
 	}
