@@ -13,7 +13,7 @@ import (
 // sizes (the split). Each part is one input file, so a part is held to both.
 func (c *Core) LimitsFor(prov BatchProvider, modelID string) BatchLimits {
 	lim := prov.Limits()
-	if !lim.QuotaLimited {
+	if !c.Providers.Abilities(prov.Name()).QuotaLimited {
 		return lim
 	}
 	m, ok := c.LookupModel(modelID)

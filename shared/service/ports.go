@@ -39,42 +39,7 @@ type BatchSubmit struct {
 	BetaHeaders []string
 }
 
-// InvocationTyper is a provider whose jobs each run their records one way of
-// several (Bedrock: Converse or InvokeModel), chosen from the records; all
-// records of a job must agree.
-type InvocationTyper interface {
-	InvocationFor(in job.Input) string
-}
-
-// PartParser is a provider whose output lines are read according to how the
-// part was submitted (job.Part.InvocationType).
-type PartParser interface {
-	OutputParser(p job.Part) func(line []byte) (job.Record, error)
-}
-
-// JobWarner is a provider whose encoding changes records to fit a model's
-// rules (a system prompt the model refuses folded into the first turn); it
-// says how, for the job's warnings. recs may be nil (file inputs: the
-// job-level settings only).
-type JobWarner interface {
-	JobWarnings(model string, recs []job.Input, p job.Params) []string
-}
-
-// BatchFinder is a provider whose create takes no idempotency key (Anthropic
-// Message Batches): after a create whose outcome is unknown (an error after the
-// send, a process killed before the Ref was written) the service asks it for
-// the job that create may have made before creating another.
-type BatchFinder interface {
-	// FindSubmitted lists the provider jobs created since the given time
-	// (less the provider's clock skew) that may be the one a create of in
-	// made: those proved in's by a mark only in's create carries, read on the
-	// job itself, and those that cannot be told apart yet. Jobs proved
-	// someone else's are left out. The service drops those a part already
-	// holds (store.RefOwner) and decides.
-	FindSubmitted(ctx context.Context, in BatchSubmit, since time.Time) (Found, error)
-}
-
-// Found is what a BatchFinder found. A job in Unproven is never adopted and
+// Found is what a provider's FindSubmitted found (see Abilities). A job in Unproven is never adopted and
 // never stopped: it may be another system's, in the same provider account.
 type Found struct {
 	Ours     []string `json:"ours,omitempty"`
@@ -82,7 +47,7 @@ type Found struct {
 }
 
 // ErrSubmitUnknown marks a failed create that may still have made the job (a
-// server error after the send, a lost answer): a BatchFinder is asked.
+// server error after the send, a lost answer): the provider's FindSubmitted is asked.
 var ErrSubmitUnknown = errors.New("the provider may have made the job")
 
 // ErrSubmitInFlight marks a create that may still be running where it was
@@ -116,6 +81,8 @@ type BatchProvider interface {
 	Allows(model string) bool
 	// Limits are the provider's split rules and limits.
 	Limits() BatchLimits
+	// Abilities are what the provider can do beyond the calls below.
+	Abilities() Abilities
 
 	Submit(ctx context.Context, in BatchSubmit) (ref string, err error)
 	Get(ctx context.Context, ref string) (BatchState, error)
@@ -157,17 +124,6 @@ type BatchLimits struct {
 	MaxBytesPerPart   int64
 	// EnvelopeBytes is what a provider job's body adds around its lines.
 	EnvelopeBytes int64
-	// QuotaLimited: the provider counts submitted and running jobs against a
-	// per-model quota (Bedrock), so parts queue for room.
-	QuotaLimited bool
-	// PushesEvents: the provider announces state changes (Bedrock on
-	// EventBridge); the reconciler asks it only when an event is overdue.
-	// Otherwise the reconciler polls every job in flight.
-	PushesEvents bool
-	// OnDemand: small jobs of this provider's models may run on demand instead.
-	OnDemand bool
-	// FileInputs: jobs may come from an uploaded JSONL file.
-	FileInputs bool
 	// MediaPath is the shared/content path (wire shape and documented limits)
 	// a record's images and documents take in this provider's batch bodies
 	// ("bedrock-converse", "anthropic"); empty: batch jobs of this provider

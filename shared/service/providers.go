@@ -13,29 +13,24 @@ import (
 // overload); the part stays queued and the reconciler submits it later.
 var ErrProviderBusy = errors.New("provider busy")
 
-// ResultFetcher is a provider whose results are not in object storage when the
-// batch ends (Anthropic streams them over HTTP): FetchResults copies them to uri
-// so ingest reads them with checkpoints like any other output file.
-type ResultFetcher interface {
-	FetchResults(ctx context.Context, part job.Part, uri string) error
-}
-
 // Registry holds the batch providers of a deployment by name, in the order they
 // were given (the first that allows a model runs it when a submit names none).
 type Registry struct {
-	list   []BatchProvider
-	byName map[string]BatchProvider
+	list      []BatchProvider
+	byName    map[string]BatchProvider
+	abilities map[string]Abilities
 }
 
 // NewRegistry builds a registry; nil providers (not configured) are left out.
 func NewRegistry(providers ...BatchProvider) *Registry {
-	r := &Registry{byName: map[string]BatchProvider{}}
+	r := &Registry{byName: map[string]BatchProvider{}, abilities: map[string]Abilities{}}
 	for _, p := range providers {
 		if p == nil {
 			continue
 		}
 		r.list = append(r.list, p)
 		r.byName[p.Name()] = p
+		r.abilities[p.Name()] = p.Abilities()
 	}
 	return r
 }
@@ -64,6 +59,16 @@ func (r *Registry) Get(name string) BatchProvider {
 		return p
 	}
 	return missingProvider(name)
+}
+
+// Abilities are what the provider of that name declared when it was
+// registered; none for a provider this deployment was not given. The flows
+// read a provider's abilities here, and only here.
+func (r *Registry) Abilities(name string) Abilities {
+	if r == nil {
+		return Abilities{}
+	}
+	return r.abilities[name]
 }
 
 // Names lists the providers' names as "a, b or c".
@@ -98,6 +103,7 @@ func (m missingProvider) Name() string                                        { 
 func (m missingProvider) Models() []string                                    { return nil }
 func (m missingProvider) Allows(string) bool                                  { return false }
 func (m missingProvider) Limits() BatchLimits                                 { return BatchLimits{Title: string(m)} }
+func (m missingProvider) Abilities() Abilities                                { return Abilities{} }
 func (m missingProvider) Submit(context.Context, BatchSubmit) (string, error) { return "", m.err() }
 func (m missingProvider) Get(context.Context, string) (BatchState, error) {
 	return BatchState{}, m.err()

@@ -367,75 +367,37 @@ func (p *chaosProvider) Stop(ctx context.Context, ref string) error {
 	return p.BatchProvider.Stop(ctx, ref)
 }
 
-// The optional interfaces the service asks its providers for survive the
-// wrap. batchFinder has the method set of service.BatchFinder (a provider
-// whose create takes no idempotency key says how to find what a create made),
-// declared here by its shape so the soak builds with or without it.
-type batchFinder interface {
-	FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) (service.Found, error)
-}
-
-type fetchingProvider struct {
-	*chaosProvider
-	service.ResultFetcher
-}
-
-type fetchingFinderProvider struct {
-	*chaosProvider
-	service.ResultFetcher
-	batchFinder
-}
-
-type manifestProvider struct {
-	*chaosProvider
-	batch.ManifestReader
-}
-
-// namedFinder has the method set of the batch service's namedFinder (a
-// provider that finds a lost create's job by the part's name: Bedrock).
-type namedFinder interface {
-	FindNamed(ctx context.Context, name string) (string, error)
-}
-
-// manifestNamedProvider is Bedrock's shape: a manifest and a find by name.
-// (Without it the wrap hid FindNamed: a cancel then ended a part whose
-// create was lost as never sent, and its job ran unseen; seed 99 raised.)
-type manifestNamedProvider struct {
-	*chaosProvider
-	batch.ManifestReader
-	namedFinder
-}
-
+// wrapProviders puts the fault layer over every provider. The wrap embeds
+// the provider, so it keeps every ability the provider declares
+// (service.Abilities) without naming one; keptAbilities holds it to that.
+// (A wrap that forwarded abilities by hand once hid FindNamed: a cancel then
+// ended a part whose create was lost as never sent, and its job ran unseen;
+// seed 99 raised.)
 func (c *chaos) wrapProviders(t *testing.T, l *local.Suite) {
 	core := l.Service.Core
+	before := core.Providers
 	var wrapped []service.BatchProvider
-	for _, p := range core.Providers.All() {
-		cp := &chaosProvider{BatchProvider: p, c: c, cancel: func(id string) {
+	for _, p := range before.All() {
+		wrapped = append(wrapped, &chaosProvider{BatchProvider: p, c: c, cancel: func(id string) {
 			if _, err := l.Service.Cancel(context.Background(), soakOwner, id); err != nil {
 				l.Service.Core.Logger().Info("soak: cancel during submit refused", "job_id", id, "error", err)
 			}
-		}}
-		fetcher, fetches := p.(service.ResultFetcher)
-		finder, finds := p.(batchFinder)
-		manifest, manifests := p.(batch.ManifestReader)
-		named, names := p.(namedFinder)
-		switch {
-		case fetches && finds && !manifests && !names:
-			wrapped = append(wrapped, fetchingFinderProvider{cp, fetcher, finder})
-		case fetches && !finds && !manifests && !names:
-			wrapped = append(wrapped, fetchingProvider{cp, fetcher})
-		case manifests && names && !fetches && !finds:
-			wrapped = append(wrapped, manifestNamedProvider{cp, manifest, named})
-		case manifests && !fetches && !finds && !names:
-			wrapped = append(wrapped, manifestProvider{cp, manifest})
-		case !fetches && !finds && !manifests && !names:
-			wrapped = append(wrapped, cp)
-		default:
-			t.Fatalf("soak: provider %s has optional interfaces the fault wrapper does not forward (fetch %v, find %v, manifest %v, find by name %v)",
-				p.Name(), fetches, finds, manifests, names)
-		}
+		}})
 	}
 	core.Providers = service.NewRegistry(wrapped...)
+	keptAbilities(t, before, core.Providers)
+}
+
+// keptAbilities fails t unless every provider of before declares, in after,
+// the same abilities (every field of service.Abilities, by reflection).
+func keptAbilities(t *testing.T, before, after *service.Registry) {
+	t.Helper()
+	for _, p := range before.All() {
+		want, got := before.Abilities(p.Name()).Has(), after.Abilities(p.Name()).Has()
+		if !slices.Equal(got, want) {
+			t.Fatalf("soak: the fault wrap of provider %s declares abilities %v, the provider %v", p.Name(), got, want)
+		}
+	}
 }
 
 // chaosRuntime kills the process after SageMaker accepted an async inference.

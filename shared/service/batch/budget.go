@@ -148,12 +148,12 @@ func (s *Service) partEstimates(req SubmitRequest, md *media, sizes []int) []flo
 
 // recordSpent writes on j's parts whose provider job ended what they cost by
 // the provider's token totals, where the provider writes them (a
-// ManifestReader); a part without them keeps counting its estimate.
+// Abilities.ManifestTokens); a part without them keeps counting its estimate.
 func (s *Service) recordSpent(ctx context.Context, j *job.Job) *job.Job {
 	prov := s.Provider(j.Provider)
-	mr, ok := prov.(ManifestReader)
+	tokens := s.abilities(prov).ManifestTokens
 	m, priced := s.LookupModel(j.Model)
-	if !ok || !priced || j.BudgetUSD <= 0 {
+	if tokens == nil || !priced || j.BudgetUSD <= 0 {
 		return j
 	}
 	spent := map[int]float64{}
@@ -161,7 +161,7 @@ func (s *Service) recordSpent(ctx context.Context, j *job.Job) *job.Job {
 		if p.Ref == "" || p.SpentUSD != nil || p.Status.Rank() < job.StatusIngesting.Rank() {
 			continue
 		}
-		in, out, found, err := s.partManifest(ctx, prov, mr, j, p)
+		in, out, found, err := s.partManifest(ctx, prov, tokens, j, p)
 		if err != nil {
 			s.Logger().WarnContext(ctx, "an ended part's estimate counts against the budget", "job_id", j.ID, "part", i, "error", err)
 		}

@@ -21,6 +21,13 @@ type TokenCounter interface {
 	CountTokens(ctx context.Context, model string, in job.Input, p job.Params) (int64, error)
 }
 
+// countFunc is a provider's Abilities.CountTokens as a TokenCounter.
+type countFunc func(ctx context.Context, model string, in job.Input, p job.Params) (int64, error)
+
+func (f countFunc) CountTokens(ctx context.Context, model string, in job.Input, p job.Params) (int64, error) {
+	return f(ctx, model, in, p)
+}
+
 // countMethods name each provider's counting API in a dry run's answer.
 var countMethods = map[string]string{model.ProviderBedrock: "Bedrock CountTokens", model.ProviderAnthropic: "Anthropic count_tokens"}
 
@@ -74,8 +81,8 @@ func (s *Service) counter(prov service.BatchProvider, m *model.Model) TokenCount
 	if m == nil || m.Task != model.TaskText {
 		return nil
 	}
-	if tc, ok := prov.(TokenCounter); ok {
-		return tc
+	if count := s.abilities(prov).CountTokens; count != nil {
+		return countFunc(count)
 	}
 	if m.Provider == model.ProviderBedrock && s.Counter != nil {
 		return s.Counter

@@ -75,6 +75,10 @@ func (p *countingProvider) CountTokens(_ context.Context, _ string, in job.Input
 	return int64(len(in.Prompt)/4 + 1), nil
 }
 
+func (p *countingProvider) Abilities() service.Abilities {
+	return service.Abilities{CountTokens: p.CountTokens}
+}
+
 // A dry run's count: the whole sample, or, when the provider throttles part
 // way, an interval from the counts made so far if there are enough of them
 // (it contains the true total and says so); any other failure, or too few
@@ -104,7 +108,7 @@ func TestCountInputThrottled(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &countingProvider{namedProvider: namedProvider{name: "anthropic"}, busyAfter: tc.busyAfter, err: tc.err}
-			s := &Service{Core: &service.Core{}}
+			s := &Service{Core: &service.Core{Providers: service.NewRegistry(p)}}
 			c, err := s.countInput(context.Background(), SubmitRequest{Records: recs}, p, m)
 			if tc.sampled == 0 {
 				if err == nil || c != nil {

@@ -35,7 +35,7 @@ func (s *Service) checkDeadline(req *SubmitRequest, md *media) error {
 	}
 	prov := s.Provider(req.Provider)
 	m, _ := s.LookupModel(req.Model)
-	if !s.LimitsFor(prov, req.Model).OnDemand || s.OnDemand == nil || m == nil || !m.Supports(model.ModeOnDemand) {
+	if !s.runsOnDemand(prov) || m == nil || !m.Supports(model.ModeOnDemand) {
 		return job.Fieldf("deadline", "cannot be held for %s on %s: a deadline re-drives unfinished records on demand, and this model has no on-demand path here; omit deadline", req.Model, prov.Name())
 	}
 	n := len(req.Records)

@@ -101,7 +101,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		out.NotCounted = "this deployment has no token counter for " + req.Model + ", so the paths price the estimate"
 	}
 	if m != nil {
-		s.pricePaths(out, m, s.LimitsFor(prov, req.Model))
+		s.pricePaths(out, m, s.LimitsFor(prov, req.Model), s.runsOnDemand(prov))
 		deadlinePick(out, req, deadlineErr)
 	}
 	if err := overBudget(req, out.EstimatedInputTokens, out.Cost); err != nil {
@@ -233,13 +233,13 @@ type PathCost struct {
 
 // pricePaths lists the cost of each path the model and deployment allow and
 // the one mode auto picks, with its reason.
-func (s *Service) pricePaths(out *DryRunResult, m *model.Model, lim service.BatchLimits) {
+func (s *Service) pricePaths(out *DryRunResult, m *model.Model, lim service.BatchLimits, onDemand bool) {
 	in := out.EstimatedInputTokens
 	if out.Counted != nil {
 		in = out.Counted.Estimate
 	}
 	u := model.Usage{Input: in, Output: out.MaxOutputTokens}
-	odOK := m.Supports(model.ModeOnDemand) && s.OnDemand != nil && lim.OnDemand
+	odOK := m.Supports(model.ModeOnDemand) && onDemand
 	if m.Supports(model.ModeBatch) {
 		out.Paths = append(out.Paths, PathCost{Path: "batch", Provider: m.Provider, Model: m.ID, Cost: m.Cost(u, model.BasisBatch),
 			Note: batchNote(lim.Title, m)})
@@ -255,7 +255,7 @@ func (s *Service) pricePaths(out *DryRunResult, m *model.Model, lim service.Batc
 	if p, ok := s.anthropicPath(m, u); ok {
 		out.Paths = append(out.Paths, p)
 	}
-	mode, err := modeFor(m, job.ModeAuto, out.Records, lim, s.OnDemand != nil)
+	mode, err := modeFor(m, job.ModeAuto, out.Records, lim, onDemand)
 	switch {
 	case err != nil:
 		out.AutoWhy = err.Error()

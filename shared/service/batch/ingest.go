@@ -178,7 +178,7 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 
 func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.File, missingOK map[int]bool, resolve ingest.IDResolver) (ingest.Result, error) {
 	for {
-		res, err := s.Ingester.Ingest(ctx, j, files, outputParser(s.Provider(j.Provider), j), resolve)
+		res, err := s.Ingester.Ingest(ctx, j, files, outputParser(s.Provider(j.Provider), s.Providers.Abilities(j.Provider), j), resolve)
 		if err == nil {
 			return res, nil
 		}
@@ -199,9 +199,9 @@ func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.Fi
 
 // outputParser reads a job's output lines the way its parts were submitted
 // (every part of a job is submitted the same way).
-func outputParser(prov service.BatchProvider, j *job.Job) ingest.Parser {
-	if pp, ok := prov.(service.PartParser); ok && len(j.Parts) > 0 {
-		return pp.OutputParser(j.Parts[0])
+func outputParser(prov service.BatchProvider, ab service.Abilities, j *job.Job) ingest.Parser {
+	if ab.OutputParser != nil && len(j.Parts) > 0 {
+		return ab.OutputParser(j.Parts[0])
 	}
 	return prov.ParseOutputLine
 }
@@ -229,15 +229,9 @@ func removeFile(files []ingest.File, f ingest.File) []ingest.File {
 	return out
 }
 
-// ManifestReader is a provider that writes a summary beside its output with
-// the job's token totals (Bedrock's manifest.json.out).
-type ManifestReader interface {
-	ManifestTokens(r io.Reader) (input, output int64, err error)
-}
-
 // partManifest reads the token totals of part p's manifest; found is false
 // when the part has none (never submitted, or a stopped job that wrote none).
-func (s *Service) partManifest(ctx context.Context, prov service.BatchProvider, mr ManifestReader, j *job.Job, p job.Part) (in, out int64, found bool, err error) {
+func (s *Service) partManifest(ctx context.Context, prov service.BatchProvider, tokens func(io.Reader) (int64, int64, error), j *job.Job, p job.Part) (in, out int64, found bool, err error) {
 	_, uri := prov.OutputFiles(p)
 	if uri == "" || p.Ref == "" {
 		return 0, 0, false, nil
@@ -250,7 +244,7 @@ func (s *Service) partManifest(ctx context.Context, prov service.BatchProvider, 
 		return 0, 0, false, fmt.Errorf("open manifest of %s part %d: %w", j.ID, p.Index, err)
 	}
 	defer rc.Close()
-	if in, out, err = mr.ManifestTokens(rc); err != nil {
+	if in, out, err = tokens(rc); err != nil {
 		return 0, 0, false, fmt.Errorf("read manifest of %s part %d: %w", j.ID, p.Index, err)
 	}
 	return in, out, true, nil
@@ -259,12 +253,12 @@ func (s *Service) partManifest(ctx context.Context, prov service.BatchProvider, 
 // manifestTokens sums the token totals of the parts' manifests (0, 0 when the
 // provider writes none). A missing manifest (a stopped job) counts nothing.
 func (s *Service) manifestTokens(ctx context.Context, j *job.Job, prov service.BatchProvider) (in, out int64, err error) {
-	mr, ok := prov.(ManifestReader)
-	if !ok {
+	tokens := s.abilities(prov).ManifestTokens
+	if tokens == nil {
 		return 0, 0, nil
 	}
 	for _, p := range j.Parts {
-		i, o, _, err := s.partManifest(ctx, prov, mr, j, p)
+		i, o, _, err := s.partManifest(ctx, prov, tokens, j, p)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -369,8 +363,8 @@ func (s *Service) SaveCheckpoint(ctx context.Context, jobID string, cp job.Check
 // so a resumed ingest reads it again from its checkpoint.
 func (s *Service) fetchResults(ctx context.Context, j *job.Job, p job.Part) error {
 	prov := s.Provider(j.Provider)
-	f, ok := prov.(service.ResultFetcher)
-	if !ok {
+	fetch := s.abilities(prov).FetchResults
+	if fetch == nil {
 		return nil
 	}
 	outs, _ := prov.OutputFiles(p)
@@ -383,7 +377,7 @@ func (s *Service) fetchResults(ctx context.Context, j *job.Job, p job.Part) erro
 		if !errors.Is(err, blob.ErrNotFound) {
 			return fmt.Errorf("check results of %s part %d: %w", j.ID, p.Index, err)
 		}
-		if err := f.FetchResults(ctx, p, uri); err != nil {
+		if err := fetch(ctx, p, uri); err != nil {
 			return fmt.Errorf("fetch results of %s part %d: %w", j.ID, p.Index, err)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 func (s *Service) encodeAll(req SubmitRequest, prov service.BatchProvider, md *media) ([][]byte, []int, string, error) {
 	lines := make([][]byte, len(req.Records))
 	sizes := make([]int, len(req.Records))
-	inv := NewInvocationCheck(prov)
+	inv := NewInvocationCheck(s.abilities(prov).InvocationFor)
 	for i := range req.Records {
 		in := req.Records[i]
 		if md != nil && md.bad[i] {
@@ -46,18 +46,18 @@ func (s *Service) encodeAll(req SubmitRequest, prov service.BatchProvider, md *m
 }
 
 // InvocationCheck settles a job's invocation type from its records, for
-// providers that have several (service.InvocationTyper); Type stays "" for
+// providers that have several (Abilities.InvocationFor); Type stays "" for
 // the others.
 type InvocationCheck struct {
-	typer service.InvocationTyper
+	typer func(job.Input) string
 	Type  string
 	first int
 }
 
-// NewInvocationCheck is the check for prov's jobs.
-func NewInvocationCheck(prov service.BatchProvider) *InvocationCheck {
-	t, _ := prov.(service.InvocationTyper)
-	return &InvocationCheck{typer: t}
+// NewInvocationCheck is the check for the jobs of a provider whose
+// Abilities.InvocationFor is typer (nil: one way only).
+func NewInvocationCheck(typer func(job.Input) string) *InvocationCheck {
+	return &InvocationCheck{typer: typer}
 }
 
 // Add takes record i into account: an error when it needs another
@@ -66,7 +66,7 @@ func (c *InvocationCheck) Add(i int, in job.Input) error {
 	if c.typer == nil {
 		return nil
 	}
-	t := c.typer.InvocationFor(in)
+	t := c.typer(in)
 	switch {
 	case c.Type == "":
 		c.Type, c.first = t, i

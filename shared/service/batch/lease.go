@@ -83,36 +83,27 @@ func StartPending(j *job.Job) bool {
 	return false
 }
 
-// namedFinder is a provider whose create names the provider job after the
-// part and that looks a job up by that name (Bedrock): a create whose outcome
-// was lost is found, and proved the part's, by its name.
-type namedFinder interface {
-	FindNamed(ctx context.Context, name string) (string, error)
-}
-
 // findable: a part with no Ref whose provider job, made by a create on the
 // wire or tried with its outcome lost, can be looked for.
-func findable(prov service.BatchProvider, p job.Part) bool {
-	_, canFind := prov.(service.BatchFinder)
-	_, named := prov.(namedFinder)
-	return p.Ref == "" && (p.SubmitLease != "" || !p.SubmitTriedAt.IsZero()) && (canFind || named)
+func findable(ab service.Abilities, p job.Part) bool {
+	return p.Ref == "" && (p.SubmitLease != "" || !p.SubmitTriedAt.IsZero()) && ab.Finds()
 }
 
 // lookFor finds the provider job an earlier create of a part cancelled while
 // that create was on the wire made; it never creates one. "" when it made none.
 func (s *Service) lookFor(ctx context.Context, prov service.BatchProvider, j *job.Job, p job.Part, in service.BatchSubmit) (string, error) {
-	if named, ok := prov.(namedFinder); ok && !p.SubmitTriedAt.IsZero() {
-		ref, err := named.FindNamed(ctx, p.Name)
+	ab := s.abilities(prov)
+	if ab.FindNamed != nil && !p.SubmitTriedAt.IsZero() {
+		ref, err := ab.FindNamed(ctx, p.Name)
 		if err != nil {
 			return "", &unknownOutcome{create: errors.New("an earlier create of this cancelled part ended unseen"), find: err}
 		}
 		return ref, nil
 	}
-	finder, canFind := prov.(service.BatchFinder)
-	if !canFind || p.SubmitTriedAt.IsZero() {
+	if ab.FindSubmitted == nil || p.SubmitTriedAt.IsZero() {
 		return "", nil
 	}
-	ref, err := s.find(ctx, finder, j, p, in, p.SubmitTriedAt)
+	ref, err := s.find(ctx, ab.FindSubmitted, j, p, in, p.SubmitTriedAt)
 	if err != nil && !errors.Is(err, service.ErrSubmitUnproven) {
 		return "", &unknownOutcome{create: errors.New("an earlier create of this cancelled part ended unseen"), find: err}
 	}
@@ -168,8 +159,8 @@ func (e *unprovenFind) Unwrap() error { return service.ErrSubmitUnproven }
 // those other parts hold. One proved the part's is taken (a duplicate of it
 // has ended, so there is nothing to stop); a free unproven one makes the part
 // wait (an *unprovenFind); none means the create made nothing.
-func (s *Service) find(ctx context.Context, finder service.BatchFinder, j *job.Job, p job.Part, in service.BatchSubmit, since time.Time) (string, error) {
-	found, err := finder.FindSubmitted(ctx, in, since)
+func (s *Service) find(ctx context.Context, finder func(context.Context, service.BatchSubmit, time.Time) (service.Found, error), j *job.Job, p job.Part, in service.BatchSubmit, since time.Time) (string, error) {
+	found, err := finder(ctx, in, since)
 	if err != nil {
 		return "", err
 	}
@@ -210,15 +201,15 @@ func (s *Service) find(ctx context.Context, finder service.BatchFinder, j *job.J
 
 // create makes the provider job of a claimed part. A provider whose create
 // takes an idempotency key (Bedrock's clientRequestToken = part name) returns
-// the same job on a retry. For one without (service.BatchFinder), a part
+// the same job on a retry. For one without (Abilities.FindSubmitted), a part
 // tried before is looked for first, and a create that failed with
 // service.ErrSubmitUnknown (a server error or a lost answer after the send)
 // is looked for after; one that may still be running (service.ErrSubmitInFlight)
 // and is not listed yet keeps the part's lease, to be looked for again. A
 // definite refusal is never looked for.
 func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job.Job, p job.Part, in service.BatchSubmit) (string, error) {
-	finder, canFind := prov.(service.BatchFinder)
-	if !canFind {
+	finder := s.abilities(prov).FindSubmitted
+	if finder == nil {
 		return prov.Submit(ctx, in)
 	}
 	since := p.SubmitTriedAt

@@ -18,13 +18,13 @@ import (
 func (s *Service) resolveMode(req *SubmitRequest, prov service.BatchProvider, m *model.Model) error {
 	n := len(req.Records)
 	lim := s.LimitsFor(prov, req.Model)
-	if req.Mode == job.ModeOnDemand && !lim.OnDemand {
+	if req.Mode == job.ModeOnDemand && !s.abilities(prov).OnDemand {
 		return job.Fieldf("mode", "on_demand is not available for provider %s; its jobs run as %s (omit mode)", prov.Name(), lim.Title)
 	}
 	if req.Mode == job.ModeOnDemand && s.OnDemand == nil {
 		return job.Fieldf("mode", "on_demand is not available in this deployment; use batch with at least %d records", lim.MinRecords)
 	}
-	mode, err := modeFor(m, req.Mode, n, lim, s.OnDemand != nil)
+	mode, err := modeFor(m, req.Mode, n, lim, s.runsOnDemand(prov))
 	if err != nil {
 		return err
 	}

@@ -20,9 +20,10 @@ type namedProvider struct {
 	models []string
 }
 
-func (p namedProvider) Name() string             { return p.name }
-func (p namedProvider) Models() []string         { return p.models }
-func (p namedProvider) Allows(model string) bool { return slices.Contains(p.models, model) }
+func (p namedProvider) Name() string                 { return p.name }
+func (p namedProvider) Models() []string             { return p.models }
+func (p namedProvider) Allows(model string) bool     { return slices.Contains(p.models, model) }
+func (p namedProvider) Abilities() service.Abilities { return service.Abilities{} }
 
 func TestPickProvider(t *testing.T) {
 	s := &Service{Core: &service.Core{Providers: service.NewRegistry(

@@ -79,9 +79,10 @@ func checkMaxTokens(m *model.Model, n int, mode string) error {
 }
 
 // modeFor settles auto and checks an explicit mode against the modes the
-// catalog lists for the model.
+// catalog lists for the model; onDemand: the provider's jobs may run on
+// demand in this deployment.
 func modeFor(m *model.Model, mode string, n int, lim service.BatchLimits, onDemand bool) (string, error) {
-	batchOK, odOK := m.Supports(model.ModeBatch), m.Supports(model.ModeOnDemand) && onDemand && lim.OnDemand
+	batchOK, odOK := m.Supports(model.ModeBatch), m.Supports(model.ModeOnDemand) && onDemand
 	switch mode {
 	case "", job.ModeAuto:
 		switch {

@@ -13,18 +13,20 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
-// limitsProvider adds batch limits to namedProvider.
+// limitsProvider adds batch limits and on-demand runs to namedProvider.
 type limitsProvider struct{ namedProvider }
 
 func (limitsProvider) Limits() service.BatchLimits {
-	return service.BatchLimits{Title: "Bedrock batch inference", MinRecords: 100, OnDemand: true}
+	return service.BatchLimits{Title: "Bedrock batch inference", MinRecords: 100}
 }
+
+func (limitsProvider) Abilities() service.Abilities { return service.Abilities{OnDemand: true} }
 
 // The catalog holds a submit to each model's modes, output maximum and task;
 // every refusal names the field, the model and the allowed values.
 func TestCheckModelAgainstTheCatalog(t *testing.T) {
 	bedrock := limitsProvider{namedProvider{name: "bedrock"}}
-	s := &Service{Core: &service.Core{}, OnDemand: noOnDemand{}}
+	s := &Service{Core: &service.Core{Providers: service.NewRegistry(bedrock)}, OnDemand: noOnDemand{}}
 	prompt := func(n int) []job.Input {
 		out := make([]job.Input, n)
 		for i := range out {
@@ -97,7 +99,7 @@ func (noOnDemand) SubmitOnDemand(context.Context, SubmitRequest) (*job.Job, erro
 // answers), so temperature in the job or top_p in a record's body is refused.
 func TestSamplingByModel(t *testing.T) {
 	bedrock := limitsProvider{namedProvider{name: "bedrock"}}
-	s := &Service{Core: &service.Core{}, OnDemand: noOnDemand{}}
+	s := &Service{Core: &service.Core{Providers: service.NewRegistry(bedrock)}, OnDemand: noOnDemand{}}
 	const opus5 = "anthropic.claude-opus-5"
 	body := func(s string) []job.Input { return []job.Input{{ModelInput: json.RawMessage(s)}} }
 	tests := []struct {
@@ -198,7 +200,7 @@ func TestBatchOutputBetaNotOnDemand(t *testing.T) {
 		t.Fatal(err)
 	}
 	bedrock := limitsProvider{namedProvider{name: "bedrock"}}
-	s := &Service{Core: &service.Core{Catalog: c}, OnDemand: noOnDemand{}}
+	s := &Service{Core: &service.Core{Catalog: c, Providers: service.NewRegistry(bedrock)}, OnDemand: noOnDemand{}}
 	for _, tc := range []struct {
 		mode    string
 		records int

@@ -29,7 +29,7 @@ func TestPricePathsGolden(t *testing.T) {
 	day := func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }
 	withAnthropic := service.NewRegistry(namedProvider{name: "bedrock"}, namedProvider{name: "anthropic", models: []string{"claude-haiku-4-5", "claude-opus-4-6"}})
 	bedrockOnly := service.NewRegistry(namedProvider{name: "bedrock"})
-	bedrockLim := service.BatchLimits{Title: "Bedrock batch inference", MinRecords: 100, OnDemand: true}
+	bedrockLim := service.BatchLimits{Title: "Bedrock batch inference", MinRecords: 100}
 	anthropicLim := service.BatchLimits{Title: "Anthropic Message Batches", MinRecords: 1}
 	cases := []struct {
 		name    string
@@ -60,7 +60,7 @@ func TestPricePathsGolden(t *testing.T) {
 			if tc.counted {
 				out.Counted = &TokenCount{Estimate: int64(tc.records) * 100}
 			}
-			s.pricePaths(out, m, tc.lim)
+			s.pricePaths(out, m, tc.lim, tc.lim == bedrockLim) // Bedrock's models run on demand here, Anthropic's do not
 			for _, p := range out.Paths {
 				if p.InfoOnly && p.Path == out.Auto {
 					t.Errorf("auto picked the information-only path %s", p.Path)

@@ -35,7 +35,7 @@ func (s *Service) QuotaOf(model string) int {
 // without a quota; for the others, what the model's quota leaves, and none
 // while older jobs of the model wait, so queued jobs start in the order they came.
 func (s *Service) roomAtSubmit(ctx context.Context, prov service.BatchProvider, j *job.Job) (int, error) {
-	if !prov.Limits().QuotaLimited {
+	if !s.abilities(prov).QuotaLimited {
 		return -1, nil
 	}
 	inflight, err := s.Store.ListInFlight(ctx, prov.Name(), s.Now().Add(1), job.MaxPageSize)

@@ -259,7 +259,7 @@ func (s *Service) reuse(ctx context.Context, req *SubmitRequest) (*job.Job, erro
 	m, _ := s.LookupModel(req.Model)
 	switch {
 	case req.autoMode:
-		if req.Mode, err = modeFor(m, job.ModeAuto, len(req.Records), lim, s.OnDemand != nil); err != nil {
+		if req.Mode, err = modeFor(m, job.ModeAuto, len(req.Records), lim, s.runsOnDemand(prov)); err != nil {
 			return nil, err
 		}
 	case req.Mode == job.ModeBatch && len(req.Records) < lim.MinRecords:

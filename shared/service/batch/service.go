@@ -49,6 +49,17 @@ type Service struct {
 	Counter TokenCounter
 }
 
+// abilities are what prov declared, as the registry holds them.
+func (s *Service) abilities(prov service.BatchProvider) service.Abilities {
+	return s.Providers.Abilities(prov.Name())
+}
+
+// runsOnDemand: a job of prov may run on demand here (the provider's models
+// may, and this deployment runs on-demand jobs).
+func (s *Service) runsOnDemand(prov service.BatchProvider) bool {
+	return s.OnDemand != nil && s.abilities(prov).OnDemand
+}
+
 // Cancel stops a job's provider jobs. Cancelling a finished job is not an error:
 // it reports the status the job already has.
 func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error) {
@@ -95,7 +106,7 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 				p.Status = job.StatusCancelling
 				p.CancelRequested = true
 				changed = true
-			case findable(prov, *p) && job.CanMove(p.Status, job.StatusCancelling):
+			case findable(s.abilities(prov), *p) && job.CanMove(p.Status, job.StatusCancelling):
 				// A create is on the wire, or was tried and died with its
 				// outcome unknown (its lease may since have gone, the part
 				// queued again behind the quota): the provider job it made,

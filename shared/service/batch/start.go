@@ -54,7 +54,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			}
 			continue
 		}
-		if _, canFind := prov.(service.BatchFinder); canFind && p.Status == job.StatusQueued {
+		if s.abilities(prov).FindSubmitted != nil && p.Status == job.StatusQueued {
 			// Read first, so a part waiting for the slot writes nothing.
 			taken, err := s.slotTaken(ctx, j, p)
 			if err != nil {
@@ -101,7 +101,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			errs = append(errs, err)
 			continue
 		}
-		if _, canFind := prov.(service.BatchFinder); canFind {
+		if s.abilities(prov).FindSubmitted != nil {
 			// The outcome is known (and written below): others may create.
 			defer s.giveSlot(ctx, j, *claimed)
 		}

@@ -189,12 +189,12 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 }
 
 // recordWarnings says how the records were changed to fit the model: the
-// provider's (service.JobWarner) and the media path's (a text block added
+// provider's (Abilities.JobWarnings) and the media path's (a text block added
 // beside a document).
 func (s *Service) recordWarnings(req *SubmitRequest, md *media) []string {
 	var ws []string
-	if w, ok := s.Provider(req.Provider).(service.JobWarner); ok {
-		ws = w.JobWarnings(req.Model, req.Records, req.Params)
+	if warn := s.Providers.Abilities(req.Provider).JobWarnings; warn != nil {
+		ws = warn(req.Model, req.Records, req.Params)
 	}
 	if md != nil {
 		ws = append(ws, md.warnings...)

@@ -15,7 +15,7 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if err != nil {
 		return err
 	}
-	if err := validateRecords(req, s.LimitsFor(prov, req.Model)); err != nil {
+	if err := validateRecords(req, s.LimitsFor(prov, req.Model), s.abilities(prov).OnDemand); err != nil {
 		return err
 	}
 	for i, r := range req.Records {
@@ -35,13 +35,6 @@ func (s *Service) validate(req *SubmitRequest) error {
 	return checkRecordSampling(req, m)
 }
 
-// paramsChecker is a provider that refuses job-level settings its API
-// refuses for every model (the Anthropic API version), before anything is
-// stored.
-type paramsChecker interface {
-	CheckParams(model string, p job.Params) error
-}
-
 // ValidateParams checks and defaults everything but the records (also used by
 // submits whose records are in a file).
 func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, error) {
@@ -59,8 +52,8 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	if err := checkAccount(req, m); err != nil {
 		return nil, err
 	}
-	if pc, ok := prov.(paramsChecker); ok {
-		if err := pc.CheckParams(m.ID, req.Params); err != nil {
+	if check := s.abilities(prov).CheckParams; check != nil {
+		if err := check(m.ID, req.Params); err != nil {
 			return nil, err
 		}
 	}
@@ -88,10 +81,10 @@ func (s *Service) ValidateParams(req *SubmitRequest) (service.BatchProvider, err
 	return prov, nil
 }
 
-func validateRecords(req *SubmitRequest, lim service.BatchLimits) error {
+func validateRecords(req *SubmitRequest, lim service.BatchLimits, onDemand bool) error {
 	n := len(req.Records)
 	switch {
-	case n == 0 && lim.OnDemand && lim.MinRecords > 1:
+	case n == 0 && onDemand && lim.MinRecords > 1:
 		return job.Fieldf("records", "the list is empty; give at least 1 record (under %d run on demand, %d or more as a %s job)", lim.MinRecords, lim.MinRecords, lim.Title)
 	case n == 0:
 		return job.Fieldf("records", "the list is empty; give at least %d record(s)", max(lim.MinRecords, 1))

@@ -27,16 +27,6 @@ func (d deniedGet) Get(ctx context.Context, ref string) (service.BatchState, err
 	return d.BatchProvider.Get(ctx, ref)
 }
 
-// FindSubmitted keeps the wrapped provider a BatchFinder.
-func (d deniedGet) FindSubmitted(ctx context.Context, in service.BatchSubmit, since time.Time) (service.Found, error) {
-	return d.BatchProvider.(service.BatchFinder).FindSubmitted(ctx, in, since)
-}
-
-// FetchResults keeps it a ResultFetcher.
-func (d deniedGet) FetchResults(ctx context.Context, p job.Part, uri string) error {
-	return d.BatchProvider.(service.ResultFetcher).FetchResults(ctx, p, uri)
-}
-
 // failingList fails listing one provider's jobs in flight.
 type failingList struct {
 	store.Store

@@ -115,7 +115,7 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 		}
 		rep.InFlight += len(jobs)
 		s.measureInFlight(ctx, prov.Name(), jobs, now)
-		if prov.Limits().QuotaLimited {
+		if s.Providers.Abilities(prov.Name()).QuotaLimited {
 			s.startQueued(ctx, jobs, &rep, &errs)
 		}
 	}
@@ -206,7 +206,7 @@ func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, 
 		}
 	}
 	var errs []error
-	lim := prov.Limits()
+	ab := s.Providers.Abilities(prov.Name())
 	if batch.HoldsParts(j) {
 		// Parts held at the job's budget stop once nothing else of it runs,
 		// whether or not the provider has room.
@@ -216,7 +216,7 @@ func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, 
 			j = nj
 		}
 	}
-	if batch.StartPending(j) && (!lim.QuotaLimited || !hasQueued(j)) {
+	if batch.StartPending(j) && (!ab.QuotaLimited || !hasQueued(j)) {
 		// Quota-limited queued parts start in startQueued; a part cancelled
 		// while its create was on the wire only has its provider job looked
 		// for, which takes no quota.
@@ -233,7 +233,7 @@ func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, 
 	if last.IsZero() {
 		last = j.SubmittedAt
 	}
-	if lim.PushesEvents && last.After(stale) {
+	if ab.PushesEvents && last.After(stale) {
 		return errors.Join(errs...)
 	}
 	start := s.Now()

@@ -220,7 +220,7 @@ func (s *Service) scanPass(ctx context.Context, field, uri string, pin *blob.Ver
 // explicit ids handed to dups; past limit records it fails with tooMany. A
 // read error is left in r (the caller names the input).
 func (s *Service) scanLines(ctx context.Context, r *jsonl.Reader, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media, dups dupCheck, tooMany func() error, limit int) (*fileScan, *problemList, error) {
-	scan := &fileScan{invocation: batch.NewInvocationCheck(prov)}
+	scan := &fileScan{invocation: batch.NewInvocationCheck(s.Providers.Abilities(prov.Name()).InvocationFor)}
 	probs := &problemList{}
 	for r.Next() {
 		scan.count++

@@ -158,7 +158,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 		return nil, err
 	}
 	lim := prov.Limits()
-	if !lim.FileInputs {
+	if !s.Providers.Abilities(prov.Name()).FileInputs {
 		return nil, job.Fieldf(field, "file inputs are not supported for provider %s; pass records inline", prov.Name())
 	}
 	if req.Mode == job.ModeOnDemand {

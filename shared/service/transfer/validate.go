@@ -190,8 +190,8 @@ func (s *Service) startValidated(ctx context.Context, draft *job.Job, maxLine in
 		}
 		cur.RecordCount, cur.Shards, cur.Parts = draft.RecordCount, draft.Shards, draft.Parts
 		cur.MaxInputLineBytes = maxLine
-		if w, ok := prov.(service.JobWarner); ok {
-			cur.AddWarning(w.JobWarnings(req.Model, nil, req.Params)...)
+		if warn := s.Providers.Abilities(prov.Name()).JobWarnings; warn != nil {
+			cur.AddWarning(warn(req.Model, nil, req.Params)...)
 		}
 		cur.AddWarning(md.Warnings()...)
 		// The job stays validating while its parts start queued: the status a

@@ -49,7 +49,7 @@ type Provider struct {
 }
 
 // Fetching is the provider of the functions that ingest: results are
-// streamed back into object storage (service.ResultFetcher) and read from
+// streamed back into object storage (Abilities.FetchResults) and read from
 // there like any output file.
 type Fetching struct {
 	*Provider
@@ -64,6 +64,13 @@ func WithResults(c FetchCalls, modelIDs []string) *Fetching {
 // FetchResults streams an ended batch's results to uri.
 func (f *Fetching) FetchResults(ctx context.Context, p job.Part, uri string) error {
 	return f.Fetch(ctx, p, uri)
+}
+
+// Abilities are the provider's, and results fetched into object storage.
+func (f *Fetching) Abilities() service.Abilities {
+	a := f.Provider.Abilities()
+	a.FetchResults = f.FetchResults
+	return a
 }
 
 // ModelIDs are the models a deployment allows: MCPBATCH_ANTHROPIC_MODELS, or the defaults.
@@ -93,6 +100,24 @@ func (a *Provider) Limits() service.BatchLimits {
 	}
 }
 
+// Abilities: settings checked against the API version, records counted by
+// the Token Count API, and a create without an idempotency key whose lost
+// outcome is found by listing batches. No quota, no events (the reconciler
+// polls), no on-demand runs, no file inputs; results are fetched only by
+// Fetching. The calls are read when used: a provider may be declared before
+// its calls are set.
+func (a *Provider) Abilities() service.Abilities {
+	return service.Abilities{
+		CheckParams: a.CheckParams,
+		CountTokens: func(ctx context.Context, model string, in job.Input, p job.Params) (int64, error) {
+			return a.Calls.CountTokens(ctx, model, in, p)
+		},
+		FindSubmitted: func(ctx context.Context, in service.BatchSubmit, since time.Time) (service.Found, error) {
+			return a.Calls.FindSubmitted(ctx, in, since)
+		},
+	}
+}
+
 // Outcome maps a batch's processing_status onto the neutral model.
 func (a *Provider) Outcome(status string, cancelRequested bool) (job.ProviderOutcome, bool) {
 	return wire.Outcome(status, cancelRequested)
@@ -110,11 +135,7 @@ func (a *Provider) SubmittedStatus() string { return wire.StatusInProgress }
 // MissingOutputOK: an ended batch always has a results stream.
 func (a *Provider) MissingOutputOK(job.Part) bool { return false }
 
-var (
-	_ service.BatchProvider = (*Provider)(nil)
-	_ service.BatchFinder   = (*Provider)(nil)
-	_ service.ResultFetcher = (*Fetching)(nil)
-)
+var _ service.BatchProvider = (*Provider)(nil)
 
 // EncodeRecord renders one request line.
 func (a *Provider) EncodeRecord(i int, model string, in job.Input, p job.Params) ([]byte, error) {

@@ -9,7 +9,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
-// Only a provider whose calls can fetch results is a ResultFetcher: the one
+// Only a provider whose calls can fetch results fetches them: the one
 // the mcp function wires over the providers function is not (it once was,
 // and its fetch always failed), the SDK's is.
 func TestOnlyFetchingCallsFetch(t *testing.T) {
@@ -22,8 +22,9 @@ func TestOnlyFetchingCallsFetch(t *testing.T) {
 		{"SDK calls (ingest, reconciler, make dev)", anthropicsdk.NewProvider("sk-ant-test", "http://127.0.0.1:1", nil), true},
 	}
 	for _, c := range cases {
-		if _, ok := c.p.(service.ResultFetcher); ok != c.fetches {
-			t.Errorf("%s: ResultFetcher = %v, want %v", c.name, ok, c.fetches)
+		ab := service.NewRegistry(c.p).Abilities(c.p.Name())
+		if got := ab.FetchResults != nil; got != c.fetches {
+			t.Errorf("%s: fetches results = %v, want %v", c.name, got, c.fetches)
 		}
 	}
 }

@@ -40,8 +40,20 @@ func (b *Provider) Limits() service.BatchLimits {
 	return service.BatchLimits{
 		Title: "Bedrock batch inference", MinRecords: job.BedrockMinRecords,
 		MaxRecordsPerPart: job.BedrockMaxRecords, MaxBytesPerPart: job.BedrockMaxFileBytes,
-		QuotaLimited: true, PushesEvents: true, OnDemand: true, FileInputs: true,
 		MediaPath: "bedrock-converse", // Converse-type jobs: images and documents for every model that reads them
+	}
+}
+
+// Abilities: jobs counted against a per-model quota, state changes pushed on
+// EventBridge, small jobs on demand, file inputs; records run as Converse or
+// InvokeModel jobs, output read by the part's type; a create named after the
+// part (found by that name when its outcome is lost) and a manifest of the
+// job's token totals.
+func (b *Provider) Abilities() service.Abilities {
+	return service.Abilities{
+		QuotaLimited: true, PushesEvents: true, OnDemand: true, FileInputs: true,
+		InvocationFor: b.InvocationFor, OutputParser: b.OutputParser, JobWarnings: b.JobWarnings,
+		FindNamed: b.FindNamed, ManifestTokens: b.ManifestTokens,
 	}
 }
 
@@ -138,12 +150,6 @@ func (b *Provider) JobWarnings(modelID string, recs []job.Input, p job.Params) [
 	rules, _ := model.Default().Lookup(modelID)
 	return bedrock.JobWarnings(modelID, rules, recs, p)
 }
-
-var (
-	_ service.InvocationTyper = (*Provider)(nil)
-	_ service.PartParser      = (*Provider)(nil)
-	_ service.JobWarner       = (*Provider)(nil)
-)
 
 // OutputFiles is where Bedrock writes a part's results: <output>/<job id>/<input name>.out.
 func (b *Provider) OutputFiles(p job.Part) ([]string, string) {
