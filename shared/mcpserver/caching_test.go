@@ -49,7 +49,7 @@ func (a aliceJobs) List(_ context.Context, owner string, _ service.ListQuery) ([
 // in server/discover (before: answered but not declared).
 func TestCacheScopeAndCapabilities(t *testing.T) {
 	j := &job.Job{ID: "j1", Owner: "alice", Status: job.StatusInProgress, Model: "m", RecordCount: 3, CreatedAt: time.Now()}
-	srv := &mcpserver.Server{Svc: aliceJobs{j}}
+	srv := &mcpserver.Server{Queries: aliceJobs{j}}
 	hs := httptest.NewServer(srv.Handler(func(*http.Request) (string, error) { return "alice", nil }))
 	defer hs.Close()
 	ctx := context.Background()

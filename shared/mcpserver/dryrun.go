@@ -17,7 +17,7 @@ type dryRunner interface {
 // dryRun is submit_batch with dry_run: the estimate, the provider jobs it
 // would create and every problem, as a successful answer.
 func (s *Server) dryRun(ctx context.Context, sr batch.SubmitRequest) (JobHandle, string, string, error) {
-	dr, ok := s.Svc.(dryRunner)
+	dr, ok := s.Jobs.(dryRunner)
 	if !ok {
 		return JobHandle{}, "", "", job.Fieldf("dry_run", "not available on this server")
 	}

@@ -66,7 +66,7 @@ func (s *Server) listResources(ctx context.Context, req mcp.Request) (mcp.Result
 	if owner == "" {
 		return nil, errors.New("unauthenticated: no caller identity on this request")
 	}
-	jobs, _, err := s.Svc.List(ctx, owner, service.ListQuery{Limit: recentJobs})
+	jobs, _, err := s.Queries.List(ctx, owner, service.ListQuery{Limit: recentJobs})
 	if err != nil {
 		s.log().ErrorContext(ctx, "resources/list failed", "owner", owner, "error", err)
 		return nil, errors.New("resources/list failed on the server side; retry shortly")
@@ -104,7 +104,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	id, results := strings.CutSuffix(rest, resultsSuffix)
 	var body any
 	if results {
-		p, err := s.Svc.ResultsPage(ctx, owner, service.ResultsQuery{JobID: id})
+		p, err := s.Queries.ResultsPage(ctx, owner, service.ResultsQuery{JobID: id})
 		if err != nil {
 			return nil, s.resourceError(ctx, uri, err)
 		}
@@ -124,7 +124,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 		body = page
 	} else {
-		j, err := s.Svc.Get(ctx, owner, id)
+		j, err := s.Queries.Get(ctx, owner, id)
 		if err != nil {
 			return nil, s.resourceError(ctx, uri, err)
 		}

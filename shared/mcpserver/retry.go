@@ -85,5 +85,5 @@ func (s *Server) resultsOf(ctx context.Context, owner string, q service.ResultsQ
 		}
 		return s.Retries.LatestResults(ctx, owner, q)
 	}
-	return s.Svc.ResultsPage(ctx, owner, q)
+	return s.Queries.ResultsPage(ctx, owner, q)
 }

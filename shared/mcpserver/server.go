@@ -21,12 +21,16 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
 
-// Service is what the tools need from the use-case layer.
-type Service interface {
+// Jobs is what the job tools need from the batch flow: the submits and cancels.
+type Jobs interface {
 	Submit(ctx context.Context, req batch.SubmitRequest) (*job.Job, error)
+	Cancel(ctx context.Context, owner, id string) (*job.Job, error)
+}
+
+// Queries is what the job tools and resources read (the query flow).
+type Queries interface {
 	Get(ctx context.Context, owner, id string) (*job.Job, error)
 	ResultsPage(ctx context.Context, owner string, q service.ResultsQuery) (service.ResultsPage, error)
-	Cancel(ctx context.Context, owner, id string) (*job.Job, error)
 	List(ctx context.Context, owner string, q service.ListQuery) ([]*job.Job, string, error)
 }
 
@@ -39,8 +43,10 @@ type Presigner interface {
 type Server struct {
 	// listings caches list_models' answer per catalog view (models.go).
 	listings listingCache
-	// Svc serves the job tools and resources.
-	Svc     Service
+	// Jobs takes submits and cancels; Queries answers get_job, list_jobs,
+	// get_job_results and the job resources.
+	Jobs    Jobs
+	Queries Queries
 	Presign Presigner
 	// Files takes file submits and names upload places; Uploads signs their links.
 	Files   FileSubmitter
@@ -323,7 +329,7 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		if in.DryRun {
 			return s.dryRun(ctx, sr)
 		}
-		j, err := s.Svc.Submit(ctx, sr)
+		j, err := s.Jobs.Submit(ctx, sr)
 		if err != nil {
 			return JobHandle{}, "", "", err
 		}
@@ -332,7 +338,7 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, in Submit
 		}
 		if j.Mode == job.ModeOnDemand {
 			// On-demand runs start at submit: answer with the status get_job shows now.
-			if cur, err := s.Svc.Get(ctx, owner, j.ID); err == nil {
+			if cur, err := s.Queries.Get(ctx, owner, j.ID); err == nil {
 				j = cur
 			}
 		}
@@ -366,12 +372,12 @@ func progress(ctx context.Context, req *mcp.CallToolRequest) func(done, total in
 
 func (s *Server) getJob(ctx context.Context, req *mcp.CallToolRequest, in JobIDIn) (*mcp.CallToolResult, JobView, error) {
 	return call(s, ctx, req, "get_job", in.JobID, func(owner string) (JobView, string, string, error) {
-		j, err := s.Svc.Get(ctx, owner, in.JobID)
+		j, err := s.Queries.Get(ctx, owner, in.JobID)
 		if err != nil {
 			return JobView{}, "", "", err
 		}
 		v := viewOf(j)
-		if dt, ok := s.Svc.(deadlineTimer); ok {
+		if dt, ok := s.Jobs.(deadlineTimer); ok {
 			v.StopBatchBy = ts(dt.StopBatchBy(j))
 		}
 		return v, jobSummary(j), "", nil
@@ -449,7 +455,7 @@ func (s *Server) results(ctx context.Context, req *mcp.CallToolRequest, in Resul
 
 func (s *Server) cancel(ctx context.Context, req *mcp.CallToolRequest, in JobIDIn) (*mcp.CallToolResult, CancelOut, error) {
 	return call(s, ctx, req, "cancel_job", in.JobID, func(owner string) (CancelOut, string, string, error) {
-		j, err := s.Svc.Cancel(ctx, owner, in.JobID)
+		j, err := s.Jobs.Cancel(ctx, owner, in.JobID)
 		if err != nil {
 			return CancelOut{}, "", "", err
 		}
@@ -459,7 +465,7 @@ func (s *Server) cancel(ctx context.Context, req *mcp.CallToolRequest, in JobIDI
 
 func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, in ListIn) (*mcp.CallToolResult, ListOut, error) {
 	return call(s, ctx, req, "list_jobs", "", func(owner string) (ListOut, string, string, error) {
-		jobs, next, err := s.Svc.List(ctx, owner, service.ListQuery{Status: in.Status, Cursor: in.Cursor, Limit: in.Limit})
+		jobs, next, err := s.Queries.List(ctx, owner, service.ListQuery{Status: in.Status, Cursor: in.Cursor, Limit: in.Limit})
 		if err != nil {
 			return ListOut{}, "", "", err
 		}

@@ -66,7 +66,7 @@ func (t tasks) TaskState(ctx context.Context, owner, id string) (mcptasks.State,
 // CancelTask cancels the caller's own job only: a report pipeline's run is
 // readable by every caller (taskJob), not theirs to stop, as cancel_job says.
 func (t tasks) CancelTask(ctx context.Context, owner, id string) error {
-	_, err := t.s.Svc.Cancel(ctx, owner, id)
+	_, err := t.s.Jobs.Cancel(ctx, owner, id)
 	if errors.Is(err, service.ErrJobNotFound) {
 		return mcptasks.ErrNotFound
 	}
@@ -77,7 +77,7 @@ func (t tasks) CancelTask(ctx context.Context, owner, id string) error {
 // report pipeline run (owned by the pipeline; any caller of this deployment
 // may read reports, as list_reports shows). Anything else is not found.
 func (s *Server) taskJob(ctx context.Context, owner, id string) (*job.Job, error) {
-	j, err := s.Svc.Get(ctx, owner, id)
+	j, err := s.Queries.Get(ctx, owner, id)
 	if errors.Is(err, service.ErrJobNotFound) && s.Features.Reports && s.Reports != nil {
 		// The id itself is read, so an unknown id costs one read.
 		ri, ok, rerr := s.Reports.RunOf(ctx, id)
@@ -85,7 +85,7 @@ func (s *Server) taskJob(ctx context.Context, owner, id string) (*job.Job, error
 			return nil, rerr
 		}
 		if ok {
-			j, err = s.Svc.Get(ctx, pipeline.Owner(ri.Pipeline), id)
+			j, err = s.Queries.Get(ctx, pipeline.Owner(ri.Pipeline), id)
 		}
 	}
 	if errors.Is(err, service.ErrJobNotFound) {

@@ -63,7 +63,7 @@ func TestTaskState(t *testing.T) {
 		t.Run(string(tc.status), func(t *testing.T) {
 			svc := &oneJob{j: &job.Job{ID: "j1", Owner: "alice", Status: tc.status, Mode: tc.mode, RecordCount: 10, Succeeded: 6, Failed: 2,
 				CreatedAt: now, UpdatedAt: now.Add(time.Minute), ExpiresAt: now.Add(24 * time.Hour), Error: "provider said no"}}
-			ts := tasks{&Server{Svc: svc}}
+			ts := tasks{&Server{Jobs: svc, Queries: svc}}
 			st, err := ts.TaskState(context.Background(), "alice", "j1")
 			if err != nil {
 				t.Fatal(err)
@@ -109,7 +109,7 @@ func (r oneRun) RunOf(_ context.Context, id string) (pipeline.RunInfo, bool, err
 // cancel_job refuses it (before: bob stopped pipeline daily's run).
 func TestPipelineTaskReadNotCancelled(t *testing.T) {
 	svc := &oneJob{j: &job.Job{ID: "r1", Owner: pipeline.Owner("daily"), Status: job.StatusInProgress, Mode: "batch", RecordCount: 3}}
-	ts := tasks{&Server{Svc: svc, Features: Features{Reports: true}, Reports: oneRun{pipeline.RunInfo{Pipeline: "daily", JobID: "r1"}}}}
+	ts := tasks{&Server{Jobs: svc, Queries: svc, Features: Features{Reports: true}, Reports: oneRun{pipeline.RunInfo{Pipeline: "daily", JobID: "r1"}}}}
 	if st, err := ts.TaskState(context.Background(), "bob", "r1"); err != nil || st.Status != "working" {
 		t.Fatalf("bob reading the pipeline's run: %+v, %v; want it working", st, err)
 	}
@@ -136,7 +136,7 @@ func TestTaskLookupReadsTheIDDirectly(t *testing.T) {
 	svc := &oneJob{j: &job.Job{ID: "r1", Owner: pipeline.Owner("daily"), Status: job.StatusInProgress, Mode: "batch", RecordCount: 3,
 		Pipeline: &job.PipelineRun{Name: "daily", Date: "2026-12-01"}}}
 	runs := &listCounting{oneRun: oneRun{pipeline.RunInfo{Pipeline: "daily", JobID: "r1"}}}
-	ts := tasks{&Server{Svc: svc, Features: Features{Reports: true}, Reports: runs}}
+	ts := tasks{&Server{Jobs: svc, Queries: svc, Features: Features{Reports: true}, Reports: runs}}
 	if _, err := ts.TaskState(context.Background(), "bob", "unknown-id"); !errors.Is(err, mcptasks.ErrNotFound) {
 		t.Fatalf("unknown task: %v, want not found", err)
 	}

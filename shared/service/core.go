@@ -97,10 +97,20 @@ func (c *Core) Provider(name string) BatchProvider { return c.Providers.Get(name
 
 // OwnedJob loads a job and hides it unless owner owns it.
 func (c *Core) OwnedJob(ctx context.Context, owner, id string) (*job.Job, error) {
+	return OwnedJob(ctx, c.Store, owner, id)
+}
+
+// JobGetter reads one job by id.
+type JobGetter interface {
+	GetJob(ctx context.Context, id string) (*job.Job, error)
+}
+
+// OwnedJob loads a job from jobs and hides it unless owner owns it.
+func OwnedJob(ctx context.Context, jobs JobGetter, owner, id string) (*job.Job, error) {
 	if !job.ValidID(id) {
 		return nil, ErrJobNotFound
 	}
-	j, err := c.Store.GetJob(ctx, id)
+	j, err := jobs.GetJob(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrJobNotFound
 	}

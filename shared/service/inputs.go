@@ -42,7 +42,3 @@ func (c *Core) WriteInputs(ctx context.Context, j *job.Job, recs []job.Input) er
 	}
 	return nil
 }
-
-// RecordJSONSize is a record's size in a results page, for pages other flows
-// build under MaxResultsPageBytes (the merged view of retries).
-func RecordJSONSize(r job.Record) int { return recordJSONSize(r) }

@@ -163,7 +163,7 @@ var _ = flow("AccountOnlyModelAccepted", func(t *testing.T, w wiring) {
 	if j.Mode != job.ModeBatch || len(j.Warnings) != 1 || !strings.Contains(j.Warnings[0], "not priced") {
 		t.Fatalf("job mode %s warnings %q", j.Mode, j.Warnings)
 	}
-	got, err := l.Service.Get(t.Context(), "alice", j.ID)
+	got, err := l.Service.Queries.Get(t.Context(), "alice", j.ID)
 	if err != nil || !slices.Equal(got.Warnings, j.Warnings) {
 		t.Fatalf("get_job warnings %q, %v", got.Warnings, err)
 	}
@@ -183,7 +183,7 @@ func TestNoAccessRefused(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Field != "model" || !strings.Contains(err.Error(), "request access to "+opus41+" in the Bedrock console") {
 		t.Fatalf("submit: %v; want a model error asking to request access", err)
 	}
-	jobs, _, err := l.Service.List(t.Context(), "alice", service.ListQuery{})
+	jobs, _, err := l.Service.Queries.List(t.Context(), "alice", service.ListQuery{})
 	if err != nil || len(jobs) != 0 {
 		t.Errorf("jobs after a refused submit: %d, %v", len(jobs), err)
 	}

@@ -180,7 +180,7 @@ var _ = flow("WebhookDelivery", func(t *testing.T, w wiring) {
 	if err := schema(t).Validate(body.Job); err != nil {
 		t.Fatalf("the summary (the Job Completed detail) does not follow events/project/job-completed.schema.json: %v\n%s", err, d.body)
 	}
-	stored, err := l.Service.Get(ctx, "local-dev", j.ID)
+	stored, err := l.Service.Queries.Get(ctx, "local-dev", j.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func BenchmarkAnthropicIngest100k(b *testing.B) {
 		if p := procstat.PeakRSSMB(); p > peak {
 			peak = p
 		}
-		got, err := l.Service.Get(context.Background(), "bench", j.ID)
+		got, err := l.Service.Queries.Get(context.Background(), "bench", j.ID)
 		if err != nil || got.Status != job.StatusCompleted || got.Succeeded != n {
 			b.Fatalf("job %v %v, want %d ingested", got, err, n)
 		}

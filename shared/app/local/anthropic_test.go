@@ -208,7 +208,7 @@ func TestAnthropicSplitsOver100k(t *testing.T) {
 	}
 	s.l.Anthropic.Step()
 	s.reconcile()
-	got, err := s.l.Service.Get(context.Background(), "alice", j.ID)
+	got, err := s.l.Service.Queries.Get(context.Background(), "alice", j.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

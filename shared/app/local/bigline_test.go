@@ -27,7 +27,7 @@ func TestFiveMiBInputLineGetsAResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.settle()
-	got, err := s.l.Service.Get(ctx, "alice", j.ID)
+	got, err := s.l.Service.Queries.Get(ctx, "alice", j.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

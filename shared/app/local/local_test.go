@@ -608,7 +608,7 @@ func TestQuotaQueuesAndDrainsInOrder(t *testing.T) {
 		}
 	}
 	for _, id := range ids {
-		j, err := s.l.Service.Get(context.Background(), "alice", id)
+		j, err := s.l.Service.Queries.Get(context.Background(), "alice", id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/motoserver"
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/service"
+	"github.com/mcpbatch/mcpbatch/shared/service/query"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
 )
@@ -81,6 +82,7 @@ func TestFlowsAgainstMoto(t *testing.T) {
 		Runtime:   sagemaker.New(sdk.NewFromConfig(cfg), log),
 		Endpoints: []string{"moto-ep"},
 	}
+	q := &query.Service{Jobs: st, Records: st}
 
 	t.Run("real-time", func(t *testing.T) {
 		motoQueue(t, "endpoint-results", []map[string]string{{"Body": `{"answer":42}`, "ContentType": "application/json", "InvokedProductionVariant": "blue"}})
@@ -123,18 +125,19 @@ func TestFlowsAgainstMoto(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := m.Get(ctx, "alice", j.ID)
+			got, err := q.Get(ctx, "alice", j.ID)
 			if err != nil || got.Status != tc.wantStatus {
 				t.Fatalf("job %v, %v", got, err)
 			}
-			recs, _, _, err := m.Results(ctx, "alice", service.ResultsQuery{JobID: j.ID})
+			p, err := q.ResultsPage(ctx, "alice", service.ResultsQuery{JobID: j.ID})
+			recs := p.Records
 			if err != nil || len(recs) != 1 || recs[0].Output != tc.wantOutput {
 				t.Fatalf("records %+v, %v", recs, err)
 			}
 			if tc.wantStatus == job.StatusFailed && recs[0].ErrorMessage != "second inference failed" {
 				t.Fatalf("failure reason lost: %+v", recs[0])
 			}
-			if _, err := m.Get(ctx, "mallory", j.ID); err != service.ErrJobNotFound {
+			if _, err := q.Get(ctx, "mallory", j.ID); err != service.ErrJobNotFound {
 				t.Fatalf("other owner: %v", err)
 			}
 		})

@@ -261,7 +261,7 @@ func (s *Service) startRedrive(ctx context.Context, j *job.Job, res ingest.Resul
 	// Without the run's own results: a second "Job Output Ready" read after
 	// the run stored some then writes the same input file again, never a
 	// shorter one under the running re-drive's offset.
-	have, counts, err := s.StoredResultsExcept(ctx, j, job.PathOnDemand)
+	have, counts, err := service.StoredResults(ctx, s.Store, j, job.PathOnDemand)
 	if err != nil {
 		return false, err
 	}

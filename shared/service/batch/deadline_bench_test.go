@@ -40,7 +40,7 @@ func BenchmarkRedriveSetup(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		have, c, err := s.StoredResults(ctx, j)
+		have, c, err := service.StoredResults(ctx, s.Store, j, "")
 		if err != nil || c.Succeeded != n/2 {
 			b.Fatalf("stored %+v, %v", c, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
+	"github.com/mcpbatch/mcpbatch/shared/service/query"
 	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
 	"github.com/mcpbatch/mcpbatch/shared/service/retry"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
@@ -81,9 +82,11 @@ type Deps struct {
 }
 
 // Graph is every use case, wired. The batch service is embedded: it answers
-// the job tools (submit, get, list, results, cancel) and the batch events.
+// submit and cancel and the batch events; Queries answers get, list and
+// results.
 type Graph struct {
 	*batch.Service
+	Queries      *query.Service
 	Core         *service.Core
 	OnDemandRuns *ondemand.Service
 	SageMaker    *smsvc.Service
@@ -123,10 +126,11 @@ func New(d Deps) *Graph {
 	if inputPrefix == "" {
 		inputPrefix = blob.Join(d.Bucket, "sagemaker", "input")
 	}
+	q := &query.Service{Jobs: d.Store, Records: d.Store}
 	rt := &retry.Service{Core: core, Batch: b}
-	tr := &transfer.Service{Core: core, Batch: b, Merged: rt}
+	tr := &transfer.Service{Core: core, Batch: b, Results: q, Merged: rt}
 	return &Graph{
-		Service: b, Core: core, OnDemandRuns: od,
+		Service: b, Queries: q, Core: core, OnDemandRuns: od,
 		SageMaker: &smsvc.Service{Core: core, Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix,
 			Control: d.SageMakerControl, Operators: d.SageMakerOperators, InvocationTimeouts: d.SageMakerInvocationTimeouts},

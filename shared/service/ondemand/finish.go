@@ -27,7 +27,7 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 		// A chunk stored by a run that died (or was refused) before its
 		// checkpoint is not redone once the job is cancelled, yet its results
 		// stay readable: the counts are the stored results.
-		_, c, err := s.StoredResults(ctx, j)
+		_, c, err := service.StoredResults(ctx, s.Store, j, "")
 		if err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func (s *Service) recountEnded(ctx context.Context, id string) error {
 	if !endedByOthers(j.Status) {
 		return nil
 	}
-	_, c, err := s.StoredResults(ctx, j)
+	_, c, err := service.StoredResults(ctx, s.Store, j, "")
 	if err != nil {
 		return err
 	}

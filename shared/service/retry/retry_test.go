@@ -57,7 +57,7 @@ func finishedParent(t *testing.T, l *local.Suite, owner string, n int) *job.Job 
 		t.Fatal(err)
 	}
 	settle(t, l)
-	j, err = l.Service.Get(context.Background(), owner, j.ID)
+	j, err = l.Service.Queries.Get(context.Background(), owner, j.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,13 +76,13 @@ func allResults(t *testing.T, l *local.Suite, owner, id, status string, latest b
 		q := service.ResultsQuery{JobID: id, Status: status, Cursor: cursor, Limit: limit}
 		var recs []job.Record
 		var err error
+		var p service.ResultsPage
 		if latest {
-			var p service.ResultsPage
 			p, err = l.Service.Retry.LatestResults(context.Background(), owner, q)
-			recs, cursor = p.Records, p.Next
 		} else {
-			recs, cursor, _, err = l.Service.Results(context.Background(), owner, q)
+			p, err = l.Service.Queries.ResultsPage(context.Background(), owner, q)
 		}
+		recs, cursor = p.Records, p.Next
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestRetryAllMergedAndIdempotent(t *testing.T) {
 		t.Fatalf("child params %+v, want the parent's (max_tokens 300, system)", child.OnDemand)
 	}
 	settle(t, l)
-	child, _ = l.Service.Get(ctx, "alice", child.ID)
+	child, _ = l.Service.Queries.Get(ctx, "alice", child.ID)
 	if child.Status != job.StatusCompleted || child.Succeeded != 15 {
 		t.Fatalf("child %s is %s with %d succeeded, want completed with 15", child.ID, child.Status, child.Succeeded)
 	}
@@ -141,7 +141,7 @@ func TestRetryAllMergedAndIdempotent(t *testing.T) {
 		if !existed || again.ID != child.ID {
 			t.Fatalf("second retry gave %s (existed %v), want the first child %s", again.ID, existed, child.ID)
 		}
-		p, _ := l.Service.Get(ctx, "alice", parent.ID)
+		p, _ := l.Service.Queries.Get(ctx, "alice", parent.ID)
 		if !slices.Equal(p.RetriedBy, []string{child.ID}) {
 			t.Fatalf("parent retried_by %q, want [%s]", p.RetriedBy, child.ID)
 		}
@@ -206,7 +206,7 @@ func TestRetrySelections(t *testing.T) {
 	if ids.RecordCount != 1 || ids.ID == c.ID || ids.OnDemand.Params.MaxTokens != 50 {
 		t.Fatalf("ids child %+v, want one record with max_tokens 50 in a job of its own", ids)
 	}
-	p, _ := l.Service.Get(ctx, "alice", parent.ID)
+	p, _ := l.Service.Queries.Get(ctx, "alice", parent.ID)
 	if !slices.Equal(p.RetriedBy, []string{c.ID, ids.ID}) {
 		t.Fatalf("parent retried_by %q, want [%s %s]", p.RetriedBy, c.ID, ids.ID)
 	}
@@ -252,13 +252,13 @@ func TestRetryBadInput(t *testing.T) {
 			if tc.name != "someone else's job" && !errors.As(err, &fe) {
 				t.Fatalf("error %v is not a field error", err)
 			}
-			p, _ := l.Service.Get(ctx, "alice", parent.ID)
+			p, _ := l.Service.Queries.Get(ctx, "alice", parent.ID)
 			if len(p.RetriedBy) != 0 {
 				t.Fatalf("parent retried_by %q after a refused retry, want none", p.RetriedBy)
 			}
 		})
 	}
-	jobs, _, _ := l.Service.List(ctx, "alice", service.ListQuery{Limit: 500})
+	jobs, _, _ := l.Service.Queries.List(ctx, "alice", service.ListQuery{Limit: 500})
 	if len(jobs) != 3 {
 		t.Fatalf("%d jobs after refused retries, want the 3 submitted", len(jobs))
 	}
@@ -284,7 +284,7 @@ func TestRetryCapPerJob(t *testing.T) {
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "retries") || !strings.Contains(err.Error(), "at most") {
 		t.Fatalf("after %d retries: %v; want a field error naming the cap", made, err)
 	}
-	p, _ := l.Service.Get(ctx, "alice", parent.ID)
+	p, _ := l.Service.Queries.Get(ctx, "alice", parent.ID)
 	if len(p.RetriedBy) != made {
 		t.Fatalf("retried_by has %d ids, %d retries were made", len(p.RetriedBy), made)
 	}
@@ -315,7 +315,7 @@ func TestRetryRetryableAfterMergedRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle(t, l)
-	if c, _ := l.Service.Get(ctx, "alice", first.ID); c.Succeeded != 1 {
+	if c, _ := l.Service.Queries.Get(ctx, "alice", first.ID); c.Succeeded != 1 {
 		t.Fatalf("setup: first retry %+v", c)
 	}
 	c, _, err := l.Service.Retry.Retry(ctx, retry.Request{Owner: "alice", JobID: parent.ID, Which: job.RetryRetryable})

@@ -196,19 +196,17 @@ func (s *Service) exportPages(ctx context.Context, req ExportRequest, out *Expor
 	cursor := ""
 	for {
 		q := service.ResultsQuery{JobID: req.JobID, Status: req.Status, Cursor: cursor, Limit: exportPage}
-		var recs []job.Record
-		var next string
+		var p service.ResultsPage
 		var err error
 		if req.Latest {
 			if s.Merged == nil {
 				return errors.New("export of merged results is not configured")
 			}
-			var p service.ResultsPage
 			p, err = s.Merged.LatestResults(ctx, req.Owner, q)
-			recs, next = p.Records, p.Next
 		} else {
-			recs, next, _, err = s.Results(ctx, req.Owner, q)
+			p, err = s.Results.ResultsPage(ctx, req.Owner, q)
 		}
+		recs, next := p.Records, p.Next
 		if err != nil {
 			return err
 		}

@@ -52,6 +52,8 @@ type batchStarter interface {
 type Service struct {
 	*service.Core
 	Batch batchStarter
+	// Results pages through a job's stored results (exports).
+	Results ResultsPager
 	// Merged reads results merged over a job's retries (export latest).
 	Merged MergedResults
 	// Units carries the units of jobs over many files (see fanout.go); nil
@@ -61,6 +63,11 @@ type Service struct {
 	UnitBytes int64
 	// Parquet writes format=parquet exports (nil: that format fails).
 	Parquet NewTable
+}
+
+// ResultsPager pages through a job's stored results (the query flow).
+type ResultsPager interface {
+	ResultsPage(ctx context.Context, owner string, q service.ResultsQuery) (service.ResultsPage, error)
 }
 
 // MergedResults pages through a job's results with each record's newest
