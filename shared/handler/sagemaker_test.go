@@ -60,7 +60,9 @@ func newSMEnv(t testing.TB) *smEnv {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	st, blobs := localdeps.New(t)
 	bus := &published{}
-	m := &smsvc.Service{Core: &service.Core{Store: st, Blobs: blobs, Bus: bus, Log: log, Bucket: "s3://mcpbatch-data-bucket"}}
+	const bucket = "s3://mcpbatch-data-bucket"
+	m := &smsvc.Service{Jobs: st, Blobs: blobs, Results: store.Writer{Records: st, Objects: blobs, Prefix: service.ResultsPrefix(bucket)},
+		Telemetry: service.Telemetry{Bus: bus, Log: log}, Log: log, Bucket: bucket}
 	now := time.Now().UTC()
 	if err := st.CreateJob(context.Background(), &job.Job{
 		ID: sampleJobID, Owner: "alice", Provider: job.ProviderSageMaker, Model: "demo-async", Status: job.StatusSubmitted,

@@ -18,7 +18,6 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
-	"github.com/mcpbatch/mcpbatch/shared/service"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 )
 
@@ -49,7 +48,7 @@ func BenchmarkInvokeEndpointOverhead(b *testing.B) {
 		stub := endpointStub(latency)
 		api := sdk.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")},
 			func(o *sdk.Options) { o.BaseEndpoint = aws.String(stub.URL) })
-		m := &smsvc.Service{Core: &service.Core{Log: log}, Runtime: sagemaker.New(api, log), Endpoints: []string{"ep"}}
+		m := &smsvc.Service{Log: log, Runtime: sagemaker.New(api, log), Endpoints: []string{"ep"}}
 		req := smsvc.InvokeRequest{Owner: "alice", Endpoint: "ep", Body: []byte(`{"inputs":"great product"}`), ContentType: "application/json"}
 
 		b.Run(fmt.Sprintf("service/stub-%s", latency), func(b *testing.B) {

@@ -20,15 +20,29 @@ func CallerInputPrefixes(bucket, owner string) []string {
 	return []string{blob.Join(bucket, "uploads", tag) + "/", blob.Join(bucket, "inputs", tag) + "/"}
 }
 
+// CallerInputs are the places a caller's input_uri may name: the caller's
+// own folders under Bucket, and the operator's Allow list.
+type CallerInputs struct {
+	// Bucket is the s3:// root of the stack's data.
+	Bucket string
+	// Allow are s3:// prefixes an operator opens to every caller (InputAllow).
+	Allow []string
+}
+
+// CallerInputs are the core's bucket and allow-list.
+func (c *Core) CallerInputs() CallerInputs {
+	return CallerInputs{Bucket: c.Bucket, Allow: c.InputAllow}
+}
+
 // CheckCallerInput refuses an input_uri outside the caller's own prefixes and
-// the operator's allow-list (InputAllow): another caller's upload, a shared
+// the operator's allow-list (Allow): another caller's upload, a shared
 // folder or another bucket. The answer is the same whether or not the object
 // exists, so nobody can probe for other callers' keys.
-func (c *Core) CheckCallerInput(field, owner, uri string) error {
+func (c CallerInputs) CheckCallerInput(field, owner, uri string) error {
 	if _, key, err := blob.ParseURI(uri); err != nil || key == "" || strings.HasSuffix(key, "/") {
 		return job.Fieldf(field, "want s3://bucket/key of one object (got %q)", Truncate(uri, 120))
 	}
-	allowed := append(CallerInputPrefixes(c.Bucket, owner), c.InputAllow...)
+	allowed := append(CallerInputPrefixes(c.Bucket, owner), c.Allow...)
 	for _, p := range allowed {
 		if under(uri, p) {
 			return nil
@@ -36,13 +50,13 @@ func (c *Core) CheckCallerInput(field, owner, uri string) error {
 	}
 	own := CallerInputPrefixes(c.Bucket, owner)
 	return job.Fieldf(field, "must lie in your own input folders, %s<key> (files you copy in) or %s<key> (your uploads: prefer input_upload_id)%s (got %q)",
-		own[1], own[0], allowList(c.InputAllow), Truncate(uri, 120))
+		own[1], own[0], allowList(c.Allow), Truncate(uri, 120))
 }
 
 // CheckCallerPrefix is CheckCallerInput for a folder of input files
 // (s3://bucket/key/, ending in "/"): the same allow rules, held to every key
 // the folder may hold.
-func (c *Core) CheckCallerPrefix(field, owner, prefix string) error {
+func (c CallerInputs) CheckCallerPrefix(field, owner, prefix string) error {
 	if _, key, err := blob.ParseURI(prefix); err != nil || strings.Trim(key, "/") == "" || !strings.HasSuffix(key, "/") {
 		return job.Fieldf(field, "want s3://bucket/folder/ of input files, ending in / (got %q)", Truncate(prefix, 120))
 	}
@@ -50,7 +64,7 @@ func (c *Core) CheckCallerPrefix(field, owner, prefix string) error {
 	if err := c.CheckCallerInput(field, owner, prefix+"x"); err != nil {
 		own := CallerInputPrefixes(c.Bucket, owner)
 		return job.Fieldf(field, "must lie in your own input folders, %s<folder>/ (files you copy in) or %s%s (got %q)",
-			own[1], own[0], allowList(c.InputAllow), Truncate(prefix, 120))
+			own[1], own[0], allowList(c.Allow), Truncate(prefix, 120))
 	}
 	return nil
 }
@@ -95,7 +109,7 @@ func allowList(p []string) string {
 // object with the batch or on-demand role, which reads the stack's whole
 // input/ folder, so an unchecked reference would read other jobs' inputs.
 // field names the body (records[i].model_input); the error names the key.
-func (c *Core) CheckModelInputRefs(field, owner string, body json.RawMessage) error {
+func (c CallerInputs) CheckModelInputRefs(field, owner string, body json.RawMessage) error {
 	if !bytes.Contains(bytes.ToLower(body), []byte(`"s3`)) {
 		return nil // cheap filter: no key that can point at S3
 	}
@@ -106,7 +120,7 @@ func (c *Core) CheckModelInputRefs(field, owner string, body json.RawMessage) er
 	return c.checkRefs(field, owner, v)
 }
 
-func (c *Core) checkRefs(at, owner string, v any) error {
+func (c CallerInputs) checkRefs(at, owner string, v any) error {
 	switch v := v.(type) {
 	case []any:
 		for i, e := range v {

@@ -9,7 +9,7 @@ import (
 // is under it, never a sibling that merely starts with the same letters, and
 // a bare bucket opens nothing.
 func TestInputAllowWholeSegments(t *testing.T) {
-	c := &Core{Bucket: "stack-bucket", InputAllow: []string{"s3://data/shared", "s3://data/team/", "s3://whole-bucket", "s3://whole-bucket2/"}}
+	c := CallerInputs{Bucket: "stack-bucket", Allow: []string{"s3://data/shared", "s3://data/team/", "s3://whole-bucket", "s3://whole-bucket2/"}}
 	for _, tc := range []struct {
 		uri string
 		ok  bool

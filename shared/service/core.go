@@ -76,20 +76,10 @@ func (c *Core) ResultsWriter() store.Writer {
 func ResultsPrefix(bucket string) string { return blob.Join(bucket, "results") }
 
 // Now is the current time in UTC.
-func (c *Core) Now() time.Time {
-	if c.Clock != nil {
-		return c.Clock().UTC()
-	}
-	return time.Now().UTC()
-}
+func (c *Core) Now() time.Time { return c.Clock.Now() }
 
 // Logger is the logger of the flows.
-func (c *Core) Logger() *slog.Logger {
-	if c.Log != nil {
-		return c.Log
-	}
-	return slog.Default()
-}
+func (c *Core) Logger() *slog.Logger { return Logger(c.Log) }
 
 // Provider returns the provider a job names (a clear error on every call when
 // this deployment was not given it).

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -29,26 +30,34 @@ func (noMetrics) OldestInFlight(string, time.Duration) error               { ret
 func (noMetrics) JobStatus(string) error                                   { return nil }
 func (noMetrics) ProviderThrottled(string, int) error                      { return nil }
 
+// Telemetry is what the flows tell the outside about their jobs: the "Job
+// Completed" event on the bus, the metrics, and the log lines of both.
+type Telemetry struct {
+	Bus     Publisher
+	Metrics Metrics
+	Log     *slog.Logger
+}
+
+// Telemetry is the core's bus, metrics and log.
+func (c *Core) Telemetry() Telemetry { return Telemetry{Bus: c.Bus, Metrics: c.Metrics, Log: c.Log} }
+
 // Measure is the metrics port (a no-op when none is wired).
-func (c *Core) Measure() Metrics {
+func (c Telemetry) Measure() Metrics {
 	if c.Metrics == nil {
 		return noMetrics{}
 	}
 	return c.Metrics
 }
 
-// metricErr logs a metric that could not be written: metrics never fail a flow.
-func (c *Core) metricErr(ctx context.Context, what string, err error) {
+// Measured logs the error of one metrics call: metrics never fail a flow.
+func (c Telemetry) Measured(ctx context.Context, what string, err error) {
 	if err != nil {
-		c.Logger().WarnContext(ctx, "metric not emitted", "metric", what, "error", err)
+		Logger(c.Log).WarnContext(ctx, "metric not emitted", "metric", what, "error", err)
 	}
 }
 
-// Measured runs one metrics call and logs its error (for the flow packages).
-func (c *Core) Measured(ctx context.Context, what string, err error) { c.metricErr(ctx, what, err) }
-
 // jobFinished reports a job's terminal transition.
-func (c *Core) jobFinished(ctx context.Context, j *job.Job) {
+func (c Telemetry) jobFinished(ctx context.Context, j *job.Job) {
 	o := metrics.JobOutcome{
 		Status: string(j.Status), Provider: j.Provider, Model: j.Model, Succeeded: j.Succeeded, Failed: j.Failed,
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens,
@@ -69,5 +78,5 @@ func (c *Core) jobFinished(ctx context.Context, j *job.Job) {
 	if o.Provider == "" {
 		o.Provider = "none"
 	}
-	c.metricErr(ctx, metrics.JobsFinished, c.Measure().JobFinished(o))
+	c.Measured(ctx, metrics.JobsFinished, c.Measure().JobFinished(o))
 }

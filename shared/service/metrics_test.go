@@ -27,7 +27,7 @@ func finishedJob() *job.Job {
 // cache hit ratio), JobsFinished also rolled up by status.
 func TestJobFinishedMetrics(t *testing.T) {
 	var buf bytes.Buffer
-	c := &Core{Metrics: &metrics.Emitter{W: &buf, Namespace: "mcpbatch/test"}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	c := Telemetry{Metrics: &metrics.Emitter{W: &buf, Namespace: "mcpbatch/test"}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	c.jobFinished(context.Background(), finishedJob())
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 2 {
@@ -56,7 +56,7 @@ func TestJobFinishedMetrics(t *testing.T) {
 
 // TestNoMetricsIsSilent: without an emitter the flows measure nothing and do not fail.
 func TestNoMetricsIsSilent(t *testing.T) {
-	c := &Core{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	c := Telemetry{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	c.jobFinished(context.Background(), finishedJob())
 	if err := c.Measure().Throttled("bedrock", "m", 1); err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestNoMetricsIsSilent(t *testing.T) {
 // BenchmarkJobFinishedEMF is the EMF cost of one terminal event as the
 // service handles it (the outcome from the job, three lines written).
 func BenchmarkJobFinishedEMF(b *testing.B) {
-	c := &Core{Metrics: &metrics.Emitter{W: io.Discard}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	c := Telemetry{Metrics: &metrics.Emitter{W: io.Discard}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	j := finishedJob()
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -20,23 +20,28 @@ func PieceURI(uri string, p int) string {
 // OpenKept opens the kept list of j at uri (IDsURI, InputsURI): the object
 // itself or, for a job over many files, its pieces one per part in part
 // order, read as one stream. blob.ErrNotFound when neither is there.
-func (c *Core) OpenKept(ctx context.Context, j *job.Job, uri string) (io.ReadCloser, error) {
-	rc, err := c.Blobs.Open(ctx, uri, 0)
+func OpenKept(ctx context.Context, blobs Opener, j *job.Job, uri string) (io.ReadCloser, error) {
+	rc, err := blobs.Open(ctx, uri, 0)
 	if !errors.Is(err, blob.ErrNotFound) || len(j.Parts) == 0 {
 		return rc, err
 	}
-	first, perr := c.Blobs.Open(ctx, PieceURI(uri, 0), 0)
+	first, perr := blobs.Open(ctx, PieceURI(uri, 0), 0)
 	if perr != nil {
 		return nil, err // not a job of pieces: the list's own absence
 	}
-	return &piecesReader{ctx: ctx, blobs: c.Blobs, uri: uri, n: len(j.Parts), next: 1, cur: first}, nil
+	return &piecesReader{ctx: ctx, blobs: blobs, uri: uri, n: len(j.Parts), next: 1, cur: first}, nil
+}
+
+// Opener opens objects (the reading half of Blobs).
+type Opener interface {
+	Open(ctx context.Context, uri string, offset int64) (io.ReadCloser, error)
 }
 
 // piecesReader reads pieces 0..n-1 of a kept list in turn; a piece missing
 // past the first is an error (the list would be cut short).
 type piecesReader struct {
 	ctx   context.Context
-	blobs Blobs
+	blobs Opener
 	uri   string
 	n     int
 	next  int

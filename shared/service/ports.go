@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
@@ -146,3 +147,19 @@ var _ Blobs = blob.Store(nil)
 
 // Clock is injectable for tests.
 type Clock func() time.Time
+
+// Now is the clock's time in UTC (the system's for a nil clock).
+func (c Clock) Now() time.Time {
+	if c != nil {
+		return c().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Logger is l, or the default logger for a nil one (a flow built without one).
+func Logger(l *slog.Logger) *slog.Logger {
+	if l != nil {
+		return l
+	}
+	return slog.Default()
+}

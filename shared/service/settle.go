@@ -131,7 +131,7 @@ func leastAdvanced(prov BatchProvider, parts []job.Part) job.Part {
 }
 
 // PublishCompleted announces a finished job on the bus ("Job Completed").
-func (c *Core) PublishCompleted(ctx context.Context, j *job.Job) {
+func (c Telemetry) PublishCompleted(ctx context.Context, j *job.Job) {
 	// One line per terminal state: the stack's FailedJobs metric filter counts
 	// msg="job finished" with status="failed" (infra/ops.go); warn level so it
 	// is kept at logLevel=warn too.
@@ -139,12 +139,12 @@ func (c *Core) PublishCompleted(ctx context.Context, j *job.Job) {
 	if j.Status == job.StatusFailed {
 		lvl = slog.LevelWarn
 	}
-	c.Logger().Log(ctx, lvl, "job finished", "job_id", j.ID, "provider", j.Provider, "model", j.Model, "mode", j.Mode,
+	Logger(c.Log).Log(ctx, lvl, "job finished", "job_id", j.ID, "provider", j.Provider, "model", j.Model, "mode", j.Mode,
 		"status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed)
 	c.jobFinished(ctx, j)
 	err := c.Bus.Publish(ctx, config.DetailJobCompleted, CompletedOf(j))
 	if err != nil {
 		// Job Completed is a notification for downstream pipelines; the job item is the truth.
-		c.Logger().ErrorContext(ctx, "publish job completed", "job_id", j.ID, "error", err)
+		Logger(c.Log).ErrorContext(ctx, "publish job completed", "job_id", j.ID, "error", err)
 	}
 }

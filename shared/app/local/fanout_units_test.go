@@ -46,7 +46,7 @@ func readObject(t *testing.T, s *suite, uri string) []byte {
 // readKept reads a kept list of j as ingest and retry_failed do.
 func readKept(t *testing.T, s *suite, j *job.Job, uri string) []byte {
 	t.Helper()
-	rc, err := s.l.Service.Core.OpenKept(context.Background(), j, uri)
+	rc, err := service.OpenKept(context.Background(), s.l.Service.Core.Blobs, j, uri)
 	if err != nil {
 		t.Fatalf("open %s: %v", uri, err)
 	}

@@ -374,8 +374,8 @@ func (p *chaosProvider) Stop(ctx context.Context, ref string) error {
 // ended a part whose create was lost as never sent, and its job ran unseen;
 // seed 99 raised.)
 func (c *chaos) wrapProviders(t *testing.T, l *local.Suite) {
-	core := l.Service.Core
-	before := core.Providers
+	reg := l.Service.Core.Providers
+	before := *reg
 	var wrapped []service.BatchProvider
 	for _, p := range before.All() {
 		wrapped = append(wrapped, &chaosProvider{BatchProvider: p, c: c, cancel: func(id string) {
@@ -384,8 +384,9 @@ func (c *chaos) wrapProviders(t *testing.T, l *local.Suite) {
 			}
 		}})
 	}
-	core.Providers = service.NewRegistry(wrapped...)
-	keptAbilities(t, before, core.Providers)
+	// In place: every flow holds the one registry.
+	*reg = *service.NewRegistry(wrapped...)
+	keptAbilities(t, &before, reg)
 }
 
 // keptAbilities fails t unless every provider of before declares, in after,
@@ -639,7 +640,7 @@ func runSoak(t *testing.T, w wiring, seed uint64, rates map[string]float64) {
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	l, err := local.New(context.Background(), w.options(t, local.Options{
-		Dir: t.TempDir(), StepDelay: 25 * time.Millisecond, FailEvery: 13, Log: log, StoreNow: clock, AnthropicNow: clock,
+		Dir: t.TempDir(), StepDelay: 25 * time.Millisecond, FailEvery: 13, Log: log, StoreNow: clock, Now: clock, AnthropicNow: clock,
 		Reports: local.ReportsOptions{ThrottleRate: c.rate("throttle_runtime"), Concurrency: 4},
 	}))
 	if err != nil {
@@ -673,8 +674,6 @@ func runSoak(t *testing.T, w wiring, seed uint64, rates map[string]float64) {
 		}
 		return ""
 	}
-
-	l.Service.Core.Clock = clock
 
 	// The fault layer over the suite's adapters, before any traffic.
 	c.wrapBus(l)

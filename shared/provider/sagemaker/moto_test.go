@@ -24,6 +24,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/query"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
+	"github.com/mcpbatch/mcpbatch/shared/store"
 	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
 )
 
@@ -77,8 +78,10 @@ func TestFlowsAgainstMoto(t *testing.T) {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	bus := &noBus{}
 	st := dynamostore.New(ddb, "mcpbatch-sm")
+	blobs, bucket := s3blob.New(s3c, s3blob.Options{}), "s3://mcpbatch-sm"
 	m := &smsvc.Service{
-		Core:      &service.Core{Store: st, Blobs: s3blob.New(s3c, s3blob.Options{}), Bus: bus, Log: log, Bucket: "s3://mcpbatch-sm"},
+		Jobs: st, Blobs: blobs, Results: store.Writer{Records: st, Objects: blobs, Prefix: service.ResultsPrefix(bucket)},
+		Telemetry: service.Telemetry{Bus: bus, Log: log}, Log: log, Bucket: bucket, Inputs: service.CallerInputs{Bucket: bucket},
 		Runtime:   sagemaker.New(sdk.NewFromConfig(cfg), log),
 		Endpoints: []string{"moto-ep"},
 	}

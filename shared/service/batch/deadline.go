@@ -321,7 +321,7 @@ func (s *Service) writeUnproduced(ctx context.Context, j *job.Job, have map[stri
 	if err != nil {
 		return 0, err
 	}
-	rc, err := s.OpenKept(ctx, j, service.InputsURI(j))
+	rc, err := service.OpenKept(ctx, s.Blobs, j, service.InputsURI(j))
 	if err != nil {
 		return 0, fmt.Errorf("open the caller records of %s: %w", j.ID, err)
 	}

@@ -151,7 +151,7 @@ func (s *Service) AfterStatus(ctx context.Context, j *job.Job) error {
 			return fmt.Errorf("record output ready for %s: %w", j.ID, err)
 		}
 	case j.Status == job.StatusFailed:
-		s.PublishCompleted(ctx, j)
+		s.Telemetry().PublishCompleted(ctx, j)
 	}
 	return nil
 }

@@ -172,7 +172,7 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 	log.InfoContext(ctx, "job ingested", "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed, "bad_lines", j.BadLines)
 	s.measureIngest(ctx, j, began, now)
 	s.CommitVectors(ctx, j)
-	s.PublishCompleted(ctx, j)
+	s.Telemetry().PublishCompleted(ctx, j)
 	return nil
 }
 
@@ -276,7 +276,7 @@ func (s *Service) loadIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, e
 	if err != nil {
 		return nil, err
 	}
-	rc, err := s.OpenKept(ctx, j, service.IDsURI(j))
+	rc, err := service.OpenKept(ctx, s.Blobs, j, service.IDsURI(j))
 	if errors.Is(err, blob.ErrNotFound) {
 		return s.loadLegacyIDs(ctx, j)
 	}

@@ -309,6 +309,6 @@ func (s *Service) completeReused(ctx context.Context, req *SubmitRequest, n int,
 		}
 		return nil, fmt.Errorf("store job %s: %w", j.ID, err)
 	}
-	s.PublishCompleted(ctx, j)
+	s.Telemetry().PublishCompleted(ctx, j)
 	return j, nil
 }

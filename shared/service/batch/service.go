@@ -141,7 +141,7 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 		return nil, fmt.Errorf("mark job %s cancelling: %w", id, err)
 	}
 	if j.Status == job.StatusCancelled {
-		s.PublishCompleted(ctx, j)
+		s.Telemetry().PublishCompleted(ctx, j)
 	}
 	return j, nil
 }

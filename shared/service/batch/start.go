@@ -167,7 +167,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		}
 	}
 	if j.Status == job.StatusFailed || (j.Status == job.StatusCancelled && before != job.StatusCancelled) {
-		s.PublishCompleted(ctx, j)
+		s.Telemetry().PublishCompleted(ctx, j)
 	}
 	if j.Status == job.StatusIngesting && before != job.StatusIngesting {
 		// The held parts stopped at the budget and nothing else runs: the

@@ -19,7 +19,7 @@ func (s *Service) validate(req *SubmitRequest) error {
 		return err
 	}
 	for i, r := range req.Records {
-		if err := s.CheckModelInputRefs(fmt.Sprintf("records[%d].model_input", i), req.Owner, r.ModelInput); err != nil {
+		if err := s.CallerInputs().CheckModelInputRefs(fmt.Sprintf("records[%d].model_input", i), req.Owner, r.ModelInput); err != nil {
 			return err
 		}
 	}

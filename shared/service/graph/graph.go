@@ -122,17 +122,15 @@ func New(d Deps) *Graph {
 		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota, Vectors: d.Vectors}
 	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: service.ResultsPrefix(d.Bucket), Log: core.Logger(),
 		MaxLineBytesFor: core.OutputLineCap}
-	inputPrefix := d.SageMakerInputPrefix
-	if inputPrefix == "" {
-		inputPrefix = blob.Join(d.Bucket, "sagemaker", "input")
-	}
 	q := &query.Service{Jobs: d.Store, Records: d.Store}
-	rt := &retry.Service{Core: core, Batch: b}
+	rt := &retry.Service{Jobs: d.Store, Blobs: d.Blobs, Providers: core.Providers, Batch: b, Log: d.Log}
 	tr := &transfer.Service{Core: core, Batch: b, Results: q, Merged: rt}
 	return &Graph{
 		Service: b, Queries: q, Core: core, OnDemandRuns: od,
-		SageMaker: &smsvc.Service{Core: core, Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
-			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: inputPrefix,
+		SageMaker: &smsvc.Service{Jobs: d.Store, Blobs: d.Blobs, Results: core.ResultsWriter(), Telemetry: core.Telemetry(),
+			Clock: d.Now, Log: d.Log, Bucket: d.Bucket, Inputs: core.CallerInputs(),
+			Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
+			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: d.SageMakerInputPrefix,
 			Control: d.SageMakerControl, Operators: d.SageMakerOperators, InvocationTimeouts: d.SageMakerInvocationTimeouts},
 		Transfer:   tr,
 		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit, Validations: tr},

@@ -90,7 +90,7 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 			s.Logger().ErrorContext(ctx, "commit of job to its vector index failed", "job_id", j.ID, "index", j.Index.Name, "error", err)
 		}
 	}
-	s.PublishCompleted(ctx, j)
+	s.Telemetry().PublishCompleted(ctx, j)
 	return nil
 }
 

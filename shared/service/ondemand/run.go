@@ -184,7 +184,7 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			return fmt.Errorf("checkpoint on-demand run of %s: %w", id, err)
 		}
 		if stats.Throttles > 0 {
-			s.Measured(ctx, metrics.Throttles, s.Measure().Throttled(j.Provider, j.Model, int(stats.Throttles)))
+			s.Telemetry().Measured(ctx, metrics.Throttles, s.Telemetry().Measure().Throttled(j.Provider, j.Model, int(stats.Throttles)))
 		}
 		if cancelled(j) || overBudget(j) {
 			// Over budget: the records not run yet stay unrun; what ran is stored and counted.

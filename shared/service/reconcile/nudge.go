@@ -98,7 +98,7 @@ func (s *Service) nudge(ctx context.Context, j *job.Job, what string) (*job.Job,
 	case err != nil:
 		return nil, false, fmt.Errorf("nudge stalled job %s: %w", j.ID, err)
 	case failed:
-		s.PublishCompleted(ctx, nj)
+		s.Telemetry().PublishCompleted(ctx, nj)
 		return nj, false, nil
 	}
 	s.Logger().WarnContext(ctx, "stalled job nudged", "job_id", j.ID, "what", what, "retry", nj.Retries, "last_error", nj.LastError)

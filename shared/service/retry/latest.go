@@ -24,7 +24,7 @@ const maxRetries = 100
 // get_job_results cursor of the parent, and a page stops at
 // service.MaxResultsPageBytes like any results page.
 func (s *Service) LatestResults(ctx context.Context, owner string, q service.ResultsQuery) (service.ResultsPage, error) {
-	parent, err := s.OwnedJob(ctx, owner, q.JobID)
+	parent, err := service.OwnedJob(ctx, s.Jobs, owner, q.JobID)
 	if err != nil {
 		return service.ResultsPage{}, err
 	}
@@ -50,7 +50,7 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 	list := func(cursor string, n int) ([]job.Record, string, error) {
 		// Unfiltered: a record that failed here may have succeeded in a retry,
 		// so the filter applies after the merge.
-		recs, next, err := s.Store.ListRecords(ctx, parent.RecordSet(), store.RecordQuery{Cursor: cursor, Limit: n})
+		recs, next, err := s.Jobs.ListRecords(ctx, parent.RecordSet(), store.RecordQuery{Cursor: cursor, Limit: n})
 		if errors.Is(err, store.ErrBadCursor) {
 			return nil, "", job.Fieldf("cursor", "not a cursor from a previous get_job_results page of this job; omit it to start over")
 		}
@@ -140,7 +140,7 @@ func (s *Service) Merged(ctx context.Context, parent *job.Job) iter.Seq2[job.Rec
 			yield(job.Record{}, err)
 			return
 		}
-		for page, err := range store.Pages(ctx, s.Store, parent.RecordSet(), store.RecordQuery{}) {
+		for page, err := range store.Pages(ctx, s.Jobs, parent.RecordSet(), store.RecordQuery{}) {
 			if err == nil {
 				err = s.merge(ctx, parent, chain, page)
 			}
@@ -163,7 +163,7 @@ func (s *Service) Summarize(ctx context.Context, owner, jobID string, q summary.
 	if err := q.Check(); err != nil {
 		return nil, summary.Summary{}, err
 	}
-	parent, err := s.OwnedJob(ctx, owner, jobID)
+	parent, err := service.OwnedJob(ctx, s.Jobs, owner, jobID)
 	if err != nil {
 		return nil, summary.Summary{}, err
 	}
@@ -193,7 +193,7 @@ func (s *Service) retryChain(ctx context.Context, parent *job.Job) ([]*job.Job, 
 			continue
 		}
 		seen[id] = true
-		c, err := s.Store.GetJob(ctx, id)
+		c, err := s.Jobs.GetJob(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue // expired before its parent
 		}
@@ -230,7 +230,7 @@ func (s *Service) latestOf(ctx context.Context, parent *job.Job, chain []*job.Jo
 			break
 		}
 		for chunk := range slices.Chunk(pending, store.MaxGetRecords) {
-			recs, err := s.Store.GetRecords(ctx, c.RecordSet(), chunk)
+			recs, err := s.Jobs.GetRecords(ctx, c.RecordSet(), chunk)
 			if err != nil {
 				return nil, fmt.Errorf("read results of retry %s of %s: %w", c.ID, parent.ID, err)
 			}

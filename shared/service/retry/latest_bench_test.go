@@ -50,7 +50,7 @@ func BenchmarkLatestResultsPage(b *testing.B) {
 	if err := st.PutRecords(ctx, child.RecordSet(), succeeded); err != nil {
 		b.Fatal(err)
 	}
-	svc := &retry.Service{Core: &service.Core{Store: st}}
+	svc := &retry.Service{Jobs: st}
 	for b.Loop() {
 		p, err := svc.LatestResults(ctx, "o", service.ResultsQuery{JobID: parent.ID, Limit: 1})
 		if err != nil {

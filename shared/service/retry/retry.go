@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,8 +36,26 @@ type Submitter interface {
 
 // Service runs retry_failed and the merged results view.
 type Service struct {
-	*service.Core
-	Batch Submitter
+	Jobs  jobStore
+	Blobs service.Opener
+	// Providers says whether the parent's provider is still configured.
+	Providers providerSet
+	Batch     Submitter
+	Log       *slog.Logger
+}
+
+// jobStore is what retries read and write: jobs (the parent's retry
+// list), and the records of a parent and of its retries.
+type jobStore interface {
+	GetJob(ctx context.Context, id string) (*job.Job, error)
+	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
+	ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error)
+	GetRecords(ctx context.Context, rs job.RecordSet, keys []job.RecordKey) ([]job.Record, error)
+}
+
+// providerSet looks a provider up by name.
+type providerSet interface {
+	Lookup(name string) (service.BatchProvider, bool)
 }
 
 // Request is one retry_failed call.
@@ -67,7 +86,7 @@ const MaxRecordIDs = job.BedrockMaxRecords
 // Retry starts (or finds) the child job of req. existed reports that the
 // same selection had been retried before and the earlier child is returned.
 func (s *Service) Retry(ctx context.Context, req Request) (child *job.Job, existed bool, err error) {
-	parent, err := s.OwnedJob(ctx, req.Owner, req.JobID)
+	parent, err := service.OwnedJob(ctx, s.Jobs, req.Owner, req.JobID)
 	if err != nil {
 		return nil, false, err
 	}
@@ -125,7 +144,7 @@ func (s *Service) Retry(ctx context.Context, req Request) (child *job.Job, exist
 	child, err = s.Batch.Submit(ctx, sr)
 	if errors.Is(err, service.ErrJobExists) {
 		// A concurrent call with the same selection won the race: its child is ours.
-		if child, err = s.Store.GetJob(ctx, id); err != nil {
+		if child, err = s.Jobs.GetJob(ctx, id); err != nil {
 			return nil, false, fmt.Errorf("load retry %s of %s: %w", id, parent.ID, err)
 		}
 		existed = true
@@ -133,7 +152,7 @@ func (s *Service) Retry(ctx context.Context, req Request) (child *job.Job, exist
 	if err != nil {
 		return nil, false, err
 	}
-	s.Logger().InfoContext(ctx, "retry submitted", "job_id", child.ID, "retry_of", parent.ID, "which", which, "records", len(recs))
+	service.Logger(s.Log).InfoContext(ctx, "retry submitted", "job_id", child.ID, "retry_of", parent.ID, "which", which, "records", len(recs))
 	return child, existed, s.link(ctx, parent.ID, child.ID)
 }
 
@@ -165,7 +184,7 @@ func checkWhich(req Request) (string, error) {
 
 // existingChild is the retry id of parent when it exists (nil, nil when not).
 func (s *Service) existingChild(ctx context.Context, parent *job.Job, id string) (*job.Job, error) {
-	c, err := s.Store.GetJob(ctx, id)
+	c, err := s.Jobs.GetJob(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, nil
@@ -181,7 +200,7 @@ func (s *Service) existingChild(ctx context.Context, parent *job.Job, id string)
 // id → input ordinal (which a retried record keeps).
 func (s *Service) parentFailed(ctx context.Context, parent *job.Job) (failed map[string]string, ordinals map[string]int, err error) {
 	failed, ordinals = map[string]string{}, map[string]int{}
-	for r, err := range store.Records(ctx, s.Store, parent.RecordSet(), store.RecordQuery{Status: job.RecordFailed}) {
+	for r, err := range store.Records(ctx, s.Jobs, parent.RecordSet(), store.RecordQuery{Status: job.RecordFailed}) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("list failed records of %s: %w", parent.ID, err)
 		}
@@ -284,7 +303,7 @@ func selectionKey(ids map[string]bool, req Request) string {
 // inputs reads the parent's kept caller records named in ids, in the parent's order.
 func (s *Service) inputs(ctx context.Context, parent *job.Job, ids map[string]bool) ([]job.Input, error) {
 	uri := service.InputsURI(parent)
-	rc, err := s.OpenKept(ctx, parent, uri)
+	rc, err := service.OpenKept(ctx, s.Blobs, parent, uri)
 	if errors.Is(err, blob.ErrNotFound) {
 		return nil, job.Fieldf("job_id", "the records of job %s were not kept (it was submitted before retry_failed existed); resubmit them with submit_batch", parent.ID)
 	}
@@ -371,7 +390,7 @@ func childRequest(parent *job.Job, req Request, id string, recs []job.Input, ord
 
 // link records the child on the parent (once).
 func (s *Service) link(ctx context.Context, parentID, childID string) error {
-	_, err := s.Store.UpdateJob(ctx, parentID, func(j *job.Job) error {
+	_, err := s.Jobs.UpdateJob(ctx, parentID, func(j *job.Job) error {
 		if slices.Contains(j.RetriedBy, childID) {
 			return store.ErrNoChange
 		}

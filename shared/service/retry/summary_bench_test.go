@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/retry"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 	"github.com/mcpbatch/mcpbatch/shared/summary"
@@ -64,7 +63,7 @@ func BenchmarkSummarize(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			svc := &retry.Service{Core: &service.Core{Store: st}}
+			svc := &retry.Service{Jobs: st}
 			runtime.GC()
 			peak := procstat.HeapPeak()
 			cpu0 := procstat.CPUTime()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
 // EndpointControl reads and steers an endpoint: the SageMaker control plane,
@@ -152,7 +153,7 @@ func (m *Service) ShiftTraffic(ctx context.Context, req ShiftRequest) (EndpointS
 	if err := m.Control.UpdateWeights(ctx, req.Endpoint, req.Weights); err != nil {
 		return EndpointState{}, fmt.Errorf("update weights of %s: %w", req.Endpoint, err)
 	}
-	m.Logger().InfoContext(ctx, "endpoint weights shifted", "endpoint", req.Endpoint, "owner", req.Owner, "weights", after)
+	service.Logger(m.Log).InfoContext(ctx, "endpoint weights shifted", "endpoint", req.Endpoint, "owner", req.Owner, "weights", after)
 	st, err := m.Control.DescribeEndpoint(ctx, req.Endpoint)
 	if err != nil {
 		return EndpointState{}, fmt.Errorf("describe endpoint %s after the update: %w", req.Endpoint, err)
@@ -169,7 +170,7 @@ func (m *Service) coldStartNote(ctx context.Context, endpoint string) string {
 	st, err := m.Control.DescribeEndpoint(ctx, endpoint)
 	if err != nil {
 		// The note is advice; the request is queued either way.
-		m.Logger().WarnContext(ctx, "describe endpoint for the cold-start note", "endpoint", endpoint, "error", err)
+		service.Logger(m.Log).WarnContext(ctx, "describe endpoint for the cold-start note", "endpoint", endpoint, "error", err)
 		return ""
 	}
 	if !st.Async || st.Instances() > 0 {

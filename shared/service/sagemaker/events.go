@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -34,8 +35,7 @@ type SageMakerEvent struct {
 // rewrites the same record, a contradicting late one changes nothing, and
 // invocations this stack did not start are acknowledged and ignored.
 func (m *Service) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error {
-	s := m
-	log := s.Logger().With("inference_id", ev.InferenceID, "invocation_status", ev.Status)
+	log := service.Logger(m.Log).With("inference_id", ev.InferenceID, "invocation_status", ev.Status)
 	outcome, ok := SageMakerOutcome(ev.Status)
 	if !ok || !outcome.Ended {
 		log.WarnContext(ctx, "unknown SageMaker invocationStatus; ignored")
@@ -45,7 +45,7 @@ func (m *Service) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error
 		log.InfoContext(ctx, "notification for an invocation this stack did not start; ignored")
 		return nil
 	}
-	j, err := s.Store.GetJob(ctx, ev.InferenceID)
+	j, err := m.Jobs.GetJob(ctx, ev.InferenceID)
 	if errors.Is(err, store.ErrNotFound) {
 		log.InfoContext(ctx, "notification for an unknown or expired job; ignored")
 		return nil
@@ -67,11 +67,11 @@ func (m *Service) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error
 	}
 	// The record goes first, so a reader that sees the job terminal also sees its result;
 	// rewriting it on a duplicate is harmless (a keyed overwrite with the same content).
-	if err := s.ResultsWriter().Put(ctx, j.RecordSet(), []job.Record{rec}); err != nil {
+	if err := m.Results.Put(ctx, j.RecordSet(), []job.Record{rec}); err != nil {
 		return fmt.Errorf("store result of job %s: %w", j.ID, err)
 	}
-	now := s.Now()
-	j, err = s.Store.UpdateJob(ctx, j.ID, func(j *job.Job) error {
+	now := m.Clock.Now()
+	j, err = m.Jobs.UpdateJob(ctx, j.ID, func(j *job.Job) error {
 		if !job.CanMove(j.Status, outcome.Status) {
 			return store.ErrNoChange
 		}
@@ -95,7 +95,7 @@ func (m *Service) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error
 		return fmt.Errorf("settle job %s: %w", ev.InferenceID, err)
 	}
 	log.InfoContext(ctx, "async inference settled", "job_id", j.ID, "status", j.Status)
-	s.PublishCompleted(ctx, j)
+	m.Telemetry.PublishCompleted(ctx, j)
 	return nil
 }
 
@@ -103,7 +103,7 @@ func (m *Service) OnSageMakerEvent(ctx context.Context, ev SageMakerEvent) error
 // when it fits an item, else a pointer to SageMaker's output object. At most
 // MaxInlineOutputBytes+1 bytes of an output are read, so memory stays flat.
 func (m *Service) record(ctx context.Context, j *job.Job, ev SageMakerEvent) (job.Record, error) {
-	rec := job.Record{JobID: j.ID, ID: j.ID, ExpiresAt: job.RecordExpiresAt(j, m.Now()), ContentType: ev.ContentType}
+	rec := job.Record{JobID: j.ID, ID: j.ID, ExpiresAt: job.RecordExpiresAt(j, m.Clock.Now()), ContentType: ev.ContentType}
 	if ev.Status == SageMakerFailed {
 		rec.Status, rec.ErrorCode, rec.ErrorMessage = job.RecordFailed, "InferenceFailed", ev.FailureReason
 		if rec.ErrorMessage == "" {
@@ -198,7 +198,7 @@ func RefuseCancel(j *job.Job) error {
 // settle (S3 answering 403 for a missing object when ListBucket is not
 // granted) is logged and counted, and the run goes on; the error joins them.
 func (m *Service) ReconcileSageMaker(ctx context.Context, updatedBefore time.Time, limit int) (int, error) {
-	jobs, err := m.Store.ListInFlight(ctx, job.ProviderSageMaker, updatedBefore, limit)
+	jobs, err := m.Jobs.ListInFlight(ctx, job.ProviderSageMaker, updatedBefore, limit)
 	if err != nil {
 		return 0, fmt.Errorf("list in-flight SageMaker jobs: %w", err)
 	}
@@ -212,7 +212,7 @@ func (m *Service) ReconcileSageMaker(ctx context.Context, updatedBefore time.Tim
 				settled++
 			}
 			if err != nil {
-				m.Logger().ErrorContext(ctx, "replay SageMaker invocation", "job_id", j.ID, "error", err)
+				service.Logger(m.Log).ErrorContext(ctx, "replay SageMaker invocation", "job_id", j.ID, "error", err)
 				errs = append(errs, err)
 			}
 			continue
@@ -224,7 +224,7 @@ func (m *Service) ReconcileSageMaker(ctx context.Context, updatedBefore time.Tim
 			}
 		}
 		if err != nil {
-			m.Logger().ErrorContext(ctx, "reconcile SageMaker job", "job_id", j.ID, "error", err)
+			service.Logger(m.Log).ErrorContext(ctx, "reconcile SageMaker job", "job_id", j.ID, "error", err)
 			errs = append(errs, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
+	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
 // deniedBlobs answers AccessDenied for one object, as S3 does for a missing
@@ -54,7 +55,8 @@ func TestSageMakerRecoveryContinuesPastAFailingJob(t *testing.T) {
 		ids = append(ids, id)
 	}
 	first, _ := st.GetJob(ctx, ids[0])
-	m := &smsvc.Service{Core: &service.Core{Store: st, Blobs: deniedBlobs{blobs, first.OutputURI}, Bus: nopBus{}}}
+	b := deniedBlobs{blobs, first.OutputURI}
+	m := &smsvc.Service{Jobs: st, Blobs: b, Results: store.Writer{Records: st, Objects: b, Prefix: service.ResultsPrefix("")}, Telemetry: service.Telemetry{Bus: nopBus{}}}
 	n, err := m.ReconcileSageMaker(ctx, time.Now(), 100)
 	if n != 2 {
 		t.Fatalf("settled %d jobs, want the 2 whose probe worked (err %v)", n, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
 // A job stays queued only until InvokeEndpointAsync's answer is written. When
@@ -59,7 +60,7 @@ func (m *Service) replay(ctx context.Context, j *job.Job) (bool, error) {
 		inv, err := m.loadRequest(ctx, j.ID)
 		switch {
 		case err == nil:
-			m.Logger().WarnContext(ctx, "async job still queued; its invocation's answer was lost, sending it again", "job_id", j.ID)
+			service.Logger(m.Log).WarnContext(ctx, "async job still queued; its invocation's answer was lost, sending it again", "job_id", j.ID)
 			acc, invErr := m.Runtime.InvokeAsync(ctx, inv)
 			if _, err := m.recordInvocation(ctx, j.ID, acc, invErr); err != nil {
 				return false, err
@@ -69,7 +70,7 @@ func (m *Service) replay(ctx context.Context, j *job.Job) (bool, error) {
 			return false, err
 		}
 	}
-	if m.Now().Sub(j.CreatedAt) < maxAsyncLife {
+	if m.Clock.Now().Sub(j.CreatedAt) < maxAsyncLife {
 		return false, nil
 	}
 	if _, err := m.recordInvocation(ctx, j.ID, AsyncAccepted{}, errAnswerLost); err != nil {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -24,7 +25,17 @@ import (
 // jobs (InvokeEndpointAsync, completed by SNS notifications) and real-time
 // InvokeEndpoint calls.
 type Service struct {
-	*service.Core
+	Jobs  jobStore
+	Blobs service.Blobs
+	// Results stores each job's one result.
+	Results   store.Writer
+	Telemetry service.Telemetry
+	Clock     service.Clock
+	Log       *slog.Logger
+	// Bucket is the s3:// root of the inputs when InputPrefix is empty.
+	Bucket string
+	// Inputs are where a caller's input_uri may point.
+	Inputs service.CallerInputs
 	// Runtime is the SageMaker runtime API (nil where only notifications are read).
 	Runtime SageMakerRuntime
 	// Endpoints are the endpoint names callers may invoke (deploy-time configuration).
@@ -42,6 +53,14 @@ type Service struct {
 	Operators []string
 	// InvocationTimeouts are deployed endpoints' InvocationTimeoutSeconds for calls that give none.
 	InvocationTimeouts map[string]int
+}
+
+// jobStore is what the SageMaker flow reads and writes of its jobs.
+type jobStore interface {
+	CreateJob(ctx context.Context, j *job.Job) error
+	GetJob(ctx context.Context, id string) (*job.Job, error)
+	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
+	ListInFlight(ctx context.Context, provider string, updatedBefore time.Time, limit int) ([]*job.Job, error)
 }
 
 // SageMaker's words for an async invocation's state. The notification's
@@ -190,8 +209,7 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 	if err := m.validateAsync(&req); err != nil {
 		return nil, err
 	}
-	s := m
-	now := s.Now()
+	now := m.Clock.Now()
 	id := job.NewID(now)
 	if req.InvocationTimeoutS == 0 {
 		req.InvocationTimeoutS = m.InvocationTimeouts[req.Endpoint]
@@ -207,7 +225,7 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 		} else {
 			// Over the inline limit: stream it to S3 and send InputLocation instead of refusing it.
 			inv.InputLocation = blob.Join(m.inputPrefix(), id, "body")
-			if _, err := s.Blobs.Put(ctx, inv.InputLocation, bytes.NewReader(req.Body), req.ContentType); err != nil {
+			if _, err := m.Blobs.Put(ctx, inv.InputLocation, bytes.NewReader(req.Body), req.ContentType); err != nil {
 				return nil, fmt.Errorf("write async input %s: %w", inv.InputLocation, err)
 			}
 		}
@@ -227,7 +245,7 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 	if err := m.keepRequest(ctx, inv); err != nil {
 		return nil, err
 	}
-	if err := s.Store.CreateJob(ctx, j); err != nil {
+	if err := m.Jobs.CreateJob(ctx, j); err != nil {
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
 	acc, invErr := m.Runtime.InvokeAsync(ctx, inv)
@@ -249,9 +267,8 @@ func (m *Service) InvokeAsync(ctx context.Context, req AsyncRequest) (*job.Job, 
 // and failure locations it was given, or, when it was refused (invErr), the
 // failed job with its one failed result.
 func (m *Service) recordInvocation(ctx context.Context, id string, acc AsyncAccepted, invErr error) (*job.Job, error) {
-	s := m
-	now := s.Now()
-	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+	now := m.Clock.Now()
+	j, err := m.Jobs.UpdateJob(ctx, id, func(j *job.Job) error {
 		if invErr != nil {
 			if !job.CanMove(j.Status, job.StatusFailed) {
 				return store.ErrNoChange
@@ -274,10 +291,10 @@ func (m *Service) recordInvocation(ctx context.Context, id string, acc AsyncAcce
 	if invErr != nil {
 		// The job's one result says why, as a failed inference's would.
 		rec := job.Record{JobID: id, ID: id, Status: job.RecordFailed, ErrorCode: "InvocationRefused", ErrorMessage: invErr.Error(), ExpiresAt: job.RecordExpiresAt(j, now)}
-		if err := s.ResultsWriter().Put(ctx, j.RecordSet(), []job.Record{rec}); err != nil {
-			s.Logger().ErrorContext(ctx, "store refusal of job", "job_id", id, "error", err)
+		if err := m.Results.Put(ctx, j.RecordSet(), []job.Record{rec}); err != nil {
+			service.Logger(m.Log).ErrorContext(ctx, "store refusal of job", "job_id", id, "error", err)
 		}
-		s.PublishCompleted(ctx, j)
+		m.Telemetry.PublishCompleted(ctx, j)
 	}
 	return j, nil
 }
@@ -356,7 +373,7 @@ func (m *Service) validateAsync(req *AsyncRequest) error {
 			return job.Fieldf("input_uri", "%d characters is over SageMaker's limit of %d", len(req.InputURI), job.SageMakerMaxInputLocation)
 		}
 		// The endpoint reads it with its own role: only the caller's own files.
-		if err := m.CheckCallerInput("input_uri", req.Owner, req.InputURI); err != nil {
+		if err := m.Inputs.CheckCallerInput("input_uri", req.Owner, req.InputURI); err != nil {
 			return err
 		}
 	}

@@ -247,7 +247,7 @@ func (s *Service) scanLines(ctx context.Context, r *jsonl.Reader, req batch.Subm
 				continue
 			}
 		}
-		if err := s.CheckModelInputRefs("model_input", req.Owner, in.ModelInput); err != nil {
+		if err := s.CallerInputs().CheckModelInputRefs("model_input", req.Owner, in.ModelInput); err != nil {
 			probs.add(r.Line(), "%s", err)
 			continue
 		}

@@ -226,7 +226,7 @@ func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err er
 		}
 		return "input_upload_id", s.uploadURI(req.Owner, req.UploadID), nil
 	case req.InputURI != "":
-		if err := s.CheckCallerInput("input_uri", req.Owner, req.InputURI); err != nil {
+		if err := s.CallerInputs().CheckCallerInput("input_uri", req.Owner, req.InputURI); err != nil {
 			return "", "", err
 		}
 		return "input_uri", req.InputURI, nil

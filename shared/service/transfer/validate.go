@@ -237,6 +237,6 @@ func (s *Service) failValidation(ctx context.Context, id, why string) (*job.Job,
 	if err != nil {
 		return nil, fmt.Errorf("fail job %s after input validation: %w", id, err)
 	}
-	s.PublishCompleted(ctx, j)
+	s.Telemetry().PublishCompleted(ctx, j)
 	return j, nil
 }
