@@ -377,8 +377,8 @@ func TestUploadStuckValidating(t *testing.T) {
 		core := *s.l.Service.Core
 		core.Clock = func() time.Time { return time.Now().Add(later) }
 		core.Bus = bus
-		return &reconcile.Service{Core: &core, Batch: s.l.Service.Service,
-			Validations: &transfer.Service{Core: &core, Batch: s.l.Service.Service}}
+		return &reconcile.Service{Jobs: core.Store, Providers: core.Providers, Bus: bus, Telemetry: core.Telemetry(), Clock: core.Clock, Log: core.Log,
+			Batch: s.l.Service.Service, Validations: &transfer.Service{Core: &core, Batch: s.l.Service.Service}}
 	}
 	submit := func(t *testing.T) string {
 		lost := *s.l.Service.Core

@@ -133,7 +133,8 @@ func New(d Deps) *Graph {
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: d.SageMakerInputPrefix,
 			Control: d.SageMakerControl, Operators: d.SageMakerOperators, InvocationTimeouts: d.SageMakerInvocationTimeouts},
 		Transfer:   tr,
-		Reconciler: &reconcile.Service{Core: core, Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit, Validations: tr},
+		Reconciler: &reconcile.Service{Jobs: d.Store, Providers: core.Providers, Bus: d.Bus, Telemetry: core.Telemetry(), Clock: d.Now, Log: d.Log,
+			Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit, Validations: tr},
 		Retry:      rt,
 	}
 }

@@ -22,7 +22,7 @@ func (s *Service) measureInFlight(ctx context.Context, provider string, jobs []*
 	for _, j := range jobs {
 		oldest = max(oldest, now.Sub(j.CreatedAt))
 	}
-	s.Telemetry().Measured(ctx, metrics.OldestInFlightSeconds, s.Telemetry().Measure().OldestInFlight(provider, oldest))
+	s.Telemetry.Measured(ctx, metrics.OldestInFlightSeconds, s.Telemetry.Measure().OldestInFlight(provider, oldest))
 }
 
 // measureRecoveries reports what this run recovered, by kind.
@@ -32,7 +32,7 @@ func (s *Service) measureRecoveries(ctx context.Context, rep ReconcileReport) {
 		n    int
 	}{{KindMissedEvent, rep.Changed}, {KindQueuedStart, rep.Submitted}, {KindOutputReady, rep.OutputReady}} {
 		if k.n > 0 {
-			s.Telemetry().Measured(ctx, metrics.ReconcilerRecoveries, s.Telemetry().Measure().Recovered(k.kind, k.n))
+			s.Telemetry.Measured(ctx, metrics.ReconcilerRecoveries, s.Telemetry.Measure().Recovered(k.kind, k.n))
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // wait with each try; after MaxRetries tries the job fails with the last
 // ingest error. It also covers an announcement that never went out.
 func (s *Service) nudgeIngest(ctx context.Context, j *job.Job, rep *ReconcileReport) error {
-	cur, err := s.Store.GetJob(ctx, j.ID)
+	cur, err := s.Jobs.GetJob(ctx, j.ID)
 	if err != nil {
 		return nil // gone or unreadable now; the next run sees it again
 	}
@@ -59,7 +59,7 @@ func (s *Service) nudgeOnDemand(ctx context.Context, j *job.Job, rep *ReconcileR
 // due: a stalled job is due a nudge once it has gone StaleAfter × 2^Retries without a write.
 func (s *Service) due(j *job.Job) bool {
 	wait := cmp.Or(s.StaleAfter, DefaultStaleAfter) << min(j.Retries, 16)
-	return s.Now().Sub(j.UpdatedAt) >= wait
+	return s.Clock.Now().Sub(j.UpdatedAt) >= wait
 }
 
 // nudge counts one more try on a stalled job, conditionally (a job that moved
@@ -67,8 +67,8 @@ func (s *Service) due(j *job.Job) bool {
 // fails it when MaxRetries tries made no progress. again: the caller retries.
 func (s *Service) nudge(ctx context.Context, j *job.Job, what string) (*job.Job, bool, error) {
 	var failed bool
-	now := s.Now()
-	nj, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+	now := s.Clock.Now()
+	nj, err := s.Jobs.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
 		failed = false
 		if cur.Status != j.Status || !s.due(cur) {
 			return store.ErrNoChange
@@ -98,9 +98,9 @@ func (s *Service) nudge(ctx context.Context, j *job.Job, what string) (*job.Job,
 	case err != nil:
 		return nil, false, fmt.Errorf("nudge stalled job %s: %w", j.ID, err)
 	case failed:
-		s.Telemetry().PublishCompleted(ctx, nj)
+		s.Telemetry.PublishCompleted(ctx, nj)
 		return nj, false, nil
 	}
-	s.Logger().WarnContext(ctx, "stalled job nudged", "job_id", j.ID, "what", what, "retry", nj.Retries, "last_error", nj.LastError)
+	service.Logger(s.Log).WarnContext(ctx, "stalled job nudged", "job_id", j.ID, "what", what, "retry", nj.Retries, "last_error", nj.LastError)
 	return nj, true, nil
 }

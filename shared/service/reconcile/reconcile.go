@@ -39,8 +39,14 @@ type onDemandOps interface {
 
 // Service runs the reconciler.
 type Service struct {
-	*service.Core
-	Batch batchOps
+	Jobs      jobStore
+	Providers providerSet
+	// Bus carries the nudges of jobs whose ingest stalled (Job Output Ready).
+	Bus       service.Publisher
+	Telemetry service.Telemetry
+	Clock     service.Clock
+	Log       *slog.Logger
+	Batch     batchOps
 	// OnDemand resumes stalled on-demand runs (nil: they are left alone).
 	OnDemand onDemandOps
 	// StaleAfter is how long a job of a provider that pushes events may go
@@ -50,6 +56,20 @@ type Service struct {
 	ReconcileLimit int
 	// Validations recovers file submits stuck validating (nil: none).
 	Validations validations
+}
+
+// jobStore is what the reconciler reads and writes of jobs.
+type jobStore interface {
+	GetJob(ctx context.Context, id string) (*job.Job, error)
+	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
+	ListInFlight(ctx context.Context, provider string, updatedBefore time.Time, limit int) ([]*job.Job, error)
+}
+
+// providerSet are the providers whose jobs in flight are reconciled, with
+// their abilities.
+type providerSet interface {
+	All() []service.BatchProvider
+	Abilities(name string) service.Abilities
 }
 
 // validations is the file-submit flow as the reconciler uses it.
@@ -98,7 +118,7 @@ type ReconcileReport struct {
 func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var rep ReconcileReport
 	var errs []error
-	now := s.Now()
+	now := s.Clock.Now()
 	limit := cmp.Or(s.ReconcileLimit, DefaultReconcileLimit)
 	stale := now.Add(-cmp.Or(s.StaleAfter, DefaultStaleAfter))
 	for _, prov := range s.Providers.All() {
@@ -110,7 +130,7 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 		}, &errs)
 		if err != nil {
 			// This provider's jobs cannot be listed now; the others go on.
-			s.Logger().ErrorContext(ctx, "reconcile provider", "provider", prov.Name(), "error", err)
+			service.Logger(s.Log).ErrorContext(ctx, "reconcile provider", "provider", prov.Name(), "error", err)
 			errs = append(errs, err)
 		}
 		rep.InFlight += len(jobs)
@@ -125,7 +145,7 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	if rep.Errors > 0 {
 		lvl = slog.LevelWarn
 	}
-	s.Logger().Log(ctx, lvl, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
+	service.Logger(s.Log).Log(ctx, lvl, "reconcile run", "in_flight", rep.InFlight, "polled", rep.Polled, "changed", rep.Changed,
 		"submitted", rep.Submitted, "waiting", rep.Waiting, "output_ready", rep.OutputReady, "resumed", rep.Resumed, "api_calls", rep.Calls, "errors", rep.Errors)
 	if len(errs) > 0 {
 		return rep, fmt.Errorf("%d jobs or providers could not be reconciled (the others were): %w", len(errs), errors.Join(errs...))
@@ -143,7 +163,7 @@ func (s *Service) eachInFlight(ctx context.Context, provider string, start time.
 	var all []*job.Job
 	for len(all) < limit {
 		size := min(job.MaxPageSize, limit-len(all))
-		page, err := s.Store.ListInFlight(ctx, provider, start.Add(time.Nanosecond), size)
+		page, err := s.Jobs.ListInFlight(ctx, provider, start.Add(time.Nanosecond), size)
 		if err != nil {
 			return all, fmt.Errorf("list in-flight %s jobs: %w", provider, err)
 		}
@@ -157,7 +177,7 @@ func (s *Service) eachInFlight(ctx context.Context, provider string, start time.
 			all = append(all, j)
 			if err := fn(j); err != nil {
 				// Logged and counted; the walk goes on with the next job.
-				s.Logger().ErrorContext(ctx, "reconcile job", "job_id", j.ID, "provider", provider, "error", err)
+				service.Logger(s.Log).ErrorContext(ctx, "reconcile job", "job_id", j.ID, "provider", provider, "error", err)
 				*errs = append(*errs, err)
 			}
 		}
@@ -172,11 +192,11 @@ func (s *Service) eachInFlight(ctx context.Context, provider string, start time.
 // (a job may wait behind a quota for longer than its TTL); it writes only when
 // the expiry came within that hold of now.
 func (s *Service) hold(ctx context.Context, j *job.Job) error {
-	if probe := *j; !probe.Hold(s.Now()) {
+	if probe := *j; !probe.Hold(s.Clock.Now()) {
 		return nil
 	}
-	_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
-		if !cur.Hold(s.Now()) {
+	_, err := s.Jobs.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		if !cur.Hold(s.Clock.Now()) {
 			return store.ErrNoChange
 		}
 		return nil
@@ -236,7 +256,7 @@ func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, 
 	if ab.PushesEvents && last.After(stale) {
 		return errors.Join(errs...)
 	}
-	start := s.Now()
+	start := s.Clock.Now()
 	polled := false
 	for _, p := range j.Parts {
 		if p.Ref == "" || p.Status.Rank() >= job.StatusIngesting.Rank() {
@@ -262,11 +282,11 @@ func (s *Service) reconcileJob(ctx context.Context, prov service.BatchProvider, 
 	}
 	// Stamp the poll so the next run waits StaleAfter again, even when nothing
 	// changed; it also moves the job behind the others in the in-flight index.
-	_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+	_, err := s.Jobs.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
 		if cur.Status.Terminal() || !cur.LastEventAt.Before(start) {
 			return store.ErrNoChange
 		}
-		cur.LastEventAt = s.Now()
+		cur.LastEventAt = s.Clock.Now()
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
@@ -334,7 +354,7 @@ func (s *Service) startQueued(ctx context.Context, inflight []*job.Job, rep *Rec
 		rep.Submitted += n
 		active[j.Model] += n
 		if err != nil {
-			s.Logger().ErrorContext(ctx, "start queued parts", "job_id", j.ID, "error", err)
+			service.Logger(s.Log).ErrorContext(ctx, "start queued parts", "job_id", j.ID, "error", err)
 			*errs = append(*errs, err)
 		}
 		if nj == nil {
