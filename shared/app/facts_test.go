@@ -55,7 +55,7 @@ func TestFromEnvLoadsAccountFacts(t *testing.T) {
 
 	t.Run("ingest prices an account-only model", func(t *testing.T) {
 		j := &job.Job{ID: "j1", Model: palmyra, Provider: job.ProviderBedrock, Mode: job.ModeBatch, InputTokens: 1000, OutputTokens: 100}
-		core.PriceJob(j)
+		core.Models().PriceJob(j)
 		if j.Cost == nil || len(j.Cost.Unpriced) == 0 {
 			t.Fatalf("cost of %s = %+v, want one that names its missing prices", palmyra, j.Cost)
 		}
@@ -70,7 +70,7 @@ func TestFromEnvLoadsAccountFacts(t *testing.T) {
 		}
 	})
 	t.Run("on demand paces at the account's rates", func(t *testing.T) {
-		if got, want := core.RateOf(haiku45), (job.Rate{RequestsPerMinute: 321, TokensPerMinute: 654_321}); got != want {
+		if got, want := core.Models().RateOf(haiku45), (job.Rate{RequestsPerMinute: 321, TokensPerMinute: 654_321}); got != want {
 			t.Errorf("rate %+v, want %+v (fallback %+v)", got, want, service.FallbackRate)
 		}
 	})

@@ -25,7 +25,7 @@ func sample(kind string) (Meta, Records) {
 		Mode: job.ModeOnDemand, Status: job.StatusPartiallyCompleted, RecordCount: 6, Succeeded: 4, Failed: 2,
 		InputTokens: 1_000_000, OutputTokens: 200_000, CacheReadTokens: 500_000, CacheWriteTokens: 10_000,
 		CreatedAt: t0, CompletedAt: t0.Add(95 * time.Second)}
-	(&service.Core{}).PriceJob(j) // as ingest does, from the embedded catalog
+	service.Models{}.PriceJob(j) // as ingest does, from the embedded catalog
 	outs := []string{`{"category":"billing","confidence":0.9,"summary":"card charged twice"}`,
 		"```json\n{\"category\":\"billing\",\"summary\":\"refund <please>\"}\n```",
 		`{"category":"outage","summary":"site | down"}`, `not json at all`}

@@ -16,7 +16,7 @@ func (c *Core) LimitsFor(prov BatchProvider, modelID string) BatchLimits {
 	if !c.Providers.Abilities(prov.Name()).QuotaLimited {
 		return lim
 	}
-	m, ok := c.LookupModel(modelID)
+	m, ok := c.Models().LookupModel(modelID)
 	if !ok || m.Account == nil || m.Account.Quotas == nil {
 		return lim
 	}
@@ -57,7 +57,7 @@ var FallbackRate = job.Rate{RequestsPerMinute: 50, TokensPerMinute: 100_000}
 // RateOf is how fast on-demand calls of a model may go in this account: the
 // runtime quotas the refresh read (model.Quotas), each unknown one replaced by
 // FallbackRate's.
-func (c *Core) RateOf(modelID string) job.Rate {
+func (c Models) RateOf(modelID string) job.Rate {
 	r := FallbackRate
 	m, ok := c.LookupModel(modelID)
 	if !ok || m.Account == nil || m.Account.Quotas == nil {

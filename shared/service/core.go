@@ -90,6 +90,11 @@ func (c *Core) OwnedJob(ctx context.Context, owner, id string) (*job.Job, error)
 	return OwnedJob(ctx, c.Store, owner, id)
 }
 
+// JobUpdater changes one job (store.Store's UpdateJob).
+type JobUpdater interface {
+	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
+}
+
 // JobGetter reads one job by id.
 type JobGetter interface {
 	GetJob(ctx context.Context, id string) (*job.Job, error)
@@ -156,7 +161,7 @@ func WriteID(w *bufio.Writer, id string) {
 }
 
 // WriteIDs stores the record ids of a job.
-func (c *Core) WriteIDs(ctx context.Context, j *job.Job, recs []job.Input) error {
+func WriteIDs(ctx context.Context, blobs Blobs, j *job.Job, recs []job.Input) error {
 	pr, pw := io.Pipe()
 	go func() {
 		w := bufio.NewWriter(pw)
@@ -165,7 +170,7 @@ func (c *Core) WriteIDs(ctx context.Context, j *job.Job, recs []job.Input) error
 		}
 		pw.CloseWithError(w.Flush())
 	}()
-	if _, err := c.Blobs.Put(ctx, IDsURI(j), pr, "application/jsonl"); err != nil {
+	if _, err := blobs.Put(ctx, IDsURI(j), pr, "application/jsonl"); err != nil {
 		return fmt.Errorf("write record ids of %s: %w", j.ID, err)
 	}
 	return nil
@@ -182,9 +187,9 @@ func Truncate(s string, n int) string {
 // RecordError keeps the last error of a job's handler on the job (what, err),
 // for the reconciler to name if it gives up on the job. Best effort: a failed
 // write is logged.
-func (c *Core) RecordError(ctx context.Context, id, what string, err error) {
+func RecordError(ctx context.Context, jobs JobUpdater, log *slog.Logger, id, what string, err error) {
 	msg := Truncate(what+": "+err.Error(), 500)
-	_, werr := c.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+	_, werr := jobs.UpdateJob(ctx, id, func(j *job.Job) error {
 		if j.Status.Terminal() || j.LastError == msg {
 			return store.ErrNoChange
 		}
@@ -192,6 +197,6 @@ func (c *Core) RecordError(ctx context.Context, id, what string, err error) {
 		return nil
 	})
 	if werr != nil && !errors.Is(werr, store.ErrNoChange) && !errors.Is(werr, store.ErrNotFound) {
-		c.Logger().ErrorContext(ctx, "record job error", "job_id", id, "error", werr)
+		Logger(log).ErrorContext(ctx, "record job error", "job_id", id, "error", werr)
 	}
 }

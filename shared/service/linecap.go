@@ -25,7 +25,7 @@ const (
 )
 
 // OutputLineCap is the longest output line ingest reads for j.
-func (c *Core) OutputLineCap(j *job.Job) int {
+func (c Models) OutputLineCap(j *job.Job) int {
 	outTokens := unknownModelOutputTokens
 	if c.Catalog != nil {
 		if m, ok := c.Catalog.Lookup(j.Model); ok && m.MaxOutputTokens > 0 {

@@ -7,9 +7,21 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/model"
 )
 
+// Models are the facts of the models this deployment allows: the catalog
+// (limits, modes, profiles, prices, the account's quotas) and the region
+// that picks on-demand profiles.
+type Models struct {
+	// Catalog is the deployment's catalog (nil: the embedded one).
+	Catalog *model.Catalog
+	Region  string
+}
+
+// Models are the core's catalog and region.
+func (c *Core) Models() Models { return Models{Catalog: c.Catalog, Region: c.Region} }
+
 // LookupModel is the catalog entry of a model id (base id, profile id, alias or ARN).
 // Without a Catalog the embedded one applies.
-func (c *Core) LookupModel(id string) (*model.Model, bool) {
+func (c Models) LookupModel(id string) (*model.Model, bool) {
 	if c.Catalog == nil {
 		return model.Default().Lookup(id)
 	}
@@ -19,7 +31,7 @@ func (c *Core) LookupModel(id string) (*model.Model, bool) {
 // OnDemandID is the id runtime calls must use for a model in this region: the
 // inference profile the catalog names when Bedrock serves the base id on demand
 // only through one. An id the catalog does not know is used as given.
-func (c *Core) OnDemandID(id string) string {
+func (c Models) OnDemandID(id string) string {
 	m, ok := c.LookupModel(id)
 	if !ok || id != m.ID {
 		return id // a profile id or an ARN the caller chose
@@ -32,7 +44,7 @@ func (c *Core) OnDemandID(id string) string {
 // deadline re-drove records on demand is priced both ways, each at its own
 // list (see priceRedrive). A model without a catalog entry (a SageMaker
 // endpoint) has no cost.
-func (c *Core) PriceJob(j *job.Job) {
+func (c Models) PriceJob(j *job.Job) {
 	m, ok := c.LookupModel(j.Model)
 	if !ok {
 		j.Cost = nil

@@ -23,7 +23,7 @@ func OrdinalsURI(j *job.Job) string { return blob.Join(j.InputURI, "ordinals.jso
 // input; by id only when byID (a retry of a job stored before ordinals is
 // keyed as its parent, so the merged view finds its records by id). Records
 // keyed by ordinal are stored packed (job.RecordSet.Packed).
-func (c *Core) KeyRecords(ctx context.Context, j *job.Job, ordinals []int, byID bool) error {
+func KeyRecords(ctx context.Context, blobs Blobs, j *job.Job, ordinals []int, byID bool) error {
 	j.InputOrder, j.PackedRecords = !byID, !byID
 	if byID || ordinals == nil {
 		return nil
@@ -31,7 +31,7 @@ func (c *Core) KeyRecords(ctx context.Context, j *job.Job, ordinals []int, byID 
 	if len(ordinals) != j.RecordCount {
 		return fmt.Errorf("job %s: %d ordinals for %d records", j.ID, len(ordinals), j.RecordCount)
 	}
-	if err := c.WriteOrdinals(ctx, OrdinalsURI(j), ordinals); err != nil {
+	if err := WriteOrdinals(ctx, blobs, OrdinalsURI(j), ordinals); err != nil {
 		return fmt.Errorf("job %s: %w", j.ID, err)
 	}
 	j.KeptOrdinals = true
@@ -40,7 +40,7 @@ func (c *Core) KeyRecords(ctx context.Context, j *job.Job, ordinals []int, byID 
 
 // WriteOrdinals stores a list of record ordinals at uri, one a line: what
 // Ordinals and ReadOrdinals read back by position.
-func (c *Core) WriteOrdinals(ctx context.Context, uri string, ordinals []int) error {
+func WriteOrdinals(ctx context.Context, blobs Blobs, uri string, ordinals []int) error {
 	pr, pw := io.Pipe()
 	go func() {
 		w := bufio.NewWriter(pw)
@@ -50,7 +50,7 @@ func (c *Core) WriteOrdinals(ctx context.Context, uri string, ordinals []int) er
 		}
 		pw.CloseWithError(w.Flush())
 	}()
-	if _, err := c.Blobs.Put(ctx, uri, pr, "application/jsonl"); err != nil {
+	if _, err := blobs.Put(ctx, uri, pr, "application/jsonl"); err != nil {
 		return fmt.Errorf("write record ordinals %s: %w", uri, err)
 	}
 	return nil
@@ -59,11 +59,11 @@ func (c *Core) WriteOrdinals(ctx context.Context, uri string, ordinals []int) er
 // Ordinals returns the input ordinal of j's record at each position of its
 // input: the kept list of a retry, else the position itself. A position past
 // the list answers ok false.
-func (c *Core) Ordinals(ctx context.Context, j *job.Job) (func(pos int) (int, bool), error) {
+func Ordinals(ctx context.Context, blobs Opener, j *job.Job) (func(pos int) (int, bool), error) {
 	if !j.KeptOrdinals {
 		return func(pos int) (int, bool) { return pos, pos >= 0 }, nil
 	}
-	ord, err := c.ReadOrdinals(ctx, OrdinalsURI(j))
+	ord, err := ReadOrdinals(ctx, blobs, OrdinalsURI(j))
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", j.ID, err)
 	}
@@ -79,11 +79,11 @@ func RunOrdinalsURI(input string) string {
 
 // RunOrdinals is Ordinals for the input an on-demand run of j reads: its own
 // file's kept list when it has one (a re-drive), else the job's.
-func (c *Core) RunOrdinals(ctx context.Context, j *job.Job) (func(pos int) (int, bool), error) {
+func RunOrdinals(ctx context.Context, blobs Opener, j *job.Job) (func(pos int) (int, bool), error) {
 	if j.OnDemand == nil || j.OnDemand.InputURI == "" {
-		return c.Ordinals(ctx, j)
+		return Ordinals(ctx, blobs, j)
 	}
-	ord, err := c.ReadOrdinals(ctx, RunOrdinalsURI(j.OnDemand.InputURI))
+	ord, err := ReadOrdinals(ctx, blobs, RunOrdinalsURI(j.OnDemand.InputURI))
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", j.ID, err)
 	}
@@ -93,8 +93,8 @@ func (c *Core) RunOrdinals(ctx context.Context, j *job.Job) (func(pos int) (int,
 // ReadOrdinals reads a list WriteOrdinals stored: the ordinal at each
 // position, ok false past the list. A missing list is an error: a run that
 // needs one must not fall back to positions.
-func (c *Core) ReadOrdinals(ctx context.Context, uri string) (func(pos int) (int, bool), error) {
-	rc, err := c.Blobs.Open(ctx, uri, 0)
+func ReadOrdinals(ctx context.Context, blobs Opener, uri string) (func(pos int) (int, bool), error) {
+	rc, err := blobs.Open(ctx, uri, 0)
 	if errors.Is(err, blob.ErrNotFound) {
 		return nil, fmt.Errorf("record ordinals %s missing: %w", uri, err)
 	}

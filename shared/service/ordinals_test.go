@@ -15,25 +15,24 @@ func TestKeyRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Core{Blobs: blobs}
 	newJob := func(id string, n int) *job.Job {
 		return &job.Job{ID: id, RecordCount: n, InputURI: "s3://bucket/input/" + id}
 	}
 
 	fresh := newJob("fresh", 3)
-	if err := c.KeyRecords(t.Context(), fresh, nil, false); err != nil || !fresh.InputOrder || fresh.KeptOrdinals {
+	if err := KeyRecords(t.Context(), blobs, fresh, nil, false); err != nil || !fresh.InputOrder || fresh.KeptOrdinals {
 		t.Fatalf("new job: %v, InputOrder %v KeptOrdinals %v; want keyed by its positions", err, fresh.InputOrder, fresh.KeptOrdinals)
 	}
-	pos, err := c.Ordinals(t.Context(), fresh)
+	pos, err := Ordinals(t.Context(), blobs, fresh)
 	if o, ok := pos(2); err != nil || o != 2 || !ok {
 		t.Fatalf("ordinal of position 2: %d %v %v", o, ok, err)
 	}
 
 	retry := newJob("retry", 3)
-	if err := c.KeyRecords(t.Context(), retry, []int{4, 9, 1207}, false); err != nil || !retry.InputOrder || !retry.KeptOrdinals {
+	if err := KeyRecords(t.Context(), blobs, retry, []int{4, 9, 1207}, false); err != nil || !retry.InputOrder || !retry.KeptOrdinals {
 		t.Fatalf("retry: %v, InputOrder %v KeptOrdinals %v", err, retry.InputOrder, retry.KeptOrdinals)
 	}
-	kept, err := c.Ordinals(t.Context(), retry)
+	kept, err := Ordinals(t.Context(), blobs, retry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,15 +46,15 @@ func TestKeyRecords(t *testing.T) {
 	}
 
 	old := newJob("old-retry", 2)
-	if err := c.KeyRecords(t.Context(), old, []int{1, 2}, true); err != nil || old.InputOrder || old.KeptOrdinals {
+	if err := KeyRecords(t.Context(), blobs, old, []int{1, 2}, true); err != nil || old.InputOrder || old.KeptOrdinals {
 		t.Fatalf("retry of a job keyed by id: %v, InputOrder %v KeptOrdinals %v", err, old.InputOrder, old.KeptOrdinals)
 	}
-	if err := c.KeyRecords(t.Context(), newJob("short", 3), []int{1}, false); err == nil {
+	if err := KeyRecords(t.Context(), blobs, newJob("short", 3), []int{1}, false); err == nil {
 		t.Fatal("1 ordinal for 3 records accepted")
 	}
 	lost := newJob("lost", 1)
 	lost.InputOrder, lost.KeptOrdinals = true, true
-	if _, err := c.Ordinals(t.Context(), lost); err == nil {
+	if _, err := Ordinals(t.Context(), blobs, lost); err == nil {
 		t.Fatal("a missing ordinal list read as positions")
 	}
 }

@@ -60,9 +60,9 @@ func CompletedOf(j *job.Job) Completed {
 	return c
 }
 
-// Settle recomputes the job status from its parts after a part changed.
-func (c *Core) Settle(j *job.Job, now time.Time) {
-	prov := c.Provider(j.Provider)
+// Settle recomputes the job status from its parts after a part changed;
+// prov is the job's provider.
+func Settle(prov BatchProvider, j *job.Job, now time.Time) {
 	if len(j.Parts) > 0 {
 		j.ProviderStatus = leastAdvanced(prov, j.Parts).ProviderStatus
 	}

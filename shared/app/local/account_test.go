@@ -66,7 +66,7 @@ func TestAccountFactsRefresh(t *testing.T) {
 	}
 	lookup := func(id string) *model.Model {
 		t.Helper()
-		m, ok := l.Service.Core.LookupModel(id)
+		m, ok := l.Service.Core.Models().LookupModel(id)
 		if !ok {
 			t.Fatalf("%s is not in the merged catalog", id)
 		}
@@ -131,7 +131,7 @@ func TestAccountFactsRefresh(t *testing.T) {
 	if n := again.Calls("ListFoundationModels"); n != 0 {
 		t.Errorf("a cold start with a fresh snapshot read the account %d times", n)
 	}
-	if m, _ := l2.Service.Core.LookupModel(opus41); m == nil || m.Account == nil || m.Account.Access != model.AccessDenied {
+	if m, _ := l2.Service.Core.Models().LookupModel(opus41); m == nil || m.Account == nil || m.Account.Access != model.AccessDenied {
 		t.Errorf("second start: the stored facts are not laid over the catalog: %+v", m)
 	}
 }
@@ -168,7 +168,7 @@ var _ = flow("AccountOnlyModelAccepted", func(t *testing.T, w wiring) {
 		t.Fatalf("get_job warnings %q, %v", got.Warnings, err)
 	}
 	got.InputTokens, got.OutputTokens = 1000, 500
-	l.Service.Core.PriceJob(got)
+	l.Service.Core.Models().PriceJob(got)
 	if got.Cost == nil || got.Cost.TotalUSD != 0 || !slices.Equal(got.Cost.Unpriced, []string{"batch_input", "batch_output"}) {
 		t.Errorf("cost %+v: want unpriced batch_input and batch_output", got.Cost)
 	}
@@ -301,13 +301,13 @@ func TestBatchFromAccountQuotas(t *testing.T) {
 		t.Errorf("quota names no model took: %v", a.UnmatchedQuotas)
 	}
 	for _, id := range []string{"openai.gpt-oss-120b-1:0", "openai.gpt-oss-20b-1:0", "qwen.qwen3-235b-a22b-2507-v1:0", "deepseek.v3-v1:0"} {
-		m, ok := l.Service.Core.LookupModel(id)
+		m, ok := l.Service.Core.Models().LookupModel(id)
 		if !ok || !m.Supports(model.ModeBatch) || m.Account == nil || m.Account.Quotas == nil || m.Account.Quotas.MaxJobBytes != 5<<30 {
 			t.Errorf("%s: modes %v, facts %+v; want batch from the account's quotas", id, m.Modes, m.Account)
 		}
 	}
 	const small = "mistral.mistral-7b-instruct-v0:2"
-	if m, _ := l.Service.Core.LookupModel(small); m == nil || m.Supports(model.ModeBatch) {
+	if m, _ := l.Service.Core.Models().LookupModel(small); m == nil || m.Supports(model.ModeBatch) {
 		t.Fatalf("%s: %+v, want on demand only", small, m)
 	}
 	req := submitReq(small, 150)

@@ -64,7 +64,7 @@ func (l *Suite) vectorTools(d graph.Deps) *vectors.Tools {
 	if l.Vectors == nil {
 		return nil
 	}
-	return &vectors.Tools{Index: l.Vectors.Index, Embed: d.OnDemandModel, ModelID: l.Service.Core.OnDemandID}
+	return &vectors.Tools{Index: l.Vectors.Index, Embed: d.OnDemandModel, ModelID: l.Service.Core.Models().OnDemandID}
 }
 
 func (l *Suite) closeVectors() error {

@@ -88,5 +88,5 @@ func (w *Wiring) Tools(a *app.AWS, embed vectors.Embedder) *vectors.Tools {
 	if w.Index == nil {
 		return nil
 	}
-	return &vectors.Tools{Index: w.Index, ModelID: a.Graph.Core.OnDemandID, Embed: embed}
+	return &vectors.Tools{Index: w.Index, ModelID: a.Graph.Core.Models().OnDemandID, Embed: embed}
 }

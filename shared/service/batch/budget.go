@@ -8,6 +8,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -129,7 +130,7 @@ func stoppedAtBudget(p job.Part) bool {
 // records' estimated input and their output caps (outputTokens) at batch
 // prices (sizes are the parts' record counts, in record order).
 func (s *Service) partEstimates(req SubmitRequest, md *media, sizes []int) []float64 {
-	m, ok := s.LookupModel(req.Model)
+	m, ok := s.Models().LookupModel(req.Model)
 	if !ok || req.BudgetUSD <= 0 {
 		return nil
 	}
@@ -152,7 +153,7 @@ func (s *Service) partEstimates(req SubmitRequest, md *media, sizes []int) []flo
 func (s *Service) recordSpent(ctx context.Context, j *job.Job) *job.Job {
 	prov := s.Provider(j.Provider)
 	tokens := s.abilities(prov).ManifestTokens
-	m, priced := s.LookupModel(j.Model)
+	m, priced := s.Models().LookupModel(j.Model)
 	if tokens == nil || !priced || j.BudgetUSD <= 0 {
 		return j
 	}
@@ -273,7 +274,7 @@ func (s *Service) StopHeld(ctx context.Context, id string) (*job.Job, error) {
 		for i, p := range j.Parts {
 			if p.Held && p.Status == job.StatusQueued && p.Ref == "" && p.SubmitLease == "" && decideBudget(j, i) == budgetStop {
 				applyBudget(j, i)
-				s.Settle(j, s.Now())
+				service.Settle(s.Provider(j.Provider), j, s.Now())
 				return nil
 			}
 		}

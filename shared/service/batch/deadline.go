@@ -34,7 +34,7 @@ func (s *Service) checkDeadline(req *SubmitRequest, md *media) error {
 			req.Deadline.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
 	prov := s.Provider(req.Provider)
-	m, _ := s.LookupModel(req.Model)
+	m, _ := s.Models().LookupModel(req.Model)
 	if !s.runsOnDemand(prov) || m == nil || !m.Supports(model.ModeOnDemand) {
 		return job.Fieldf("deadline", "cannot be held for %s on %s: a deadline re-drives unfinished records on demand, and this model has no on-demand path here; omit deadline", req.Model, prov.Name())
 	}
@@ -42,7 +42,7 @@ func (s *Service) checkDeadline(req *SubmitRequest, md *media) error {
 	in, _ := s.estimate(*req, md)
 	out := req.outputTokens(0, n)
 	req.deadlineTokens = (in+int64(n)-1)/int64(max(n, 1)) + (out+int64(n)-1)/int64(max(n, 1))
-	rate := s.RateOf(req.Model)
+	rate := s.Models().RateOf(req.Model)
 	need := job.OnDemandTime(n, req.deadlineTokens, rate)
 	if left := req.Deadline.Sub(now); need > left {
 		return job.Fieldf("deadline", "%s is %s away, but even running all %d records on demand at the account's quota for %s (%s) takes about %s (estimate: %d tokens per record, estimated input + max_tokens %d or a record's own); set a later deadline, submit fewer records or lower max_tokens",
@@ -89,7 +89,7 @@ func (s *Service) StopBatchBy(j *job.Job) time.Time {
 	case j.Redrive != nil:
 		return j.Redrive.StoppedAt
 	}
-	return job.StopBatchBy(j.Deadline, job.OnDemandTime(n, j.DeadlineTokens, s.RateOf(j.Model)))
+	return job.StopBatchBy(j.Deadline, job.OnDemandTime(n, j.DeadlineTokens, s.Models().RateOf(j.Model)))
 }
 
 // stoppable: a part the provider runs and has not ended or been asked to stop.
@@ -153,7 +153,7 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 		}
 		if len(changed) == 0 {
 			if heldStopped {
-				s.Settle(cur, now)
+				service.Settle(s.Provider(cur.Provider), cur, now)
 				return nil
 			}
 			return store.ErrNoChange
@@ -168,7 +168,7 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 				cur.Redrive.Parts = append(cur.Redrive.Parts, i)
 			}
 		}
-		s.Settle(cur, now)
+		service.Settle(s.Provider(cur.Provider), cur, now)
 		return nil
 	})
 	wrote := err == nil
@@ -207,7 +207,7 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 			if !moved {
 				return store.ErrNoChange // the stops' own events came first
 			}
-			s.Settle(cur, s.Now())
+			service.Settle(s.Provider(cur.Provider), cur, s.Now())
 			return nil
 		})
 		switch {
@@ -293,7 +293,7 @@ func (s *Service) startRedrive(ctx context.Context, j *job.Job, res ingest.Resul
 		cur.OnDemand = &job.OnDemand{Params: p, Concurrency: job.DefaultOnDemandConcurrency, InputURI: uri}
 		cur.BadLines = res.BadLines
 		cur.SyncOnDemandCounts()
-		s.PriceJob(cur)
+		s.Models().PriceJob(cur)
 		cur.Checkpoint = nil
 		cur.ProviderStatus = "OnDemandRedrive"
 		cur.Touch(now)
@@ -317,7 +317,7 @@ func (s *Service) startRedrive(ctx context.Context, j *job.Job, res ingest.Resul
 // writeUnproduced writes to uri the caller's records of j that have no
 // result (not in have), as the on-demand runner reads them, and counts them.
 func (s *Service) writeUnproduced(ctx context.Context, j *job.Job, have map[string]bool, uri string) (int, error) {
-	ordinal, err := s.Ordinals(ctx, j)
+	ordinal, err := service.Ordinals(ctx, s.Blobs, j)
 	if err != nil {
 		return 0, err
 	}
@@ -372,7 +372,7 @@ func (s *Service) writeUnproduced(ctx context.Context, j *job.Job, have map[stri
 		pr.CloseWithError(err)
 		return 0, fmt.Errorf("write the re-drive input of %s: %w", j.ID, err)
 	}
-	if err := s.WriteOrdinals(ctx, service.RunOrdinalsURI(uri), ords); err != nil {
+	if err := service.WriteOrdinals(ctx, s.Blobs, service.RunOrdinalsURI(uri), ords); err != nil {
 		return 0, fmt.Errorf("write the re-drive ordinals of %s: %w", j.ID, err)
 	}
 	return n, nil

@@ -86,7 +86,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	}
 	out.EstimatedInputTokens, out.Cost = s.estimate(req, md)
 	out.Basis, out.Tier = out.Cost.Basis, out.Cost.PricedTier()
-	m, _ := s.LookupModel(req.Model)
+	m, _ := s.Models().LookupModel(req.Model)
 	if md != nil && len(md.problems) > 0 {
 		// The counter reads what records point at: only sources the media
 		// check passed (the caller's own uploads) are read.
@@ -143,7 +143,7 @@ func (s *Service) estimate(req SubmitRequest, md *media) (int64, model.Cost) {
 	for i := range req.Records {
 		in += s.recordTokens(&req.Records[i], md, i, req.Params.System)
 	}
-	m, ok := s.LookupModel(req.Model)
+	m, ok := s.Models().LookupModel(req.Model)
 	if !ok {
 		return in, model.Cost{}
 	}

@@ -214,7 +214,7 @@ func (s *Service) checkIndex(req *SubmitRequest, m *model.Model) (*job.IndexTarg
 // job is written, so a mismatching submit leaves nothing behind, and keeps
 // the records' metadata for the vectors.
 func (s *Service) prepareIndex(ctx context.Context, req *SubmitRequest) (*job.IndexTarget, error) {
-	m, _ := s.LookupModel(req.Model)
+	m, _ := s.Models().LookupModel(req.Model)
 	if m == nil || req.Index == nil {
 		return nil, nil
 	}

@@ -112,7 +112,7 @@ func (s *Service) ApplyState(ctx context.Context, id string, idx int, ev Provide
 			return store.ErrNoChange
 		}
 		j.LastEventAt = now
-		s.Settle(j, now)
+		service.Settle(s.Provider(j.Provider), j, now)
 		return nil
 	})
 	return j, moved, was, err

@@ -24,7 +24,7 @@ import (
 func (s *Service) Ingest(ctx context.Context, id string) error {
 	err := s.ingest(ctx, id)
 	if err != nil && ctx.Err() == nil {
-		s.RecordError(ctx, id, "ingest", err)
+		service.RecordError(ctx, s.Store, s.Log, id, "ingest", err)
 	}
 	return err
 }
@@ -130,7 +130,7 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 		j.Succeeded, j.Failed, j.BadLines = res.Succeeded, res.Failed, res.BadLines
 		j.InputTokens, j.OutputTokens = res.InputTokens, res.OutputTokens
 		j.CacheReadTokens, j.CacheWriteTokens = res.CacheReadTokens, res.CacheWriteTokens
-		s.PriceJob(j)
+		s.Models().PriceJob(j)
 		final := j.FinalStatus
 		if final == "" || (j.Redrive != nil && final == job.StatusCancelled) {
 			// Parts stopped for a deadline (with every record produced) are no cancel.
@@ -272,7 +272,7 @@ func (s *Service) manifestTokens(ctx context.Context, j *job.Job, prov service.B
 // provider id i is the job's record i, whose ordinal is i (or, in a retry,
 // the one it kept).
 func (s *Service) loadIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, error) {
-	ordinal, err := s.Ordinals(ctx, j)
+	ordinal, err := service.Ordinals(ctx, s.Blobs, j)
 	if err != nil {
 		return nil, err
 	}

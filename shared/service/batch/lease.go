@@ -45,7 +45,7 @@ func (s *Service) claimPart(ctx context.Context, id string, idx int, run string)
 		}
 		if ok, err := applyBudget(j, idx); !ok {
 			if err == nil {
-				s.Settle(j, now)
+				service.Settle(s.Provider(j.Provider), j, now)
 			}
 			return err
 		}

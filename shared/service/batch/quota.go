@@ -78,7 +78,7 @@ func (s *Service) markWaiting(ctx context.Context, id string, idx int) (*job.Job
 			return store.ErrNoChange
 		}
 		p.ProviderStatus = WaitingForQuota
-		s.Settle(j, s.Now())
+		service.Settle(s.Provider(j.Provider), j, s.Now())
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) {

@@ -256,7 +256,7 @@ func (s *Service) reuse(ctx context.Context, req *SubmitRequest) (*job.Job, erro
 	}
 	prov := s.Provider(req.Provider)
 	lim := s.LimitsFor(prov, req.Model)
-	m, _ := s.LookupModel(req.Model)
+	m, _ := s.Models().LookupModel(req.Model)
 	switch {
 	case req.autoMode:
 		if req.Mode, err = modeFor(m, job.ModeAuto, len(req.Records), lim, s.runsOnDemand(prov)); err != nil {

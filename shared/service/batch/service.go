@@ -134,7 +134,7 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 		if !changed {
 			return store.ErrNoChange
 		}
-		s.Settle(j, now)
+		service.Settle(s.Provider(j.Provider), j, now)
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) {

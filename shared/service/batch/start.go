@@ -188,7 +188,7 @@ func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*j
 			return fmt.Errorf("job %s has no part %d", id, idx)
 		}
 		fn(&j.Parts[idx])
-		s.Settle(j, now)
+		service.Settle(s.Provider(j.Provider), j, now)
 		return nil
 	})
 	if err != nil {
@@ -204,7 +204,7 @@ func (s *Service) betaHeaders(j *job.Job) []string {
 	if j.Params == nil {
 		return nil
 	}
-	m, ok := s.LookupModel(j.Model)
+	m, ok := s.Models().LookupModel(j.Model)
 	if !ok {
 		return nil
 	}

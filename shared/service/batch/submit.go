@@ -162,10 +162,10 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		start += size
 		j.Parts = append(j.Parts, p)
 	}
-	if err := s.WriteIDs(ctx, j, req.Records); err != nil {
+	if err := service.WriteIDs(ctx, s.Blobs, j, req.Records); err != nil {
 		return nil, err
 	}
-	if err := s.KeyRecords(ctx, j, req.Ordinals, req.ByID); err != nil {
+	if err := service.KeyRecords(ctx, s.Blobs, j, req.Ordinals, req.ByID); err != nil {
 		return nil, err
 	}
 	// The caller's records and settings, for retry_failed.

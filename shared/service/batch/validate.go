@@ -26,7 +26,7 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if err := checkServerTools(req); err != nil {
 		return err
 	}
-	m, _ := s.LookupModel(req.Model) // ValidateParams found it
+	m, _ := s.Models().LookupModel(req.Model) // ValidateParams found it
 	if m != nil && m.Task != model.TaskEmbedding {
 		if err := checkMessages(req, m); err != nil {
 			return err

@@ -117,11 +117,13 @@ func New(d Deps) *Graph {
 			cu.UseContent(&content.Store{Opener: batch.BlobOpener{Blobs: d.Blobs}, Prefix: blob.Join(d.Bucket, "uploads") + "/"})
 		}
 	}
-	od := &ondemand.Service{Core: core, Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency, Vectors: d.Vectors}
+	od := &ondemand.Service{Jobs: d.Store, Blobs: d.Blobs, Bus: d.Bus, Results: core.ResultsWriter(), Telemetry: core.Telemetry(),
+		Models: core.Models(), Providers: core.Providers, Clock: d.Now, Log: d.Log, Bucket: d.Bucket, JobPrefix: d.JobPrefix,
+		Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency, Vectors: d.Vectors}
 	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel, Counter: counter,
 		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota, Vectors: d.Vectors}
 	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: service.ResultsPrefix(d.Bucket), Log: core.Logger(),
-		MaxLineBytesFor: core.OutputLineCap}
+		MaxLineBytesFor: core.Models().OutputLineCap}
 	q := &query.Service{Jobs: d.Store, Records: d.Store}
 	rt := &retry.Service{Jobs: d.Store, Blobs: d.Blobs, Providers: core.Providers, Batch: b, Log: d.Log}
 	tr := &transfer.Service{Core: core, Batch: b, Results: q, Merged: rt}
@@ -132,9 +134,9 @@ func New(d Deps) *Graph {
 			Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: d.SageMakerInputPrefix,
 			Control: d.SageMakerControl, Operators: d.SageMakerOperators, InvocationTimeouts: d.SageMakerInvocationTimeouts},
-		Transfer:   tr,
+		Transfer: tr,
 		Reconciler: &reconcile.Service{Jobs: d.Store, Providers: core.Providers, Bus: d.Bus, Telemetry: core.Telemetry(), Clock: d.Now, Log: d.Log,
 			Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit, Validations: tr},
-		Retry:      rt,
+		Retry: rt,
 	}
 }

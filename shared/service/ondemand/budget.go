@@ -50,7 +50,7 @@ func (s *Service) recordUSD(j *job.Job) float64 {
 		return 0
 	}
 	n := int64(r.BatchSucceeded + r.BatchFailed)
-	m, ok := s.LookupModel(j.Model)
+	m, ok := s.Models.LookupModel(j.Model)
 	if n == 0 || !ok {
 		return 0
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
-	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
 // A chunk is sized to what the budget has left, by the run's mean cost per
@@ -42,7 +41,7 @@ func TestBudgetChunk(t *testing.T) {
 			Redrive: &job.Redrive{Started: true, BatchSucceeded: 4}, OnDemand: &job.OnDemand{Line: 5}}, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Service{Core: &service.Core{}}
+			s := &Service{}
 			if got := s.budgetChunk(tc.j, 64); got != tc.want {
 				t.Errorf("budgetChunk = %d, want %d", got, tc.want)
 			}

@@ -32,7 +32,7 @@ func (s *Service) textsPerCall(j *job.Job) int {
 	if _, ok := s.Model.(ManyEmbedder); !ok {
 		return 1
 	}
-	m, ok := s.LookupModel(j.Model)
+	m, ok := s.Models.LookupModel(j.Model)
 	if !ok || m.MaxTextsPerCall <= 1 {
 		return 1
 	}
@@ -125,11 +125,11 @@ func (s *Service) runGroup(ctx context.Context, j *job.Job, ins []job.Input) ([]
 	}
 	var throttles int64
 	for attempt := 1; ; attempt++ {
-		res, err := me.EmbedMany(ctx, s.OnDemandID(j.Model), ins, j.OnDemand.Params)
+		res, err := me.EmbedMany(ctx, s.Models.OnDemandID(j.Model), ins, j.OnDemand.Params)
 		if err == nil && len(res) == len(ins) {
 			recs := make([]job.Record, len(ins))
 			for k, in := range ins {
-				recs[k] = job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: job.RecordExpiresAt(j, s.Now()), Path: job.PathOnDemand,
+				recs[k] = job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: job.RecordExpiresAt(j, s.Clock.Now()), Path: job.PathOnDemand,
 					Status: job.RecordSucceeded, Output: res[k].Output, StopReason: res[k].StopReason,
 					InputTokens: res[k].InputTokens, OutputTokens: res[k].OutputTokens}
 			}
@@ -158,14 +158,14 @@ func (s *Service) runGroup(ctx context.Context, j *job.Job, ins []job.Input) ([]
 
 // runRecord calls the model for one record, retrying retryable errors with backoff and jitter.
 func (s *Service) runRecord(ctx context.Context, j *job.Job, in job.Input) (job.Record, OnDemandResult, int64) {
-	rec := job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: job.RecordExpiresAt(j, s.Now()), Path: job.PathOnDemand}
+	rec := job.Record{JobID: j.ID, ID: in.ID, ExpiresAt: job.RecordExpiresAt(j, s.Clock.Now()), Path: job.PathOnDemand}
 	maxAttempts := s.MaxAttempts
 	if maxAttempts <= 0 {
 		maxAttempts = 8
 	}
 	var throttles int64
 	for attempt := 1; ; attempt++ {
-		res, err := s.Model.Invoke(ctx, s.OnDemandID(j.Model), in, j.OnDemand.Params)
+		res, err := s.Model.Invoke(ctx, s.Models.OnDemandID(j.Model), in, j.OnDemand.Params)
 		if err == nil {
 			rec.Status, rec.Output, rec.StopReason = job.RecordSucceeded, res.Output, res.StopReason
 			rec.InputTokens, rec.OutputTokens = res.InputTokens, res.OutputTokens

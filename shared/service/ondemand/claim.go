@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
 // claimRun makes run me the job's only runner, unless another run's claim
 // still holds (errOtherRun). A terminal job is returned as it is.
 func (s *Service) claimRun(ctx context.Context, id, me string) (*job.Job, error) {
-	now := s.Now()
-	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+	now := s.Clock.Now()
+	j, err := s.Jobs.UpdateJob(ctx, id, func(j *job.Job) error {
 		o := j.OnDemand
 		if j.Status.Terminal() || o == nil {
 			return store.ErrNoChange
@@ -37,7 +38,7 @@ func (s *Service) claimRun(ctx context.Context, id, me string) (*job.Job, error)
 // releaseRun gives up run me's claim when it stops, so the next run (a
 // redelivered event, the reconciler's nudge) need not wait for it to lapse.
 func (s *Service) releaseRun(ctx context.Context, id, me string) {
-	_, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+	_, err := s.Jobs.UpdateJob(ctx, id, func(j *job.Job) error {
 		if j.OnDemand == nil || j.OnDemand.Runner != me || j.Status.Terminal() {
 			return store.ErrNoChange // an ended job is run no more: its claim need not go
 		}
@@ -45,6 +46,6 @@ func (s *Service) releaseRun(ctx context.Context, id, me string) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
-		s.Logger().WarnContext(ctx, "release of an on-demand run's claim failed; it lapses by itself", "job_id", id, "error", err)
+		service.Logger(s.Log).WarnContext(ctx, "release of an on-demand run's claim failed; it lapses by itself", "job_id", id, "error", err)
 	}
 }

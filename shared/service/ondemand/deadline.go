@@ -24,7 +24,7 @@ func (s *Service) leaveFlex(j *job.Job, throttled bool, now time.Time) {
 	if left <= 0 {
 		return
 	}
-	if now.Before(job.StopBatchBy(j.Deadline, job.OnDemandTime(left, j.DeadlineTokens, s.RateOf(j.Model)))) {
+	if now.Before(job.StopBatchBy(j.Deadline, job.OnDemandTime(left, j.DeadlineTokens, s.Models.RateOf(j.Model)))) {
 		return
 	}
 	o.TierSwitch = &job.TierSwitch{From: o.Params.Tier, At: now, Line: o.Line, InputTokens: o.InputTokens, OutputTokens: o.OutputTokens,

@@ -21,25 +21,25 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 			return fmt.Errorf("write vectors of %s: %w", j.ID, err)
 		}
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	var stored *service.StoredCounts
 	if cancelled(j) {
 		// A chunk stored by a run that died (or was refused) before its
 		// checkpoint is not redone once the job is cancelled, yet its results
 		// stay readable: the counts are the stored results.
-		_, c, err := service.StoredResults(ctx, s.Store, j, "")
+		_, c, err := service.StoredResults(ctx, s.Jobs, j, "")
 		if err != nil {
 			return err
 		}
 		stored = &c
 	}
 	id := j.ID
-	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+	j, err := s.Jobs.UpdateJob(ctx, id, func(j *job.Job) error {
 		if j.Status.Terminal() {
 			return store.ErrNoChange
 		}
 		j.SyncOnDemandCounts()
-		s.PriceJob(j)
+		s.Models.PriceJob(j)
 		final := job.StatusCompleted
 		switch {
 		case cancelled(j):
@@ -83,14 +83,14 @@ func (s *Service) finishOnDemand(ctx context.Context, j *job.Job) error {
 	if err != nil {
 		return fmt.Errorf("finish on-demand job %s: %w", id, err) // j is nil here
 	}
-	s.Logger().InfoContext(ctx, "on-demand job finished", "job_id", j.ID, "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed,
+	service.Logger(s.Log).InfoContext(ctx, "on-demand job finished", "job_id", j.ID, "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed,
 		"cache_read_tokens", j.CacheReadTokens, "cache_write_tokens", j.CacheWriteTokens, "throttles", j.OnDemand.Throttles)
 	if j.Index != nil && s.Vectors != nil && j.Status == job.StatusCompleted {
 		if err := s.Vectors.CommitJob(ctx, j); err != nil {
-			s.Logger().ErrorContext(ctx, "commit of job to its vector index failed", "job_id", j.ID, "index", j.Index.Name, "error", err)
+			service.Logger(s.Log).ErrorContext(ctx, "commit of job to its vector index failed", "job_id", j.ID, "index", j.Index.Name, "error", err)
 		}
 	}
-	s.Telemetry().PublishCompleted(ctx, j)
+	s.Telemetry.PublishCompleted(ctx, j)
 	return nil
 }
 
@@ -104,18 +104,18 @@ func endedByOthers(st job.Status) bool {
 // stored results after a run stored a chunk whose checkpoint the ended job
 // refused (a slow run outlived the reconciler's patience, or a cancel).
 func (s *Service) recountEnded(ctx context.Context, id string) error {
-	j, err := s.Store.GetJob(ctx, id)
+	j, err := s.Jobs.GetJob(ctx, id)
 	if err != nil {
 		return fmt.Errorf("recount on-demand job %s: %w", id, err)
 	}
 	if !endedByOthers(j.Status) {
 		return nil
 	}
-	_, c, err := service.StoredResults(ctx, s.Store, j, "")
+	_, c, err := service.StoredResults(ctx, s.Jobs, j, "")
 	if err != nil {
 		return err
 	}
-	_, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+	_, err = s.Jobs.UpdateJob(ctx, id, func(j *job.Job) error {
 		// The stored results hold the records reused at submit too.
 		if !endedByOthers(j.Status) || (j.Succeeded == c.Succeeded-j.Reused && j.Failed == c.Failed) {
 			return store.ErrNoChange

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -53,7 +54,20 @@ type OnDemandRun struct {
 // Service runs jobs too small for batch (or asked for on demand) record by
 // record, with bounded concurrency and retries with backoff and jitter.
 type Service struct {
-	*service.Core
+	Jobs  jobStore
+	Blobs service.Blobs
+	// Bus carries the On-Demand Run events that start and resume runs.
+	Bus service.Publisher
+	// Results stores the records a run answers.
+	Results   store.Writer
+	Telemetry service.Telemetry
+	Models    service.Models
+	// Providers settle a run's job as its provider would.
+	Providers *service.Registry
+	Clock     service.Clock
+	Log       *slog.Logger
+	// Bucket is the s3:// root of job inputs; JobPrefix prefixes part names.
+	Bucket, JobPrefix string
 	// Model is the runtime API (nil in the functions that only submit: runs are refused).
 	Model OnDemandModel
 	// Concurrency bounds parallel calls per run (default job.DefaultOnDemandConcurrency).
@@ -67,6 +81,15 @@ type Service struct {
 	Chunk int
 	// Vectors writes embedding jobs' vectors into their index (nil: none).
 	Vectors batch.VectorSink
+}
+
+// jobStore is what on-demand runs read and write: their jobs, and the
+// results a job has stored.
+type jobStore interface {
+	CreateJob(ctx context.Context, j *job.Job) error
+	GetJob(ctx context.Context, id string) (*job.Job, error)
+	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
+	ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error)
 }
 
 func (s *Service) concurrency() int {
@@ -95,7 +118,7 @@ func (s *Service) backoff(attempt int) time.Duration {
 // SubmitOnDemand stores the records and asks the on-demand runner to start; it
 // returns at once, like a batch submit.
 func (s *Service) SubmitOnDemand(ctx context.Context, req batch.SubmitRequest) (*job.Job, error) {
-	now := s.Now()
+	now := s.Clock.Now()
 	id := req.ID
 	if id == "" {
 		id = job.NewID(now)
@@ -129,16 +152,16 @@ func (s *Service) SubmitOnDemand(ctx context.Context, req batch.SubmitRequest) (
 	if _, err := s.Blobs.Put(ctx, j.Parts[0].InputURI, pr, "application/jsonl"); err != nil {
 		return nil, fmt.Errorf("write on-demand input of %s: %w", id, err)
 	}
-	if err := s.WriteIDs(ctx, j, req.Records); err != nil {
+	if err := service.WriteIDs(ctx, s.Blobs, j, req.Records); err != nil {
 		return nil, err
 	}
-	if err := s.KeyRecords(ctx, j, req.Ordinals, req.ByID); err != nil {
+	if err := service.KeyRecords(ctx, s.Blobs, j, req.Ordinals, req.ByID); err != nil {
 		return nil, err
 	}
-	if err := req.StoreReused(ctx, s.ResultsWriter(), j); err != nil {
+	if err := req.StoreReused(ctx, s.Results, j); err != nil {
 		return nil, err
 	}
-	if err := s.Store.CreateJob(ctx, j); err != nil {
+	if err := s.Jobs.CreateJob(ctx, j); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return nil, fmt.Errorf("%w: %s", service.ErrJobExists, id)
 		}
@@ -153,7 +176,7 @@ func (s *Service) requestRun(ctx context.Context, j *job.Job) (*job.Job, error) 
 		return nil, fmt.Errorf("request on-demand run of %s: %w", j.ID, err)
 	}
 	id := j.ID
-	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+	j, err := s.Jobs.UpdateJob(ctx, id, func(j *job.Job) error {
 		if j.OnDemand == nil || j.OnDemand.RunRequested {
 			return store.ErrNoChange
 		}

@@ -82,8 +82,12 @@ func onDemandSuiteB(t testing.TB, rt *sim.RuntimeSim, od *ondemand.Service) (*gr
 	bus := &recBus{}
 	svc := graph.New(graph.Deps{Store: st, Blobs: blobs, Bus: bus, Bucket: "s3://test", JobPrefix: "mcpbatch",
 		Providers: []service.BatchProvider{&bedrockbatch.Provider{ModelIDs: []string{model}}}, Region: "us-east-1"})
-	// od is the on-demand runner the test tunes (and may swap the model of).
-	od.Core = svc.Core
+	// od is the on-demand runner the test tunes (and may swap the model of):
+	// the graph's runner with the test's settings.
+	tuned := *od
+	*od = *svc.OnDemandRuns
+	od.Model, od.Vectors, od.Chunk, od.Concurrency = tuned.Model, tuned.Vectors, tuned.Chunk, tuned.Concurrency
+	od.MaxAttempts, od.BaseBackoff, od.MaxBackoff = tuned.MaxAttempts, tuned.BaseBackoff, tuned.MaxBackoff
 	svc.OnDemandRuns, svc.OnDemand = od, od
 	return svc, bus
 }
@@ -568,9 +572,7 @@ func TestOnDemandResumedAtBudgetRunsNoMore(t *testing.T) {
 	rt := &sim.RuntimeSim{}
 	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 	svc, _ := onDemandSuite(t, rt, od)
-	core := *svc.Core
-	core.Store = &failEnd{Store: core.Store}
-	od.Core = &core
+	od.Jobs = &failEnd{Store: svc.Core.Store}
 	ctx := context.Background()
 	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Params: job.Params{MaxTokens: 10}, BudgetUSD: 0.5,
 		Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/metrics"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -29,18 +30,18 @@ func (s *Service) RunOnDemand(ctx context.Context, id string) error {
 	err := s.runOnDemand(ctx, id)
 	if err != nil && ctx.Err() == nil {
 		// Kept on the job: the reconciler names it if it gives up on the run.
-		s.RecordError(ctx, id, "on-demand run", err)
+		service.RecordError(ctx, s.Jobs, s.Log, id, "on-demand run", err)
 	}
 	return err
 }
 
 func (s *Service) runOnDemand(ctx context.Context, id string) error {
-	log := s.Logger().With("job_id", id)
+	log := service.Logger(s.Log).With("job_id", id)
 	if s.Model == nil {
 		return errors.New("on-demand runs are not configured")
 	}
-	now := s.Now()
-	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+	now := s.Clock.Now()
+	j, err := s.Jobs.UpdateJob(ctx, id, func(j *job.Job) error {
 		if j.Mode != job.ModeOnDemand || j.Status.Terminal() || j.Status == job.StatusInProgress {
 			return store.ErrNoChange // a re-drive runs within its ingesting batch job
 		}
@@ -49,7 +50,7 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 		}
 		j.Parts[0].Status, j.Parts[0].ProviderStatus = job.StatusInProgress, "OnDemandRunning"
 		j.SubmittedAt = now
-		s.Settle(j, now)
+		service.Settle(s.Providers.Get(j.Provider), j, now)
 		return nil
 	})
 	switch {
@@ -83,7 +84,7 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 	}
 	// Input line i is the record of ordinal i (a retry's: the one it kept;
 	// a re-drive's: the one its line had in the job).
-	ordinal, err := s.RunOrdinals(ctx, j)
+	ordinal, err := service.RunOrdinals(ctx, s.Blobs, j)
 	if err != nil {
 		return err
 	}
@@ -138,10 +139,10 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			}
 			recs[k].Ordinal = o
 		}
-		if err := s.ResultsWriter().Put(ctx, j.RecordSet(), recs); err != nil {
+		if err := s.Results.Put(ctx, j.RecordSet(), recs); err != nil {
 			return fmt.Errorf("store on-demand results of %s: %w", id, err)
 		}
-		j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
+		j, err = s.Jobs.UpdateJob(ctx, id, func(j *job.Job) error {
 			o := j.OnDemand
 			if j.Status.Terminal() {
 				return errJobEnded // cancelled while this chunk ran
@@ -149,7 +150,7 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			if o == nil || o.Runner != me || o.Line != cp.Line || o.Offset != cp.Offset {
 				return errOtherRun
 			}
-			o.RunnerUntil = s.Now().Add(job.RunClaim)
+			o.RunnerUntil = s.Clock.Now().Add(job.RunClaim)
 			o.Offset += read
 			o.Line += len(batch)
 			o.Succeeded += stats.Succeeded
@@ -161,8 +162,8 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			o.Throttles += stats.Throttles
 			// Live counts, so get_job shows progress while the run goes on.
 			j.SyncOnDemandCounts()
-			s.PriceJob(j)
-			s.leaveFlex(j, stats.Throttles > 0, s.Now())
+			s.Models.PriceJob(j)
+			s.leaveFlex(j, stats.Throttles > 0, s.Clock.Now())
 			if n := j.OnDemandRecords(); overBudget(j) && o.Line < n {
 				j.AddWarning(fmt.Sprintf("budget_usd $%.4f reached after %d of %d records (spent $%.4f): the other %d were not run; retry them with a new submit",
 					j.BudgetUSD, o.Line, n, j.Cost.TotalUSD, n-o.Line))
@@ -184,7 +185,7 @@ func (s *Service) runOnDemand(ctx context.Context, id string) error {
 			return fmt.Errorf("checkpoint on-demand run of %s: %w", id, err)
 		}
 		if stats.Throttles > 0 {
-			s.Telemetry().Measured(ctx, metrics.Throttles, s.Telemetry().Measure().Throttled(j.Provider, j.Model, int(stats.Throttles)))
+			s.Telemetry.Measured(ctx, metrics.Throttles, s.Telemetry.Measure().Throttled(j.Provider, j.Model, int(stats.Throttles)))
 		}
 		if cancelled(j) || overBudget(j) {
 			// Over budget: the records not run yet stay unrun; what ran is stored and counted.
