@@ -65,7 +65,7 @@ func TestFromEnvLoadsAccountFacts(t *testing.T) {
 		if !ok {
 			t.Fatal("no Bedrock provider")
 		}
-		if got := core.LimitsFor(prov, haiku45).MaxRecordsPerPart; got != 1234 {
+		if got := core.Models().LimitsFor(prov, core.Providers.Abilities(prov.Name()).QuotaLimited, haiku45).MaxRecordsPerPart; got != 1234 {
 			t.Errorf("records per part %d, want the account's 1234", got)
 		}
 	})

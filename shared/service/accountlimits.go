@@ -11,12 +11,13 @@ import (
 // declares: the minimum records per job (the on-demand threshold of auto
 // mode), the records per job and per input file, and the input-file and job
 // sizes (the split). Each part is one input file, so a part is held to both.
-func (c *Core) LimitsFor(prov BatchProvider, modelID string) BatchLimits {
+// quotaLimited is the provider's Abilities.QuotaLimited.
+func (c Models) LimitsFor(prov BatchProvider, quotaLimited bool, modelID string) BatchLimits {
 	lim := prov.Limits()
-	if !c.Providers.Abilities(prov.Name()).QuotaLimited {
+	if !quotaLimited {
 		return lim
 	}
-	m, ok := c.Models().LookupModel(modelID)
+	m, ok := c.LookupModel(modelID)
 	if !ok || m.Account == nil || m.Account.Quotas == nil {
 		return lim
 	}

@@ -187,10 +187,8 @@ func (c *chaos) wrapFileBlobs(l *local.Suite, plan []soakItem) {
 			records[it.k] = it.records
 		}
 	}
-	core := *l.Service.Core
-	core.Blobs = &chaosBlobs{Objects: l.Blobs, c: c, prefix: soakInputURI(l, 0)[:strings.LastIndexByte(soakInputURI(l, 0), '/')+1],
+	l.Service.Transfer.Blobs = &chaosBlobs{Objects: l.Blobs, c: c, prefix: soakInputURI(l, 0)[:strings.LastIndexByte(soakInputURI(l, 0), '/')+1],
 		records: records, swapped: map[string]bool{}}
-	l.Service.Transfer.Core = &core
 }
 
 // checkFileJob: a file job either ran exactly one version of its file (the

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/service/reconcile"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
@@ -341,7 +342,7 @@ func TestUploadCancelWhileValidating(t *testing.T) {
 	}
 	core := *s.l.Service.Core
 	core.Bus = noBus{}
-	held := &transfer.Service{Core: &core, Batch: s.l.Service.Service}
+	held := graph.Transfer(&core, s.l.Service.Service)
 	j, err := held.SubmitFile(ctx, transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
 	if err != nil || j.Status != "validating" {
 		t.Fatalf("submit: %v, %+v", err, j)
@@ -377,13 +378,12 @@ func TestUploadStuckValidating(t *testing.T) {
 		core := *s.l.Service.Core
 		core.Clock = func() time.Time { return time.Now().Add(later) }
 		core.Bus = bus
-		return &reconcile.Service{Jobs: core.Store, Providers: core.Providers, Bus: bus, Telemetry: core.Telemetry(), Clock: core.Clock, Log: core.Log,
-			Batch: s.l.Service.Service, Validations: &transfer.Service{Core: &core, Batch: s.l.Service.Service}}
+		return graph.Reconciler(&core, s.l.Service.Service, graph.Transfer(&core, s.l.Service.Service))
 	}
 	submit := func(t *testing.T) string {
 		lost := *s.l.Service.Core
 		lost.Bus = noBus{}
-		j, err := (&transfer.Service{Core: &lost, Batch: s.l.Service.Service}).SubmitFile(ctx,
+		j, err := graph.Transfer(&lost, s.l.Service.Service).SubmitFile(ctx,
 			transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
 		if err != nil {
 			t.Fatal(err)

@@ -81,7 +81,7 @@ func TestFlowsAgainstMoto(t *testing.T) {
 	blobs, bucket := s3blob.New(s3c, s3blob.Options{}), "s3://mcpbatch-sm"
 	m := &smsvc.Service{
 		Jobs: st, Blobs: blobs, Results: store.Writer{Records: st, Objects: blobs, Prefix: service.ResultsPrefix(bucket)},
-		Telemetry: service.Telemetry{Bus: bus, Log: log}, Log: log, Bucket: bucket, Inputs: service.CallerInputs{Bucket: bucket},
+		Telemetry: service.Telemetry{Bus: bus, Log: log}, Log: log, Bucket: bucket,
 		Runtime:   sagemaker.New(sdk.NewFromConfig(cfg), log),
 		Endpoints: []string{"moto-ep"},
 	}

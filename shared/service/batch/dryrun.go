@@ -101,7 +101,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		out.NotCounted = "this deployment has no token counter for " + req.Model + ", so the paths price the estimate"
 	}
 	if m != nil {
-		s.pricePaths(out, m, s.LimitsFor(prov, req.Model), s.runsOnDemand(prov))
+		s.pricePaths(out, m, s.limitsFor(prov, req.Model), s.runsOnDemand(prov))
 		deadlinePick(out, req, deadlineErr)
 	}
 	if err := overBudget(req, out.EstimatedInputTokens, out.Cost); err != nil {
@@ -125,7 +125,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 		_, sizes, _, err := s.encodeAll(req, prov, md)
 		if err != nil {
 			out.Problems = append(out.Problems, err.Error())
-		} else if parts, err := service.Split(sizes, s.LimitsFor(prov, req.Model)); err != nil {
+		} else if parts, err := service.Split(sizes, s.limitsFor(prov, req.Model)); err != nil {
 			out.Problems = append(out.Problems, err.Error())
 		} else {
 			out.Parts = parts

@@ -17,7 +17,7 @@ import (
 // checked against the model's modes.
 func (s *Service) resolveMode(req *SubmitRequest, prov service.BatchProvider, m *model.Model) error {
 	n := len(req.Records)
-	lim := s.LimitsFor(prov, req.Model)
+	lim := s.limitsFor(prov, req.Model)
 	if req.Mode == job.ModeOnDemand && !s.abilities(prov).OnDemand {
 		return job.Fieldf("mode", "on_demand is not available for provider %s; its jobs run as %s (omit mode)", prov.Name(), lim.Title)
 	}

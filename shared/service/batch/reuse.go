@@ -255,7 +255,7 @@ func (s *Service) reuse(ctx context.Context, req *SubmitRequest) (*job.Job, erro
 		return s.completeReused(ctx, req, n, now)
 	}
 	prov := s.Provider(req.Provider)
-	lim := s.LimitsFor(prov, req.Model)
+	lim := s.limitsFor(prov, req.Model)
 	m, _ := s.Models().LookupModel(req.Model)
 	switch {
 	case req.autoMode:

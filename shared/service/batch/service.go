@@ -54,6 +54,12 @@ func (s *Service) abilities(prov service.BatchProvider) service.Abilities {
 	return s.Providers.Abilities(prov.Name())
 }
 
+// limitsFor are prov's limits for a model (the account's quotas laid over
+// them where the provider counts jobs against quotas).
+func (s *Service) limitsFor(prov service.BatchProvider, modelID string) service.BatchLimits {
+	return s.Models().LimitsFor(prov, s.abilities(prov).QuotaLimited, modelID)
+}
+
 // runsOnDemand: a job of prov may run on demand here (the provider's models
 // may, and this deployment runs on-demand jobs).
 func (s *Service) runsOnDemand(prov service.BatchProvider) bool {

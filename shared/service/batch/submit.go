@@ -127,7 +127,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	for _, n := range sizes {
 		longest = max(longest, n)
 	}
-	parts, err := service.Split(sizes, s.LimitsFor(prov, req.Model))
+	parts, err := service.Split(sizes, s.limitsFor(prov, req.Model))
 	if err != nil {
 		return nil, err
 	}

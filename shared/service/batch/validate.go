@@ -15,7 +15,7 @@ func (s *Service) validate(req *SubmitRequest) error {
 	if err != nil {
 		return err
 	}
-	if err := validateRecords(req, s.LimitsFor(prov, req.Model), s.abilities(prov).OnDemand); err != nil {
+	if err := validateRecords(req, s.limitsFor(prov, req.Model), s.abilities(prov).OnDemand); err != nil {
 		return err
 	}
 	for i, r := range req.Records {

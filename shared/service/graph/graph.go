@@ -126,17 +126,33 @@ func New(d Deps) *Graph {
 		MaxLineBytesFor: core.Models().OutputLineCap}
 	q := &query.Service{Jobs: d.Store, Records: d.Store}
 	rt := &retry.Service{Jobs: d.Store, Blobs: d.Blobs, Providers: core.Providers, Batch: b, Log: d.Log}
-	tr := &transfer.Service{Core: core, Batch: b, Results: q, Merged: rt}
+	tr := Transfer(core, b)
+	tr.Results, tr.Merged = q, rt
+	rc := Reconciler(core, b, tr)
+	rc.OnDemand, rc.StaleAfter, rc.ReconcileLimit = od, d.StaleAfter, d.ReconcileLimit
 	return &Graph{
 		Service: b, Queries: q, Core: core, OnDemandRuns: od,
 		SageMaker: &smsvc.Service{Jobs: d.Store, Blobs: d.Blobs, Results: core.ResultsWriter(), Telemetry: core.Telemetry(),
-			Clock: d.Now, Log: d.Log, Bucket: d.Bucket, Inputs: core.CallerInputs(),
+			Clock: d.Now, Log: d.Log, Bucket: d.Bucket, InputAllow: d.InputAllow,
 			Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,
 			Deadline: d.SageMakerDeadline, MaxResponseBytes: d.SageMakerMaxResponseBytes, InputPrefix: d.SageMakerInputPrefix,
 			Control: d.SageMakerControl, Operators: d.SageMakerOperators, InvocationTimeouts: d.SageMakerInvocationTimeouts},
-		Transfer: tr,
-		Reconciler: &reconcile.Service{Jobs: d.Store, Providers: core.Providers, Bus: d.Bus, Telemetry: core.Telemetry(), Clock: d.Now, Log: d.Log,
-			Batch: b, OnDemand: od, StaleAfter: d.StaleAfter, ReconcileLimit: d.ReconcileLimit, Validations: tr},
-		Retry: rt,
+		Transfer:   tr,
+		Reconciler: rc,
+		Retry:      rt,
 	}
+}
+
+// Reconciler is the reconciler over core's adapters, the batch flow b and
+// the file submits' recovery v; New adds on-demand resumes and its settings.
+func Reconciler(core *service.Core, b *batch.Service, v *transfer.Service) *reconcile.Service {
+	return &reconcile.Service{Jobs: core.Store, Providers: core.Providers, Bus: core.Bus, Telemetry: core.Telemetry(), Clock: core.Clock, Log: core.Log,
+		Batch: b, Validations: v}
+}
+
+// Transfer is the transfer flow over core's adapters and the batch flow b;
+// New adds its results pages and merged results.
+func Transfer(core *service.Core, b *batch.Service) *transfer.Service {
+	return &transfer.Service{Jobs: core.Store, Blobs: core.Blobs, Bus: core.Bus, Telemetry: core.Telemetry(), Providers: core.Providers,
+		Models: core.Models(), InputAllow: core.InputAllow, Clock: core.Clock, Log: core.Log, Bucket: core.Bucket, JobPrefix: core.JobPrefix, Batch: b}
 }

@@ -34,8 +34,8 @@ type Service struct {
 	Log       *slog.Logger
 	// Bucket is the s3:// root of the inputs when InputPrefix is empty.
 	Bucket string
-	// Inputs are where a caller's input_uri may point.
-	Inputs service.CallerInputs
+	// InputAllow are s3:// prefixes open to every caller's input_uri.
+	InputAllow []string
 	// Runtime is the SageMaker runtime API (nil where only notifications are read).
 	Runtime SageMakerRuntime
 	// Endpoints are the endpoint names callers may invoke (deploy-time configuration).
@@ -299,6 +299,11 @@ func (m *Service) recordInvocation(ctx context.Context, id string, acc AsyncAcce
 	return j, nil
 }
 
+// inputs are where a caller's input_uri may point.
+func (m *Service) inputs() service.CallerInputs {
+	return service.CallerInputs{Bucket: m.Bucket, Allow: m.InputAllow}
+}
+
 func (m *Service) inputPrefix() string {
 	if m.InputPrefix != "" {
 		return m.InputPrefix
@@ -373,7 +378,7 @@ func (m *Service) validateAsync(req *AsyncRequest) error {
 			return job.Fieldf("input_uri", "%d characters is over SageMaker's limit of %d", len(req.InputURI), job.SageMakerMaxInputLocation)
 		}
 		// The endpoint reads it with its own role: only the caller's own files.
-		if err := m.Inputs.CheckCallerInput("input_uri", req.Owner, req.InputURI); err != nil {
+		if err := m.inputs().CheckCallerInput("input_uri", req.Owner, req.InputURI); err != nil {
 			return err
 		}
 	}

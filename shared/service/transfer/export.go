@@ -97,7 +97,7 @@ func (s *Service) Export(ctx context.Context, req ExportRequest) (*Export, error
 	default:
 		return nil, job.Fieldf("status", "must be one of all, succeeded, failed (got %q)", service.Truncate(req.Status, 40))
 	}
-	j, err := s.OwnedJob(ctx, req.Owner, req.JobID)
+	j, err := service.OwnedJob(ctx, s.Jobs, req.Owner, req.JobID)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (s *Service) Export(ctx context.Context, req ExportRequest) (*Export, error
 		status = job.ResultsAll
 	}
 	out := &Export{Format: req.Format, Job: j,
-		URI: blob.Join(s.Bucket, "exports", j.ID, fmt.Sprintf("%s-%s.%s", s.Now().Format("20060102T150405.000000000Z"), status, req.Format))}
+		URI: blob.Join(s.Bucket, "exports", j.ID, fmt.Sprintf("%s-%s.%s", s.Clock.Now().Format("20060102T150405.000000000Z"), status, req.Format))}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(s.writeExport(ctx, pw, req, out)) }()
 	ctype := map[string]string{ExportJSONL: "application/jsonl", ExportCSV: "text/csv", ExportParquet: "application/vnd.apache.parquet"}[req.Format]

@@ -11,7 +11,6 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/query"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
@@ -32,7 +31,7 @@ func exportSuite(t *testing.T, recs []job.Record) (*transfer.Service, *fsblob.St
 	if err := st.PutRecords(ctx, j.RecordSet(), recs); err != nil {
 		t.Fatal(err)
 	}
-	svc := &transfer.Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://test", JobPrefix: "mcpbatch"}, Results: &query.Service{Jobs: st, Records: st}}
+	svc := &transfer.Service{Jobs: st, Blobs: blobs, Bucket: "s3://test", JobPrefix: "mcpbatch", Results: &query.Service{Jobs: st, Records: st}}
 	return svc, blobs, j
 }
 

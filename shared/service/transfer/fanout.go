@@ -147,7 +147,7 @@ func (s *Service) planFanout(ctx context.Context, j *job.Job, fr fileRequest) er
 	if err := s.Units.SendUnits(ctx, p.Units); err != nil {
 		return fmt.Errorf("send check units of %s: %w", j.ID, err)
 	}
-	s.Logger().InfoContext(ctx, "input fan-out planned", "job_id", j.ID, "files", len(p.Files), "units", len(p.Units), "shards", p.Units[0].Shards)
+	service.Logger(s.Log).InfoContext(ctx, "input fan-out planned", "job_id", j.ID, "files", len(p.Files), "units", len(p.Units), "shards", p.Units[0].Shards)
 	return nil
 }
 
@@ -217,7 +217,7 @@ func (s *Service) loadPlan(ctx context.Context, j *job.Job) (*plan, error) {
 // RunUnit runs one fan-out unit. An error is worth a retry (the queue
 // redelivers it); a unit of a job past validation does nothing.
 func (s *Service) RunUnit(ctx context.Context, u Unit) error {
-	j, err := s.Store.GetJob(ctx, u.JobID)
+	j, err := s.Jobs.GetJob(ctx, u.JobID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -237,7 +237,7 @@ func (s *Service) RunUnit(ctx context.Context, u Unit) error {
 	case UnitWrite:
 		return s.runWrite(ctx, j, u)
 	}
-	s.Logger().ErrorContext(ctx, "unknown fan-out unit; dropped", "job_id", u.JobID, "kind", u.Kind)
+	service.Logger(s.Log).ErrorContext(ctx, "unknown fan-out unit; dropped", "job_id", u.JobID, "kind", u.Kind)
 	return nil
 }
 
@@ -303,14 +303,14 @@ func (s *Service) phaseDone(ctx context.Context, j *job.Job, phase string, k, wa
 		}
 	}
 	key, me := "fanout/"+j.ID+"/"+next, phase+"-"+unitName(k)
-	won, err := s.Store.SwapSlot(ctx, key, "", me)
+	won, err := s.Jobs.SwapSlot(ctx, key, "", me)
 	if err != nil {
 		return false, fmt.Errorf("claim %s of %s: %w", next, j.ID, err)
 	}
 	if won {
 		return true, nil
 	}
-	holder, err := s.Store.Slot(ctx, key)
+	holder, err := s.Jobs.Slot(ctx, key)
 	if err != nil {
 		return false, fmt.Errorf("read claim %s of %s: %w", next, j.ID, err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
 // BenchmarkDupShard: one id shard of a 10,000,000-record job (1.4 GB of
@@ -33,7 +32,7 @@ func benchDupShard(b *testing.B, records int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := &Service{Core: &service.Core{Blobs: fs, Bucket: "s3://b"}}
+	s := &Service{Blobs: fs, Bucket: "s3://b"}
 	j := &job.Job{ID: "j", InputURI: "s3://b/input/j"}
 	ctx := context.Background()
 	const salt = 7

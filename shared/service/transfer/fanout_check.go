@@ -47,7 +47,7 @@ type checked struct {
 }
 
 func (s *Service) unitSetup(ctx context.Context, j *job.Job) (*checked, error) {
-	prov := s.Provider(j.Provider)
+	prov := s.Providers.Get(j.Provider)
 	if prov == nil {
 		_, err := s.failValidation(ctx, j.ID, fmt.Sprintf("provider %s is not configured in this deployment", j.Provider))
 		return nil, errors.Join(errGone, err)

@@ -176,7 +176,7 @@ func (s *Service) runFinish(ctx context.Context, j *job.Job, u Unit) error {
 		records += sum.Records
 		maxLine = max(maxLine, sum.MaxLine)
 	}
-	lim := s.LimitsFor(c.prov, j.Model)
+	lim := s.limitsFor(c.prov, j.Model)
 	why := ""
 	switch {
 	case records == 0:

@@ -65,7 +65,7 @@ func TestSplitSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{Core: &service.Core{Blobs: fs, Bucket: "s3://b"}}
+	s := &Service{Blobs: fs, Bucket: "s3://b"}
 	j := &job.Job{ID: "j", InputURI: "s3://b/input/j"}
 	ctx := context.Background()
 	var sums []unitSummary
@@ -96,7 +96,7 @@ func TestUnitsCoverEveryLineOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{Core: &service.Core{Blobs: fs, Bucket: "s3://b"}}
+	s := &Service{Blobs: fs, Bucket: "s3://b"}
 	ctx := context.Background()
 	var body strings.Builder
 	var want []string
@@ -152,7 +152,7 @@ func TestPlansOfOneJobAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{Core: &service.Core{Blobs: fs, Bucket: "s3://b"}, UnitBytes: 100}
+	s := &Service{Blobs: fs, Bucket: "s3://b", UnitBytes: 100}
 	ctx := context.Background()
 	var files []inputFile
 	for f := range 3 {
@@ -213,7 +213,7 @@ func TestPhaseDoneAcrossGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{Core: &service.Core{Blobs: fs, Store: &slotStore{m: map[string]string{}}, Bucket: "s3://b"}}
+	s := &Service{Blobs: fs, Jobs: &slotStore{m: map[string]string{}}, Bucket: "s3://b"}
 	j := &job.Job{ID: "j", InputURI: "s3://b/input/j"}
 	ctx := context.Background()
 	const want = 8
@@ -257,7 +257,7 @@ func TestRequestOfManyFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{Core: &service.Core{Blobs: fs, Bucket: "s3://b"}}
+	s := &Service{Blobs: fs, Bucket: "s3://b"}
 	ctx := context.Background()
 	j := &job.Job{ID: "j", InputURI: "s3://b/input/j"}
 	files := make([]inputFile, MaxJobFiles)

@@ -33,7 +33,7 @@ func (s *Service) NewMediaUpload(owner, contentType string) (Upload, error) {
 	if !ok {
 		return Upload{}, job.Fieldf("content_type", "must be application/jsonl (a batch file) or one of %s (got %q)", MediaTypeList(), service.Truncate(contentType, 100))
 	}
-	id := job.NewID(s.Now())
+	id := job.NewID(s.Clock.Now())
 	uri := blob.Join(s.Bucket, "uploads", service.OwnerTag(owner), id+ext)
 	return Upload{ID: id, URI: uri, MaxBytes: MaxMediaBytes}, nil
 }

@@ -74,7 +74,7 @@ func (s *Service) listInputs(ctx context.Context, req FileSubmitRequest) (string
 		return fieldUploadIDs, files, nil
 	}
 	prefix := req.InputURI
-	if err := s.CallerInputs().CheckCallerPrefix(fieldInputURI, req.Owner, prefix); err != nil {
+	if err := s.inputs().CheckCallerPrefix(fieldInputURI, req.Owner, prefix); err != nil {
 		return "", nil, err
 	}
 	l, ok := s.Blobs.(lister)

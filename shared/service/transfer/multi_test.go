@@ -64,7 +64,7 @@ func TestListInputsLimits(t *testing.T) {
 		{name: "not an upload id", req: FileSubmitRequest{UploadIDs: []string{"../x"}}, want: []string{"input_upload_ids[0]", "not an upload id"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Service{Core: &service.Core{Blobs: listedBlobs{tc.objs}, Bucket: "s3://b"}}
+			s := &Service{Blobs: listedBlobs{tc.objs}, Bucket: "s3://b"}
 			tc.req.Owner = owner
 			_, files, err := s.listInputs(context.Background(), tc.req)
 			if tc.want == nil {

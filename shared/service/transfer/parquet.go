@@ -57,7 +57,7 @@ func (s *Service) writeParquet(ctx context.Context, w io.Writer, req ExportReque
 // recordPricer prices one record's tokens at the job's price basis and the
 // catalog's prices (0 when the model has no row).
 func (s *Service) recordPricer(j *job.Job) func(*job.Record) float64 {
-	m, ok := s.Models().LookupModel(j.Model)
+	m, ok := s.Models.LookupModel(j.Model)
 	if !ok {
 		return func(*job.Record) float64 { return 0 }
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/internal/procstat"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/parquetout"
-	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/query"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
@@ -46,7 +45,7 @@ func BenchmarkParquetExport(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			svc := &transfer.Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://test", JobPrefix: "mcpbatch"}, Results: &query.Service{Jobs: st, Records: st},
+			svc := &transfer.Service{Jobs: st, Blobs: blobs, Bucket: "s3://test", JobPrefix: "mcpbatch", Results: &query.Service{Jobs: st, Records: st},
 				Parquet: func(w io.Writer, schema string) (transfer.TableWriter, error) { return parquetout.New(w, schema) }}
 			runtime.GC()
 			peak := procstat.HeapPeak()

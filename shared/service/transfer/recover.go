@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -41,12 +42,12 @@ func (s *Service) RecoverValidation(ctx context.Context, j *job.Job) (bool, erro
 	if !inputValidating(j) {
 		return false, nil
 	}
-	if s.Now().Sub(j.UpdatedAt) < ValidationStaleAfter {
+	if s.Clock.Now().Sub(j.UpdatedAt) < ValidationStaleAfter {
 		return true, nil
 	}
 	if j.Retries < MaxValidationRequests-1 {
 		tries := j.Retries
-		_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
+		_, err := s.Jobs.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
 			if !inputValidating(cur) || cur.Retries != tries {
 				return store.ErrNoChange // validated, or another reconciler asked first
 			}
@@ -60,7 +61,7 @@ func (s *Service) RecoverValidation(ctx context.Context, j *job.Job) (bool, erro
 		if err != nil {
 			return true, fmt.Errorf("mark validation retry of %s: %w", j.ID, err)
 		}
-		s.Logger().WarnContext(ctx, "job stuck validating; validation requested again", "job_id", j.ID, "request", tries+2, "of", MaxValidationRequests)
+		service.Logger(s.Log).WarnContext(ctx, "job stuck validating; validation requested again", "job_id", j.ID, "request", tries+2, "of", MaxValidationRequests)
 		if err := s.Bus.Publish(ctx, config.DetailInputValidation, ValidationRequest{JobID: j.ID}); err != nil {
 			return true, fmt.Errorf("request validation of %s again: %w", j.ID, err)
 		}

@@ -177,7 +177,7 @@ func (s *Service) scanFile(ctx context.Context, field, uri string, pin *blob.Ver
 		return nil, job.Fieldf(field, "%d of %d lines are invalid; nothing was submitted; fix the file and upload it again. First problems:\n%s",
 			probs.bad, scan.count, probs.text())
 	}
-	lim := s.LimitsFor(prov, req.Model)
+	lim := s.limitsFor(prov, req.Model)
 	switch {
 	case scan.count == 0:
 		return nil, job.Fieldf(field, "the file holds no records; a %s job needs at least %d", lim.Title, max(lim.MinRecords, 1))
@@ -247,7 +247,7 @@ func (s *Service) scanLines(ctx context.Context, r *jsonl.Reader, req batch.Subm
 				continue
 			}
 		}
-		if err := s.CallerInputs().CheckModelInputRefs("model_input", req.Owner, in.ModelInput); err != nil {
+		if err := s.inputs().CheckModelInputRefs("model_input", req.Owner, in.ModelInput); err != nil {
 			probs.add(r.Line(), "%s", err)
 			continue
 		}

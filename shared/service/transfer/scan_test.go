@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockbatch"
-	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 )
@@ -39,7 +38,7 @@ func scan(t *testing.T, body string, fp func(string) uint64) (int, func(string) 
 	if _, err := blobs.Put(ctx, uri, strings.NewReader(body), "application/jsonl"); err != nil {
 		t.Fatal(err)
 	}
-	s := &transfer.Service{Core: &service.Core{Blobs: blobs, Bucket: "s3://b"}}
+	s := &transfer.Service{Blobs: blobs, Bucket: "s3://b"}
 	return s.Scan(ctx, uri, batch.SubmitRequest{Model: model}, &bedrockbatch.Provider{})
 }
 

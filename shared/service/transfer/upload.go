@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -50,8 +51,21 @@ type batchStarter interface {
 
 // Service runs uploads, file submits and exports.
 type Service struct {
-	*service.Core
-	Batch batchStarter
+	Jobs  jobStore
+	Blobs service.Blobs
+	// Bus carries the events that move file submits on (validation, units).
+	Bus       service.Publisher
+	Telemetry service.Telemetry
+	Providers *service.Registry
+	Models    service.Models
+	// InputAllow are s3:// prefixes open to every caller's input_uri.
+	InputAllow []string
+	Clock  service.Clock
+	Log    *slog.Logger
+	// Bucket is the s3:// root of uploads, inputs and exports; JobPrefix
+	// prefixes part names.
+	Bucket, JobPrefix string
+	Batch             batchStarter
 	// Results pages through a job's stored results (exports).
 	Results ResultsPager
 	// Merged reads results merged over a job's retries (export latest).
@@ -63,6 +77,27 @@ type Service struct {
 	UnitBytes int64
 	// Parquet writes format=parquet exports (nil: that format fails).
 	Parquet NewTable
+}
+
+// jobStore is what file submits, uploads and exports read and write: jobs,
+// and the slots that keep one validation of a job at a time.
+type jobStore interface {
+	CreateJob(ctx context.Context, j *job.Job) error
+	GetJob(ctx context.Context, id string) (*job.Job, error)
+	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
+	Slot(ctx context.Context, key string) (holder string, err error)
+	SwapSlot(ctx context.Context, key, old, next string) (bool, error)
+}
+
+// inputs are where a caller's input_uri may point.
+func (s *Service) inputs() service.CallerInputs {
+	return service.CallerInputs{Bucket: s.Bucket, Allow: s.InputAllow}
+}
+
+// limitsFor are prov's limits for a model (the account's quotas laid over
+// them where the provider counts jobs against quotas).
+func (s *Service) limitsFor(prov service.BatchProvider, modelID string) service.BatchLimits {
+	return s.Models.LimitsFor(prov, s.Providers.Abilities(prov.Name()).QuotaLimited, modelID)
 }
 
 // ResultsPager pages through a job's stored results (the query flow).
@@ -86,7 +121,7 @@ type Upload struct {
 // NewUpload names a fresh upload under the owner's own prefix, so an upload id
 // is useless to anyone else.
 func (s *Service) NewUpload(owner string) Upload {
-	id := job.NewID(s.Now())
+	id := job.NewID(s.Clock.Now())
 	return Upload{ID: id, URI: s.uploadURI(owner, id), MaxBytes: MaxUploadBytes}
 }
 
@@ -178,7 +213,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 		}
 		rc.Close()
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	id := job.NewID(now)
 	j := &job.Job{
 		ID: id, Owner: req.Owner, Name: req.Name, Provider: prov.Name(), Model: req.Model,
@@ -197,7 +232,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if err := s.putRequest(ctx, j, fileRequest{Field: field, URI: uri, Files: files, Params: req.Params}); err != nil {
 		return nil, err
 	}
-	if err := s.Store.CreateJob(ctx, j); err != nil {
+	if err := s.Jobs.CreateJob(ctx, j); err != nil {
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
 	if err := s.Bus.Publish(ctx, config.DetailInputValidation, ValidationRequest{JobID: id}); err != nil {
@@ -226,7 +261,7 @@ func (s *Service) resolveInput(req FileSubmitRequest) (field, uri string, err er
 		}
 		return "input_upload_id", s.uploadURI(req.Owner, req.UploadID), nil
 	case req.InputURI != "":
-		if err := s.CallerInputs().CheckCallerInput("input_uri", req.Owner, req.InputURI); err != nil {
+		if err := s.inputs().CheckCallerInput("input_uri", req.Owner, req.InputURI); err != nil {
 			return "", "", err
 		}
 		return "input_uri", req.InputURI, nil

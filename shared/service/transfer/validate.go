@@ -81,8 +81,8 @@ func (s *Service) getRequest(ctx context.Context, j *job.Job) (fileRequest, erro
 // transient S3 faults cost time, not the job. Errors it returns (storage,
 // provider) are worth a retry.
 func (s *Service) ValidateFile(ctx context.Context, id string) error {
-	log := s.Logger().With("job_id", id)
-	j, err := s.Store.GetJob(ctx, id)
+	log := service.Logger(s.Log).With("job_id", id)
+	j, err := s.Jobs.GetJob(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		log.InfoContext(ctx, "input validation for an unknown or expired job; ignored")
 		return nil
@@ -94,7 +94,7 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 		log.InfoContext(ctx, "job is past input validation; nothing to do", "status", j.Status)
 		return nil
 	}
-	prov := s.Provider(j.Provider)
+	prov := s.Providers.Get(j.Provider)
 	if prov == nil {
 		_, err := s.failValidation(ctx, id, fmt.Sprintf("provider %s is not configured in this deployment", j.Provider))
 		return err
@@ -127,7 +127,7 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	lim := s.LimitsFor(prov, j.Model)
+	lim := s.limitsFor(prov, j.Model)
 	parts, err := service.Split(scan.sizes, lim)
 	if err != nil {
 		_, err = s.failValidation(ctx, id, job.Fieldf(fr.Field, "%v", err).Error())
@@ -183,8 +183,8 @@ func (s *Service) writeAndStart(ctx context.Context, src inputSource, draft *job
 // starts it (unless another run got there first).
 func (s *Service) startValidated(ctx context.Context, draft *job.Job, maxLine int, req batch.SubmitRequest, prov service.BatchProvider, md *batch.Media) error {
 	id := draft.ID
-	log := s.Logger().With("job_id", id)
-	j, err := s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
+	log := service.Logger(s.Log).With("job_id", id)
+	j, err := s.Jobs.UpdateJob(ctx, id, func(cur *job.Job) error {
 		if !inputValidating(cur) {
 			return store.ErrNoChange // another run got there first (or the job was cancelled)
 		}
@@ -198,7 +198,7 @@ func (s *Service) startValidated(ctx context.Context, draft *job.Job, maxLine in
 		// user sees never moves back, and Settle moves it on only once every
 		// part has passed the provider's own validation (to in_progress or on).
 		cur.ProviderStatus, cur.Retries = "", 0 // Retries counted validation requests
-		cur.UpdatedAt = s.Now()
+		cur.UpdatedAt = s.Clock.Now()
 		return nil
 	})
 	if errors.Is(err, store.ErrNoChange) {
@@ -222,8 +222,8 @@ func inputValidating(j *job.Job) bool {
 // failValidation ends a validating job as failed with why (the same text the
 // synchronous check gave as its error).
 func (s *Service) failValidation(ctx context.Context, id, why string) (*job.Job, error) {
-	now := s.Now()
-	j, err := s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
+	now := s.Clock.Now()
+	j, err := s.Jobs.UpdateJob(ctx, id, func(cur *job.Job) error {
 		if !inputValidating(cur) {
 			return store.ErrNoChange
 		}
@@ -237,6 +237,6 @@ func (s *Service) failValidation(ctx context.Context, id, why string) (*job.Job,
 	if err != nil {
 		return nil, fmt.Errorf("fail job %s after input validation: %w", id, err)
 	}
-	s.Telemetry().PublishCompleted(ctx, j)
+	s.Telemetry.PublishCompleted(ctx, j)
 	return j, nil
 }
