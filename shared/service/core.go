@@ -118,9 +118,10 @@ func OwnedJob(ctx context.Context, jobs JobGetter, owner, id string) (*job.Job, 
 	return j, nil
 }
 
-// ParseJobName maps a provider job name back to (job id, part index) without a lookup.
-func (c *Core) ParseJobName(name string) (id string, part int, ok bool) {
-	rest, ok := strings.CutPrefix(name, c.JobPrefix+"-")
+// ParseJobName maps a provider job name back to (job id, part index) without
+// a lookup; prefix is the stack's JobPrefix.
+func ParseJobName(prefix, name string) (id string, part int, ok bool) {
+	rest, ok := strings.CutPrefix(name, prefix+"-")
 	if !ok {
 		return "", 0, false
 	}

@@ -24,7 +24,7 @@ func InputsURI(j *job.Job) string {
 }
 
 // WriteInputs stores a batch job's caller records (see InputsURI).
-func (c *Core) WriteInputs(ctx context.Context, j *job.Job, recs []job.Input) error {
+func WriteInputs(ctx context.Context, blobs Blobs, j *job.Job, recs []job.Input) error {
 	pr, pw := io.Pipe()
 	go func() {
 		w := bufio.NewWriterSize(pw, 256<<10)
@@ -37,7 +37,7 @@ func (c *Core) WriteInputs(ctx context.Context, j *job.Job, recs []job.Input) er
 		}
 		pw.CloseWithError(w.Flush())
 	}()
-	if _, err := c.Blobs.Put(ctx, InputsURI(j), pr, "application/jsonl"); err != nil {
+	if _, err := blobs.Put(ctx, InputsURI(j), pr, "application/jsonl"); err != nil {
 		return fmt.Errorf("write caller records of %s: %w", j.ID, err)
 	}
 	return nil

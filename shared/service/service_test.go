@@ -78,7 +78,7 @@ func TestSplitRecordTooBig(t *testing.T) {
 }
 
 func TestParseJobName(t *testing.T) {
-	s := &Core{JobPrefix: "mcpbatch"}
+	const prefix = "mcpbatch"
 	const id = "01jdz3k6r8x9y2w4v5t7q0m1n3"
 	tests := []struct {
 		name   string
@@ -96,7 +96,7 @@ func TestParseJobName(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			id, part, ok := s.ParseJobName(tc.name)
+			id, part, ok := ParseJobName(prefix, tc.name)
 			if ok != tc.wantOK || id != tc.id || part != tc.part {
 				t.Fatalf("ParseJobName(%q) = %q, %d, %v; want %q, %d, %v", tc.name, id, part, ok, tc.id, tc.part, tc.wantOK)
 			}

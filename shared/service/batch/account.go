@@ -41,7 +41,7 @@ func checkAccount(req *SubmitRequest, m *model.Model) error {
 // accountQuota is the account's quota of submitted and in-progress batch
 // jobs for the model (0: not known).
 func (s *Service) accountQuota(id string) int {
-	m, ok := s.Models().LookupModel(id)
+	m, ok := s.Models.LookupModel(id)
 	if !ok || m.Account == nil || m.Account.Quotas == nil {
 		return 0
 	}

@@ -130,7 +130,7 @@ func stoppedAtBudget(p job.Part) bool {
 // records' estimated input and their output caps (outputTokens) at batch
 // prices (sizes are the parts' record counts, in record order).
 func (s *Service) partEstimates(req SubmitRequest, md *media, sizes []int) []float64 {
-	m, ok := s.Models().LookupModel(req.Model)
+	m, ok := s.Models.LookupModel(req.Model)
 	if !ok || req.BudgetUSD <= 0 {
 		return nil
 	}
@@ -151,9 +151,9 @@ func (s *Service) partEstimates(req SubmitRequest, md *media, sizes []int) []flo
 // the provider's token totals, where the provider writes them (a
 // Abilities.ManifestTokens); a part without them keeps counting its estimate.
 func (s *Service) recordSpent(ctx context.Context, j *job.Job) *job.Job {
-	prov := s.Provider(j.Provider)
+	prov := s.Providers.Get(j.Provider)
 	tokens := s.abilities(prov).ManifestTokens
-	m, priced := s.Models().LookupModel(j.Model)
+	m, priced := s.Models.LookupModel(j.Model)
 	if tokens == nil || !priced || j.BudgetUSD <= 0 {
 		return j
 	}
@@ -164,7 +164,7 @@ func (s *Service) recordSpent(ctx context.Context, j *job.Job) *job.Job {
 		}
 		in, out, found, err := s.partManifest(ctx, prov, tokens, j, p)
 		if err != nil {
-			s.Logger().WarnContext(ctx, "an ended part's estimate counts against the budget", "job_id", j.ID, "part", i, "error", err)
+			service.Logger(s.Log).WarnContext(ctx, "an ended part's estimate counts against the budget", "job_id", j.ID, "part", i, "error", err)
 		}
 		if found {
 			spent[i] = m.Cost(model.Usage{Input: in, Output: out}, model.BasisBatch).Total
@@ -188,7 +188,7 @@ func (s *Service) recordSpent(ctx context.Context, j *job.Job) *job.Job {
 	})
 	if err != nil {
 		if !errors.Is(err, store.ErrNoChange) {
-			s.Logger().WarnContext(ctx, "record what ended parts spent", "job_id", j.ID, "error", err)
+			service.Logger(s.Log).WarnContext(ctx, "record what ended parts spent", "job_id", j.ID, "error", err)
 		}
 		if nj == nil {
 			return j
@@ -208,7 +208,7 @@ func (s *Service) writeHeld(ctx context.Context, j *job.Job, resolve ingest.IDRe
 		if len(recs) == 0 {
 			return nil
 		}
-		if err := s.ResultsWriter().Put(ctx, j.RecordSet(), recs); err != nil {
+		if err := s.Results.Put(ctx, j.RecordSet(), recs); err != nil {
 			return fmt.Errorf("store the held records of %s: %w", j.ID, err)
 		}
 		n += len(recs)
@@ -274,7 +274,7 @@ func (s *Service) StopHeld(ctx context.Context, id string) (*job.Job, error) {
 		for i, p := range j.Parts {
 			if p.Held && p.Status == job.StatusQueued && p.Ref == "" && p.SubmitLease == "" && decideBudget(j, i) == budgetStop {
 				applyBudget(j, i)
-				service.Settle(s.Provider(j.Provider), j, s.Now())
+				service.Settle(s.Providers.Get(j.Provider), j, s.Clock.Now())
 				return nil
 			}
 		}

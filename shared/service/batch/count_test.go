@@ -108,7 +108,7 @@ func TestCountInputThrottled(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &countingProvider{namedProvider: namedProvider{name: "anthropic"}, busyAfter: tc.busyAfter, err: tc.err}
-			s := &Service{Core: &service.Core{Providers: service.NewRegistry(p)}}
+			s := &Service{Providers: service.NewRegistry(p)}
 			c, err := s.countInput(context.Background(), SubmitRequest{Records: recs}, p, m)
 			if tc.sampled == 0 {
 				if err == nil || c != nil {

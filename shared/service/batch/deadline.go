@@ -28,13 +28,13 @@ func (s *Service) checkDeadline(req *SubmitRequest, md *media) error {
 	if req.Deadline.IsZero() {
 		return nil
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	if !req.Deadline.After(now) {
 		return job.Fieldf("deadline", "%s is not in the future (now %s); give an RFC 3339 time ahead of now, or omit deadline",
 			req.Deadline.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
-	prov := s.Provider(req.Provider)
-	m, _ := s.Models().LookupModel(req.Model)
+	prov := s.Providers.Get(req.Provider)
+	m, _ := s.Models.LookupModel(req.Model)
 	if !s.runsOnDemand(prov) || m == nil || !m.Supports(model.ModeOnDemand) {
 		return job.Fieldf("deadline", "cannot be held for %s on %s: a deadline re-drives unfinished records on demand, and this model has no on-demand path here; omit deadline", req.Model, prov.Name())
 	}
@@ -42,7 +42,7 @@ func (s *Service) checkDeadline(req *SubmitRequest, md *media) error {
 	in, _ := s.estimate(*req, md)
 	out := req.outputTokens(0, n)
 	req.deadlineTokens = (in+int64(n)-1)/int64(max(n, 1)) + (out+int64(n)-1)/int64(max(n, 1))
-	rate := s.Models().RateOf(req.Model)
+	rate := s.Models.RateOf(req.Model)
 	need := job.OnDemandTime(n, req.deadlineTokens, rate)
 	if left := req.Deadline.Sub(now); need > left {
 		return job.Fieldf("deadline", "%s is %s away, but even running all %d records on demand at the account's quota for %s (%s) takes about %s (estimate: %d tokens per record, estimated input + max_tokens %d or a record's own); set a later deadline, submit fewer records or lower max_tokens",
@@ -89,7 +89,7 @@ func (s *Service) StopBatchBy(j *job.Job) time.Time {
 	case j.Redrive != nil:
 		return j.Redrive.StoppedAt
 	}
-	return job.StopBatchBy(j.Deadline, job.OnDemandTime(n, j.DeadlineTokens, s.Models().RateOf(j.Model)))
+	return job.StopBatchBy(j.Deadline, job.OnDemandTime(n, j.DeadlineTokens, s.Models.RateOf(j.Model)))
 }
 
 // stoppable: a part the provider runs and has not ended or been asked to stop.
@@ -122,10 +122,10 @@ const NotSubmitted = "NotSubmitted"
 // finds the mark (StopBatchBy is then its time) and stops what still runs.
 func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) {
 	by := s.StopBatchBy(j)
-	if by.IsZero() || s.Now().Before(by) {
+	if by.IsZero() || s.Clock.Now().Before(by) {
 		return 0, nil
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	var errs []error
 	marked, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
 		if cur.Status.Terminal() || cur.Status == job.StatusIngesting {
@@ -153,7 +153,7 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 		}
 		if len(changed) == 0 {
 			if heldStopped {
-				service.Settle(s.Provider(cur.Provider), cur, now)
+				service.Settle(s.Providers.Get(cur.Provider), cur, now)
 				return nil
 			}
 			return store.ErrNoChange
@@ -168,7 +168,7 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 				cur.Redrive.Parts = append(cur.Redrive.Parts, i)
 			}
 		}
-		service.Settle(s.Provider(cur.Provider), cur, now)
+		service.Settle(s.Providers.Get(cur.Provider), cur, now)
 		return nil
 	})
 	wrote := err == nil
@@ -183,7 +183,7 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 	if marked.Redrive == nil || marked.Status.Terminal() {
 		return 0, nil
 	}
-	prov := s.Provider(j.Provider)
+	prov := s.Providers.Get(j.Provider)
 	var stopped []int
 	for _, p := range marked.Parts {
 		if !stoppable(p) || !slices.Contains(marked.Redrive.Parts, p.Index) {
@@ -207,7 +207,7 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 			if !moved {
 				return store.ErrNoChange // the stops' own events came first
 			}
-			service.Settle(s.Provider(cur.Provider), cur, s.Now())
+			service.Settle(s.Providers.Get(cur.Provider), cur, s.Clock.Now())
 			return nil
 		})
 		switch {
@@ -217,7 +217,7 @@ func (s *Service) StopForDeadline(ctx context.Context, j *job.Job) (int, error) 
 		default:
 			last, wrote = nj, true
 		}
-		s.Logger().InfoContext(ctx, "batch parts stopped for the deadline", "job_id", j.ID, "parts", stopped, "deadline", j.Deadline, "stop_by", by)
+		service.Logger(s.Log).InfoContext(ctx, "batch parts stopped for the deadline", "job_id", j.ID, "parts", stopped, "deadline", j.Deadline, "stop_by", by)
 	}
 	if wrote {
 		// Parts never submitted may have been the last ones: read the output now.
@@ -274,7 +274,7 @@ func (s *Service) startRedrive(ctx context.Context, j *job.Job, res ingest.Resul
 	if !ok {
 		return false, nil // no on-demand flow: the records stay without a result
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	id := j.ID
 	nj, err := s.Store.UpdateJob(ctx, id, func(cur *job.Job) error {
 		if cur.Status != job.StatusIngesting || cur.Redrive == nil || cur.Redrive.Started {
@@ -293,7 +293,7 @@ func (s *Service) startRedrive(ctx context.Context, j *job.Job, res ingest.Resul
 		cur.OnDemand = &job.OnDemand{Params: p, Concurrency: job.DefaultOnDemandConcurrency, InputURI: uri}
 		cur.BadLines = res.BadLines
 		cur.SyncOnDemandCounts()
-		s.Models().PriceJob(cur)
+		s.Models.PriceJob(cur)
 		cur.Checkpoint = nil
 		cur.ProviderStatus = "OnDemandRedrive"
 		cur.Touch(now)
@@ -305,11 +305,11 @@ func (s *Service) startRedrive(ctx context.Context, j *job.Job, res ingest.Resul
 	if err != nil {
 		return false, fmt.Errorf("set up the deadline re-drive of %s: %w", id, err)
 	}
-	s.Logger().InfoContext(ctx, "deadline re-drive: unfinished batch records run on demand", "job_id", id, "records", n,
+	service.Logger(s.Log).InfoContext(ctx, "deadline re-drive: unfinished batch records run on demand", "job_id", id, "records", n,
 		"batch_succeeded", nj.Redrive.BatchSucceeded, "batch_failed", nj.Redrive.BatchFailed)
 	if err := runner.ContinueOnDemand(ctx, id); err != nil {
 		// The run is set up; the reconciler re-requests a run that does not start.
-		s.Logger().ErrorContext(ctx, "request the deadline re-drive run", "job_id", id, "error", err)
+		service.Logger(s.Log).ErrorContext(ctx, "request the deadline re-drive run", "job_id", id, "error", err)
 	}
 	return true, nil
 }

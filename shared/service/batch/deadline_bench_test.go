@@ -18,7 +18,7 @@ import (
 func BenchmarkRedriveSetup(b *testing.B) {
 	ctx := context.Background()
 	st, blobs := localdeps.New(b)
-	s := &Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://bench"}}
+	s := &Service{Store: st, Blobs: blobs, Bucket: "s3://bench"}
 	const n = 50_000
 	j := &job.Job{ID: "bench1", Mode: job.ModeBatch, RecordCount: n, Shards: job.ShardsFor(n), InputURI: "s3://bench/input/bench1", InputOrder: true}
 	ins := make([]job.Input, n)
@@ -30,7 +30,7 @@ func BenchmarkRedriveSetup(b *testing.B) {
 			recs = append(recs, job.Record{JobID: j.ID, ID: ins[i].ID, Ordinal: i, Status: job.RecordSucceeded, Output: "an answer of a few words", Path: job.PathBatch, ExpiresAt: exp})
 		}
 	}
-	if err := s.WriteInputs(ctx, j, ins); err != nil {
+	if err := service.WriteInputs(ctx, s.Blobs, j, ins); err != nil {
 		b.Fatal(err)
 	}
 	for k := 0; k < len(recs); k += 1000 {

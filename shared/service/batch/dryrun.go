@@ -69,7 +69,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	if err := s.validate(&req); err != nil {
 		return nil, err
 	}
-	prov := s.Provider(req.Provider)
+	prov := s.Providers.Get(req.Provider)
 	md, err := s.checkMedia(ctx, &req, prov.Limits())
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	}
 	out.EstimatedInputTokens, out.Cost = s.estimate(req, md)
 	out.Basis, out.Tier = out.Cost.Basis, out.Cost.PricedTier()
-	m, _ := s.Models().LookupModel(req.Model)
+	m, _ := s.Models.LookupModel(req.Model)
 	if md != nil && len(md.problems) > 0 {
 		// The counter reads what records point at: only sources the media
 		// check passed (the caller's own uploads) are read.
@@ -143,7 +143,7 @@ func (s *Service) estimate(req SubmitRequest, md *media) (int64, model.Cost) {
 	for i := range req.Records {
 		in += s.recordTokens(&req.Records[i], md, i, req.Params.System)
 	}
-	m, ok := s.Models().LookupModel(req.Model)
+	m, ok := s.Models.LookupModel(req.Model)
 	if !ok {
 		return in, model.Cost{}
 	}
@@ -319,7 +319,7 @@ func (s *Service) anthropicPath(m *model.Model, u model.Usage) (PathCost, bool) 
 	if twin == nil || twin.Prices.BatchInput == nil || twin.Prices.BatchOutput == nil {
 		return PathCost{}, false
 	}
-	if _, err := twin.Usable(s.Now()); err != nil {
+	if _, err := twin.Usable(s.Clock.Now()); err != nil {
 		return PathCost{}, false
 	}
 	note := batchNote("Anthropic Message Batches", twin) + "; information only: auto keeps the job on Bedrock (the records would leave AWS for Anthropic's API)"
@@ -344,10 +344,10 @@ func (s *Service) anthropicTwin(m *model.Model) (twin *model.Model, here bool) {
 		}
 		return nil
 	}
-	if s.Catalog != nil {
-		if t := find(s.Catalog); t != nil {
+	if s.Models.Catalog != nil {
+		if t := find(s.Models.Catalog); t != nil {
 			return t, true
 		}
 	}
-	return find(model.Default()), s.Catalog == nil
+	return find(model.Default()), s.Models.Catalog == nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/index"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/model"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
 // IndexRequest names the vector index an embedding submit writes into.
@@ -214,7 +215,7 @@ func (s *Service) checkIndex(req *SubmitRequest, m *model.Model) (*job.IndexTarg
 // job is written, so a mismatching submit leaves nothing behind, and keeps
 // the records' metadata for the vectors.
 func (s *Service) prepareIndex(ctx context.Context, req *SubmitRequest) (*job.IndexTarget, error) {
-	m, _ := s.Models().LookupModel(req.Model)
+	m, _ := s.Models.LookupModel(req.Model)
 	if m == nil || req.Index == nil {
 		return nil, nil
 	}
@@ -226,7 +227,7 @@ func (s *Service) prepareIndex(ctx context.Context, req *SubmitRequest) (*job.In
 		return nil, err
 	}
 	if req.ID == "" {
-		req.ID = job.NewID(s.Now())
+		req.ID = job.NewID(s.Clock.Now())
 	}
 	if err := s.Vectors.WriteMetadata(ctx, blob.Join(s.Bucket, "input", req.ID), req.Records); err != nil {
 		return nil, err
@@ -250,6 +251,6 @@ func (s *Service) CommitVectors(ctx context.Context, j *job.Job) {
 		return
 	}
 	if err := s.Vectors.CommitJob(ctx, j); err != nil {
-		s.Logger().ErrorContext(ctx, "commit of job to its vector index failed", "job_id", j.ID, "index", j.Index.Name, "error", err)
+		service.Logger(s.Log).ErrorContext(ctx, "commit of job to its vector index failed", "job_id", j.ID, "index", j.Index.Name, "error", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // The embedding settings and texts are held to the catalog entry of the model.
 func TestCheckEmbedding(t *testing.T) {
 	bedrock := limitsProvider{namedProvider{name: "bedrock"}}
-	s := &Service{Core: &service.Core{Providers: service.NewRegistry(bedrock)}, OnDemand: noOnDemand{}}
+	s := &Service{Providers: service.NewRegistry(bedrock), OnDemand: noOnDemand{}}
 	const titan, cohere = "amazon.titan-embed-text-v2:0", "cohere.embed-english-v3"
 	text := func(ts ...string) []job.Input {
 		out := make([]job.Input, len(ts))

@@ -25,8 +25,8 @@ type ProviderEvent struct {
 // nothing, and events for jobs we do not know are acknowledged and ignored (the
 // default bus carries every batch job in the account).
 func (s *Service) OnProviderEvent(ctx context.Context, ev ProviderEvent) error {
-	log := s.Logger().With("job_name", ev.JobName, "provider_status", ev.Status)
-	id, idx, ok := s.ParseJobName(ev.JobName)
+	log := service.Logger(s.Log).With("job_name", ev.JobName, "provider_status", ev.Status)
+	id, idx, ok := service.ParseJobName(s.JobPrefix, ev.JobName)
 	if !ok {
 		log.InfoContext(ctx, "event for a job this stack did not create; ignored")
 		return nil
@@ -61,14 +61,14 @@ func (s *Service) stopLateRef(ctx context.Context, j *job.Job, idx int, ev Provi
 		return
 	}
 	p := j.Parts[idx]
-	prov := s.Provider(j.Provider)
+	prov := s.Providers.Get(j.Provider)
 	outcome, ok := prov.Outcome(ev.Status, p.CancelRequested)
 	if p.Status != job.StatusCancelled || p.CancelRequested || ev.Ref == "" || p.Ref != ev.Ref || !ok || outcome.Ended {
 		return
 	}
-	s.Logger().WarnContext(ctx, "stopping a provider job that arrived for a cancelled part", "job_id", j.ID, "part", idx, "ref", ev.Ref)
+	service.Logger(s.Log).WarnContext(ctx, "stopping a provider job that arrived for a cancelled part", "job_id", j.ID, "part", idx, "ref", ev.Ref)
 	if err := prov.Stop(ctx, ev.Ref); err != nil {
-		s.Logger().ErrorContext(ctx, "stop late provider job", "job_id", j.ID, "part", idx, "ref", ev.Ref, "error", err)
+		service.Logger(s.Log).ErrorContext(ctx, "stop late provider job", "job_id", j.ID, "part", idx, "ref", ev.Ref, "error", err)
 	}
 }
 
@@ -82,7 +82,7 @@ var (
 // It reports whether this write moved the part and the job's status before it;
 // a move that is not forward is store.ErrNoChange.
 func (s *Service) ApplyState(ctx context.Context, id string, idx int, ev ProviderEvent) (*job.Job, bool, job.Status, error) {
-	now := s.Now()
+	now := s.Clock.Now()
 	var moved bool
 	var was job.Status
 	j, err := s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
@@ -90,7 +90,7 @@ func (s *Service) ApplyState(ctx context.Context, id string, idx int, ev Provide
 		if idx >= len(j.Parts) {
 			return fmt.Errorf("%w: job %s has %d parts, event names part %d", errUnknownPart, id, len(j.Parts), idx+1)
 		}
-		prov := s.Provider(j.Provider)
+		prov := s.Providers.Get(j.Provider)
 		p := &j.Parts[idx]
 		outcome, ok := prov.Outcome(ev.Status, p.CancelRequested)
 		if !ok {
@@ -112,7 +112,7 @@ func (s *Service) ApplyState(ctx context.Context, id string, idx int, ev Provide
 			return store.ErrNoChange
 		}
 		j.LastEventAt = now
-		service.Settle(s.Provider(j.Provider), j, now)
+		service.Settle(s.Providers.Get(j.Provider), j, now)
 		return nil
 	})
 	return j, moved, was, err
@@ -151,7 +151,7 @@ func (s *Service) AfterStatus(ctx context.Context, j *job.Job) error {
 			return fmt.Errorf("record output ready for %s: %w", j.ID, err)
 		}
 	case j.Status == job.StatusFailed:
-		s.Telemetry().PublishCompleted(ctx, j)
+		s.Telemetry.PublishCompleted(ctx, j)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func (s *Service) Ingest(ctx context.Context, id string) error {
 }
 
 func (s *Service) ingest(ctx context.Context, id string) error {
-	log := s.Logger().With("job_id", id)
+	log := service.Logger(s.Log).With("job_id", id)
 	j, err := s.Store.GetJob(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		log.InfoContext(ctx, "output ready for an unknown or expired job; ignored")
@@ -49,8 +49,8 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 		log.InfoContext(ctx, "batch output already read; the deadline re-drive runs on demand")
 		return nil
 	}
-	prov := s.Provider(j.Provider)
-	began := s.Now()
+	prov := s.Providers.Get(j.Provider)
+	began := s.Clock.Now()
 	var files []ingest.File
 	var missingOK = map[int]bool{}
 	for _, p := range j.Parts {
@@ -78,7 +78,7 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 			if !cur.RecordsExpireAt.IsZero() {
 				return store.ErrNoChange
 			}
-			cur.RecordsExpireAt = job.ExpiresAt(s.Now(), cur.TTLDays)
+			cur.RecordsExpireAt = job.ExpiresAt(s.Clock.Now(), cur.TTLDays)
 			return nil
 		}); err != nil && !errors.Is(err, store.ErrNoChange) {
 			return fmt.Errorf("fix the record expiry of job %s: %w", id, err)
@@ -122,7 +122,7 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 			return err
 		}
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		if j.Status != job.StatusIngesting || (j.Redrive != nil && j.Redrive.Started) {
 			return store.ErrNoChange
@@ -130,7 +130,7 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 		j.Succeeded, j.Failed, j.BadLines = res.Succeeded, res.Failed, res.BadLines
 		j.InputTokens, j.OutputTokens = res.InputTokens, res.OutputTokens
 		j.CacheReadTokens, j.CacheWriteTokens = res.CacheReadTokens, res.CacheWriteTokens
-		s.Models().PriceJob(j)
+		s.Models.PriceJob(j)
 		final := j.FinalStatus
 		if final == "" || (j.Redrive != nil && final == job.StatusCancelled) {
 			// Parts stopped for a deadline (with every record produced) are no cancel.
@@ -172,19 +172,19 @@ func (s *Service) ingest(ctx context.Context, id string) error {
 	log.InfoContext(ctx, "job ingested", "status", j.Status, "succeeded", j.Succeeded, "failed", j.Failed, "bad_lines", j.BadLines)
 	s.measureIngest(ctx, j, began, now)
 	s.CommitVectors(ctx, j)
-	s.Telemetry().PublishCompleted(ctx, j)
+	s.Telemetry.PublishCompleted(ctx, j)
 	return nil
 }
 
 func (s *Service) ingestFiles(ctx context.Context, j *job.Job, files []ingest.File, missingOK map[int]bool, resolve ingest.IDResolver) (ingest.Result, error) {
 	for {
-		res, err := s.Ingester.Ingest(ctx, j, files, outputParser(s.Provider(j.Provider), s.Providers.Abilities(j.Provider), j), resolve)
+		res, err := s.Ingester.Ingest(ctx, j, files, outputParser(s.Providers.Get(j.Provider), s.Providers.Abilities(j.Provider), j), resolve)
 		if err == nil {
 			return res, nil
 		}
 		var nf *ingest.MissingFileError
 		if errors.As(err, &nf) && missingOK[nf.File.Part] {
-			s.Logger().InfoContext(ctx, "stopped or expired part wrote no output", "job_id", j.ID, "part", nf.File.Part)
+			service.Logger(s.Log).InfoContext(ctx, "stopped or expired part wrote no output", "job_id", j.ID, "part", nf.File.Part)
 			files = removeFile(files, nf.File)
 			// Resume from what the failed run checkpointed, not from the stale copy.
 			id := j.ID
@@ -313,7 +313,7 @@ func (s *Service) loadIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, e
 func (s *Service) loadLegacyIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, error) {
 	rc, err := s.Blobs.Open(ctx, service.LegacyIDsURI(j), 0)
 	if errors.Is(err, blob.ErrNotFound) {
-		s.Logger().WarnContext(ctx, "record id list missing; unknown record ids will not be detected", "job_id", j.ID)
+		service.Logger(s.Log).WarnContext(ctx, "record id list missing; unknown record ids will not be detected", "job_id", j.ID)
 		return nil, nil
 	}
 	if err != nil {
@@ -362,7 +362,7 @@ func (s *Service) SaveCheckpoint(ctx context.Context, jobID string, cp job.Check
 // that only stream them. An existing copy is complete (blob writes are atomic),
 // so a resumed ingest reads it again from its checkpoint.
 func (s *Service) fetchResults(ctx context.Context, j *job.Job, p job.Part) error {
-	prov := s.Provider(j.Provider)
+	prov := s.Providers.Get(j.Provider)
 	fetch := s.abilities(prov).FetchResults
 	if fetch == nil {
 		return nil

@@ -39,13 +39,13 @@ func (s *Service) claimPart(ctx context.Context, id string, idx int, run string)
 			return fmt.Errorf("job %s has no part %d", id, idx)
 		}
 		p := &j.Parts[idx]
-		now := s.Now()
+		now := s.Clock.Now()
 		if !startable(*p) || (p.SubmitLease != "" && now.Before(p.SubmitLeaseUntil)) {
 			return store.ErrNoChange
 		}
 		if ok, err := applyBudget(j, idx); !ok {
 			if err == nil {
-				service.Settle(s.Provider(j.Provider), j, now)
+				service.Settle(s.Providers.Get(j.Provider), j, now)
 			}
 			return err
 		}
@@ -185,7 +185,7 @@ func (s *Service) find(ctx context.Context, finder func(context.Context, service
 	}
 	if len(ours) > 0 {
 		if len(ours) > 1 {
-			s.Logger().WarnContext(ctx, "several ended provider jobs are the part's; the first is taken", "job_id", j.ID, "part", p.Index, "refs", ours)
+			service.Logger(s.Log).WarnContext(ctx, "several ended provider jobs are the part's; the first is taken", "job_id", j.ID, "part", p.Index, "refs", ours)
 		}
 		return ours[0], nil
 	}
@@ -222,11 +222,11 @@ func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job
 			return "", &unknownOutcome{create: errors.New("an earlier create of this part ended unseen"), find: err}
 		}
 		if ref != "" {
-			s.Logger().InfoContext(ctx, "found the provider job of an earlier create", "job_id", j.ID, "part", p.Index, "ref", ref)
+			service.Logger(s.Log).InfoContext(ctx, "found the provider job of an earlier create", "job_id", j.ID, "part", p.Index, "ref", ref)
 			return ref, nil
 		}
 	} else {
-		since = s.Now()
+		since = s.Clock.Now()
 	}
 	if err := s.takeSlot(ctx, j, p); err != nil {
 		return "", err
@@ -242,7 +242,7 @@ func (s *Service) create(ctx context.Context, prov service.BatchProvider, j *job
 	case ferr != nil:
 		return "", &unknownOutcome{create: err, find: ferr}
 	case found != "":
-		s.Logger().InfoContext(ctx, "create answered an error but made the provider job", "job_id", j.ID, "part", p.Index, "ref", found, "error", err)
+		service.Logger(s.Log).InfoContext(ctx, "create answered an error but made the provider job", "job_id", j.ID, "part", p.Index, "ref", found, "error", err)
 		return found, nil
 	case errors.Is(err, service.ErrSubmitInFlight):
 		return "", &unknownOutcome{create: err, find: errNotListedYet}

@@ -88,7 +88,7 @@ func mediaPath(req *SubmitRequest, lim service.BatchLimits, m *model.Model) cont
 // NewMedia is the checker and renderer of a validated submit (req.Mode and
 // req.Provider settled): s3:// sources must lie in req.Owner's upload area.
 func (s *Service) NewMedia(req *SubmitRequest, lim service.BatchLimits) (*Media, error) {
-	m, _ := s.Models().LookupModel(req.Model)
+	m, _ := s.Models.LookupModel(req.Model)
 	md := &Media{path: mediaPath(req, lim, m), model: req.Model, title: lim.Title, recs: map[int]*content.Record{}, offsets: map[int]int{}}
 	if md.path == "" {
 		return md, nil

@@ -15,5 +15,5 @@ func (s *Service) measureIngest(ctx context.Context, j *job.Job, began, now time
 	if !j.LastEventAt.IsZero() {
 		lag = now.Sub(j.LastEventAt)
 	}
-	s.Telemetry().Measured(ctx, metrics.IngestRecordsPerSecond, s.Telemetry().Measure().Ingested(j.Provider, j.Succeeded+j.Failed, now.Sub(began), lag))
+	s.Telemetry.Measured(ctx, metrics.IngestRecordsPerSecond, s.Telemetry.Measure().Ingested(j.Provider, j.Succeeded+j.Failed, now.Sub(began), lag))
 }

@@ -94,11 +94,11 @@ func (s *Service) pickProvider(req *SubmitRequest) (service.BatchProvider, error
 // notAllowed refuses a model outside the allow-list: for its end of life when
 // it has reached it (the user needs the successor, not another deployment).
 func (s *Service) notAllowed(id string, allowed []string) error {
-	cat := s.Catalog
+	cat := s.Models.Catalog
 	if cat == nil {
 		cat = model.Default()
 	}
-	if err := cat.EndOfLife(id, s.Now()); err != nil {
+	if err := cat.EndOfLife(id, s.Clock.Now()); err != nil {
 		return job.Fieldf("model", "%v; nothing was submitted", err)
 	}
 	return &service.ModelError{Model: id, Allowed: allowed}

@@ -26,10 +26,10 @@ func (p namedProvider) Allows(model string) bool     { return slices.Contains(p.
 func (p namedProvider) Abilities() service.Abilities { return service.Abilities{} }
 
 func TestPickProvider(t *testing.T) {
-	s := &Service{Core: &service.Core{Providers: service.NewRegistry(
+	s := &Service{Providers: service.NewRegistry(
 		namedProvider{name: "first", models: []string{"m1", "m2"}},
 		namedProvider{name: "second", models: []string{"m2", "m3"}},
-	)}}
+	)}
 	tests := []struct {
 		name, provider, model string
 		want                  string // provider picked, or the field of the error
@@ -75,11 +75,9 @@ func TestPickProvider(t *testing.T) {
 func TestEndOfLifeRefusedOutsideTheAllowList(t *testing.T) {
 	haiku45 := "anthropic.claude-haiku-4-5-20251001-v1:0"
 	day := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-	s := &Service{Core: &service.Core{
-		Providers: service.NewRegistry(namedProvider{name: "bedrock", models: []string{haiku45}}),
-		Catalog:   model.Default().Filter("", []string{haiku45}),
-		Clock:     func() time.Time { return day },
-	}}
+	s := &Service{Providers: service.NewRegistry(namedProvider{name: "bedrock", models: []string{haiku45}}),
+		Models: service.Models{Catalog: model.Default().Filter("", []string{haiku45})},
+		Clock:  func() time.Time { return day }}
 	for _, tc := range []struct{ id, eol, successor string }{
 		{"anthropic.claude-3-5-haiku-20241022-v1:0", "2026-06-19", haiku45},
 		{"us.anthropic.claude-3-5-haiku-20241022-v1:0", "2026-06-19", haiku45},

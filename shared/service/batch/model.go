@@ -15,7 +15,7 @@ import (
 // provider that serves it, the modes it runs in, its output-token maximum and
 // its task. Errors name the field, the model and the allowed values.
 func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*model.Model, error) {
-	m, ok := s.Models().LookupModel(req.Model)
+	m, ok := s.Models.LookupModel(req.Model)
 	if !ok {
 		// The deployment allows the id, but neither the catalog nor the
 		// account's model list (refreshed daily) knows it.
@@ -24,7 +24,7 @@ func (s *Service) checkModel(req *SubmitRequest, prov service.BatchProvider) (*m
 	if m.Provider != prov.Name() {
 		return nil, job.Fieldf("provider", "model %s is served by %s, not %s", m.ID, m.Provider, prov.Name())
 	}
-	warning, err := m.Usable(s.Now())
+	warning, err := m.Usable(s.Clock.Now())
 	if err != nil {
 		return nil, job.Fieldf("model", "%v; nothing was submitted", err)
 	}

@@ -26,7 +26,7 @@ func (limitsProvider) Abilities() service.Abilities { return service.Abilities{O
 // every refusal names the field, the model and the allowed values.
 func TestCheckModelAgainstTheCatalog(t *testing.T) {
 	bedrock := limitsProvider{namedProvider{name: "bedrock"}}
-	s := &Service{Core: &service.Core{Providers: service.NewRegistry(bedrock)}, OnDemand: noOnDemand{}}
+	s := &Service{Providers: service.NewRegistry(bedrock), OnDemand: noOnDemand{}}
 	prompt := func(n int) []job.Input {
 		out := make([]job.Input, n)
 		for i := range out {
@@ -99,7 +99,7 @@ func (noOnDemand) SubmitOnDemand(context.Context, SubmitRequest) (*job.Job, erro
 // answers), so temperature in the job or top_p in a record's body is refused.
 func TestSamplingByModel(t *testing.T) {
 	bedrock := limitsProvider{namedProvider{name: "bedrock"}}
-	s := &Service{Core: &service.Core{Providers: service.NewRegistry(bedrock)}, OnDemand: noOnDemand{}}
+	s := &Service{Providers: service.NewRegistry(bedrock), OnDemand: noOnDemand{}}
 	const opus5 = "anthropic.claude-opus-5"
 	body := func(s string) []job.Input { return []job.Input{{ModelInput: json.RawMessage(s)}} }
 	tests := []struct {
@@ -152,7 +152,7 @@ func (anthropicLimits) Limits() service.BatchLimits {
 func TestBatchOutputBeta(t *testing.T) {
 	const beta = "output-300k-2026-03-24"
 	anth := anthropicLimits{namedProvider{name: "anthropic"}}
-	s := &Service{Core: &service.Core{}, OnDemand: noOnDemand{}}
+	s := &Service{OnDemand: noOnDemand{}}
 	tests := []struct {
 		name, model, mode string
 		maxTokens         int
@@ -200,7 +200,7 @@ func TestBatchOutputBetaNotOnDemand(t *testing.T) {
 		t.Fatal(err)
 	}
 	bedrock := limitsProvider{namedProvider{name: "bedrock"}}
-	s := &Service{Core: &service.Core{Catalog: c, Providers: service.NewRegistry(bedrock)}, OnDemand: noOnDemand{}}
+	s := &Service{Models: service.Models{Catalog: c}, Providers: service.NewRegistry(bedrock), OnDemand: noOnDemand{}}
 	for _, tc := range []struct {
 		mode    string
 		records int

@@ -54,7 +54,7 @@ func TestPricePathsGolden(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s not in the catalog", tc.model)
 			}
-			s := &Service{Core: &service.Core{Catalog: cat, Providers: tc.reg, Clock: day}, OnDemand: onDemandTaker{}}
+			s := &Service{Models: service.Models{Catalog: cat}, Providers: tc.reg, Clock: day, OnDemand: onDemandTaker{}}
 			out := &DryRunResult{Model: m.ID, Provider: m.Provider, Records: tc.records,
 				EstimatedInputTokens: int64(tc.records) * 120, MaxOutputTokens: int64(tc.records) * 500}
 			if tc.counted {

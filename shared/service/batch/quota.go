@@ -38,7 +38,7 @@ func (s *Service) roomAtSubmit(ctx context.Context, prov service.BatchProvider, 
 	if !s.abilities(prov).QuotaLimited {
 		return -1, nil
 	}
-	inflight, err := s.Store.ListInFlight(ctx, prov.Name(), s.Now().Add(1), job.MaxPageSize)
+	inflight, err := s.Store.ListInFlight(ctx, prov.Name(), s.Clock.Now().Add(1), job.MaxPageSize)
 	if err != nil {
 		return 0, fmt.Errorf("count in-flight %s jobs: %w", prov.Name(), err)
 	}
@@ -78,7 +78,7 @@ func (s *Service) markWaiting(ctx context.Context, id string, idx int) (*job.Job
 			return store.ErrNoChange
 		}
 		p.ProviderStatus = WaitingForQuota
-		service.Settle(s.Provider(j.Provider), j, s.Now())
+		service.Settle(s.Providers.Get(j.Provider), j, s.Clock.Now())
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) {

@@ -28,7 +28,7 @@ func TestStaleIngestKeepsTheRedriveInput(t *testing.T) {
 	ctx := context.Background()
 	st, blobs := localdeps.New(t)
 	runs := &runRequests{}
-	s := &Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://test"}, OnDemand: runs}
+	s := &Service{Store: st, Blobs: blobs, Bucket: "s3://test", OnDemand: runs}
 	now := time.Now().UTC()
 	ids := []string{"r0", "r1", "r2", "r3", "r4", "r5"}
 	j := &job.Job{ID: "01jq0000000000000000000001", Owner: "alice", Provider: job.ProviderBedrock, Mode: job.ModeBatch,
@@ -43,7 +43,7 @@ func TestStaleIngestKeepsTheRedriveInput(t *testing.T) {
 	for i, id := range ids {
 		ins[i] = job.Input{ID: id, Prompt: "fact " + id}
 	}
-	if err := s.WriteInputs(ctx, j, ins); err != nil {
+	if err := service.WriteInputs(ctx, s.Blobs, j, ins); err != nil {
 		t.Fatal(err)
 	}
 	put := func(id string, ordinal int, path string) {

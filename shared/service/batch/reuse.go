@@ -244,7 +244,7 @@ func (s *Service) reuse(ctx context.Context, req *SubmitRequest) (*job.Job, erro
 		}
 		return nil, nil
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	if req.ID == "" {
 		req.ID = job.NewID(now)
 	}
@@ -254,9 +254,9 @@ func (s *Service) reuse(ctx context.Context, req *SubmitRequest) (*job.Job, erro
 	if len(req.Records) == 0 {
 		return s.completeReused(ctx, req, n, now)
 	}
-	prov := s.Provider(req.Provider)
+	prov := s.Providers.Get(req.Provider)
 	lim := s.limitsFor(prov, req.Model)
-	m, _ := s.Models().LookupModel(req.Model)
+	m, _ := s.Models.LookupModel(req.Model)
 	switch {
 	case req.autoMode:
 		if req.Mode, err = modeFor(m, job.ModeAuto, len(req.Records), lim, s.runsOnDemand(prov)); err != nil {
@@ -300,7 +300,7 @@ func (s *Service) completeReused(ctx context.Context, req *SubmitRequest, n int,
 	for i := range req.reused {
 		req.reused[i].ExpiresAt = j.ExpiresAt
 	}
-	if err := req.StoreReused(ctx, s.ResultsWriter(), j); err != nil {
+	if err := req.StoreReused(ctx, s.Results, j); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
@@ -309,6 +309,6 @@ func (s *Service) completeReused(ctx context.Context, req *SubmitRequest, n int,
 		}
 		return nil, fmt.Errorf("store job %s: %w", j.ID, err)
 	}
-	s.Telemetry().PublishCompleted(ctx, j)
+	s.Telemetry.PublishCompleted(ctx, j)
 	return j, nil
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/mcpbatch/mcpbatch/shared/ingest"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -29,8 +30,23 @@ type onDemandSubmitter interface {
 
 // Service runs the batch use cases. Its fields are its dependencies.
 type Service struct {
-	*service.Core
-	Ingester Ingester
+	Store store.Store
+	Blobs service.Blobs
+	// Bus carries the events that move jobs on (output ready, on-demand runs).
+	Bus service.Publisher
+	// Results stores the records of ended parts.
+	Results   store.Writer
+	Telemetry service.Telemetry
+	Providers *service.Registry
+	Models    service.Models
+	// InputAllow are s3:// prefixes open to every caller's input references.
+	InputAllow []string
+	Clock      service.Clock
+	Log        *slog.Logger
+	// Bucket is the s3:// root of job inputs and outputs; JobPrefix prefixes
+	// provider job names so the event rule matches only this stack's jobs.
+	Bucket, JobPrefix string
+	Ingester          Ingester
 	// OnDemand takes small jobs on demand (nil: batch only).
 	OnDemand onDemandSubmitter
 	// RefuseCancel refuses cancel_job for jobs no provider can stop (nil: none).
@@ -49,6 +65,11 @@ type Service struct {
 	Counter TokenCounter
 }
 
+// inputs are where a caller's input references may point.
+func (s *Service) inputs() service.CallerInputs {
+	return service.CallerInputs{Bucket: s.Bucket, Allow: s.InputAllow}
+}
+
 // abilities are what prov declared, as the registry holds them.
 func (s *Service) abilities(prov service.BatchProvider) service.Abilities {
 	return s.Providers.Abilities(prov.Name())
@@ -57,7 +78,7 @@ func (s *Service) abilities(prov service.BatchProvider) service.Abilities {
 // limitsFor are prov's limits for a model (the account's quotas laid over
 // them where the provider counts jobs against quotas).
 func (s *Service) limitsFor(prov service.BatchProvider, modelID string) service.BatchLimits {
-	return s.Models().LimitsFor(prov, s.abilities(prov).QuotaLimited, modelID)
+	return s.Models.LimitsFor(prov, s.abilities(prov).QuotaLimited, modelID)
 }
 
 // runsOnDemand: a job of prov may run on demand here (the provider's models
@@ -69,7 +90,7 @@ func (s *Service) runsOnDemand(prov service.BatchProvider) bool {
 // Cancel stops a job's provider jobs. Cancelling a finished job is not an error:
 // it reports the status the job already has.
 func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error) {
-	j, err := s.OwnedJob(ctx, owner, id)
+	j, err := service.OwnedJob(ctx, s.Store, owner, id)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +105,7 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 			return nil, err
 		}
 	}
-	prov := s.Provider(j.Provider)
+	prov := s.Providers.Get(j.Provider)
 	for _, p := range j.Parts {
 		if p.Ref == "" || p.Status.Rank() >= job.StatusCancelling.Rank() {
 			continue
@@ -93,7 +114,7 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 			return nil, fmt.Errorf("stop provider job %s: %w", p.Name, err)
 		}
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	j, err = s.Store.UpdateJob(ctx, id, func(j *job.Job) error {
 		changed := false
 		if j.Redrive != nil && !j.Redrive.Started {
@@ -140,14 +161,14 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*job.Job, error
 		if !changed {
 			return store.ErrNoChange
 		}
-		service.Settle(s.Provider(j.Provider), j, now)
+		service.Settle(s.Providers.Get(j.Provider), j, now)
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoChange) {
 		return nil, fmt.Errorf("mark job %s cancelling: %w", id, err)
 	}
 	if j.Status == job.StatusCancelled {
-		s.Telemetry().PublishCompleted(ctx, j)
+		s.Telemetry.PublishCompleted(ctx, j)
 	}
 	return j, nil
 }

@@ -87,7 +87,7 @@ func (s *Service) pendingCreate(ctx context.Context, holder string) (bool, error
 // giveSlot gives back part p's create slot once its outcome is written.
 func (s *Service) giveSlot(ctx context.Context, j *job.Job, p job.Part) {
 	if _, err := s.Store.SwapSlot(ctx, createSlot(j.Provider, p.RecordCount), slotHolder(j, p), ""); err != nil {
-		s.Logger().WarnContext(ctx, "give back a create slot", "job_id", j.ID, "part", p.Index, "error", err)
+		service.Logger(s.Log).WarnContext(ctx, "give back a create slot", "job_id", j.ID, "part", p.Index, "error", err)
 	}
 }
 

@@ -38,7 +38,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 	if j.BudgetUSD > 0 && StartPending(j) {
 		j = s.recordSpent(ctx, j)
 	}
-	prov := s.Provider(j.Provider)
+	prov := s.Providers.Get(j.Provider)
 	before := j.Status
 	run := newRunID()
 	started := 0
@@ -85,19 +85,19 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		} else {
 			ref, err = s.create(ctx, prov, j, *claimed, in)
 		}
-		now := s.Now()
+		now := s.Clock.Now()
 		var unknown *unknownOutcome
 		if errors.Is(err, service.ErrSubmitUnproven) {
 			// A provider job that may be the part's (or another part's whose
 			// Ref is not written yet, or another system's) cannot be told
 			// apart yet: keep the lease and look again once it runs out.
-			s.Logger().WarnContext(ctx, "provider jobs may be the part's and cannot be proved so yet; part stays leased", "job_id", id, "part", idx, "error", err)
+			service.Logger(s.Log).WarnContext(ctx, "provider jobs may be the part's and cannot be proved so yet; part stays leased", "job_id", id, "part", idx, "error", err)
 			continue
 		}
 		if errors.As(err, &unknown) {
 			// The create may have made a job we cannot see yet: keep the lease;
 			// after it runs out the next run looks for the job before creating.
-			s.Logger().WarnContext(ctx, "provider job of part unknown; part stays leased", "job_id", id, "part", idx, "error", err)
+			service.Logger(s.Log).WarnContext(ctx, "provider job of part unknown; part stays leased", "job_id", id, "part", idx, "error", err)
 			errs = append(errs, err)
 			continue
 		}
@@ -107,7 +107,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		}
 		if busy(err) {
 			// The provider cannot take it now: stay queued; the reconciler retries.
-			s.Logger().InfoContext(ctx, "provider busy; part stays queued", "job_id", id, "part", idx, "error", err)
+			service.Logger(s.Log).InfoContext(ctx, "provider busy; part stays queued", "job_id", id, "part", idx, "error", err)
 			if j, err = s.releasePart(ctx, id, idx, run); err != nil {
 				return nil, started, err
 			}
@@ -154,7 +154,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 			return nil, started, err
 		}
 		if stop != "" {
-			s.Logger().WarnContext(ctx, "stopping a provider job that arrived for a part cancelled or already started", "job_id", id, "part", idx, "ref", stop)
+			service.Logger(s.Log).WarnContext(ctx, "stopping a provider job that arrived for a part cancelled or already started", "job_id", id, "part", idx, "ref", stop)
 			if serr := prov.Stop(ctx, stop); serr != nil {
 				errs = append(errs, fmt.Errorf("stop provider job %s of job %s part %d: %w", stop, id, idx, serr))
 			}
@@ -167,7 +167,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		}
 	}
 	if j.Status == job.StatusFailed || (j.Status == job.StatusCancelled && before != job.StatusCancelled) {
-		s.Telemetry().PublishCompleted(ctx, j)
+		s.Telemetry.PublishCompleted(ctx, j)
 	}
 	if j.Status == job.StatusIngesting && before != job.StatusIngesting {
 		// The held parts stopped at the budget and nothing else runs: the
@@ -177,7 +177,7 @@ func (s *Service) StartParts(ctx context.Context, id string, room int) (*job.Job
 		}
 	}
 	if len(errs) > 0 {
-		s.Logger().ErrorContext(ctx, "start parts", "job_id", id, "error", errors.Join(errs...))
+		service.Logger(s.Log).ErrorContext(ctx, "start parts", "job_id", id, "error", errors.Join(errs...))
 	}
 	return j, started, nil
 }
@@ -188,7 +188,7 @@ func (s *Service) updatePart(ctx context.Context, id string, idx int, fn func(*j
 			return fmt.Errorf("job %s has no part %d", id, idx)
 		}
 		fn(&j.Parts[idx])
-		service.Settle(s.Provider(j.Provider), j, now)
+		service.Settle(s.Providers.Get(j.Provider), j, now)
 		return nil
 	})
 	if err != nil {
@@ -204,7 +204,7 @@ func (s *Service) betaHeaders(j *job.Job) []string {
 	if j.Params == nil {
 		return nil
 	}
-	m, ok := s.Models().LookupModel(j.Model)
+	m, ok := s.Models.LookupModel(j.Model)
 	if !ok {
 		return nil
 	}

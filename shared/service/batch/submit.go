@@ -83,7 +83,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 	if done, err := s.reuse(ctx, &req); err != nil || done != nil {
 		return done, err
 	}
-	md, err := s.checkMedia(ctx, &req, s.Provider(req.Provider).Limits())
+	md, err := s.checkMedia(ctx, &req, s.Providers.Get(req.Provider).Limits())
 	if err != nil {
 		return nil, err
 	}
@@ -110,12 +110,12 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		}
 		return j, err
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	id := job.NewID(now)
 	if req.ID != "" {
 		id = req.ID
 	}
-	prov := s.Provider(req.Provider)
+	prov := s.Providers.Get(req.Provider)
 	n := len(req.Records)
 	lines, sizes, invocation, err := s.encodeAll(req, prov, md)
 	if err != nil {
@@ -169,11 +169,11 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (*job.Job, erro
 		return nil, err
 	}
 	// The caller's records and settings, for retry_failed.
-	if err := s.WriteInputs(ctx, j, req.Records); err != nil {
+	if err := service.WriteInputs(ctx, s.Blobs, j, req.Records); err != nil {
 		return nil, err
 	}
 	j.Params, j.RetryOf, j.Notify = &req.Params, req.RetryOf, req.Notify
-	if err := req.StoreReused(ctx, s.ResultsWriter(), j); err != nil {
+	if err := req.StoreReused(ctx, s.Results, j); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateJob(ctx, j); err != nil {

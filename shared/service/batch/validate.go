@@ -19,14 +19,14 @@ func (s *Service) validate(req *SubmitRequest) error {
 		return err
 	}
 	for i, r := range req.Records {
-		if err := s.CallerInputs().CheckModelInputRefs(fmt.Sprintf("records[%d].model_input", i), req.Owner, r.ModelInput); err != nil {
+		if err := s.inputs().CheckModelInputRefs(fmt.Sprintf("records[%d].model_input", i), req.Owner, r.ModelInput); err != nil {
 			return err
 		}
 	}
 	if err := checkServerTools(req); err != nil {
 		return err
 	}
-	m, _ := s.Models().LookupModel(req.Model) // ValidateParams found it
+	m, _ := s.Models.LookupModel(req.Model) // ValidateParams found it
 	if m != nil && m.Task != model.TaskEmbedding {
 		if err := checkMessages(req, m); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
+	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -21,7 +22,7 @@ var errOtherWriter = errors.New("another ingest is writing this job's vectors")
 // nudge then writes again (a re-write adds no vector twice).
 func (s *Service) writeVectors(ctx context.Context, j *job.Job) error {
 	me := rand.Text()
-	now := s.Now()
+	now := s.Clock.Now()
 	_, err := s.Store.UpdateJob(ctx, j.ID, func(cur *job.Job) error {
 		ix := cur.Index
 		if ix == nil {
@@ -48,7 +49,7 @@ func (s *Service) writeVectors(ctx context.Context, j *job.Job) error {
 			return nil
 		})
 		if err != nil && !errors.Is(err, store.ErrNoChange) && !errors.Is(err, store.ErrNotFound) {
-			s.Logger().WarnContext(ctx, "release of a vector write's claim failed; it lapses by itself", "job_id", j.ID, "error", err)
+			service.Logger(s.Log).WarnContext(ctx, "release of a vector write's claim failed; it lapses by itself", "job_id", j.ID, "error", err)
 		}
 	}()
 	return s.Vectors.WriteJob(ctx, j)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/internal/localdeps"
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/service"
 )
 
 // blockingSink holds WriteJob until released, counting the writes that ran.
@@ -37,7 +36,7 @@ func TestOneVectorWriterAtATime(t *testing.T) {
 	st, blobs := localdeps.New(t)
 	sink := &blockingSink{entered: make(chan struct{}), release: make(chan struct{})}
 	now := time.Now()
-	s := &Service{Core: &service.Core{Store: st, Blobs: blobs, Bucket: "s3://test", Clock: func() time.Time { return now }}, Vectors: sink}
+	s := &Service{Store: st, Blobs: blobs, Bucket: "s3://test", Clock: func() time.Time { return now }, Vectors: sink}
 	ctx := context.Background()
 	j := &job.Job{ID: job.NewID(now), Owner: "o", Provider: job.ProviderBedrock, Model: "amazon.titan-embed-text-v2:0", Mode: job.ModeBatch,
 		Status: job.StatusIngesting, RecordCount: 1, Shards: 1, TTLDays: 7, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(7 * 24 * time.Hour),

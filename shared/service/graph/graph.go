@@ -120,7 +120,9 @@ func New(d Deps) *Graph {
 	od := &ondemand.Service{Jobs: d.Store, Blobs: d.Blobs, Bus: d.Bus, Results: core.ResultsWriter(), Telemetry: core.Telemetry(),
 		Models: core.Models(), Providers: core.Providers, Clock: d.Now, Log: d.Log, Bucket: d.Bucket, JobPrefix: d.JobPrefix,
 		Model: d.OnDemandModel, Concurrency: d.OnDemandConcurrency, Vectors: d.Vectors}
-	b := &batch.Service{Core: core, OnDemand: od, RefuseCancel: smsvc.RefuseCancel, Counter: counter,
+	b := &batch.Service{Store: d.Store, Blobs: d.Blobs, Bus: d.Bus, Results: core.ResultsWriter(), Telemetry: core.Telemetry(),
+		Providers: core.Providers, Models: core.Models(), InputAllow: d.InputAllow, Clock: d.Now, Log: d.Log, Bucket: d.Bucket, JobPrefix: d.JobPrefix,
+		OnDemand: od, RefuseCancel: smsvc.RefuseCancel, Counter: counter,
 		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota, Vectors: d.Vectors}
 	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: service.ResultsPrefix(d.Bucket), Log: core.Logger(),
 		MaxLineBytesFor: core.Models().OutputLineCap}

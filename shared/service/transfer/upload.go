@@ -60,8 +60,8 @@ type Service struct {
 	Models    service.Models
 	// InputAllow are s3:// prefixes open to every caller's input_uri.
 	InputAllow []string
-	Clock  service.Clock
-	Log    *slog.Logger
+	Clock      service.Clock
+	Log        *slog.Logger
 	// Bucket is the s3:// root of uploads, inputs and exports; JobPrefix
 	// prefixes part names.
 	Bucket, JobPrefix string
