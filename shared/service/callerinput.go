@@ -29,11 +29,6 @@ type CallerInputs struct {
 	Allow []string
 }
 
-// CallerInputs are the core's bucket and allow-list.
-func (c *Core) CallerInputs() CallerInputs {
-	return CallerInputs{Bucket: c.Bucket, Allow: c.InputAllow}
-}
-
 // CheckCallerInput refuses an input_uri outside the caller's own prefixes and
 // the operator's allow-list (Allow): another caller's upload, a shared
 // folder or another bucket. The answer is the same whether or not the object

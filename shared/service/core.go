@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -40,8 +39,10 @@ func (e *ModelError) Error() string {
 	return fmt.Sprintf("model %q is not allowed here; allowed models: %s", e.Model, strings.Join(e.Allowed, ", "))
 }
 
-// Core is what every flow shares: storage, the bus, the providers, the clock
-// and the stack's naming. Each flow package embeds it.
+// Core is a deployment's adapters and settings as the graph holds them
+// (storage, the bus, the providers, the clock, the stack's naming). No flow
+// embeds it: each names what it uses, and the graph builds those values
+// from it (Telemetry, Models, ResultsWriter).
 type Core struct {
 	Store     store.Store
 	Blobs     Blobs
@@ -75,20 +76,9 @@ func (c *Core) ResultsWriter() store.Writer {
 // ResultsPrefix is where outputs too big for a record item are kept.
 func ResultsPrefix(bucket string) string { return blob.Join(bucket, "results") }
 
-// Now is the current time in UTC.
-func (c *Core) Now() time.Time { return c.Clock.Now() }
 
-// Logger is the logger of the flows.
-func (c *Core) Logger() *slog.Logger { return Logger(c.Log) }
 
-// Provider returns the provider a job names (a clear error on every call when
-// this deployment was not given it).
-func (c *Core) Provider(name string) BatchProvider { return c.Providers.Get(name) }
 
-// OwnedJob loads a job and hides it unless owner owns it.
-func (c *Core) OwnedJob(ctx context.Context, owner, id string) (*job.Job, error) {
-	return OwnedJob(ctx, c.Store, owner, id)
-}
 
 // JobUpdater changes one job (store.Store's UpdateJob).
 type JobUpdater interface {

@@ -380,7 +380,7 @@ func (c *chaos) wrapProviders(t *testing.T, l *local.Suite) {
 	for _, p := range before.All() {
 		wrapped = append(wrapped, &chaosProvider{BatchProvider: p, c: c, cancel: func(id string) {
 			if _, err := l.Service.Cancel(context.Background(), soakOwner, id); err != nil {
-				l.Service.Core.Logger().Info("soak: cancel during submit refused", "job_id", id, "error", err)
+				service.Logger(l.Service.Core.Log).Info("soak: cancel during submit refused", "job_id", id, "error", err)
 			}
 		}})
 	}

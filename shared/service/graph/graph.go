@@ -124,7 +124,7 @@ func New(d Deps) *Graph {
 		Providers: core.Providers, Models: core.Models(), InputAllow: d.InputAllow, Clock: d.Now, Log: d.Log, Bucket: d.Bucket, JobPrefix: d.JobPrefix,
 		OnDemand: od, RefuseCancel: smsvc.RefuseCancel, Counter: counter,
 		TimeoutHours: d.TimeoutHours, Quota: d.Quota, DefaultQuota: d.DefaultQuota, Vectors: d.Vectors}
-	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: service.ResultsPrefix(d.Bucket), Log: core.Logger(),
+	b.Ingester = &ingest.Ingester{Blobs: d.Blobs, Records: d.Store, Checkpoints: b, ResultsPrefix: service.ResultsPrefix(d.Bucket), Log: service.Logger(d.Log),
 		MaxLineBytesFor: core.Models().OutputLineCap}
 	q := &query.Service{Jobs: d.Store, Records: d.Store}
 	rt := &retry.Service{Jobs: d.Store, Blobs: d.Blobs, Providers: core.Providers, Batch: b, Log: d.Log}
