@@ -76,10 +76,6 @@ func (c *Core) ResultsWriter() store.Writer {
 // ResultsPrefix is where outputs too big for a record item are kept.
 func ResultsPrefix(bucket string) string { return blob.Join(bucket, "results") }
 
-
-
-
-
 // JobUpdater changes one job (store.Store's UpdateJob).
 type JobUpdater interface {
 	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
