@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,89 +65,80 @@ func recorded(t *testing.T, files ...string) []Product {
 	return out
 }
 
+// classesGolden holds, per testdata page and dimension, the class the
+// classifier gives it ("!" and the start of the reason when it is reported
+// unclassified). Regenerate with: go test ./shared/pricing -run
+// TestClassifyRecordedDimensions -update, then review the diff line by line:
+// each line is a claim about a real (or, per SOURCES.md, assembled) Price
+// List row.
+const classesGolden = "testdata/classes.golden.tsv"
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestClassifyRecordedDimensions classifies every dimension of every
+// recorded document and compares the result with the golden table: a
+// dimension without a line, or a line without a dimension, fails.
 func TestClassifyRecordedDimensions(t *testing.T) {
-	want := map[string]string{ // usage type → class ("!" prefix: unclassified)
-		"USE1-MP:USE1_InputTokenCount-Units":                        "input",
-		"USE1-MP:USE1_InputTokenCount_Global-Units":                 "input global",
-		"USE1-MP:USE1_OutputTokenCount-Units":                       "output",
-		"USE1-MP:USE1_OutputTokenCount_Global-Units":                "output global",
-		"USE1-MP:USE1_CacheReadInputTokenCount-Units":               "cache_read",
-		"USE1-MP:USE1_CacheReadInputTokenCount_Global-Units":        "cache_read global",
-		"USE1-MP:USE1_CacheWriteInputTokenCount-Units":              "cache_write 5m",
-		"USE1-MP:USE1_CacheWriteInputTokenCount_Global-Units":       "cache_write 5m global",
-		"USE1-MP:USE1_CacheWrite1hInputTokenCount-Units":            "cache_write 1h",
-		"USE1-MP:USE1_CacheWrite1hInputTokenCount_Global-Units":     "cache_write 1h global",
-		"USE1-MP:USE1_InputTokenCount_Batch-Units":                  "input batch",
-		"USE1-MP:USE1_InputTokenCount_Global_Batch-Units":           "input batch global",
-		"USE1-MP:USE1_OutputTokenCount_Batch-Units":                 "output batch",
-		"USE1-MP:USE1_OutputTokenCount_Global_Batch-Units":          "output batch global",
-		"USE1-MP:USE1_Reserved_1Month_InputTPM_Geo-Units":           "not_inference",
-		"USE1-MP:USE1_input_tokens_standard-Units":                  "input",
-		"USE1-MP:USE1_input_tokens_global_standard-Units":           "input global",
-		"USE1-MP:USE1_output_tokens_standard-Units":                 "output",
-		"USE1-MP:USE1_output_tokens_global_standard-Units":          "output global",
-		"USE1-MP:USE1_cache_read_tokens_global_standard-Units":      "cache_read global",
-		"USE1-MP:USE1_cache_write_tokens_global_standard-Units":     "cache_write 5m global",
-		"USE1-MP:USE1_cache_write_tokens_1h_global_standard-Units":  "cache_write 1h global",
-		"USE1-MP:USE1_input_tokens_long_ctx_global_standard-Units":  "input long_context global",
-		"USE1-MP:USE1_output_tokens_long_ctx_global_standard-Units": "output long_context global",
-		"USE1-MP:USE1_cache_write_tokens_30m_global_standard-Units": "!30m",
-		"USE1-NovaLite-input-tokens":                                "input",
-		"USE1-NovaLite-output-tokens":                               "output",
-		"USE1-NovaLite-input-tokens-batch":                          "input batch",
-		"USE1-NovaLite-output-tokens-batch":                         "output batch",
-		"USE1-NovaLite-cache-read-input-token-count":                "cache_read",
-		"USE1-NovaLite-input-tokens-custom-model":                   "not_inference",
-		"USE1-NovaLite-Customization-Training":                      "not_inference",
-		"USE1-Qwen3-32B-input-tokens":                               "input",
-		"USE1-Qwen3-32B-input-tokens-flex":                          "input flex",
-		"USE1-qwen.qwen3-32b-mantle-input-tokens-flex":              "input flex",
-		"USE1-Qwen3-32B-input-tokens-priority":                      "input priority",
-		"USE1-Qwen3-32B-input-tokens-batch":                         "input batch",
-		"USE1-qwen.qwen3-32b-mantle-input-tokens-batch":             "input batch",
-		"USE1-TitanEmbeddingsV2-Text-input-tokens":                  "input",
-		"USE1-TitanEmbeddingsV2-Text-input-tokens-batch":            "input batch",
-		"USE1-TitanEmbeddingsG1-Multimodal-input-image":             "per_image",
-		"USE1-MP:USE1_inputVideoSecond-Units":                       "per_second",
-		// Verbatim Price List documents (br-recorded-*.json).
-		"APN1-zai.glm5-input-tokens":                  "input",
-		"APN1-zai.glm5-output-tokens":                 "output",
-		"APN1-zai.glm5-mantle-input-tokens-standard":  "input",
-		"APN1-zai.glm5-mantle-output-tokens-standard": "output",
-		"APN1-zai.glm5-mantle-input-tokens-flex":      "input flex",
-		"APN1-NovaPro-input-tokens":                   "input",
-		"APN1-NovaPro-output-tokens":                  "output",
-		"APN1-NovaPro-input-tokens-batch":             "input batch",
-		"APN1-NovaPro-cache-read-input-token-count":   "cache_read",
-		"USE1-Claude3Haiku-input-tokens":              "input",
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("testdata pages: %v %v", files, err)
 	}
-	seen := map[string]bool{}
-	for _, p := range recorded(t) {
-		ut := p.Attributes["usagetype"]
-		w, ok := want[ut]
-		if !ok {
-			t.Errorf("recorded usage type %q has no expected class in this table", ut)
-			continue
-		}
-		seen[ut] = true
-		for _, d := range p.Dimensions {
-			c, err := Classify(p, d)
-			if bad, isBad := strings.CutPrefix(w, "!"); isBad {
-				if err == nil || !strings.Contains(err.Error(), bad) {
-					t.Errorf("%s: class %v, err %v; want unclassified naming %q", ut, c, err, bad)
+	var got strings.Builder
+	got.WriteString("# file\tusagetype\tunit\tclass (\"!\" unclassified: the reason's start)\tUSD per million tokens (\"-\" not a token price)\n")
+	for _, f := range files {
+		for _, p := range recorded(t, f) {
+			for _, d := range p.Dimensions {
+				c, err := Classify(p, d)
+				class, usd := c.String(), "-"
+				if err != nil {
+					class = "!" + reasonHead(err)
+				} else if c.Field() != "" {
+					// The token price as the sheet stores it: USD per million.
+					if v, err := PerMillion(d); err != nil {
+						usd = "!" + err.Error()
+					} else {
+						usd = strconv.FormatFloat(roundMicro(v), 'f', -1, 64)
+					}
 				}
-				continue
-			}
-			if err != nil || c.String() != w {
-				t.Errorf("%s: class %q, err %v; want %q", ut, c, err, w)
+				fmt.Fprintf(&got, "%s\t%s\t%s\t%s\t%s\n", filepath.Base(f), p.Attributes["usagetype"], d.Unit, class, usd)
 			}
 		}
 	}
-	for ut := range want {
-		if !seen[ut] {
-			t.Errorf("expected usage type %q is not in the recorded documents", ut)
+	if *update {
+		if err := os.WriteFile(classesGolden, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
+	want, err := os.ReadFile(classesGolden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	gotLines, wantLines := strings.Split(got.String(), "\n"), strings.Split(string(want), "\n")
+	for _, l := range wantLines {
+		if !slices.Contains(gotLines, l) {
+			t.Errorf("golden line not produced by the recorded documents: %q", l)
+		}
+	}
+	for _, l := range gotLines {
+		if !slices.Contains(wantLines, l) {
+			t.Errorf("recorded dimension not in %s as classified: %q", classesGolden, l)
+		}
+	}
+}
+
+// reasonHead is the stable start of a classification error: the words up
+// to the first quoted value ("usage type", "feature", ...) and the quoted
+// variant word when there is one, so the golden table names why a row is
+// reported without repeating the whole message.
+func reasonHead(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ": word "); i >= 0 {
+		return "unknown word " + strings.SplitN(msg[i+len(": word "):], " ", 2)[0]
+	}
+	if i := strings.Index(msg, ": "); i >= 0 {
+		return msg[i+2:]
+	}
+	return msg
 }
 
 // Every class the classifier knows appears among the recorded dimensions.
