@@ -306,9 +306,9 @@ func TestSheetListsSonnet46AtGlobalPricesWithTheRegionalPremium(t *testing.T) {
 	}
 	check("opus long-context input", opus.LongContext.Input, 10)
 	check("opus cache_write_1h", opus.Prices.CacheWrite1h, 10)
-	emb, _, _ := s.Models["Titan Text Embeddings V2"].Listed()
+	emb, _, _ := s.Models["TitanEmbeddingsV2-Text-input"].Listed() // the Price List's titanModel for it
 	check("titan v2 input", emb.Prices.Input, 0.02)
-	if other := s.Models["Titan Multimodal Embeddings G1"].Other; len(other) != 1 || other[0].Class.Kind != KindPerImage || other[0].USD != 0.00006 {
+	if other := s.Models["Titan Embeddings G1 Image"].Other; len(other) != 1 || other[0].Class.Kind != KindPerImage || other[0].USD != 0.00006 {
 		t.Errorf("Titan G1 per-image prices = %+v", other)
 	}
 
@@ -356,20 +356,38 @@ func TestForAccountMatchesNames(t *testing.T) {
 		{ID: "amazon.titan-embed-image-v1", Name: "Titan Multimodal Embeddings G1", Provider: "Amazon"},
 	}
 	pl := s.ForAccount(ms, "us-east-1")
-	if !slices.ContainsFunc(pl.Notes, func(n string) bool {
-		return strings.Contains(n, "Titan Multimodal Embeddings G1") && strings.Contains(n, "per_image")
-	}) {
-		t.Errorf("notes %q: the per-image price is not named", pl.Notes)
-	}
 	for _, m := range ms {
 		_, ok := pl.Models[m.ID]
-		// Titan G1 lists a per-image price only: no token price, so not priced.
+		// Titan G1 lists a per-image price only, under the Price List's name
+		// "Titan Embeddings G1 Image": nothing says it is the multimodal
+		// model, so it stays unmatched (and has no token price anyway).
 		if want := m.ID != "amazon.titan-embed-image-v1"; ok != want {
 			t.Errorf("%s (%q) priced %v, want %v; unmatched %q", m.ID, m.Name, ok, want, pl.Unmatched)
 		}
 	}
+	// Titan Text Embeddings V2 is "TitanEmbeddingsV2-Text-input" in the Price List.
+	if got := pl.Models["amazon.titan-embed-text-v2:0"].Prices.BatchInput; got == nil || *got != 0.01 {
+		t.Errorf("Titan V2 batch input = %v, want 0.01", deref(got))
+	}
+	if !slices.Contains(pl.Unmatched, "Titan Embeddings G1 Image") {
+		t.Errorf("unmatched = %q; want Titan Embeddings G1 Image reported", pl.Unmatched)
+	}
 	if !slices.Contains(pl.Unmatched, "Marengo Embed 2.7") {
 		t.Errorf("unmatched = %q; want Marengo Embed 2.7 (not in the account)", pl.Unmatched)
+	}
+}
+
+func TestSpelled(t *testing.T) {
+	for in, want := range map[string]string{
+		"TitanEmbeddingsV2-Text-input": "Titan Embeddings V2 Text",
+		"Claude Sonnet 4.6":            "", // a name already
+		"zai.glm5":                     "zai.glm5",
+		"Nova-output":                  "Nova",
+		"input":                        "input", // nothing but the quantity: kept
+	} {
+		if got := spelled(in); got != want {
+			t.Errorf("spelled(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 

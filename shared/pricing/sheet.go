@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/mcpbatch/mcpbatch/shared/model"
 )
@@ -230,6 +231,9 @@ func (s *Sheet) ForAccount(ms []model.AccountModel, endpoint string) *model.Pric
 		if !ok {
 			i, ok = loose(n)
 		}
+		if sp := spelled(n); !ok && sp != "" {
+			i, ok = exact(sp)
+		}
 		if !ok {
 			pl.Unmatched = append(pl.Unmatched, n)
 			continue
@@ -246,6 +250,33 @@ func (s *Sheet) ForAccount(ms []model.AccountModel, endpoint string) *model.Pric
 		pl.Models[ms[i].ID] = lp
 	}
 	return pl
+}
+
+// spelled reads a model name the Price List writes as a code, as the
+// titanModel of Titan Text Embeddings V2 is ("TitanEmbeddingsV2-Text-input",
+// as public Price List readers quote it, 2026; testdata/SOURCES.md): words
+// split at "-" and at a lower-to-upper change, and a trailing "input" or
+// "output" (the quantity the row prices, not the model) dropped. "" when n
+// has spaces (a name, not a code).
+func spelled(n string) string {
+	if strings.ContainsAny(n, " ") {
+		return ""
+	}
+	var ws []string
+	for _, part := range strings.FieldsFunc(n, func(r rune) bool { return r == '-' || r == '_' }) {
+		start := 0
+		for i := 1; i < len(part); i++ {
+			if unicode.IsUpper(rune(part[i])) && unicode.IsLower(rune(part[i-1])) {
+				ws = append(ws, part[start:i])
+				start = i
+			}
+		}
+		ws = append(ws, part[start:])
+	}
+	if last := len(ws) - 1; last > 0 && (strings.EqualFold(ws[last], "input") || strings.EqualFold(ws[last], "output")) {
+		ws = ws[:last]
+	}
+	return strings.Join(ws, " ")
 }
 
 // AccountReader reads the Price List for the account's Region and stores
