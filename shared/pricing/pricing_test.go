@@ -391,6 +391,19 @@ func TestSpelled(t *testing.T) {
 	}
 }
 
+func TestWholeVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"Nova 2.0 Lite":    "Nova 2 Lite",
+		"Ministral 3B 3.0": "Ministral 3B 3",
+		"Claude Opus 4.5":  "Claude Opus 4.5",
+		"v.0 x":            "v.0 x",
+	} {
+		if got := wholeVersion(in); got != want {
+			t.Errorf("wholeVersion(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // pagedAPI answers GetProducts from a product list in pages, like the service.
 type pagedAPI struct {
 	docs  map[string][]string
@@ -511,4 +524,52 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// Model names as the Price List writes them (the model / titanModel
+// attribute, or servicename without its edition suffix) against the names
+// ListFoundationModels gives. The Price List names are the ones public
+// Price List readers map by hand (a bulk-pricing updater's alias table,
+// 2026, and the titanModel quoted in testdata/SOURCES.md); a name the
+// account's names cannot place is unmatched on purpose: reported, not
+// guessed.
+func TestForAccountMatchesPriceListNames(t *testing.T) {
+	ms := []model.AccountModel{
+		{ID: "amazon.titan-embed-text-v2:0", Name: "Titan Text Embeddings V2", Provider: "Amazon"},
+		{ID: "amazon.titan-embed-text-v1", Name: "Titan Embeddings G1 - Text", Provider: "Amazon"},
+		{ID: "amazon.titan-embed-image-v1", Name: "Titan Multimodal Embeddings G1", Provider: "Amazon"},
+		{ID: "amazon.nova-2-lite-v1:0", Name: "Nova 2 Lite", Provider: "Amazon"},
+		{ID: "deepseek.r1-v1:0", Name: "DeepSeek-R1", Provider: "DeepSeek"},
+		{ID: "qwen.qwen3-coder-30b-a3b-v1:0", Name: "Qwen3-Coder-30B-A3B-Instruct", Provider: "Qwen"},
+		{ID: "mistral.pixtral-large-2502-v1:0", Name: "Pixtral Large (25.02)", Provider: "Mistral AI"},
+		{ID: "anthropic.claude-sonnet-4-6", Name: "Claude Sonnet 4.6", Provider: "Anthropic"},
+		{ID: "nvidia.nemotron-nano-9b-v2", Name: "NVIDIA Nemotron Nano 9B v2", Provider: "NVIDIA"},
+	}
+	for _, c := range []struct{ priceList, want string }{
+		{"TitanEmbeddingsV2-Text-input", "amazon.titan-embed-text-v2:0"},
+		{"Titan Embeddings G1 Text", "amazon.titan-embed-text-v1"},
+		{"Nova 2.0 Lite", "amazon.nova-2-lite-v1:0"},
+		{"R1", "deepseek.r1-v1:0"},
+		{"Qwen3 Coder 30B A3B", "qwen.qwen3-coder-30b-a3b-v1:0"},
+		{"Pixtral Large 25.02", "mistral.pixtral-large-2502-v1:0"},
+		{"Claude Sonnet 4.6", "anthropic.claude-sonnet-4-6"},
+		// Nothing in the names says "Image" is the multimodal model, or which
+		// size "Nano 2" is: unmatched on purpose.
+		{"Titan Embeddings G1 Image", ""},
+		{"NVIDIA Nemotron Nano 2", ""},
+	} {
+		s := &Sheet{Models: map[string]*ModelPrices{c.priceList: {Name: c.priceList,
+			Geo: map[string]Price{"input": {Class: Class{Kind: KindInput}, USD: 1, EffectiveDate: "2026-12-01"}}, Global: map[string]Price{}}}}
+		pl := s.ForAccount(ms, "us-east-1")
+		var got string
+		for id := range pl.Models {
+			got = id
+		}
+		if got != c.want {
+			t.Errorf("Price List name %q priced as %q, want %q (unmatched %q)", c.priceList, got, c.want, pl.Unmatched)
+		}
+		if c.want == "" && !slices.Contains(pl.Unmatched, c.priceList) {
+			t.Errorf("Price List name %q: not reported unmatched (%q)", c.priceList, pl.Unmatched)
+		}
+	}
 }

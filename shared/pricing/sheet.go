@@ -231,8 +231,10 @@ func (s *Sheet) ForAccount(ms []model.AccountModel, endpoint string) *model.Pric
 		if !ok {
 			i, ok = loose(n)
 		}
-		if sp := spelled(n); !ok && sp != "" {
-			i, ok = exact(sp)
+		for _, alt := range []string{spelled(n), wholeVersion(n)} {
+			if !ok && alt != "" && alt != n {
+				i, ok = exact(alt)
+			}
 		}
 		if !ok {
 			pl.Unmatched = append(pl.Unmatched, n)
@@ -275,6 +277,20 @@ func spelled(n string) string {
 	}
 	if last := len(ws) - 1; last > 0 && (strings.EqualFold(ws[last], "input") || strings.EqualFold(ws[last], "output")) {
 		ws = ws[:last]
+	}
+	return strings.Join(ws, " ")
+}
+
+// wholeVersion reads a version the Price List writes with ".0" as the
+// whole number ListFoundationModels names: the Price List's "Nova 2.0 Lite"
+// is "Nova 2 Lite" (public Price List readers map it by hand, 2026;
+// testdata/SOURCES.md). n unchanged when it has no such version.
+func wholeVersion(n string) string {
+	ws := strings.Fields(n)
+	for i, w := range ws {
+		if whole, ok := strings.CutSuffix(w, ".0"); ok && whole != "" && strings.Trim(whole, "0123456789") == "" {
+			ws[i] = whole
+		}
 	}
 	return strings.Join(ws, " ")
 }
