@@ -573,3 +573,39 @@ func TestForAccountMatchesPriceListNames(t *testing.T) {
 		}
 	}
 }
+
+// Usage types seen in real bills and Price List files, as public code
+// quotes them (no whole document around them; sources in
+// testdata/SOURCES.md, "Observed usage types"): each is classified as its
+// words say, or reported. A unit left empty is one no source gives.
+func TestClassifyObservedUsageTypes(t *testing.T) {
+	for _, c := range []struct {
+		service, usage, inference, unit, want string
+	}{
+		{ServiceBedrock, "USE1-Nova2.0Lite-output-tokens-cross-region-global-batch", "Output tokens", "", "output batch global"},
+		{"AmazonBedrockService", "USE1-Claude4Sonnet-input-tokens-long-context-cross-region-global", "Input tokens long context", "1K tokens", "input long_context global"},
+		{"AmazonBedrockService", "USE1-Claude4Sonnet-cache-write-input-token-count-long-context-cross-region-global", "", "1K tokens", "cache_write 5m long_context global"},
+		{ServiceBedrock, "USE1-anthropic.claude-sonnet-4-5-mantle-input-tokens-standard", "", "1M tokens", "input"},
+		{ServiceBedrock, "USE1-moonshotai.kimi-k2.5-input", "", "", "input"},
+		{ServiceBedrock, "USE1-minimax.minimax-m2.5-output", "", "", "output"},
+		{ServiceBedrock, "USE1-NovaMultiModalEmbeddings-input-audio-second", "", "1K seconds", "per_second"},
+		{ServiceBedrock, "USE1-TitanEmbeddingsG1-Image-input-image", "", "Images Processed", "per_image"},
+		{ServiceBedrock, "USE1-KnowledgeBase-Storage-Hours", "", "", "not_inference"},
+		{ServiceBedrock, "USW2-AmazonRerank-v1-searchunits", "", "Search Units", "!names no priced quantity"},
+		{ServiceBedrock, "USE1-NovaReel-T2V-Medfps-HDRes", "", "", "!names no priced quantity"},
+		{ServiceBedrock, "USE1-Guardrails-Text-Units", "", "", "!names no priced quantity"},
+		{ServiceBedrock, "USE1-DataAutomation-Custom-PagesProcessed", "", "", "!names no priced quantity"},
+	} {
+		p := Product{ServiceCode: c.service, Attributes: map[string]string{"usagetype": c.usage, "inferenceType": c.inference}}
+		got, err := Classify(p, Dimension{Unit: c.unit})
+		if bad, isBad := strings.CutPrefix(c.want, "!"); isBad {
+			if err == nil || !strings.Contains(err.Error(), bad) {
+				t.Errorf("%s: %v, %v; want reported (%s)", c.usage, got, err, bad)
+			}
+			continue
+		}
+		if err != nil || got.String() != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.usage, got, err, c.want)
+		}
+	}
+}
