@@ -329,6 +329,20 @@ func TestSheetListsSonnet46AtGlobalPricesWithTheRegionalPremium(t *testing.T) {
 	}
 }
 
+// The one whole GetProducts document on record (every field as the service
+// sends it): its price is dated by the term's effectiveDate.
+func TestSheetDatesAPriceByItsTerm(t *testing.T) {
+	s := BuildSheet(recorded(t, "br-aws-cli-9567-use1.json"))
+	mp := s.Models["Claude 2.0"]
+	if mp == nil {
+		t.Fatalf("no Claude 2.0 in %v", keys(s.Models))
+	}
+	lp, ok, _ := mp.Listed()
+	if !ok || lp.Prices.Input == nil || *lp.Prices.Input != 8 || lp.AsOf["input"] != "2025-06-01" {
+		t.Errorf("Claude 2.0 = %+v (ok %v), want input 8 as of 2025-06-01", lp, ok)
+	}
+}
+
 func TestSheetDropsAConflictingPrice(t *testing.T) {
 	ps := recorded(t, "br-nova-lite.json")
 	dup := ps[0]
@@ -595,6 +609,17 @@ func TestClassifyObservedUsageTypes(t *testing.T) {
 		{ServiceBedrock, "USE1-NovaReel-T2V-Medfps-HDRes", "", "", "!names no priced quantity"},
 		{ServiceBedrock, "USE1-Guardrails-Text-Units", "", "", "!names no priced quantity"},
 		{ServiceBedrock, "USE1-DataAutomation-Custom-PagesProcessed", "", "", "!names no priced quantity"},
+		// Usage types a Bedrock cost exporter's tests quote (grafana/cloudcost-exporter).
+		{ServiceBedrock, "USE1-Claude3-5Haiku-input-tokens-latency-optimized", "", "", "!word \"latency\""},
+		{ServiceBedrock, "USE1-Nova2.0Pro-text-input-tokens-priority-cross-region-global", "", "", "input priority global"},
+		{ServiceBedrock, "USE1-Nova2.0Pro-input-image-token-count-cross-region-global", "Input Image Token Count", "", "!image dimension"},
+		{ServiceBedrock, "USE1-NovaPro-cache-write-input-token-count-custom-model", "Prompt cache write input tokens", "", "not_inference"},
+		{ServiceBedrock, "USE1-NovaSonic-text-input-tokens", "Input tokens", "", "input"},
+		{ServiceBedrock, "USE1-GPT-OSS-Safeguard-20B-input-tokens-priority", "", "", "input priority"},
+		{ServiceBedrock, "USE1-Gemma-3-4B-IT-input-tokens-flex", "", "", "input flex"},
+		{ServiceBedrock, "USE1-Llama4-Maverick-17B-input-tokens-batch", "input tokens batch", "", "input batch"},
+		{ServiceBedrock, "USE1-cohere.rerank-english-v3-search-units", "Search units", "", "!names no priced quantity"},
+		{ServiceBedrock, "USE1-Guardrail-AutomatedReasoningPolicyUnitsConsumed", "", "", "!names no priced quantity"},
 	} {
 		p := Product{ServiceCode: c.service, Attributes: map[string]string{"usagetype": c.usage, "inferenceType": c.inference}}
 		got, err := Classify(p, Dimension{Unit: c.unit})
