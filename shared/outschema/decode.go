@@ -99,84 +99,74 @@ func (d *decoder) value() (any, bool) {
 }
 
 func (d *decoder) object() (any, bool) {
-	if d.depth++; d.depth > maxDecodeDepth {
-		return nil, false
-	}
-	defer func() { d.depth-- }()
-	d.pos++ // {
 	m := map[string]any{}
-	d.space()
-	if d.pos < len(d.s) && d.s[d.pos] == '}' {
-		d.pos++
-		return m, true
-	}
-	for {
+	ok := d.elements('}', func() bool {
 		if d.pos >= len(d.s) || d.s[d.pos] != '"' {
-			return nil, false
+			return false
 		}
 		k, ok := d.str()
 		if !ok {
-			return nil, false
+			return false
 		}
 		d.space()
 		if d.pos >= len(d.s) || d.s[d.pos] != ':' {
-			return nil, false
+			return false
 		}
 		d.pos++
 		d.space()
 		v, ok := d.value()
-		if !ok {
-			return nil, false
-		}
 		m[k] = v // a repeated key: the last wins, as in json.Unmarshal
-		d.space()
-		if d.pos >= len(d.s) {
-			return nil, false
-		}
-		switch d.s[d.pos] {
-		case ',':
-			d.pos++
-			d.space()
-		case '}':
-			d.pos++
-			return m, true
-		default:
-			return nil, false
-		}
+		return ok
+	})
+	if !ok {
+		return nil, false
 	}
+	return m, true
 }
 
 func (d *decoder) array() (any, bool) {
-	if d.depth++; d.depth > maxDecodeDepth {
+	a := []any{}
+	ok := d.elements(']', func() bool {
+		v, ok := d.value()
+		a = append(a, v)
+		return ok
+	})
+	if !ok {
 		return nil, false
 	}
+	return a, true
+}
+
+// elements reads an object's members or an array's values at d.pos (its
+// opening bracket) up to end, each by one call of each.
+func (d *decoder) elements(end byte, each func() bool) bool {
+	if d.depth++; d.depth > maxDecodeDepth {
+		return false
+	}
 	defer func() { d.depth-- }()
-	d.pos++ // [
-	a := []any{}
+	d.pos++
 	d.space()
-	if d.pos < len(d.s) && d.s[d.pos] == ']' {
+	if d.pos < len(d.s) && d.s[d.pos] == end {
 		d.pos++
-		return a, true
+		return true
 	}
 	for {
-		v, ok := d.value()
-		if !ok {
-			return nil, false
+		if !each() {
+			return false
 		}
-		a = append(a, v)
 		d.space()
 		if d.pos >= len(d.s) {
-			return nil, false
+			return false
 		}
 		switch d.s[d.pos] {
 		case ',':
 			d.pos++
 			d.space()
-		case ']':
+		case end:
 			d.pos++
-			return a, true
+			return true
 		default:
-			return nil, false
+			return false
 		}
 	}
 }

@@ -39,18 +39,9 @@ func fastFrom(doc any) *fastNode {
 		switch {
 		case annotations[k]:
 		case k == "type":
-			switch t := v.(type) {
-			case string:
+			if t, ok := v.(string); ok {
 				n.types = []string{t}
-			case []any:
-				for _, e := range t {
-					s, ok := e.(string)
-					if !ok {
-						return nil
-					}
-					n.types = append(n.types, s)
-				}
-			default:
+			} else if n.types, ok = stringList(v); !ok {
 				return nil
 			}
 			for _, t := range n.types {
@@ -70,16 +61,8 @@ func fastFrom(doc any) *fastNode {
 				}
 			}
 		case k == "required":
-			rs, ok := v.([]any)
-			if !ok {
+			if n.required, ok = stringList(v); !ok {
 				return nil
-			}
-			for _, e := range rs {
-				s, ok := e.(string)
-				if !ok {
-					return nil
-				}
-				n.required = append(n.required, s)
 			}
 		case k == "additionalProperties":
 			b, ok := v.(bool)
@@ -88,18 +71,10 @@ func fastFrom(doc any) *fastNode {
 			}
 			n.closed = !b
 		case k == "enum":
-			es, ok := v.([]any)
-			if !ok {
+			if n.enum, ok = stringList(v); !ok {
 				return nil
 			}
 			n.hasEnum = true
-			for _, e := range es {
-				s, ok := e.(string)
-				if !ok {
-					return nil
-				}
-				n.enum = append(n.enum, s)
-			}
 		case k == "items":
 			if n.items = fastFrom(v); n.items == nil {
 				return nil
@@ -109,6 +84,23 @@ func fastFrom(doc any) *fastNode {
 		}
 	}
 	return n
+}
+
+// stringList is v as a list of strings; ok false when it is anything else.
+func stringList(v any) (list []string, ok bool) {
+	es, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	list = make([]string, 0, len(es))
+	for _, e := range es {
+		s, ok := e.(string)
+		if !ok {
+			return nil, false
+		}
+		list = append(list, s)
+	}
+	return list, true
 }
 
 // conforms says v surely conforms; false is "ask the library".

@@ -24,13 +24,7 @@ type pinnedCounter struct {
 
 func (c *pinnedCounter) OpenVersion(ctx context.Context, uri string, v blob.Version) (io.ReadCloser, error) {
 	rc, err := c.Store.OpenVersion(ctx, uri, v)
-	if err != nil {
-		return nil, err
-	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{countingReader{rc, &c.n}, rc}, nil
+	return counted(rc, err, &c.n)
 }
 
 // TestReuseKeysS3MediaByDigest: a record's s3:// image is in its reuse key
