@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -134,13 +135,18 @@ func (s *Service) merge(ctx context.Context, parent *job.Job, chain []*job.Job, 
 // retries, page by page from the store (store.Pages): the merged view
 // LatestResults pages through, for readers of a whole job.
 func (s *Service) Merged(ctx context.Context, parent *job.Job) iter.Seq2[job.Record, error] {
+	return s.merged(ctx, parent, s.Store, store.RecordQuery{})
+}
+
+// merged is Merged reading parent's records from list, q.Limit a page.
+func (s *Service) merged(ctx context.Context, parent *job.Job, list store.RecordLister, q store.RecordQuery) iter.Seq2[job.Record, error] {
 	return func(yield func(job.Record, error) bool) {
 		chain, err := s.retryChain(ctx, parent)
 		if err != nil {
 			yield(job.Record{}, err)
 			return
 		}
-		for page, err := range store.Pages(ctx, s.Store, parent.RecordSet(), store.RecordQuery{}) {
+		for page, err := range store.Pages(ctx, list, parent.RecordSet(), q) {
 			if err == nil {
 				err = s.merge(ctx, parent, chain, page)
 			}
@@ -167,7 +173,10 @@ func (s *Service) Summarize(ctx context.Context, owner, jobID string, q summary.
 	if err != nil {
 		return nil, summary.Summary{}, err
 	}
-	sum, err := summary.Summarize(s.Merged(ctx, parent), q)
+	// Only what a summary reads of each record, in the largest pages the
+	// store gives (a limit past its bound is cut to it).
+	recs := s.merged(ctx, parent, summary.Outcomes(s.Store), store.RecordQuery{Limit: math.MaxInt32})
+	sum, err := summary.Summarize(recs, q)
 	return parent, sum, err
 }
 
