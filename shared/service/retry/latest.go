@@ -58,7 +58,7 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 		if err != nil {
 			return nil, "", fmt.Errorf("list results of %s: %w", parent.ID, err)
 		}
-		return recs, next, s.merge(ctx, parent, chain, recs)
+		return recs, next, s.merge(ctx, s.Store, parent, chain, recs)
 	}
 	// The chunks of one page read the store's items once (packed records
 	// are read a range at a time).
@@ -107,9 +107,9 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 }
 
 // merge replaces each record of recs (a page of parent's) by its latest
-// outcome among the retries in chain. Only failed records can have been
-// retried: those are looked up in the retries, newest first.
-func (s *Service) merge(ctx context.Context, parent *job.Job, chain []*job.Job, recs []job.Record) error {
+// outcome among the retries in chain, read from rd. Only failed records
+// can have been retried: those are looked up in the retries, newest first.
+func (s *Service) merge(ctx context.Context, rd summary.Reader, parent *job.Job, chain []*job.Job, recs []job.Record) error {
 	var failed []job.RecordKey
 	for _, r := range recs {
 		if r.Status != job.RecordSucceeded {
@@ -119,7 +119,7 @@ func (s *Service) merge(ctx context.Context, parent *job.Job, chain []*job.Job, 
 	if len(failed) == 0 || len(chain) == 0 {
 		return nil
 	}
-	latest, err := s.latestOf(ctx, parent, chain, failed)
+	latest, err := s.latestOf(ctx, rd, parent, chain, failed)
 	if err != nil {
 		return err
 	}
@@ -138,17 +138,17 @@ func (s *Service) Merged(ctx context.Context, parent *job.Job) iter.Seq2[job.Rec
 	return s.merged(ctx, parent, s.Store, store.RecordQuery{})
 }
 
-// merged is Merged reading parent's records from list, q.Limit a page.
-func (s *Service) merged(ctx context.Context, parent *job.Job, list store.RecordLister, q store.RecordQuery) iter.Seq2[job.Record, error] {
+// merged is Merged reading the records from rd, q.Limit a page.
+func (s *Service) merged(ctx context.Context, parent *job.Job, rd summary.Reader, q store.RecordQuery) iter.Seq2[job.Record, error] {
 	return func(yield func(job.Record, error) bool) {
 		chain, err := s.retryChain(ctx, parent)
 		if err != nil {
 			yield(job.Record{}, err)
 			return
 		}
-		for page, err := range store.Pages(ctx, list, parent.RecordSet(), q) {
+		for page, err := range store.Pages(ctx, rd, parent.RecordSet(), q) {
 			if err == nil {
-				err = s.merge(ctx, parent, chain, page)
+				err = s.merge(ctx, rd, parent, chain, page)
 			}
 			if err != nil {
 				yield(job.Record{}, fmt.Errorf("results of %s: %w", parent.ID, err))
@@ -230,8 +230,8 @@ func newestFirst(ids []string) []string {
 // result among the retries in chain (newest first); ids no retry has a result
 // for are left out. A retry's record keeps the key it had in parent (id and
 // input ordinal). Each retry is asked only for the keys no newer retry
-// answered, store.MaxGetRecords at a time.
-func (s *Service) latestOf(ctx context.Context, parent *job.Job, chain []*job.Job, keys []job.RecordKey) (map[string]job.Record, error) {
+// answered, store.MaxGetRecords at a time, from rd.
+func (s *Service) latestOf(ctx context.Context, rd summary.Reader, parent *job.Job, chain []*job.Job, keys []job.RecordKey) (map[string]job.Record, error) {
 	latest := map[string]job.Record{}
 	pending := slices.Clone(keys)
 	for _, c := range chain {
@@ -239,7 +239,7 @@ func (s *Service) latestOf(ctx context.Context, parent *job.Job, chain []*job.Jo
 			break
 		}
 		for chunk := range slices.Chunk(pending, store.MaxGetRecords) {
-			recs, err := s.Store.GetRecords(ctx, c.RecordSet(), chunk)
+			recs, err := rd.GetRecords(ctx, c.RecordSet(), chunk)
 			if err != nil {
 				return nil, fmt.Errorf("read results of retry %s of %s: %w", c.ID, parent.ID, err)
 			}

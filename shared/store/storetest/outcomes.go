@@ -11,9 +11,10 @@ import (
 )
 
 // testOutcomes: what a summary reads of the records (summary.Outcomes: the
-// store's ListOutcomes, or ListRecords) is ListRecords' records, the same
-// ones in the same order under every filter and page size, each with its
-// key, status, error code and output_json as stored; expired records hidden.
+// store's ListOutcomes and GetOutcomes, or ListRecords and GetRecords) is
+// ListRecords' and GetRecords' records, the same ones (in the same order
+// under every filter and page size), each with its key, status, error code
+// and output_json as stored; expired records hidden.
 func testOutcomes(e *env) {
 	exp, soon := e.clock.Now().Add(7*24*time.Hour), e.clock.Now().Add(time.Hour)
 	for _, byOrdinal := range []bool{true, false} {
@@ -57,13 +58,43 @@ func testOutcomes(e *env) {
 						t.Fatalf("%d outcomes, want %d (ListRecords)", len(got), len(want))
 					}
 					for i, w := range want {
-						g := got[i]
-						if g.JobID != j.ID || g.ID != w.ID || g.Ordinal != w.Ordinal || g.Status != w.Status || g.ErrorCode != w.ErrorCode || g.OutputJSON != w.OutputJSON {
-							t.Fatalf("outcome %d = %+v, want the key, status, error code and output_json of %+v", i, g, w)
-						}
+						sameOutcome(t, j.ID, got[i], w)
 					}
 				})
 			}
 		}
+		e.t.Run(fmt.Sprintf("byOrdinal=%v/by key", byOrdinal), func(t *testing.T) {
+			var keys []job.RecordKey
+			for _, r := range recs[:20] { // some expired, some failed
+				keys = append(keys, r.Key())
+			}
+			keys = append(keys, job.RecordKey{ID: "absent", Ordinal: 99})
+			want, err := e.s.GetRecords(e.ctx, j.RecordSet(), keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := list.GetRecords(e.ctx, j.RecordSet(), keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) || len(want) == 0 || len(want) == len(keys) {
+				t.Fatalf("%d outcomes by key, want %d (GetRecords, %d keys asked)", len(got), len(want), len(keys))
+			}
+			byID := map[string]job.Record{}
+			for _, g := range got {
+				byID[g.ID] = g
+			}
+			for _, w := range want {
+				sameOutcome(t, j.ID, byID[w.ID], w)
+			}
+		})
+	}
+}
+
+// sameOutcome: got has the job, key, status, error code and output_json of want.
+func sameOutcome(t *testing.T, jobID string, got, want job.Record) {
+	t.Helper()
+	if got.JobID != jobID || got.ID != want.ID || got.Ordinal != want.Ordinal || got.Status != want.Status || got.ErrorCode != want.ErrorCode || got.OutputJSON != want.OutputJSON {
+		t.Fatalf("outcome %+v, want the key, status, error code and output_json of %+v", got, want)
 	}
 }
