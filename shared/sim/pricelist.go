@@ -293,12 +293,11 @@ func (r simPriceRow) bedrockProducts(region string) []PriceProduct {
 }
 
 // per1K renders a 1K-token price as the descriptions do: five decimals
-// ("$0.00800"), more when the price needs them.
+// ("$0.00800"), more when the price needs them (up to the ten of the price
+// itself, which also drops the float noise of a division).
 func per1K(v float64) string {
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if i := strings.IndexByte(s, '.'); i < 0 {
-		s += ".00000"
-	} else if d := len(s) - i - 1; d < 5 {
+	s := strings.TrimRight(usd10(v), "0")
+	if d := len(s) - strings.IndexByte(s, '.') - 1; d < 5 {
 		s += strings.Repeat("0", 5-d)
 	}
 	return s
