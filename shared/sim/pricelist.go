@@ -16,7 +16,7 @@ import (
 // service codes AmazonBedrock (the model in the model / titanModel
 // attribute, prices per 1K tokens) and AmazonBedrockFoundationModels (the
 // Marketplace models by servicename "<name> (Amazon Bedrock Edition)", prices
-// per million tokens in "Units"), each product a document shaped as the
+// per "1M tokens"), each product a document shaped as the
 // service's (FormatVersion aws_v1). Filters of type TERM_MATCH select on a
 // product attribute; NextToken/MaxResults page. Request rules follow the
 // GetProducts reference
@@ -160,8 +160,8 @@ func (r simPriceRow) marketplaceProducts(region string) []PriceProduct {
 	}
 	// add lists a price in each scope: the geographic rows ("… Regional
 	// CRIS") bill 10% over the global ones where the model has both.
-	add := func(camel, snake, desc string, usd float64) {
-		if usd == 0 || (r.snake && snake == "") || (!r.snake && camel == "") {
+	add := func(usage, desc string, usd float64) {
+		if usd == 0 {
 			return
 		}
 		for _, global := range []bool{false, true} {
@@ -174,37 +174,37 @@ func (r simPriceRow) marketplaceProducts(region string) []PriceProduct {
 			}
 			switch {
 			case r.snake && global: // "input_tokens_global_standard", "Input Tokens - Standard, Global"
-				row(snake+"_global_standard", desc+" - Standard, Global", "1M tokens", price)
+				row(usage+"_global_standard", desc+" - Standard, Global", "1M tokens", price)
 			case r.snake:
-				row(snake+"_standard", desc+" - Standard", "1M tokens", price)
+				row(usage+"_standard", desc+" - Standard", "1M tokens", price)
 			case global: // "InputTokenCount_Global(_Batch)", "Million Input Tokens Global"
-				base, batch := strings.CutSuffix(camel, "_Batch")
+				base, batch := strings.CutSuffix(usage, "_Batch")
 				ut := base + "_Global"
 				if batch {
 					ut += "_Batch"
 				}
 				row(ut, desc+" Global", "1M tokens", price)
 			default:
-				row(camel, desc+" Regional CRIS", "1M tokens", price)
+				row(usage, desc+" Regional CRIS", "1M tokens", price)
 			}
 		}
 	}
 	if r.snake {
-		add("", "input_tokens", "Input Tokens", r.in)
-		add("", "output_tokens", "Output Tokens", r.out)
-		add("", "cache_read_tokens", "Cache Read Tokens", r.cacheRead)
-		add("", "cache_write_tokens", "Cache Write Tokens", r.cacheW5m)
-		add("", "cache_write_tokens_1h", "Cache Write Tokens 1h", r.cacheW1h)
-		add("", "input_tokens_long_ctx", "Input Tokens Long Context", r.longIn)
-		add("", "output_tokens_long_ctx", "Output Tokens Long Context", r.longOut)
+		add("input_tokens", "Input Tokens", r.in)
+		add("output_tokens", "Output Tokens", r.out)
+		add("cache_read_tokens", "Cache Read Tokens", r.cacheRead)
+		add("cache_write_tokens", "Cache Write Tokens", r.cacheW5m)
+		add("cache_write_tokens_1h", "Cache Write Tokens 1h", r.cacheW1h)
+		add("input_tokens_long_ctx", "Input Tokens Long Context", r.longIn)
+		add("output_tokens_long_ctx", "Output Tokens Long Context", r.longOut)
 	} else {
-		add("InputTokenCount", "", "Million Input Tokens", r.in)
-		add("OutputTokenCount", "", "Million Response Tokens", r.out)
-		add("InputTokenCount_Batch", "", "Million Batch Input Tokens", r.bin)
-		add("OutputTokenCount_Batch", "", "Million Batch Response Tokens", r.bout)
-		add("CacheReadInputTokenCount", "", "Million Cache Read Input Tokens", r.cacheRead)
-		add("CacheWriteInputTokenCount", "", "Million Cache Write Input Tokens", r.cacheW5m)
-		add("CacheWrite1hInputTokenCount", "", "Million Cache Write 1h Input Tokens", r.cacheW1h)
+		add("InputTokenCount", "Million Input Tokens", r.in)
+		add("OutputTokenCount", "Million Response Tokens", r.out)
+		add("InputTokenCount_Batch", "Million Batch Input Tokens", r.bin)
+		add("OutputTokenCount_Batch", "Million Batch Response Tokens", r.bout)
+		add("CacheReadInputTokenCount", "Million Cache Read Input Tokens", r.cacheRead)
+		add("CacheWriteInputTokenCount", "Million Cache Write Input Tokens", r.cacheW5m)
+		add("CacheWrite1hInputTokenCount", "Million Cache Write 1h Input Tokens", r.cacheW1h)
 	}
 	// Provisioned throughput: listed, and not an inference price.
 	row("Reserved_1Month_InputTPM_Geo", "Reserved 1 Month Input TPM Geo", "1M TPM Hour", 0.198)
