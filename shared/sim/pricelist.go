@@ -16,7 +16,7 @@ import (
 // service codes AmazonBedrock (the model in the model / titanModel
 // attribute, prices per 1K tokens) and AmazonBedrockFoundationModels (the
 // Marketplace models by servicename "<name> (Amazon Bedrock Edition)", prices
-// per million tokens in "Units"), each product a document shaped as the
+// per "1M tokens"), each product a document shaped as the
 // service's (FormatVersion aws_v1). Filters of type TERM_MATCH select on a
 // product attribute; NextToken/MaxResults page. Request rules follow the
 // GetProducts reference
@@ -56,20 +56,49 @@ const simPriceEffective = "2026-11-01T00:00:00Z"
 // (the Price List's convention: USE1 for us-east-1, USW2 for us-west-2).
 var usagePrefix = map[string]string{"us-east-1": "USE1", "us-west-2": "USW2"}
 
+// regionLocation is a Region's location attribute in the Price List
+// ("US East (N. Virginia)", as the verbatim Claude 2.0 document of
+// aws/aws-cli#9567 has it; locationType "AWS Region").
+var regionLocation = map[string]string{"us-east-1": "US East (N. Virginia)", "us-west-2": "US West (Oregon)"}
+
 // simPriceRow is one line of the simulator's own price table: a model and
 // its prices per million tokens (0: not listed). The figures are the
 // simulator's, modelled on the public Bedrock pricing page (2026); the
 // Marketplace models list a global row and a geographic row 10% above it.
+// Names, stems and row shapes follow real Price List documents and usage
+// types public readers quote (collected with their sources in the product's
+// shared/pricing/testdata/SOURCES.md, 2026-12-03); a stem marked "by
+// analogy" is the simulator's guess in the observed style.
 type simPriceRow struct {
 	fm     bool // AmazonBedrockFoundationModels (else AmazonBedrock)
 	global bool // the Marketplace model has global rows
-	name   string
-	titan  bool // the name is in titanModel
+	// snake: the Marketplace model's usage types are snake_case
+	// ("input_tokens_global_standard", "Input Tokens - Standard, Global"),
+	// as from Claude Opus 4.7 on.
+	snake bool
+	// name is the model as the Price List writes it: the servicename's stem
+	// on AmazonBedrockFoundationModels, the model / titanModel attribute on
+	// AmazonBedrock ("Nova 2.0 Lite", "TitanEmbeddingsV2-Text-input").
+	name  string
+	titan bool // the name is in titanModel
+	// stem is the AmazonBedrock usage type's model part ("NovaLite",
+	// "Nova2.0Lite", "Qwen3-32B"); "": the name without spaces.
+	stem     string
+	provider string // the AmazonBedrock provider attribute
+	// mantle is the model id of the model's "mantle" rows
+	// ("USE1-openai.gpt-oss-120b-mantle-input-tokens-standard"): twins of
+	// the plain rows at the same price, with service_tier and no feature.
+	mantle string
+	// crossGlobal: the AmazonBedrock rows are also listed for the global
+	// profile ("USE1-Nova2.0Lite-output-tokens-cross-region-global-batch"),
+	// at the in-Region price here.
+	crossGlobal bool
 	// Prices per million tokens.
 	in, out, bin, bout            float64
 	cacheRead, cacheW5m, cacheW1h float64
 	flexIn, flexOut               float64
 	priorityIn, priorityOut       float64
+	longIn, longOut               float64 // long context (the snake_case Marketplace rows)
 }
 
 var simPriceTable = []simPriceRow{
@@ -78,18 +107,21 @@ var simPriceTable = []simPriceRow{
 	{fm: true, global: true, name: "Claude Haiku 4.5", in: 1, out: 5, bin: 0.5, bout: 2.5, cacheRead: 0.1, cacheW5m: 1.25, cacheW1h: 2},
 	{fm: true, global: true, name: "Claude Opus 4.5", in: 5, out: 25, bin: 2.5, bout: 12.5, cacheRead: 0.5, cacheW5m: 6.25, cacheW1h: 10},
 	{fm: true, global: true, name: "Claude Opus 4.6", in: 5, out: 25, bin: 2.5, bout: 12.5, cacheRead: 0.5, cacheW5m: 6.25, cacheW1h: 10},
+	// snake_case rows: no batch rows are quoted in that style, so none are listed.
+	{fm: true, global: true, snake: true, name: "Claude Opus 4.7", in: 5, out: 25, cacheRead: 0.5, cacheW5m: 6.25, cacheW1h: 10, longIn: 10, longOut: 37.5},
 	// Older Claude models are listed under AmazonBedrock, by the model attribute.
-	{name: "Claude 3 Haiku", in: 0.25, out: 1.25, bin: 0.125, bout: 0.625},
-	{name: "Nova Micro", in: 0.035, out: 0.14, bin: 0.0175, bout: 0.07, cacheRead: 0.00875},
-	{name: "Nova Lite", in: 0.06, out: 0.24, bin: 0.03, bout: 0.12, cacheRead: 0.015},
-	{name: "Nova Pro", in: 0.8, out: 3.2, bin: 0.4, bout: 1.6, cacheRead: 0.2, flexIn: 0.4, flexOut: 1.6, priorityIn: 1.4, priorityOut: 5.6},
-	{name: "Nova 2 Lite", in: 0.3, out: 2.5, bin: 0.15, bout: 1.25, cacheRead: 0.075},
-	{name: "Llama 3.3 70B", in: 0.72, out: 0.72, bin: 0.36, bout: 0.36},
-	{name: "Mistral 7B Instruct", in: 0.15, out: 0.2},
-	{name: "gpt-oss-120b", in: 0.15, out: 0.6, bin: 0.075, bout: 0.3, flexIn: 0.075, flexOut: 0.3, priorityIn: 0.2625, priorityOut: 1.05},
-	{name: "Qwen3 235B A22B 2507", in: 0.22, out: 0.88, bin: 0.11, bout: 0.44},
-	{name: "Titan Text Embeddings V2", titan: true, in: 0.02, bin: 0.01},
-	{name: "Embed English", in: 0.1},
+	{name: "Claude 3 Haiku", stem: "Claude3Haiku", provider: "Anthropic", in: 0.25, out: 1.25, bin: 0.125, bout: 0.625},
+	{name: "Nova Micro", stem: "NovaMicro", provider: "Amazon", in: 0.035, out: 0.14, bin: 0.0175, bout: 0.07, cacheRead: 0.00875},
+	{name: "Nova Lite", stem: "NovaLite", provider: "Amazon", in: 0.06, out: 0.24, bin: 0.03, bout: 0.12, cacheRead: 0.015},
+	{name: "Nova Pro", stem: "NovaPro", provider: "Amazon", in: 0.8, out: 3.2, bin: 0.4, bout: 1.6, cacheRead: 0.2, flexIn: 0.4, flexOut: 1.6, priorityIn: 1.4, priorityOut: 5.6},
+	{name: "Nova 2.0 Lite", stem: "Nova2.0Lite", provider: "Amazon", crossGlobal: true, in: 0.3, out: 2.5, bin: 0.15, bout: 1.25, cacheRead: 0.075},
+	{name: "Llama 3.3 70B", stem: "Llama3.3-70B", provider: "Meta", in: 0.72, out: 0.72, bin: 0.36, bout: 0.36}, // stem by analogy
+	{name: "Mistral 7B Instruct", stem: "Mistral7B-Instruct", provider: "Mistral", in: 0.15, out: 0.2},          // stem by analogy
+	{name: "gpt-oss-120b", stem: "gpt-oss-120b", provider: "OpenAI", mantle: "openai.gpt-oss-120b",
+		in: 0.15, out: 0.6, bin: 0.075, bout: 0.3, flexIn: 0.075, flexOut: 0.3, priorityIn: 0.2625, priorityOut: 1.05},
+	{name: "Qwen3 235B A22B 2507", stem: "Qwen3-235B-A22B-2507", provider: "Qwen", in: 0.22, out: 0.88, bin: 0.11, bout: 0.44}, // stem by analogy
+	{name: "TitanEmbeddingsV2-Text-input", stem: "TitanEmbeddingV2-Text", provider: "Amazon", titan: true, in: 0.02, bin: 0.01},
+	{name: "Embed English", stem: "Embed-English", provider: "Cohere", in: 0.1}, // stem by analogy
 }
 
 // DefaultPriceList is the simulated Price List of us-east-1 and us-west-2
@@ -106,34 +138,66 @@ func DefaultPriceList() []PriceProduct {
 
 // products renders a row as the Price List lists it in region.
 func (r simPriceRow) products(region string) []PriceProduct {
+	if r.fm {
+		return r.marketplaceProducts(region)
+	}
+	return r.bedrockProducts(region)
+}
+
+// marketplaceProducts are an AmazonBedrockFoundationModels model's rows:
+// attributes exactly location, locationType, operation (empty), regionCode,
+// servicename and usagetype, prices per "1M tokens" (the offer files of
+// September–October 2026).
+func (r simPriceRow) marketplaceProducts(region string) []PriceProduct {
 	pre := usagePrefix[region]
 	var out []PriceProduct
-	if r.fm {
-		add := func(usage, desc string, usd float64) {
-			if usd == 0 {
-				return
+	row := func(usage, desc, unit string, usd float64) {
+		out = append(out, PriceProduct{ServiceCode: priceServiceFM, Unit: unit, USD: usd10(usd),
+			Description: "AWS Marketplace software usage|" + region + "|" + desc,
+			Attributes: map[string]string{"servicename": r.name + " (Amazon Bedrock Edition)", "regionCode": region,
+				"location": regionLocation[region], "locationType": "AWS Region", "operation": "",
+				"usagetype": pre + "-MP:" + pre + "_" + usage + "-Units"}})
+	}
+	// add lists a price in each scope: the geographic rows ("… Regional
+	// CRIS") bill 10% over the global ones where the model has both.
+	add := func(usage, desc string, usd float64) {
+		if usd == 0 {
+			return
+		}
+		for _, global := range []bool{false, true} {
+			if global && !r.global {
+				continue
 			}
-			scopes := []struct{ suffix, word string }{{"", "Regional"}}
-			if r.global {
-				scopes = append(scopes, struct{ suffix, word string }{"_Global", "Global"})
+			price := usd
+			if r.global && !global {
+				price = usd * 1.1
 			}
-			for _, s := range scopes {
-				price := usd
-				if r.global && s.suffix == "" {
-					price = usd * 1.1 // the geographic rows bill 10% over the global ones
+			switch {
+			case r.snake && global: // "input_tokens_global_standard", "Input Tokens - Standard, Global"
+				row(usage+"_global_standard", desc+" - Standard, Global", "1M tokens", price)
+			case r.snake:
+				row(usage+"_standard", desc+" - Standard", "1M tokens", price)
+			case global: // "InputTokenCount_Global(_Batch)", "Million Input Tokens Global"
+				base, batch := strings.CutSuffix(usage, "_Batch")
+				ut := base + "_Global"
+				if batch {
+					ut += "_Batch"
 				}
-				ut := usage
-				if strings.HasSuffix(ut, "_Batch") {
-					ut = strings.TrimSuffix(ut, "_Batch") + s.suffix + "_Batch"
-				} else {
-					ut += s.suffix
-				}
-				out = append(out, PriceProduct{ServiceCode: priceServiceFM, Unit: "Units",
-					Description: "AWS Marketplace software usage|" + region + "|" + desc + " " + s.word, USD: usd10(price),
-					Attributes: map[string]string{"servicename": r.name + " (Amazon Bedrock Edition)", "regionCode": region,
-						"usagetype": pre + "-MP:" + pre + "_" + ut + "-Units", "servicecode": priceServiceFM, "operation": "Usage"}})
+				row(ut, desc+" Global", "1M tokens", price)
+			default:
+				row(usage, desc+" Regional CRIS", "1M tokens", price)
 			}
 		}
+	}
+	if r.snake {
+		add("input_tokens", "Input Tokens", r.in)
+		add("output_tokens", "Output Tokens", r.out)
+		add("cache_read_tokens", "Cache Read Tokens", r.cacheRead)
+		add("cache_write_tokens", "Cache Write Tokens", r.cacheW5m)
+		add("cache_write_tokens_1h", "Cache Write Tokens 1h", r.cacheW1h)
+		add("input_tokens_long_ctx", "Input Tokens Long Context", r.longIn)
+		add("output_tokens_long_ctx", "Output Tokens Long Context", r.longOut)
+	} else {
 		add("InputTokenCount", "Million Input Tokens", r.in)
 		add("OutputTokenCount", "Million Response Tokens", r.out)
 		add("InputTokenCount_Batch", "Million Batch Input Tokens", r.bin)
@@ -141,26 +205,57 @@ func (r simPriceRow) products(region string) []PriceProduct {
 		add("CacheReadInputTokenCount", "Million Cache Read Input Tokens", r.cacheRead)
 		add("CacheWriteInputTokenCount", "Million Cache Write Input Tokens", r.cacheW5m)
 		add("CacheWrite1hInputTokenCount", "Million Cache Write 1h Input Tokens", r.cacheW1h)
-		// Provisioned throughput: listed, and not an inference price.
-		out = append(out, PriceProduct{ServiceCode: priceServiceFM, Unit: "1M TPM Hour", USD: "0.1980000000",
-			Description: "AWS Marketplace software usage|" + region + "|Reserved 1 Month Input TPM Geo",
-			Attributes: map[string]string{"servicename": r.name + " (Amazon Bedrock Edition)", "regionCode": region,
-				"usagetype": pre + "-MP:" + pre + "_Reserved_1Month_InputTPM_Geo-Units", "servicecode": priceServiceFM}})
-		return out
 	}
+	// Provisioned throughput: listed, and not an inference price.
+	row("Reserved_1Month_InputTPM_Geo", "Reserved 1 Month Input TPM Geo", "1M TPM Hour", 0.198)
+	return out
+}
+
+// bedrockProducts are an AmazonBedrock model's rows, priced per "1K tokens",
+// with the attributes and description of the verbatim Claude 2.0 document
+// ("$0.00800 per 1K tokens for Claude2.0-input-tokens inUS East (N.
+// Virginia)", the missing space included).
+func (r simPriceRow) bedrockProducts(region string) []PriceProduct {
+	pre := usagePrefix[region]
 	key := "model"
 	if r.titan {
 		key = "titanModel"
 	}
-	camel := strings.ReplaceAll(r.name, " ", "")
+	stem := r.stem
+	if stem == "" {
+		stem = strings.ReplaceAll(r.name, " ", "")
+	}
+	var out []PriceProduct
+	// row lists one product; feature "" leaves the attribute out (the
+	// mantle rows have none), tier "" leaves out service_tier.
+	row := func(usage, inference, feature, tier string, usd float64) {
+		attrs := map[string]string{key: r.name, "regionCode": region, "usagetype": pre + "-" + usage,
+			"inferenceType": inference, "servicecode": priceServiceBedrock, "servicename": "Amazon Bedrock",
+			"provider": r.provider, "location": regionLocation[region], "locationType": "AWS Region", "operation": ""}
+		if feature != "" {
+			attrs["feature"] = feature
+		}
+		if tier != "" {
+			attrs["service_tier"] = tier
+		}
+		out = append(out, PriceProduct{ServiceCode: priceServiceBedrock, Unit: "1K tokens", USD: usd10(usd / 1000),
+			Description: fmt.Sprintf("$%s per 1K tokens for %s in%s", per1K(usd/1000), usage, regionLocation[region]),
+			Attributes:  attrs})
+	}
 	add := func(suffix, inference, feature string, usd float64) {
 		if usd == 0 {
 			return
 		}
-		out = append(out, PriceProduct{ServiceCode: priceServiceBedrock, Unit: "1K tokens", USD: usd10(usd / 1000),
-			Description: fmt.Sprintf("$%s per 1K %s for %s in %s", strconv.FormatFloat(usd/1000, 'f', -1, 64), strings.ToLower(inference), r.name, region),
-			Attributes: map[string]string{key: r.name, "regionCode": region, "usagetype": pre + "-" + camel + "-" + suffix,
-				"inferenceType": inference, "feature": feature, "servicecode": priceServiceBedrock, "servicename": "Amazon Bedrock"}})
+		row(stem+"-"+suffix, inference, feature, "", usd)
+		if r.crossGlobal && !strings.Contains(suffix, "custom") {
+			// "-cross-region-global" goes before a "-batch" ending.
+			base, batch := strings.CutSuffix(suffix, "-batch")
+			g := base + "-cross-region-global"
+			if batch {
+				g += "-batch"
+			}
+			row(stem+"-"+g, inference, feature, "", usd)
+		}
 	}
 	add("input-tokens", "Input tokens", "On-demand Inference", r.in)
 	add("output-tokens", "Output tokens", "On-demand Inference", r.out)
@@ -173,7 +268,39 @@ func (r simPriceRow) products(region string) []PriceProduct {
 	add("output-tokens-priority", "Output tokens priority", "On-demand Inference", r.priorityOut)
 	// A fine-tuned model's rate: a product of its own, not the base model's price.
 	add("input-tokens-custom-model", "Input tokens", "Custom Model Import", r.in)
+	if r.mantle != "" {
+		// The mantle twins, as GLM 5's and Qwen3 32B's are listed.
+		m := r.mantle + "-mantle-"
+		for _, t := range []struct {
+			suffix, inference, tier string
+			usd                     float64
+		}{
+			{"input-tokens-standard", "Input tokens", "standard", r.in},
+			{"output-tokens-standard", "Output tokens", "standard", r.out},
+			{"input-tokens-flex", "Input tokens flex", "flex", r.flexIn},
+			{"output-tokens-flex", "Output tokens flex", "flex", r.flexOut},
+			{"input-tokens-priority", "Input tokens priority", "priority", r.priorityIn},
+			{"output-tokens-priority", "Output tokens priority", "priority", r.priorityOut},
+			{"input-tokens-batch", "input tokens batch", "", r.bin},
+			{"output-tokens-batch", "output tokens batch", "", r.bout},
+		} {
+			if t.usd != 0 {
+				row(m+t.suffix, t.inference, "", t.tier, t.usd)
+			}
+		}
+	}
 	return out
+}
+
+// per1K renders a 1K-token price as the descriptions do: five decimals
+// ("$0.00800"), more when the price needs them (up to the ten of the price
+// itself, which also drops the float noise of a division).
+func per1K(v float64) string {
+	s := strings.TrimRight(usd10(v), "0")
+	if d := len(s) - strings.IndexByte(s, '.') - 1; d < 5 {
+		s += strings.Repeat("0", 5-d)
+	}
+	return s
 }
 
 // usd10 renders a price as the Price List does: ten decimals.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,5 +156,129 @@ func TestSyntheticPriceListSize(t *testing.T) {
 	}
 	if !names["Sim Model 199 (Amazon Bedrock Edition)"] {
 		t.Error("the 200th account model has no products")
+	}
+}
+
+// simDoc is what a shape test reads of one served document.
+type simDoc struct {
+	family, unit, desc, usd string
+	attrs                   map[string]string
+}
+
+// simDocs reads every document of code in us-east-1 through the SDK, by
+// servicename and usage type ("Amazon Bedrock|USE1-NovaLite-input-tokens").
+func simDocs(t *testing.T, c *pricing.Client, code string) map[string]simDoc {
+	t.Helper()
+	p := pricing.NewGetProductsPaginator(c, &pricing.GetProductsInput{ServiceCode: aws.String(code), Filters: regionFilter("us-east-1")})
+	out := map[string]simDoc{}
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range page.PriceList {
+			var doc struct {
+				Product struct {
+					ProductFamily string
+					Attributes    map[string]string
+				}
+				Terms struct {
+					OnDemand map[string]struct {
+						PriceDimensions map[string]struct {
+							Unit, Description string
+							PricePerUnit      map[string]string
+						}
+					}
+				}
+			}
+			if err := json.Unmarshal([]byte(d), &doc); err != nil {
+				t.Fatal(err)
+			}
+			sd := simDoc{family: doc.Product.ProductFamily, attrs: doc.Product.Attributes}
+			for _, term := range doc.Terms.OnDemand {
+				for _, dim := range term.PriceDimensions {
+					sd.unit, sd.desc, sd.usd = dim.Unit, dim.Description, dim.PricePerUnit["USD"]
+				}
+			}
+			out[doc.Product.Attributes["servicename"]+"|"+doc.Product.Attributes["usagetype"]] = sd
+		}
+	}
+	return out
+}
+
+// TestPriceListSimDocumentShapes: the simulated documents carry the
+// attributes, units, descriptions, names and usage types of the real ones
+// (the verbatim and recorded documents and the offer-file survey listed in
+// shared/pricing/testdata/SOURCES.md, 2026-12-03). absent marks an
+// attribute the document must not have.
+func TestPriceListSimDocumentShapes(t *testing.T) {
+	const absent = "<absent>"
+	c, _ := priceListClient(t, nil)
+	fmKeys := []string{"location", "locationType", "operation", "regionCode", "servicename", "usagetype"}
+	docs := map[string]map[string]simDoc{
+		"AmazonBedrockFoundationModels": simDocs(t, c, "AmazonBedrockFoundationModels"),
+		"AmazonBedrock":                 simDocs(t, c, "AmazonBedrock"),
+	}
+	for _, tc := range []struct {
+		code, usage, unit, desc, usd string
+		attrs                        map[string]string
+	}{
+		{"AmazonBedrockFoundationModels", "Claude Sonnet 4.6 (Amazon Bedrock Edition)|USE1-MP:USE1_InputTokenCount-Units", "1M tokens",
+			"AWS Marketplace software usage|us-east-1|Million Input Tokens Regional CRIS", "3.3000000000",
+			map[string]string{"servicename": "Claude Sonnet 4.6 (Amazon Bedrock Edition)", "location": "US East (N. Virginia)", "locationType": "AWS Region", "operation": ""}},
+		{"AmazonBedrockFoundationModels", "Claude Sonnet 4.6 (Amazon Bedrock Edition)|USE1-MP:USE1_OutputTokenCount_Global_Batch-Units", "1M tokens",
+			"AWS Marketplace software usage|us-east-1|Million Batch Response Tokens Global", "7.5000000000",
+			map[string]string{"servicename": "Claude Sonnet 4.6 (Amazon Bedrock Edition)"}},
+		{"AmazonBedrockFoundationModels", "Claude Opus 4.7 (Amazon Bedrock Edition)|USE1-MP:USE1_input_tokens_global_standard-Units", "1M tokens",
+			"AWS Marketplace software usage|us-east-1|Input Tokens - Standard, Global", "5.0000000000",
+			map[string]string{"servicename": "Claude Opus 4.7 (Amazon Bedrock Edition)"}},
+		{"AmazonBedrockFoundationModels", "Claude Opus 4.7 (Amazon Bedrock Edition)|USE1-MP:USE1_output_tokens_standard-Units", "1M tokens",
+			"AWS Marketplace software usage|us-east-1|Output Tokens - Standard", "27.5000000000", nil},
+		{"AmazonBedrockFoundationModels", "Claude Opus 4.7 (Amazon Bedrock Edition)|USE1-MP:USE1_cache_write_tokens_1h_global_standard-Units", "1M tokens",
+			"AWS Marketplace software usage|us-east-1|Cache Write Tokens 1h - Standard, Global", "10.0000000000", nil},
+		{"AmazonBedrockFoundationModels", "Claude Opus 4.7 (Amazon Bedrock Edition)|USE1-MP:USE1_input_tokens_long_ctx_global_standard-Units", "1M tokens",
+			"AWS Marketplace software usage|us-east-1|Input Tokens Long Context - Standard, Global", "10.0000000000", nil},
+		{"AmazonBedrock", "Amazon Bedrock|USE1-Claude3Haiku-input-tokens", "1K tokens",
+			"$0.00025 per 1K tokens for Claude3Haiku-input-tokens inUS East (N. Virginia)", "0.0002500000",
+			map[string]string{"model": "Claude 3 Haiku", "provider": "Anthropic", "location": "US East (N. Virginia)", "locationType": "AWS Region",
+				"operation": "", "feature": "On-demand Inference", "inferenceType": "Input tokens", "servicecode": "AmazonBedrock", "servicename": "Amazon Bedrock"}},
+		{"AmazonBedrock", "Amazon Bedrock|USE1-NovaLite-cache-read-input-token-count", "1K tokens",
+			"$0.000015 per 1K tokens for NovaLite-cache-read-input-token-count inUS East (N. Virginia)", "0.0000150000",
+			map[string]string{"model": "Nova Lite", "inferenceType": "Prompt cache read input tokens"}},
+		{"AmazonBedrock", "Amazon Bedrock|USE1-Nova2.0Lite-output-tokens-cross-region-global-batch", "1K tokens", "", "0.0012500000",
+			map[string]string{"model": "Nova 2.0 Lite", "feature": "Batch Inference"}},
+		{"AmazonBedrock", "Amazon Bedrock|USE1-TitanEmbeddingV2-Text-input-tokens", "1K tokens", "", "0.0000200000",
+			map[string]string{"titanModel": "TitanEmbeddingsV2-Text-input", "model": absent}},
+		{"AmazonBedrock", "Amazon Bedrock|USE1-gpt-oss-120b-input-tokens-flex", "1K tokens", "", "0.0000750000",
+			map[string]string{"model": "gpt-oss-120b", "feature": "On-demand Inference", "inferenceType": "Input tokens flex", "service_tier": absent}},
+		{"AmazonBedrock", "Amazon Bedrock|USE1-openai.gpt-oss-120b-mantle-input-tokens-flex", "1K tokens", "", "0.0000750000",
+			map[string]string{"model": "gpt-oss-120b", "service_tier": "flex", "feature": absent, "inferenceType": "Input tokens flex"}},
+		{"AmazonBedrock", "Amazon Bedrock|USE1-openai.gpt-oss-120b-mantle-output-tokens-standard", "1K tokens", "", "0.0006000000",
+			map[string]string{"service_tier": "standard", "feature": absent}},
+	} {
+		d, ok := docs[tc.code][tc.usage]
+		if !ok {
+			t.Errorf("%s: no document with usage type %s", tc.code, tc.usage)
+			continue
+		}
+		if d.unit != tc.unit || d.usd != tc.usd || (tc.desc != "" && d.desc != tc.desc) {
+			t.Errorf("%s: unit %q, USD %s, description %q; want %q, %s, %q", tc.usage, d.unit, d.usd, d.desc, tc.unit, tc.usd, tc.desc)
+		}
+		for k, want := range tc.attrs {
+			got, has := d.attrs[k]
+			if want == absent && has || want != absent && (!has || got != want) {
+				t.Errorf("%s: attribute %s = %q (present %v); want %q", tc.usage, k, got, has, want)
+			}
+		}
+		if tc.code == "AmazonBedrockFoundationModels" {
+			keys := make([]string, 0, len(d.attrs))
+			for k := range d.attrs {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			if !slices.Equal(keys, fmKeys) || d.family != "Machine Learning" {
+				t.Errorf("%s: family %q, attributes %v; want Machine Learning and exactly %v", tc.usage, d.family, keys, fmKeys)
+			}
+		}
 	}
 }
