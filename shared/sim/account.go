@@ -90,98 +90,15 @@ type Account struct {
 
 type appProfile struct{ id, name, model string }
 
-// NewAccount returns the make dev account: a scenario, not a statement about
-// any real account. Dated facts come from the providers' announcements
-// (Claude 3.7 Sonnet's end of life on Bedrock, 2026-04-28, and Claude 3.5
-// Haiku's, 2026-06-19: https://docs.aws.amazon.com/bedrock/latest/userguide/model-lifecycle.html;
-// Claude Sonnet 4 legacy 2026-04-14, end of life 2026-10-14, Claude Opus 4.1
-// legacy 2026-07-08, end of life 2027-01-08, Claude Sonnet 4.5 legacy
-// 2026-10-08, end of life 2027-04-08: model-lifecycle-legacy.html, autumn
-// 2026); the missing access to Claude Opus 4.1 and Writer Palmyra X5 (a
-// model the embedded catalog lacks) are the scenario's own, so every rule of
-// the merge shows in make dev.
+// NewAccount returns the make dev account: the listed rows of the
+// simulators' model table (bedrock_models.go, which names the sources of its
+// dates), in its order, plus one application inference profile.
 func NewAccount() *Account {
-	d := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
-	profileOnly := []string{"INFERENCE_PROFILE"}
-	text, textImage := []string{"TEXT"}, []string{"TEXT", "IMAGE"}
-	claude := func(id, name string, geos ...string) AccountModel {
-		return AccountModel{ID: id, Name: name, Provider: "Anthropic", Status: "ACTIVE", InferenceTypes: profileOnly,
-			Input: textImage, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: geos, Batch: defaultBatch()}
-	}
-	ms := []AccountModel{
-		// Legacy: still served, with an end of life ahead.
-		func() AccountModel {
-			m := claude("anthropic.claude-sonnet-4-5-20250929-v1:0", "Claude Sonnet 4.5", "us", "global")
-			m.Status, m.Legacy, m.EndOfLife = "LEGACY", d("2026-10-08"), d("2027-04-08")
-			return m
-		}(),
-		claude("anthropic.claude-haiku-4-5-20251001-v1:0", "Claude Haiku 4.5", "us", "global"),
-		claude("anthropic.claude-opus-4-5-20251101-v1:0", "Claude Opus 4.5", "us", "global"),
-		claude("anthropic.claude-sonnet-4-6", "Claude Sonnet 4.6", "us", "global"),
-		// End of life on Bedrock on 2026-06-19 (model-lifecycle.html).
-		func() AccountModel {
-			m := claude("anthropic.claude-3-5-haiku-20241022-v1:0", "Claude 3.5 Haiku", "us")
-			m.Status, m.Legacy, m.EndOfLife = "LEGACY", d("2025-12-19"), d("2026-06-19")
-			return m
-		}(),
-		{ID: "anthropic.claude-3-haiku-20240307-v1:0", Name: "Claude 3 Haiku", Provider: "Anthropic", Status: "ACTIVE",
-			InferenceTypes: []string{"ON_DEMAND", "INFERENCE_PROFILE"}, Input: textImage, Output: text, Authorized: true, Agreement: "AVAILABLE",
-			Profiles: []string{"us"}, Batch: defaultBatch(), QuotaModelFirst: true},
-		{ID: "amazon.nova-micro-v1:0", Name: "Nova Micro", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND", "INFERENCE_PROFILE"},
-			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch()},
-		{ID: "amazon.nova-lite-v1:0", Name: "Nova Lite", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND", "INFERENCE_PROFILE"},
-			Input: []string{"TEXT", "IMAGE", "VIDEO"}, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch(),
-			BatchName: "Nova Lite V1", QuotaModelFirst: true},
-		{ID: "amazon.nova-2-lite-v1:0", Name: "Nova 2 Lite", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"INFERENCE_PROFILE"},
-			Input: []string{"TEXT", "IMAGE", "VIDEO", "DOCUMENT"}, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us", "global"}, Batch: defaultBatch()},
-		{ID: "amazon.nova-pro-v1:0", Name: "Nova Pro", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND", "INFERENCE_PROFILE"},
-			Input: []string{"TEXT", "IMAGE", "VIDEO"}, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch()},
-		{ID: "meta.llama3-3-70b-instruct-v1:0", Name: "Llama 3.3 70B Instruct", Provider: "Meta", Status: "ACTIVE", InferenceTypes: profileOnly,
-			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch()},
-		// Open-weight models batch inference serves (their batch quotas are
-		// listed under their own short names).
-		{ID: "openai.gpt-oss-120b-1:0", Name: "gpt-oss-120b", Provider: "OpenAI", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
-			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Batch: defaultBatch(),
-			QuotaName: "GPT OSS 120B", BatchName: "OpenAI GPT OSS 120b"},
-		{ID: "qwen.qwen3-235b-a22b-2507-v1:0", Name: "Qwen3 235B A22B 2507", Provider: "Qwen", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
-			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Batch: defaultBatch(),
-			QuotaName: "Qwen3 235B a22b 2507 V1", BatchName: "Qwen3 235B"},
-		{ID: "deepseek.v3-v1:0", Name: "DeepSeek-V3.1", Provider: "DeepSeek", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
-			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Batch: defaultBatch(),
-			QuotaName: "DeepSeek v3", BatchName: "DeepSeek v3"},
-		{ID: "openai.gpt-oss-20b-1:0", Name: "gpt-oss-20b", Provider: "OpenAI", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
-			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Batch: defaultBatch(),
-			QuotaName: "GPT OSS 20B", BatchName: "OpenAI GPT OSS 20b"},
-		{ID: "mistral.mistral-small-2402-v1:0", Name: "Mistral Small (24.02)", Provider: "Mistral AI", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
-			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Batch: defaultBatch(), BatchName: "Mistral Small"},
-		{ID: "mistral.mistral-7b-instruct-v0:2", Name: "Mistral 7B Instruct", Provider: "Mistral AI", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
-			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE"},
-		{ID: "amazon.titan-embed-text-v2:0", Name: "Titan Text Embeddings V2", Provider: "Amazon", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
-			Input: text, Output: []string{"EMBEDDING"}, Authorized: true, Agreement: "AVAILABLE", Batch: defaultBatch()},
-		{ID: "cohere.embed-english-v3", Name: "Embed English", Provider: "Cohere", Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND"},
-			Input: text, Output: []string{"EMBEDDING"}, Authorized: true, Agreement: "AVAILABLE"},
-		// End of life on 2026-10-14: listed LEGACY with the past date.
-		func() AccountModel {
-			m := claude("anthropic.claude-sonnet-4-20250514-v1:0", "Claude Sonnet 4", "us", "global")
-			m.Status, m.Legacy, m.EndOfLife = "LEGACY", d("2026-04-14"), d("2026-10-14")
-			return m
-		}(),
-		// End of life on 2026-04-28: listed LEGACY with the past date.
-		func() AccountModel {
-			m := claude("anthropic.claude-3-7-sonnet-20250219-v1:0", "Claude 3.7 Sonnet", "us")
-			m.Status, m.Legacy, m.EndOfLife = "LEGACY", d("2025-10-28"), d("2026-04-28")
-			return m
-		}(),
-		// No access: the model agreement was never accepted (and legacy).
-		func() AccountModel {
-			m := claude("anthropic.claude-opus-4-1-20250805-v1:0", "Claude Opus 4.1", "us")
-			m.Authorized, m.Agreement = false, "NOT_AVAILABLE"
-			m.Status, m.Legacy, m.EndOfLife = "LEGACY", d("2026-07-08"), d("2027-01-08")
-			return m
-		}(),
-		// Not in the embedded catalog.
-		{ID: "writer.palmyra-x5-v1:0", Name: "Palmyra X5", Provider: "Writer", Status: "ACTIVE", InferenceTypes: profileOnly,
-			Input: text, Output: text, Authorized: true, Agreement: "AVAILABLE", Profiles: []string{"us"}, Batch: defaultBatch()},
+	var ms []AccountModel
+	for _, m := range bedrockCatalog {
+		if m.listed != nil {
+			ms = append(ms, m.accountModel(DefaultRegion))
+		}
 	}
 	a := &Account{models: ms, calls: map[string]int{}, region: DefaultRegion, account: DefaultAccount}
 	a.apps = []appProfile{{id: "simapp0000001", name: "team-a-haiku", model: "anthropic.claude-haiku-4-5-20251001-v1:0"}}

@@ -79,7 +79,7 @@ func (s *AnthropicSim) countTokens(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", why)
 		return
 	}
-	if lc, ok := anthropicLifecycle[p.Model]; ok && lc.stage == "retired" {
+	if anthropicModels[p.Model].lifecycle.stage == "retired" {
 		anthropicError(w, http.StatusNotFound, "not_found_error", "model: "+p.Model)
 		return
 	}

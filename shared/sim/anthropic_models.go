@@ -12,24 +12,6 @@ import (
 // limit (1..1000, default 20) and after_id as the Models API documents
 // (https://docs.claude.com/en/api/models-list, checked 2026-11-30).
 
-// anthropicLifecycle are the lifecycle stages the provider announced
-// (https://platform.claude.com/docs/en/about-claude/model-deprecations, as of
-// 2026-11-30): Sonnet 4 and Opus 4 retired on 2026-06-15, Opus 4.1 on
-// 2026-08-05, Opus 4.5 deprecated on 2026-11-23 (no retirement date yet).
-var anthropicLifecycle = map[string]struct {
-	stage              string
-	deprecated, retire string
-}{
-	"claude-sonnet-4-20250514": {"retired", "2026-03-15", "2026-06-15"},
-	"claude-sonnet-4-0":        {"retired", "2026-03-15", "2026-06-15"},
-	"claude-opus-4-20250514":   {"retired", "2026-03-15", "2026-06-15"},
-	"claude-opus-4-0":          {"retired", "2026-03-15", "2026-06-15"},
-	"claude-opus-4-1-20250805": {"retired", "2026-05-05", "2026-08-05"},
-	"claude-opus-4-1":          {"retired", "2026-05-05", "2026-08-05"},
-	"claude-opus-4-5-20251101": {"deprecated", "2026-11-23", ""},
-	"claude-opus-4-5":          {"deprecated", "2026-11-23", ""},
-}
-
 // anthropicContextWindow is the input window the simulated models report
 // (200K for every model of the table: https://platform.claude.com/docs/en/about-claude/models/overview).
 const anthropicContextWindow = 200_000
@@ -60,18 +42,18 @@ func (s *AnthropicSim) listModels(w http.ResponseWriter, r *http.Request) {
 	data := make([]map[string]any, 0, end-start)
 	epoch := time.Unix(0, 0).UTC().Format(time.RFC3339)
 	for _, id := range ids[start:end] {
-		m := anthropicModels[id]
+		m, reads := anthropicModels[id], anthropicModal(id)
 		supported := func(b bool) map[string]bool { return map[string]bool{"supported": b} }
 		info := map[string]any{
 			"type": "model", "id": id, "display_name": "SIMULATED " + id, "created_at": epoch,
 			"max_input_tokens": anthropicContextWindow, "max_tokens": m.maxOut,
 			"lifecycle": "active", "deprecated_at": nil, "retires_at": nil, "line": nil,
 			"capabilities": map[string]any{
-				"batch": supported(true), "image_input": supported(true), "pdf_input": supported(true),
+				"batch": supported(true), "image_input": supported(reads.image), "pdf_input": supported(reads.document),
 				"citations": supported(true), "structured_outputs": supported(false), "code_execution": supported(false),
 			},
 		}
-		if lc, ok := anthropicLifecycle[id]; ok {
+		if lc := m.lifecycle; lc.stage != "" {
 			info["lifecycle"] = lc.stage
 			info["deprecated_at"] = lc.deprecated + "T00:00:00Z"
 			if lc.retire != "" {

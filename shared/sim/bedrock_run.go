@@ -349,7 +349,7 @@ func (s *BedrockSim) answer(j *simJob, rng *rand.Rand, index int, line []byte) (
 func (s *BedrockSim) invocation(j *simJob) invocation {
 	base := baseModel(j.model)
 	inv := invocation{modelID: j.model, base: base, replyTokens: s.ReplyTokens, violations: s.Violations}
-	inv.m, inv.known = bedrockModels[base]
+	inv.m, inv.known = bedrockRules(base)
 	if inv.known {
 		inv.fam = inv.m.fam
 	} else {

@@ -250,7 +250,7 @@ func (s *RuntimeSim) resolve(id string) (invocation, string) {
 		}
 	}
 	inv.base = name
-	inv.m, inv.known = bedrockModels[name]
+	inv.m, inv.known = bedrockRules(name)
 	if !inv.known {
 		inv.fam = familyOf(name)
 		s.permissive.warn(s.log(), "bedrock runtime sim", id, "model id not in the simulator's table")

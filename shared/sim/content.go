@@ -25,42 +25,6 @@ import (
 // modal says which non-text blocks a model reads.
 type modal struct{ image, document bool }
 
-// bedrockModal: input modalities per Bedrock model id
-// (https://docs.aws.amazon.com/bedrock/latest/userguide/models-supported.html,
-// "Input modalities"). Claude 3.5 Haiku is text-only on Bedrock; Claude 3
-// Haiku reads documents through Converse (AWS's own example sends it a PDF:
-// https://docs.aws.amazon.com/bedrock/latest/userguide/bedrock-runtime_example_bedrock-runtime_DocumentUnderstanding_AnthropicClaude_section.html).
-// Ids missing here read text only.
-var bedrockModal = map[string]modal{
-	"anthropic.claude-3-haiku-20240307-v1:0":    {true, true},
-	"anthropic.claude-3-5-sonnet-20240620-v1:0": {true, true},
-	"anthropic.claude-3-5-sonnet-20241022-v2:0": {true, true},
-	"anthropic.claude-3-7-sonnet-20250219-v1:0": {true, true},
-	"anthropic.claude-sonnet-4-20250514-v1:0":   {true, true},
-	"anthropic.claude-opus-4-20250514-v1:0":     {true, true},
-	"anthropic.claude-opus-4-1-20250805-v1:0":   {true, true},
-	"anthropic.claude-sonnet-4-5-20250929-v1:0": {true, true},
-	"anthropic.claude-haiku-4-5-20251001-v1:0":  {true, true},
-	"anthropic.claude-opus-4-5-20251101-v1:0":   {true, true},
-	// Claude 4.6 and later read text, images and documents (Anthropic models
-	// overview: "All current models support text and image input"; PDF
-	// support per the Bedrock model cards), checked 2026-12-01.
-	"anthropic.claude-opus-4-6-v1":    {true, true},
-	"anthropic.claude-sonnet-4-6":     {true, true},
-	"anthropic.claude-opus-4-7":       {true, true},
-	"anthropic.claude-opus-4-8":       {true, true},
-	"anthropic.claude-opus-5":         {true, true},
-	"anthropic.claude-opus-5-5":       {true, true},
-	"anthropic.claude-sonnet-5":       {true, true},
-	"anthropic.claude-sonnet-5-5":     {true, true},
-	"anthropic.claude-haiku-5-5":      {true, true},
-	"anthropic.claude-fable-5":        {true, true},
-	"amazon.nova-lite-v1:0":           {true, true},
-	"amazon.nova-pro-v1:0":            {true, true},
-	"meta.llama3-2-11b-instruct-v1:0": {true, false},
-	"meta.llama3-2-90b-instruct-v1:0": {true, false},
-}
-
 // mediaRules are one service's documented content limits.
 type mediaRules struct {
 	maxImageBytes int64 // decoded bytes, or base64 text when imageB64
@@ -441,7 +405,7 @@ func bedrockReads(inv invocation) modal {
 	if !inv.known {
 		return modal{true, true}
 	}
-	return bedrockModal[inv.base]
+	return inv.m.reads()
 }
 
 // anthropicModal: every model in the Anthropic simulator's table reads images

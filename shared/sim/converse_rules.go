@@ -13,15 +13,6 @@ import (
 	"strings"
 )
 
-// converseNoSystem: models whose Converse refuses a system prompt (the
-// "System prompt" column of
-// https://docs.aws.amazon.com/bedrock/latest/userguide/conversation-inference-supported-models-features.html;
-// wording recorded in https://github.com/567-labs/instructor/issues/1753).
-var converseNoSystem = map[string]bool{
-	"mistral.mistral-7b-instruct-v0:2":   true,
-	"mistral.mixtral-8x7b-instruct-v0:1": true,
-}
-
 var errNoSystem = errors.New("This model doesn't support system messages. Try again without a system message or use a model that supports system messages.")
 
 // docCapExempt: "For Claude 4 and subsequent versions, the 4.5 MB document
@@ -81,35 +72,24 @@ func checkConverseTurns(req converseRequest) error {
 
 // converseSystemAllowed refuses a system prompt the model does not take.
 func converseSystemAllowed(inv invocation, req converseRequest) error {
-	if len(req.System) > 0 && converseNoSystem[inv.base] {
+	if len(req.System) > 0 && inv.known && inv.m.noSystem {
 		return errNoSystem
 	}
 	return nil
 }
 
-// converseNoSampling: Claude models whose Bedrock endpoint refuses
-// temperature and top_p at any value. Recorded Bedrock answers for Opus 5:
-// "The model returned the following errors: `temperature` is deprecated for
-// this model." and the same for `top_p`, top_k accepted
+// Sampling: recorded Bedrock answers for Opus 5: "The model returned the
+// following errors: `temperature` is deprecated for this model." and the same
+// for `top_p`, top_k accepted
 // (https://github.com/vercel/ai/blob/main/packages/amazon-bedrock/src/__fixtures__/amazon-bedrock-opus-5-deprecated-sampling-parameter.json
 // and the -top-p fixture beside it, as of 2026-12-01). Anthropic documents
 // fixed sampling from Opus 4.7 on; every later Claude is held to the same
-// rule (the stricter reading).
-var converseNoSampling = map[string]bool{
-	"anthropic.claude-opus-4-7":   true,
-	"anthropic.claude-opus-4-8":   true,
-	"anthropic.claude-opus-5":     true,
-	"anthropic.claude-opus-5-5":   true,
-	"anthropic.claude-sonnet-5":   true,
-	"anthropic.claude-sonnet-5-5": true,
-	"anthropic.claude-haiku-5-5":  true,
-	"anthropic.claude-fable-5":    true,
-}
+// rule (the stricter reading): the rows marked noSampling (bedrock_models.go).
 
 // converseSamplingAllowed refuses inferenceConfig.temperature and topP for
-// the models above, in Bedrock's wording.
+// the rows marked noSampling, in Bedrock's wording.
 func converseSamplingAllowed(inv invocation, req converseRequest) error {
-	if !converseNoSampling[inv.base] {
+	if !inv.known || !inv.m.noSampling {
 		return nil
 	}
 	for _, p := range []struct {

@@ -42,125 +42,9 @@ func (f family) embedding() bool {
 	return f == famTitanEmbed || f == famCohereEmbed || f == famCohereEmbedV4 || f == famNovaEmbed
 }
 
-// bedrockModel is what Bedrock documents about one foundation model.
-type bedrockModel struct {
-	fam family
-	// maxOut is the largest max_tokens / maxTokens / max_gen_len accepted.
-	maxOut int
-	// maxOutBeta, when set, is the larger limit unlocked by the anthropic_beta
-	// flag output128k (Claude 3.7 Sonnet only).
-	maxOutBeta int
-	// inRegion lists the regions where the base model id may be invoked on
-	// demand; nil means only through an inference profile; "*" means every
-	// region that offers the model.
-	inRegion []string
-	// profiles says whether cross-region inference profiles (us., eu., ...) exist.
-	profiles bool
-	// tiers lists the on-demand service tiers beyond standard the model
-	// takes ("flex", "priority"), per the models-and-regions table of
-	// https://docs.aws.amazon.com/bedrock/latest/userguide/service-tiers-inference.html
-	// (read 2026-12-01).
-	tiers []string
-}
-
 // output128k is the anthropic_beta flag that lifts Claude 3.7 Sonnet's output to 128K.
 // https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages-request-response.html
 const output128k = "output-128k-2025-02-19"
-
-// Regions a model is documented as served in-Region (on demand with the base id).
-var (
-	usEastWest = []string{"us-east-1", "us-west-2"}
-	usWest     = []string{"us-west-2"}
-	everywhere = []string{"*"}
-)
-
-// bedrockModels are the Bedrock foundation models the simulators know.
-//
-// Profile-only models answer a base-id call with the on-demand ValidationException;
-// seen for 3.5 Sonnet v2 (https://github.com/danny-avila/LibreChat/issues/4570),
-// 3.5 Haiku (https://github.com/strands-agents/samples/issues/145), 3.7 Sonnet
-// (https://github.com/cline/cline/issues/2482), Sonnet 4.5
-// (https://github.com/Laisky/one-api/issues/245); the model cards list the
-// "Geo inference ID" / "Global inference ID" to use instead
-// (https://docs.aws.amazon.com/bedrock/latest/userguide/model-cards.html).
-var bedrockModels = map[string]bedrockModel{
-	// Claude: max output per https://platform.claude.com/docs/en/about-claude/models/overview
-	// and the Bedrock model cards. Bedrock caps 3.5 Sonnet v1 at 4096
-	// (https://github.com/boto/boto3/issues/4279); v1 is refused on demand in
-	// us-east-2 (https://github.com/aws-samples/bedrock-access-gateway/issues/73).
-	"anthropic.claude-3-haiku-20240307-v1:0":    {fam: famClaude, maxOut: 4096, inRegion: usEastWest, profiles: true},
-	"anthropic.claude-3-5-sonnet-20240620-v1:0": {fam: famClaude, maxOut: 4096, inRegion: usEastWest, profiles: true},
-	"anthropic.claude-3-5-sonnet-20241022-v2:0": {fam: famClaude, maxOut: 8192, profiles: true},
-	"anthropic.claude-3-5-haiku-20241022-v1:0":  {fam: famClaude, maxOut: 8192, profiles: true},
-	"anthropic.claude-3-7-sonnet-20250219-v1:0": {fam: famClaude, maxOut: 64000, maxOutBeta: 128000, profiles: true},
-	"anthropic.claude-sonnet-4-20250514-v1:0":   {fam: famClaude, maxOut: 64000, profiles: true},
-	"anthropic.claude-opus-4-20250514-v1:0":     {fam: famClaude, maxOut: 32000, profiles: true},
-	"anthropic.claude-opus-4-1-20250805-v1:0":   {fam: famClaude, maxOut: 32000, profiles: true},
-	"anthropic.claude-sonnet-4-5-20250929-v1:0": {fam: famClaude, maxOut: 64000, profiles: true},
-	// "Max output tokens: 64K" (Bedrock model card, Claude Haiku 4.5).
-	"anthropic.claude-haiku-4-5-20251001-v1:0": {fam: famClaude, maxOut: 64000, profiles: true},
-	"anthropic.claude-opus-4-5-20251101-v1:0":  {fam: famClaude, maxOut: 64000, profiles: true},
-	// Claude 4.6 and later: ids without a date suffix, served on demand
-	// through profiles only; max output from the Anthropic models overview
-	// and the Bedrock model cards (Haiku 5.5: 128K), 64K where not found.
-	"anthropic.claude-opus-4-6-v1": {fam: famClaude, maxOut: 128000, profiles: true},
-	"anthropic.claude-sonnet-4-6":  {fam: famClaude, maxOut: 64000, profiles: true},
-	"anthropic.claude-opus-4-7":    {fam: famClaude, maxOut: 128000, profiles: true}, // "Max output tokens: 128K" (Bedrock model card)
-	"anthropic.claude-opus-4-8":    {fam: famClaude, maxOut: 64000, profiles: true},
-	"anthropic.claude-opus-5":      {fam: famClaude, maxOut: 128000, profiles: true},
-	"anthropic.claude-opus-5-5":    {fam: famClaude, maxOut: 128000, profiles: true},
-	"anthropic.claude-sonnet-5":    {fam: famClaude, maxOut: 128000, profiles: true},
-	"anthropic.claude-sonnet-5-5":  {fam: famClaude, maxOut: 128000, profiles: true},
-	"anthropic.claude-haiku-5-5":   {fam: famClaude, maxOut: 128000, profiles: true},
-	"anthropic.claude-fable-5":     {fam: famClaude, maxOut: 64000, profiles: true},
-	"anthropic.claude-fable-5-1":   {fam: famClaude, maxOut: 128000, profiles: true}, // Anthropic's model page: Bedrock id, 128K output
-
-	// Nova understanding models: maxTokens "greater than 0, equal or less than 5k"
-	// (https://docs.aws.amazon.com/nova/latest/userguide/complete-request-schema.html);
-	// the Nova Lite card lists amazon.nova-lite-v1:0 at the in-Region endpoint and
-	// us./eu. geo profiles (https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-amazon-nova-lite.html).
-	"amazon.nova-micro-v1:0": {fam: famNova, maxOut: 5000, inRegion: []string{"us-east-1"}, profiles: true},
-	"amazon.nova-lite-v1:0":  {fam: famNova, maxOut: 5000, inRegion: []string{"us-east-1"}, profiles: true},
-	"amazon.nova-pro-v1:0":   {fam: famNova, maxOut: 5000, inRegion: []string{"us-east-1"}, profiles: true, tiers: []string{"flex", "priority"}},
-	// Nova 2 Lite: 64K output (model card; 65K elsewhere, stricter reading),
-	// cross-Region profiles only; flex and priority per AWS's IDP sample
-	// (https://aws-solutions-library-samples.github.io/accelerated-intelligent-document-processing-on-aws/service-tiers, read 2026-12-01).
-	"amazon.nova-2-lite-v1:0": {fam: famNova, maxOut: 64000, profiles: true, tiers: []string{"flex", "priority"}},
-
-	// Llama: max_gen_len at most 2048
-	// (https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-meta.html;
-	// "exceeds the model limit of 2048" for Llama 3.1 70B,
-	// https://github.com/aws-samples/bedrock-access-gateway/issues/41). Llama 3.2
-	// and 3.3 are served through inference profiles only (geofenced, same page).
-	"meta.llama3-8b-instruct-v1:0":    {fam: famLlama, maxOut: 2048, inRegion: usEastWest},
-	"meta.llama3-70b-instruct-v1:0":   {fam: famLlama, maxOut: 2048, inRegion: usEastWest},
-	"meta.llama3-1-8b-instruct-v1:0":  {fam: famLlama, maxOut: 2048, inRegion: usWest, profiles: true},
-	"meta.llama3-1-70b-instruct-v1:0": {fam: famLlama, maxOut: 2048, inRegion: usWest, profiles: true},
-	"meta.llama3-2-1b-instruct-v1:0":  {fam: famLlama, maxOut: 2048, profiles: true},
-	"meta.llama3-2-3b-instruct-v1:0":  {fam: famLlama, maxOut: 2048, profiles: true},
-	"meta.llama3-2-11b-instruct-v1:0": {fam: famLlama, maxOut: 2048, profiles: true},
-	"meta.llama3-2-90b-instruct-v1:0": {fam: famLlama, maxOut: 2048, profiles: true},
-	"meta.llama3-3-70b-instruct-v1:0": {fam: famLlama, maxOut: 2048, profiles: true},
-
-	// Mistral text completion: max_tokens maximum 8,192 (7B, Large, Small) and
-	// 4,096 (Mixtral 8x7B)
-	// (https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-mistral-text-completion.html).
-	"mistral.mistral-7b-instruct-v0:2":   {fam: famMistral, maxOut: 8192, inRegion: usEastWest},
-	"mistral.mixtral-8x7b-instruct-v0:1": {fam: famMistral, maxOut: 4096, inRegion: usEastWest},
-	"mistral.mistral-large-2402-v1:0":    {fam: famMistral, maxOut: 8192, inRegion: usEastWest},
-	"mistral.mistral-small-2402-v1:0":    {fam: famMistral, maxOut: 8192, inRegion: []string{"us-east-1"}},
-
-	// Embeddings, served in-Region wherever offered.
-	// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-titan-embed-text.html
-	"amazon.titan-embed-text-v2:0": {fam: famTitanEmbed, inRegion: everywhere},
-	// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed.html
-	"cohere.embed-english-v3":      {fam: famCohereEmbed, inRegion: everywhere},
-	"cohere.embed-multilingual-v3": {fam: famCohereEmbed, inRegion: everywhere},
-	// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed-v4.html
-	"cohere.embed-v4:0": {fam: famCohereEmbedV4, inRegion: everywhere},
-	// https://docs.aws.amazon.com/nova/latest/userguide/embeddings-schema.html
-	"amazon.nova-2-multimodal-embeddings-v1:0": {fam: famNovaEmbed, inRegion: everywhere},
-}
 
 // Titan Text Embeddings V2: dimensions 1024 (default), 512 or 256; inputText up
 // to 8,192 tokens or 50,000 characters.
@@ -227,7 +111,12 @@ type anthropicModel struct {
 	// fixedSampling: the model refuses temperature, top_p and top_k at
 	// non-default values, whatever the API version (Opus 4.7 and later).
 	fixedSampling bool
+	// lifecycle is the stage the provider announced ("": active).
+	lifecycle anthropicStage
 }
+
+// anthropicStage is a lifecycle stage with its dates (YYYY-MM-DD; retire "": none yet).
+type anthropicStage struct{ stage, deprecated, retire string }
 
 // anthropicModels: max output from
 // https://platform.claude.com/docs/en/about-claude/models/overview; minimum
@@ -236,7 +125,11 @@ type anthropicModel struct {
 // Sonnet 4.5, Claude Opus 4.1, Claude Opus 4, Claude Sonnet 4, and Claude Sonnet
 // 3.7 ... 4096 tokens for Claude Haiku 4.5 ... 2048 tokens for Claude Haiku 3.5
 // and Claude Haiku 3", as quoted in
-// https://github.com/anthropics/anthropic-sdk-python/issues/1194).
+// https://github.com/anthropics/anthropic-sdk-python/issues/1194). Lifecycle
+// stages as the provider announced them
+// (https://platform.claude.com/docs/en/about-claude/model-deprecations, as of
+// 2026-11-30): Sonnet 4 and Opus 4 retired on 2026-06-15, Opus 4.1 on
+// 2026-08-05, Opus 4.5 deprecated on 2026-11-23 (no retirement date yet).
 var anthropicModels = map[string]anthropicModel{
 	"claude-3-haiku-20240307":    {maxOut: 4096, cacheMin: 2048},
 	"claude-3-5-haiku-20241022":  {maxOut: 8192, cacheMin: 2048},
@@ -245,18 +138,18 @@ var anthropicModels = map[string]anthropicModel{
 	"claude-3-5-sonnet-20241022": {maxOut: 8192, cacheMin: 1024},
 	"claude-3-7-sonnet-20250219": {maxOut: 64000, maxOutBeta: 128000, cacheMin: 1024},
 	"claude-3-7-sonnet-latest":   {maxOut: 64000, maxOutBeta: 128000, cacheMin: 1024},
-	"claude-sonnet-4-20250514":   {maxOut: 64000, cacheMin: 1024},
-	"claude-sonnet-4-0":          {maxOut: 64000, cacheMin: 1024},
-	"claude-opus-4-20250514":     {maxOut: 32000, cacheMin: 1024},
-	"claude-opus-4-0":            {maxOut: 32000, cacheMin: 1024},
-	"claude-opus-4-1-20250805":   {maxOut: 32000, cacheMin: 1024},
-	"claude-opus-4-1":            {maxOut: 32000, cacheMin: 1024},
+	"claude-sonnet-4-20250514":   {maxOut: 64000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-03-15", "2026-06-15"}},
+	"claude-sonnet-4-0":          {maxOut: 64000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-03-15", "2026-06-15"}},
+	"claude-opus-4-20250514":     {maxOut: 32000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-03-15", "2026-06-15"}},
+	"claude-opus-4-0":            {maxOut: 32000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-03-15", "2026-06-15"}},
+	"claude-opus-4-1-20250805":   {maxOut: 32000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-05-05", "2026-08-05"}},
+	"claude-opus-4-1":            {maxOut: 32000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-05-05", "2026-08-05"}},
 	"claude-sonnet-4-5-20250929": {maxOut: 64000, cacheMin: 1024},
 	"claude-sonnet-4-5":          {maxOut: 64000, cacheMin: 1024},
 	"claude-haiku-4-5-20251001":  {maxOut: 64000, cacheMin: 4096},
 	"claude-haiku-4-5":           {maxOut: 64000, cacheMin: 4096},
-	"claude-opus-4-5-20251101":   {maxOut: 64000, cacheMin: 4096},
-	"claude-opus-4-5":            {maxOut: 64000, cacheMin: 4096},
+	"claude-opus-4-5-20251101":   {maxOut: 64000, cacheMin: 4096, lifecycle: anthropicStage{"deprecated", "2026-11-23", ""}},
+	"claude-opus-4-5":            {maxOut: 64000, cacheMin: 4096, lifecycle: anthropicStage{"deprecated", "2026-11-23", ""}},
 	// Current models (checked 2026-12-01, corrected 2026-12-03): max output
 	// 128K for Opus 4.6 and later and the generation-5 models, and the 300K
 	// Message Batches output beta for Opus 4.6, Sonnet 4.6, Opus 4.7, 4.8,
@@ -291,7 +184,15 @@ const output300k = "output-300k-2026-03-24"
 
 // KnownBedrockModels and KnownAnthropicModels list the ids the simulators hold
 // rules for, so the product's catalogue can be checked against them.
-func KnownBedrockModels() []string   { return sortedKeys(bedrockModels) }
+func KnownBedrockModels() []string {
+	var ids []string
+	for _, m := range bedrockCatalog {
+		if m.fam != famUnknown {
+			ids = append(ids, m.id)
+		}
+	}
+	return slices.Sorted(slices.Values(ids))
+}
 func KnownAnthropicModels() []string { return sortedKeys(anthropicModels) }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
@@ -302,6 +203,8 @@ func familyOf(base string) family {
 	switch {
 	case strings.HasPrefix(base, "anthropic."):
 		return famClaude
+	case strings.HasPrefix(base, "amazon.nova-2-multimodal-embeddings"):
+		return famNovaEmbed // before the amazon.nova case, which would catch it
 	case strings.HasPrefix(base, "amazon.nova"):
 		return famNova
 	case strings.HasPrefix(base, "meta.llama"):
@@ -314,8 +217,6 @@ func familyOf(base string) family {
 		return famCohereEmbedV4
 	case strings.HasPrefix(base, "cohere.embed"):
 		return famCohereEmbed
-	case strings.HasPrefix(base, "amazon.nova-2-multimodal-embeddings"):
-		return famNovaEmbed
 	}
 	return famUnknown
 }

@@ -56,8 +56,8 @@ const simPriceEffective = "2026-11-01T00:00:00Z"
 // (the Price List's convention: USE1 for us-east-1, USW2 for us-west-2).
 var usagePrefix = map[string]string{"us-east-1": "USE1", "us-west-2": "USW2"}
 
-// simPriceRow is one line of the simulator's own price table: a model and
-// its prices per million tokens (0: not listed). The figures are the
+// simPriceRow is a model's line of the simulator's own price table (the
+// price of its row in bedrock_models.go): its name and prices per million tokens (0: not listed). The figures are the
 // simulator's, modelled on the public Bedrock pricing page (2026); the
 // Marketplace models list a global row and a geographic row 10% above it.
 type simPriceRow struct {
@@ -72,33 +72,15 @@ type simPriceRow struct {
 	priorityIn, priorityOut       float64
 }
 
-var simPriceTable = []simPriceRow{
-	{fm: true, global: true, name: "Claude Sonnet 4.6", in: 3, out: 15, bin: 1.5, bout: 7.5, cacheRead: 0.3, cacheW5m: 3.75, cacheW1h: 6},
-	{fm: true, global: true, name: "Claude Sonnet 4.5", in: 3, out: 15, bin: 1.5, bout: 7.5, cacheRead: 0.3, cacheW5m: 3.75, cacheW1h: 6},
-	{fm: true, global: true, name: "Claude Haiku 4.5", in: 1, out: 5, bin: 0.5, bout: 2.5, cacheRead: 0.1, cacheW5m: 1.25, cacheW1h: 2},
-	{fm: true, global: true, name: "Claude Opus 4.5", in: 5, out: 25, bin: 2.5, bout: 12.5, cacheRead: 0.5, cacheW5m: 6.25, cacheW1h: 10},
-	{fm: true, global: true, name: "Claude Opus 4.6", in: 5, out: 25, bin: 2.5, bout: 12.5, cacheRead: 0.5, cacheW5m: 6.25, cacheW1h: 10},
-	// Older Claude models are listed under AmazonBedrock, by the model attribute.
-	{name: "Claude 3 Haiku", in: 0.25, out: 1.25, bin: 0.125, bout: 0.625},
-	{name: "Nova Micro", in: 0.035, out: 0.14, bin: 0.0175, bout: 0.07, cacheRead: 0.00875},
-	{name: "Nova Lite", in: 0.06, out: 0.24, bin: 0.03, bout: 0.12, cacheRead: 0.015},
-	{name: "Nova Pro", in: 0.8, out: 3.2, bin: 0.4, bout: 1.6, cacheRead: 0.2, flexIn: 0.4, flexOut: 1.6, priorityIn: 1.4, priorityOut: 5.6},
-	{name: "Nova 2 Lite", in: 0.3, out: 2.5, bin: 0.15, bout: 1.25, cacheRead: 0.075},
-	{name: "Llama 3.3 70B", in: 0.72, out: 0.72, bin: 0.36, bout: 0.36},
-	{name: "Mistral 7B Instruct", in: 0.15, out: 0.2},
-	{name: "gpt-oss-120b", in: 0.15, out: 0.6, bin: 0.075, bout: 0.3, flexIn: 0.075, flexOut: 0.3, priorityIn: 0.2625, priorityOut: 1.05},
-	{name: "Qwen3 235B A22B 2507", in: 0.22, out: 0.88, bin: 0.11, bout: 0.44},
-	{name: "Titan Text Embeddings V2", titan: true, in: 0.02, bin: 0.01},
-	{name: "Embed English", in: 0.1},
-}
-
 // DefaultPriceList is the simulated Price List of us-east-1 and us-west-2
 // (the same figures; the Region filter tells them apart).
 func DefaultPriceList() []PriceProduct {
 	var out []PriceProduct
 	for _, region := range []string{"us-east-1", "us-west-2"} {
-		for _, r := range simPriceTable {
-			out = append(out, r.products(region)...)
+		for _, m := range bedrockCatalog {
+			if m.price != nil {
+				out = append(out, m.price.products(region)...)
+			}
 		}
 	}
 	return out
