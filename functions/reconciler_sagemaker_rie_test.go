@@ -79,5 +79,7 @@ func TestReconcilerResendsLostAsyncRequest(t *testing.T) {
 	if g.Status != job.StatusFailed || !strings.Contains(g.Error, "7 h") {
 		t.Fatalf("job without a kept request = %s %q, want failed after 7 h", g.Status, g.Error)
 	}
-	sm.Wait()
+	if err := sm.Settle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -30,7 +30,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -229,14 +228,9 @@ func (s *AnthropicSim) Step() int {
 	return moved
 }
 
-// Settle steps until every batch has ended.
-func (s *AnthropicSim) Settle() error {
-	for range 1000 {
-		if s.Step() == 0 {
-			return nil
-		}
-	}
-	return errors.New("anthropic sim: batches did not end in 1000 steps")
+// Settle steps until every batch has ended (Simulator).
+func (s *AnthropicSim) Settle(ctx context.Context) error {
+	return settleSteps(ctx, "anthropic sim", func(context.Context) int { return s.Step() })
 }
 
 // Calls returns how many API calls each operation has served (for tests and benchmarks).

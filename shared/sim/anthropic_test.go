@@ -79,7 +79,7 @@ func runBatchWith(t *testing.T, s *sim.AnthropicSim, c anthropic.Client, opts []
 	if err != nil {
 		t.Fatalf("create: %v", err) // a bad request is an errored result, never a refused batch
 	}
-	if err := s.Settle(); err != nil {
+	if err := s.Settle(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	stream := c.Messages.Batches.ResultsStreaming(ctx, b.ID, anthropic.MessageBatchResultsParams{})

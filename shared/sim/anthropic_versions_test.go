@@ -85,7 +85,7 @@ func TestAnthropicModelSampling(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	if err := s.Settle(); err != nil {
+	if err := s.Settle(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	stream := c.Messages.Batches.ResultsStreaming(ctx, b.ID, anthropic.MessageBatchResultsParams{})

@@ -41,7 +41,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -286,18 +285,10 @@ func (s *BedrockSim) Step(ctx context.Context) int {
 	return s.step(ctx, true)
 }
 
-// Settle steps until every job has ended (or ctx ends).
+// Settle steps until every job has ended (Simulator).
 func (s *BedrockSim) Settle(ctx context.Context) error {
 	s.init()
-	for range 100 {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if s.step(ctx, true) == 0 {
-			return nil
-		}
-	}
-	return errors.New("bedrock sim: jobs did not settle in 100 steps")
+	return settleSteps(ctx, "bedrock sim", func(ctx context.Context) int { return s.step(ctx, true) })
 }
 
 // Statuses returns each job's name and current status, for tests and logs.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -134,6 +135,9 @@ func (s *RuntimeSim) Listen(addr string) (string, error) {
 
 // Close stops the server.
 func (s *RuntimeSim) Close() error { return s.http.close() }
+
+// Settle: the runtime answers every call before returning (Simulator).
+func (s *RuntimeSim) Settle(ctx context.Context) error { return settled(ctx) }
 
 // ServeHTTP routes POST /model/{id}/converse and POST /model/{id}/invoke.
 func (s *RuntimeSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -253,7 +253,7 @@ func TestAnthropicBatchMedia(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	if err := s.Settle(); err != nil {
+	if err := s.Settle(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	stream := c.Messages.Batches.ResultsStreaming(context.Background(), b.ID, anthropic.MessageBatchResultsParams{})

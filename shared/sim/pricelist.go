@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -199,6 +200,9 @@ func (p *PriceListSim) Listen(addr string) (string, error) {
 
 // Close stops the listener.
 func (p *PriceListSim) Close() error { return p.http.close() }
+
+// Settle: the Price List answers every call before returning (Simulator).
+func (p *PriceListSim) Settle(ctx context.Context) error { return settled(ctx) }
 
 // Calls counts the GetProducts calls answered.
 func (p *PriceListSim) Calls() int {

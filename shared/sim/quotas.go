@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -28,6 +29,9 @@ func (q *QuotasSim) Listen(addr string) (string, error) {
 
 // Close stops the listener.
 func (q *QuotasSim) Close() error { return q.http.close() }
+
+// Settle: Service Quotas answers every call before returning (Simulator).
+func (q *QuotasSim) Settle(ctx context.Context) error { return settled(ctx) }
 
 func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w, done := bodyFirst(w, r)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -95,6 +96,9 @@ func (s *S3VectorsSim) Listen(addr string) (string, error) {
 
 // Close stops the server.
 func (s *S3VectorsSim) Close() error { return s.http.close() }
+
+// Settle: S3 Vectors answers every call before returning (Simulator).
+func (s *S3VectorsSim) Settle(ctx context.Context) error { return settled(ctx) }
 
 type s3vHandler func(s *S3VectorsSim, body []byte) (any, *s3vError)
 

@@ -178,8 +178,23 @@ func (s *SageMakerSim) Close() error {
 	return err
 }
 
-// Wait blocks until every async inference accepted so far has been notified.
-func (s *SageMakerSim) Wait() { s.async.Wait() }
+// Settle waits until every async inference accepted so far has been
+// notified, or ctx ends (Simulator): async inferences end on their own
+// timers (AsyncDelay, capacity), not in steps.
+func (s *SageMakerSim) Settle(ctx context.Context) error {
+	s.init()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sagemaker sim: settle: %w", err)
+	}
+	done := make(chan struct{})
+	go func() { s.async.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("sagemaker sim: settle: %w", ctx.Err())
+	}
+}
 
 // ServeHTTP implements the runtime routes.
 func (s *SageMakerSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {

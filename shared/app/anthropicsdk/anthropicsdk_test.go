@@ -66,7 +66,7 @@ func TestSubmitSendsBetaHeaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Settle(); err != nil {
+			if err := s.Settle(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			if err := p.FetchResults(ctx, job.Part{Ref: ref}, "mem://out"); err != nil {
@@ -139,7 +139,7 @@ func TestFindSubmittedProvesBatchesByTheirMark(t *testing.T) {
 	if len(got.Ours) != 0 || len(got.Unproven) != 3 {
 		t.Errorf("while running: %+v, want all three unproven and none ours", got)
 	}
-	if err := s.Settle(); err != nil {
+	if err := s.Settle(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	got, err = p.FindSubmitted(ctx, in, since)

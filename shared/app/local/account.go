@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -52,9 +51,13 @@ func (l *Suite) startQuotas(o Options) error {
 	if l.QuotasURL, err = l.Quotas.Listen("127.0.0.1:0"); err != nil {
 		return err
 	}
+	l.started(l.Quotas)
 	l.PriceList = &sim.PriceListSim{Products: o.PriceList, Log: o.Log}
-	l.PriceListURL, err = l.PriceList.Listen("127.0.0.1:0")
-	return err
+	if l.PriceListURL, err = l.PriceList.Listen("127.0.0.1:0"); err != nil {
+		return err
+	}
+	l.started(l.PriceList)
+	return nil
 }
 
 // startModels wires the refresh of the account's model facts through the
@@ -73,15 +76,4 @@ func (l *Suite) startModels(ctx context.Context) {
 		Anthropic: accountapp.AnthropicModels(l.Service.Core.Providers),
 	}, l.log)
 	accountapp.Warm(ctx, l.Models)
-}
-
-func (l *Suite) closeQuotas() error {
-	var err error
-	if l.Quotas != nil {
-		err = l.Quotas.Close()
-	}
-	if l.PriceList != nil {
-		err = errors.Join(err, l.PriceList.Close())
-	}
-	return err
 }

@@ -29,16 +29,10 @@ func (l *Suite) startAnthropic(o Options, blobs Objects, d *graph.Deps) error {
 	if l.AnthropicURL, err = l.Anthropic.Listen("127.0.0.1:0"); err != nil {
 		return err
 	}
+	l.started(l.Anthropic)
 	p := anthropicsdk.NewProvider(key, l.AnthropicURL, blobs)
 	d.Providers = append(d.Providers, p)
 	return nil
-}
-
-func (l *Suite) closeAnthropic() error {
-	if l.Anthropic == nil {
-		return nil
-	}
-	return l.Anthropic.Close()
 }
 
 // RunReconciler runs the reconciler every interval until ctx ends, as the

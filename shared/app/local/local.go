@@ -181,7 +181,12 @@ type Suite struct {
 	PriceListURL string
 	// Units is the validation queue of jobs over many files (fanout.go).
 	Units *UnitQueue
+	// sims are the simulators started, in order (closed in reverse).
+	sims []sim.Simulator
 }
+
+// started records a listening simulator for Close.
+func (l *Suite) started(s sim.Simulator) { l.sims = append(l.sims, s) }
 
 // Bucket is the bucket URI local jobs live under (a folder of Dir).
 const Bucket = "s3://mcpbatch-local"
@@ -245,6 +250,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	if l.SimURL, err = l.Sim.Listen("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
+	l.started(l.Sim)
 	client := sdkbedrock.NewFromConfig(aws.Config{
 		Region:      sim.DefaultRegion,
 		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
@@ -350,14 +356,14 @@ func (l *Suite) postEvent(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Close stops the simulator, drains the bus and closes the store.
+// Close stops the simulators, drains the bus and closes the store.
 func (l *Suite) Close() error {
 	if l.Units != nil {
 		l.Units.close()
 	}
-	err := errors.Join(l.Sim.Close(), l.closeQuotas(), l.closeSageMaker(), l.closeAnthropic(), l.closeVectors())
-	if l.Reports != nil {
-		err = errors.Join(err, l.Reports.Runtime.Close())
+	var err error
+	for i := len(l.sims) - 1; i >= 0; i-- { // the last started first
+		err = errors.Join(err, l.sims[i].Close())
 	}
 	l.Bus.Wait()
 	if l.MetricsFile != nil {

@@ -59,6 +59,7 @@ func (l *Suite) startRuntime(o Options, d *graph.Deps) error {
 	if err != nil {
 		return err
 	}
+	l.started(l.Reports.Runtime)
 	l.Reports.RuntimeURL = url
 	client := bedrockruntime.NewFromConfig(aws.Config{
 		Region:      sim.DefaultRegion,

@@ -72,6 +72,7 @@ func (l *Suite) startSageMaker(o Options, blobs blob.Store, d *graph.Deps) error
 	if err != nil {
 		return err
 	}
+	l.started(s)
 	// The real SDK clients, every one pointed at the simulator.
 	cfg := aws.Config{
 		Region:       sim.DefaultRegion,
@@ -87,11 +88,4 @@ func (l *Suite) startSageMaker(o Options, blobs blob.Store, d *graph.Deps) error
 	d.SageMakerOperators = operators
 	l.SageMaker = &SageMakerLocal{Sim: s, URL: url}
 	return nil
-}
-
-func (l *Suite) closeSageMaker() error {
-	if l.SageMaker == nil {
-		return nil
-	}
-	return l.SageMaker.Sim.Close()
 }

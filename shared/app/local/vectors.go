@@ -40,6 +40,7 @@ func (l *Suite) startVectors(ctx context.Context, o Options, records vectors.Rec
 		if err != nil {
 			return fmt.Errorf("start s3vectors simulator: %w", err)
 		}
+		l.started(vs)
 		l.Vectors.Sim, l.Vectors.URL = vs, url
 		api = s3vectors.NewFromConfig(aws.Config{
 			Region:      sim.DefaultRegion,
@@ -65,13 +66,6 @@ func (l *Suite) vectorTools(d graph.Deps) *vectors.Tools {
 		return nil
 	}
 	return &vectors.Tools{Index: l.Vectors.Index, Embed: d.OnDemandModel, ModelID: l.Service.Core.OnDemandID}
-}
-
-func (l *Suite) closeVectors() error {
-	if l.Vectors == nil || l.Vectors.Sim == nil {
-		return nil
-	}
-	return l.Vectors.Sim.Close()
 }
 
 // EmbeddingModels are the embedding models make dev allows besides the

@@ -260,7 +260,9 @@ func TestInvokeAsyncBodyInlineOrByLocation(t *testing.T) {
 			t.Fatalf("%s: %v", in.InferenceID, err)
 		}
 	}
-	s.Wait()
+	if err := s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if len(got) != 2 {
 		t.Fatalf("%d notifications, want 2", len(got))
 	}

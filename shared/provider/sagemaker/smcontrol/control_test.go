@@ -153,7 +153,9 @@ func TestAsyncFromZero(t *testing.T) {
 	if waiting.HasBacklogWithoutCapacity == nil || !*waiting.HasBacklogWithoutCapacity || waiting.Backlog == nil || *waiting.Backlog != 1 {
 		t.Fatalf("while starting: backlog %v, without capacity %v", waiting.Backlog, waiting.HasBacklogWithoutCapacity)
 	}
-	s.Wait()
+	if err := s.Settle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	mu.Lock()
 	took := notified.Sub(sent)
 	mu.Unlock()
