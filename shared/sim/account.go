@@ -235,7 +235,7 @@ func (a *Account) listFoundationModels(w http.ResponseWriter, r *http.Request) {
 			"modelLifecycle":             lc,
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"modelSummaries": out})
+	WriteJSON(w, http.StatusOK, map[string]any{"modelSummaries": out})
 }
 
 // availability answers GET /foundation-model-availability/{modelId}.
@@ -244,14 +244,14 @@ func (a *Account) availability(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("modelId")
 	m, ok := a.lookup(id)
 	if !ok {
-		writeError(w, http.StatusNotFound, "ResourceNotFoundException", fmt.Sprintf("SIMULATED: the model %s does not exist in %s", id, a.region))
+		WriteError(w, http.StatusNotFound, "ResourceNotFoundException", fmt.Sprintf("SIMULATED: the model %s does not exist in %s", id, a.region))
 		return
 	}
 	auth := "NOT_AUTHORIZED"
 	if m.Authorized {
 		auth = "AUTHORIZED"
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	WriteJSON(w, http.StatusOK, map[string]any{
 		"modelId":                 m.ID,
 		"agreementAvailability":   map[string]any{"status": m.Agreement},
 		"authorizationStatus":     auth,
@@ -300,46 +300,30 @@ func (a *Account) listInferenceProfiles(w http.ResponseWriter, r *http.Request) 
 	q := r.URL.Query()
 	typ := q.Get("type")
 	if typ != "" && typ != "SYSTEM_DEFINED" && typ != "APPLICATION" {
-		writeError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: type must be SYSTEM_DEFINED or APPLICATION")
+		WriteError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: type must be SYSTEM_DEFINED or APPLICATION")
 		return
 	}
 	limit := 1000
 	if s := q.Get("maxResults"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000 {
-			writeError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: maxResults must be 1..1000")
+			WriteError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: maxResults must be 1..1000")
 			return
 		}
 		limit = n
 	}
 	rows := a.profileRows(typ)
-	start, err := pageStart(q.Get("nextToken"), len(rows))
+	start, err := PageStart(q.Get("nextToken"), len(rows))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: invalid nextToken")
+		WriteError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: invalid nextToken")
 		return
 	}
 	end := min(start+limit, len(rows))
 	body := map[string]any{"inferenceProfileSummaries": rows[start:end]}
 	if end < len(rows) {
-		body["nextToken"] = pageToken(end)
+		body["nextToken"] = PageToken(end)
 	}
-	writeJSON(w, http.StatusOK, body)
-}
-
-// pageToken is a page token within the documented NextToken pattern
-// ^[a-zA-Z0-9/+]*={0,2}$ (Service Quotas) that also fits Bedrock's.
-func pageToken(n int) string { return "simpage" + strconv.Itoa(n) }
-
-func pageStart(tok string, n int) (int, error) {
-	if tok == "" {
-		return 0, nil
-	}
-	s, ok := strings.CutPrefix(tok, "simpage")
-	i, err := strconv.Atoi(s)
-	if !ok || err != nil || i < 0 || i > n {
-		return 0, fmt.Errorf("bad token %q", tok)
-	}
-	return i, nil
+	WriteJSON(w, http.StatusOK, body)
 }
 
 // The simulated account's on-demand rates per model (its own figures, the

@@ -91,7 +91,7 @@ type AnthropicSim struct {
 	seq     int
 	batches map[string]*simBatch
 	order   []*simBatch
-	http    listener
+	http    Listener
 	calls   map[string]int
 	// cache holds written prompt prefixes until they expire.
 	cache      map[[32]byte]time.Time
@@ -179,14 +179,14 @@ func (s *AnthropicSim) init() {
 // Listen serves the simulator on addr until Close and returns its base URL.
 func (s *AnthropicSim) Listen(addr string) (string, error) {
 	s.init()
-	return s.http.listen(addr, "anthropic sim", s, s.Log,
+	return s.http.Listen(addr, "anthropic sim", s, s.Log,
 		"Anthropic Message Batches SIMULATOR listening (test double: no model is called)")
 }
 
 // Close stops stepping and the listener.
 func (s *AnthropicSim) Close() error {
 	s.init()
-	err := s.http.close()
+	err := s.http.Close()
 	s.cancel()
 	s.wg.Wait()
 	return err
@@ -230,7 +230,7 @@ func (s *AnthropicSim) Step() int {
 
 // Settle steps until every batch has ended (Simulator).
 func (s *AnthropicSim) Settle(ctx context.Context) error {
-	return settleSteps(ctx, "anthropic sim", func(context.Context) int { return s.Step() })
+	return SettleSteps(ctx, "anthropic sim", func(context.Context) int { return s.Step() })
 }
 
 // Calls returns how many API calls each operation has served (for tests and benchmarks).

@@ -16,7 +16,7 @@ import (
 
 // ServeHTTP checks the headers every Anthropic call carries, then routes.
 func (s *AnthropicSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := bodyFirst(w, r)
+	w, done := BodyFirst(w, r)
 	defer done()
 	s.init()
 	w.Header().Set("request-id", fmt.Sprintf("req_sim%d", time.Now().UnixNano()))

@@ -66,5 +66,5 @@ func (s *AnthropicSim) listModels(w http.ResponseWriter, r *http.Request) {
 	if len(data) > 0 {
 		body["first_id"], body["last_id"] = data[0]["id"], data[len(data)-1]["id"]
 	}
-	writeJSON(w, http.StatusOK, body)
+	WriteJSON(w, http.StatusOK, body)
 }

@@ -140,7 +140,7 @@ type BedrockSim struct {
 	tokens  map[string]*simJob
 	names   map[string]*simJob
 	pending [][]byte // events queued by API calls, sent on the next step
-	http    listener
+	http    Listener
 
 	permissive permissive
 
@@ -226,7 +226,7 @@ func (s *BedrockSim) init() {
 		s.mux.HandleFunc("GET /foundation-model-availability/{modelId}", s.Models.availability)
 		s.mux.HandleFunc("GET /inference-profiles", s.Models.listInferenceProfiles)
 		s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-			writeError(w, http.StatusNotFound, "UnknownOperationException",
+			WriteError(w, http.StatusNotFound, "UnknownOperationException",
 				fmt.Sprintf("the Bedrock simulator does not implement %s %s", r.Method, r.URL.Path))
 		})
 		s.Log.Info("Bedrock batch inference SIMULATOR started: jobs, outputs and events are simulated, no model is called",
@@ -242,20 +242,20 @@ func (s *BedrockSim) init() {
 // its base URL, for the SDK's BaseEndpoint.
 func (s *BedrockSim) Listen(addr string) (string, error) {
 	s.init()
-	return s.http.listen(addr, "bedrock sim", s, s.Log, "Bedrock simulator listening")
+	return s.http.Listen(addr, "bedrock sim", s, s.Log, "Bedrock simulator listening")
 }
 
 // Close stops the background stepping and the listener, if any.
 func (s *BedrockSim) Close() error {
 	s.init()
-	err := s.http.close()
+	err := s.http.Close()
 	s.cancel()
 	s.wg.Wait()
 	return err
 }
 
 func (s *BedrockSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := bodyFirst(w, r)
+	w, done := BodyFirst(w, r)
 	defer done()
 	s.init()
 	w.Header().Set("X-Amzn-Requestid", s.newUUID())
@@ -288,7 +288,7 @@ func (s *BedrockSim) Step(ctx context.Context) int {
 // Settle steps until every job has ended (Simulator).
 func (s *BedrockSim) Settle(ctx context.Context) error {
 	s.init()
-	return settleSteps(ctx, "bedrock sim", func(ctx context.Context) int { return s.step(ctx, true) })
+	return SettleSteps(ctx, "bedrock sim", func(ctx context.Context) int { return s.step(ctx, true) })
 }
 
 // Statuses returns each job's name and current status, for tests and logs.

@@ -60,7 +60,7 @@ type RuntimeSim struct {
 	peak       atomic.Int64
 	cache      promptCache
 	permissive permissive
-	http       listener
+	http       Listener
 }
 
 // RuntimeStats are what a RuntimeSim observed.
@@ -129,19 +129,19 @@ func (s *RuntimeSim) refuseTier(w http.ResponseWriter, inv invocation, tier stri
 
 // Listen serves on addr (e.g. 127.0.0.1:0) and returns the base URL.
 func (s *RuntimeSim) Listen(addr string) (string, error) {
-	return s.http.listen(addr, "bedrock runtime sim", s, s.Log,
+	return s.http.Listen(addr, "bedrock runtime sim", s, s.Log,
 		"Bedrock runtime SIMULATOR (test double of Converse/InvokeModel) listening")
 }
 
 // Close stops the server.
-func (s *RuntimeSim) Close() error { return s.http.close() }
+func (s *RuntimeSim) Close() error { return s.http.Close() }
 
 // Settle: the runtime answers every call before returning (Simulator).
-func (s *RuntimeSim) Settle(ctx context.Context) error { return settled(ctx) }
+func (s *RuntimeSim) Settle(ctx context.Context) error { return Settled(ctx) }
 
 // ServeHTTP routes POST /model/{id}/converse and POST /model/{id}/invoke.
 func (s *RuntimeSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := bodyFirst(w, r)
+	w, done := BodyFirst(w, r)
 	defer done()
 	n := s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
@@ -306,7 +306,7 @@ func (s *RuntimeSim) converse(w http.ResponseWriter, r *http.Request, inv invoca
 		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] the simulator rejected this prompt on purpose ("+s.FailMarker+")")
 		return
 	}
-	writeJSON(w, http.StatusOK, a.body)
+	WriteJSON(w, http.StatusOK, a.body)
 }
 
 func (s *RuntimeSim) invoke(w http.ResponseWriter, r *http.Request, inv invocation) {
@@ -344,7 +344,7 @@ func (s *RuntimeSim) invoke(w http.ResponseWriter, r *http.Request, inv invocati
 		h.Set("X-Amzn-Bedrock-Cache-Read-Input-Token-Count", strconv.FormatInt(a.cacheRead, 10))
 		h.Set("X-Amzn-Bedrock-Cache-Write-Input-Token-Count", strconv.FormatInt(a.cacheWrite, 10))
 	}
-	writeJSON(w, http.StatusOK, a.body)
+	WriteJSON(w, http.StatusOK, a.body)
 }
 
 func rtError(w http.ResponseWriter, status int, code, msg string) {
@@ -378,5 +378,5 @@ func (s *RuntimeSim) countTokens(w http.ResponseWriter, r *http.Request, inv inv
 		return
 	}
 	_, _, in := converseText(*req.Input.Converse)
-	writeJSON(w, http.StatusOK, map[string]any{"inputTokens": max(1, in)})
+	WriteJSON(w, http.StatusOK, map[string]any{"inputTokens": max(1, in)})
 }

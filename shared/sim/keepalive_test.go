@@ -24,6 +24,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 )
 
 // Every simulator reads a refused oversized body to its end before it answers,
@@ -59,7 +60,7 @@ func TestSimulatorsKeepTheConnectionAfterARefusedBody(t *testing.T) {
 		{"anthropic without a version header", &sim.AnthropicSim{Log: quiet},
 			req{"POST", "/v1/messages/batches", big(1 << 20), nil, 400},
 			req{"GET", "/v1/messages/batches", "", anthropic, 200}},
-		{"s3 vectors over 20 MiB", &sim.S3VectorsSim{Log: quiet},
+		{"s3 vectors over 20 MiB", &simvectors.S3VectorsSim{Log: quiet},
 			req{"POST", "/PutVectors", big(21 << 20), nil, 413},
 			req{"POST", "/CreateVectorBucket", `{"vectorBucketName":"kept-alive"}`, nil, 200}},
 		{"sagemaker InvokeEndpoint over 6 MB", &sim.SageMakerSim{Log: quiet, Endpoints: []string{"ep"}},

@@ -21,9 +21,9 @@ type Simulator interface {
 // this many steps reports it rather than spin.
 const MaxSettleSteps = 1000
 
-// settleSteps calls step until it moves nothing, ctx ends or MaxSettleSteps
+// SettleSteps calls step until it moves nothing, ctx ends or MaxSettleSteps
 // pass; name says which simulator did not settle.
-func settleSteps(ctx context.Context, name string, step func(context.Context) int) error {
+func SettleSteps(ctx context.Context, name string, step func(context.Context) int) error {
 	for range MaxSettleSteps {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: settle: %w", name, err)
@@ -37,7 +37,7 @@ func settleSteps(ctx context.Context, name string, step func(context.Context) in
 
 // settled is Settle for the simulators that answer every call before
 // returning (the runtime, Service Quotas, Price List and S3 Vectors).
-func settled(ctx context.Context) error { return ctx.Err() }
+func Settled(ctx context.Context) error { return ctx.Err() }
 
 var (
 	_ Simulator = (*BedrockSim)(nil)
@@ -46,5 +46,4 @@ var (
 	_ Simulator = (*RuntimeSim)(nil)
 	_ Simulator = (*QuotasSim)(nil)
 	_ Simulator = (*PriceListSim)(nil)
-	_ Simulator = (*S3VectorsSim)(nil)
 )

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 )
 
 // TestSimulatorLifecycle: every simulator settles the same way: at once
@@ -21,7 +22,7 @@ func TestSimulatorLifecycle(t *testing.T) {
 		"runtime":    &sim.RuntimeSim{Log: quiet},
 		"quotas":     &sim.QuotasSim{Account: sim.NewAccount(), Log: quiet},
 		"price list": &sim.PriceListSim{Log: quiet},
-		"s3vectors":  &sim.S3VectorsSim{Log: quiet},
+		"s3vectors":  &simvectors.S3VectorsSim{Log: quiet},
 	}
 	for name, s := range cases {
 		t.Run(name, func(t *testing.T) {

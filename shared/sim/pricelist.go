@@ -27,7 +27,7 @@ type PriceListSim struct {
 	// Products are the documents served; nil: DefaultPriceList.
 	Products []PriceProduct
 	Log      *slog.Logger
-	http     listener
+	http     Listener
 	mu       sync.Mutex
 	calls    int
 }
@@ -195,14 +195,14 @@ func (p *PriceListSim) Listen(addr string) (string, error) {
 		p.Products = DefaultPriceList()
 	}
 	p.mu.Unlock()
-	return p.http.listen(addr, "price list sim", p, log, "Price List SIMULATOR listening: Bedrock products of its own table")
+	return p.http.Listen(addr, "price list sim", p, log, "Price List SIMULATOR listening: Bedrock products of its own table")
 }
 
 // Close stops the listener.
-func (p *PriceListSim) Close() error { return p.http.close() }
+func (p *PriceListSim) Close() error { return p.http.Close() }
 
 // Settle: the Price List answers every call before returning (Simulator).
-func (p *PriceListSim) Settle(ctx context.Context) error { return settled(ctx) }
+func (p *PriceListSim) Settle(ctx context.Context) error { return Settled(ctx) }
 
 // Calls counts the GetProducts calls answered.
 func (p *PriceListSim) Calls() int {
@@ -215,10 +215,10 @@ func (p *PriceListSim) Calls() int {
 const maxPriceResults = 100
 
 func (p *PriceListSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := bodyFirst(w, r)
+	w, done := BodyFirst(w, r)
 	defer done()
 	if r.Method != http.MethodPost || r.Header.Get("X-Amz-Target") != "AWSPriceListService.GetProducts" {
-		jsonError(w, "InvalidParameterException", "SIMULATED: the Price List simulator implements GetProducts only")
+		JSONError(w, "InvalidParameterException", "SIMULATED: the Price List simulator implements GetProducts only")
 		return
 	}
 	var in struct {
@@ -229,32 +229,32 @@ func (p *PriceListSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Filters       []struct{ Type, Field, Value string }
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil {
-		jsonError(w, "InvalidParameterException", "SIMULATED: the request body is not JSON")
+		JSONError(w, "InvalidParameterException", "SIMULATED: the request body is not JSON")
 		return
 	}
 	switch {
 	case in.ServiceCode == "":
-		jsonError(w, "InvalidParameterException", "SIMULATED: ServiceCode is required")
+		JSONError(w, "InvalidParameterException", "SIMULATED: ServiceCode is required")
 		return
 	case in.FormatVersion != "" && in.FormatVersion != "aws_v1":
-		jsonError(w, "InvalidParameterException", "SIMULATED: FormatVersion must be aws_v1")
+		JSONError(w, "InvalidParameterException", "SIMULATED: FormatVersion must be aws_v1")
 		return
 	}
 	limit := maxPriceResults
 	if in.MaxResults != nil {
 		if *in.MaxResults < 1 || *in.MaxResults > maxPriceResults {
-			jsonError(w, "InvalidParameterException", "SIMULATED: MaxResults must be 1..100")
+			JSONError(w, "InvalidParameterException", "SIMULATED: MaxResults must be 1..100")
 			return
 		}
 		limit = *in.MaxResults
 	}
 	for _, f := range in.Filters {
 		if f.Type != "TERM_MATCH" {
-			jsonError(w, "InvalidParameterException", "SIMULATED: the simulator implements filters of type TERM_MATCH only, not "+f.Type)
+			JSONError(w, "InvalidParameterException", "SIMULATED: the simulator implements filters of type TERM_MATCH only, not "+f.Type)
 			return
 		}
 		if f.Field == "" {
-			jsonError(w, "InvalidParameterException", "SIMULATED: a filter's Field is required")
+			JSONError(w, "InvalidParameterException", "SIMULATED: a filter's Field is required")
 			return
 		}
 	}
@@ -279,18 +279,18 @@ func (p *PriceListSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !known {
-		jsonError(w, "NotFoundException", "SIMULATED: the simulated Price List has no service code "+in.ServiceCode)
+		JSONError(w, "NotFoundException", "SIMULATED: the simulated Price List has no service code "+in.ServiceCode)
 		return
 	}
-	start, err := pageStart(in.NextToken, len(docs))
+	start, err := PageStart(in.NextToken, len(docs))
 	if err != nil {
-		jsonError(w, "InvalidNextTokenException", "SIMULATED: invalid NextToken")
+		JSONError(w, "InvalidNextTokenException", "SIMULATED: invalid NextToken")
 		return
 	}
 	end := min(start+limit, len(docs))
 	out := map[string]any{"FormatVersion": "aws_v1", "PriceList": docs[start:end]}
 	if end < len(docs) {
-		out["NextToken"] = pageToken(end)
+		out["NextToken"] = PageToken(end)
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	_ = json.NewEncoder(w).Encode(out)

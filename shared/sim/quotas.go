@@ -15,7 +15,7 @@ type QuotasSim struct {
 	// Account is the table the quotas come from (shared with the BedrockSim).
 	Account *Account
 	Log     *slog.Logger
-	http    listener
+	http    Listener
 }
 
 // Listen serves the simulator on addr until Close and returns its base URL.
@@ -24,20 +24,20 @@ func (q *QuotasSim) Listen(addr string) (string, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return q.http.listen(addr, "service quotas sim", q, log, "Service Quotas SIMULATOR listening: quotas of the simulated account")
+	return q.http.Listen(addr, "service quotas sim", q, log, "Service Quotas SIMULATOR listening: quotas of the simulated account")
 }
 
 // Close stops the listener.
-func (q *QuotasSim) Close() error { return q.http.close() }
+func (q *QuotasSim) Close() error { return q.http.Close() }
 
 // Settle: Service Quotas answers every call before returning (Simulator).
-func (q *QuotasSim) Settle(ctx context.Context) error { return settled(ctx) }
+func (q *QuotasSim) Settle(ctx context.Context) error { return Settled(ctx) }
 
 func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := bodyFirst(w, r)
+	w, done := BodyFirst(w, r)
 	defer done()
 	if r.Method != http.MethodPost || r.Header.Get("X-Amz-Target") != "ServiceQuotasV20190624.ListServiceQuotas" {
-		jsonError(w, "UnknownOperationException", "SIMULATED: the Service Quotas simulator implements ListServiceQuotas only")
+		JSONError(w, "UnknownOperationException", "SIMULATED: the Service Quotas simulator implements ListServiceQuotas only")
 		return
 	}
 	var in struct {
@@ -47,21 +47,21 @@ func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		QuotaCode   string
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil {
-		jsonError(w, "IllegalArgumentException", "SIMULATED: the request body is not JSON")
+		JSONError(w, "IllegalArgumentException", "SIMULATED: the request body is not JSON")
 		return
 	}
 	if in.ServiceCode == "" {
-		jsonError(w, "IllegalArgumentException", "SIMULATED: ServiceCode is required")
+		JSONError(w, "IllegalArgumentException", "SIMULATED: ServiceCode is required")
 		return
 	}
 	if in.ServiceCode != "bedrock" {
-		jsonError(w, "NoSuchResourceException", "SIMULATED: the simulated account has quotas for service code bedrock only")
+		JSONError(w, "NoSuchResourceException", "SIMULATED: the simulated account has quotas for service code bedrock only")
 		return
 	}
 	limit := 100
 	if in.MaxResults != nil {
 		if *in.MaxResults < 1 || *in.MaxResults > 100 {
-			jsonError(w, "IllegalArgumentException", "SIMULATED: MaxResults must be 1..100")
+			JSONError(w, "IllegalArgumentException", "SIMULATED: MaxResults must be 1..100")
 			return
 		}
 		limit = *in.MaxResults
@@ -77,15 +77,15 @@ func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = keep
 	}
-	start, err := pageStart(in.NextToken, len(rows))
+	start, err := PageStart(in.NextToken, len(rows))
 	if err != nil {
-		jsonError(w, "InvalidPaginationTokenException", "SIMULATED: invalid NextToken")
+		JSONError(w, "InvalidPaginationTokenException", "SIMULATED: invalid NextToken")
 		return
 	}
 	end := min(start+limit, len(rows))
 	out := map[string]any{"Quotas": rows[start:end]}
 	if end < len(rows) {
-		out["NextToken"] = pageToken(end)
+		out["NextToken"] = PageToken(end)
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	_ = json.NewEncoder(w).Encode(out)

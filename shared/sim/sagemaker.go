@@ -81,7 +81,7 @@ type SageMakerSim struct {
 	mu     sync.Mutex
 	faults map[string][]string
 	calls  map[string]int
-	http   listener
+	http   Listener
 	wg     sync.WaitGroup // the listener
 	async  sync.WaitGroup // accepted async inferences not yet notified
 	ctx    context.Context
@@ -138,7 +138,7 @@ func (s *SageMakerSim) init() {
 			if s.serveControl(w, r) {
 				return
 			}
-			writeError(w, http.StatusNotFound, "UnknownOperationException",
+			WriteError(w, http.StatusNotFound, "UnknownOperationException",
 				fmt.Sprintf("the SageMaker runtime simulator does not implement %s %s", r.Method, r.URL.Path))
 		})
 		s.Log.Info("SageMaker runtime SIMULATOR started: outputs and SNS notifications are simulated, no model is called",
@@ -165,14 +165,14 @@ func (s *SageMakerSim) Calls(endpoint string) int {
 // Listen serves the simulator on addr until Close and returns its base URL.
 func (s *SageMakerSim) Listen(addr string) (string, error) {
 	s.init()
-	return s.http.listen(addr, "sagemaker sim", s, s.Log, "SageMaker runtime simulator listening")
+	return s.http.Listen(addr, "sagemaker sim", s, s.Log, "SageMaker runtime simulator listening")
 }
 
 // Close stops the listener and waits for pending async inferences.
 func (s *SageMakerSim) Close() error {
 	s.init()
 	s.cancel()
-	err := s.http.close()
+	err := s.http.Close()
 	s.async.Wait()
 	s.wg.Wait()
 	return err
@@ -198,7 +198,7 @@ func (s *SageMakerSim) Settle(ctx context.Context) error {
 
 // ServeHTTP implements the runtime routes.
 func (s *SageMakerSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := bodyFirst(w, r)
+	w, done := BodyFirst(w, r)
 	defer done()
 	s.init()
 	w.Header().Set("X-Amzn-Requestid", newHex(16))
@@ -222,7 +222,7 @@ func sageMakerError(w http.ResponseWriter, code, msg string, extra map[string]an
 		body[k] = v
 	}
 	w.Header().Set("X-Amzn-ErrorType", code)
-	writeJSON(w, status, body)
+	WriteJSON(w, status, body)
 }
 
 func (s *SageMakerSim) checkEndpoint(w http.ResponseWriter, name string) bool {
@@ -252,7 +252,7 @@ func (s *SageMakerSim) invokeAsync(w http.ResponseWriter, r *http.Request) {
 	if !s.checkEndpoint(w, name) {
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, smMaxInlineBody+1)) // the rest: bodyFirst
+	body, err := io.ReadAll(io.LimitReader(r.Body, smMaxInlineBody+1)) // the rest: BodyFirst
 	if err != nil {
 		sageMakerError(w, "ValidationError", "reading body: "+err.Error(), nil)
 		return
@@ -294,7 +294,7 @@ func (s *SageMakerSim) invokeAsync(w http.ResponseWriter, r *http.Request) {
 	fail := blob.Join(s.FailurePrefix, obj+"-error.out")
 	w.Header().Set("X-Amzn-SageMaker-OutputLocation", out)
 	w.Header().Set("X-Amzn-SageMaker-FailureLocation", fail)
-	writeJSON(w, http.StatusAccepted, map[string]string{"InferenceId": id})
+	WriteJSON(w, http.StatusAccepted, map[string]string{"InferenceId": id})
 
 	req := asyncReq{endpoint: name, id: id, input: input, body: body, contentType: ct, accept: accept, out: out, fail: fail, received: time.Now().UTC()}
 	req.held = s.track(id, name)

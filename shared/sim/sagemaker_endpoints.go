@@ -215,7 +215,7 @@ func (s *SageMakerSim) startInstance(name string, start time.Time) {
 		"ScalableDimension": smScalableDim,
 		"Description":       "Setting desired instance count to 1.",
 		"Cause":             fmt.Sprintf("monitor alarm %s-has-backlog-without-capacity in state ALARM triggered policy %s-wake-from-zero", name, name),
-		"StartTime":         epoch(start), "EndTime": epoch(e.modified), "StatusCode": "Successful",
+		"StartTime":         Epoch(start), "EndTime": Epoch(e.modified), "StatusCode": "Successful",
 		"StatusMessage": "Successfully set desired instance count to 1. Change successfully fulfilled by sagemaker. (simulated)",
 	})
 	close(e.ready)
@@ -267,28 +267,22 @@ func (s *SageMakerSim) serveControl(w http.ResponseWriter, r *http.Request) bool
 func (s *SageMakerSim) serveJSON(w http.ResponseWriter, r *http.Request, op string, ops map[string]func(map[string]any) (any, string, string)) {
 	h, ok := ops[op]
 	if !ok {
-		jsonError(w, "UnknownOperationException", "the SageMaker simulator does not implement "+op)
+		JSONError(w, "UnknownOperationException", "the SageMaker simulator does not implement "+op)
 		return
 	}
 	var in map[string]any
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&in); err != nil {
-		jsonError(w, "SerializationException", "request body is not JSON: "+err.Error())
+		JSONError(w, "SerializationException", "request body is not JSON: "+err.Error())
 		return
 	}
 	out, code, msg := h(in)
 	if code != "" {
-		jsonError(w, code, msg)
+		JSONError(w, code, msg)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	w.WriteHeader(http.StatusOK)
 	_ = json.NewEncoder(w).Encode(out)
-}
-
-func jsonError(w http.ResponseWriter, code, msg string) {
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]string{"__type": code, "message": msg})
 }
 
 func (s *SageMakerSim) notFound(name string) (any, string, string) {
@@ -318,7 +312,7 @@ func (s *SageMakerSim) describeEndpoint(in map[string]any) (any, string, string)
 	out := map[string]any{
 		"EndpointName": name, "EndpointArn": fmt.Sprintf("arn:aws:sagemaker:%s:%s:endpoint/%s", s.Region, s.Account, strings.ToLower(name)),
 		"EndpointConfigName": name + "-config", "EndpointStatus": e.status, "ProductionVariants": vs,
-		"CreationTime": epoch(e.created), "LastModifiedTime": epoch(e.modified),
+		"CreationTime": Epoch(e.created), "LastModifiedTime": Epoch(e.modified),
 	}
 	if e.spec.Async {
 		out["AsyncInferenceConfig"] = map[string]any{"OutputConfig": map[string]any{
@@ -406,7 +400,7 @@ func (s *SageMakerSim) describeScalableTargets(in map[string]any) (any, string, 
 			if v.Name == variant {
 				targets = append(targets, map[string]any{
 					"ServiceNamespace": smScalingNamespace, "ResourceId": id, "ScalableDimension": smScalableDim,
-					"MinCapacity": e.spec.MinCapacity, "MaxCapacity": e.spec.MaxCapacity, "CreationTime": epoch(e.created),
+					"MinCapacity": e.spec.MinCapacity, "MaxCapacity": e.spec.MaxCapacity, "CreationTime": Epoch(e.created),
 					"RoleARN": fmt.Sprintf("arn:aws:iam::%s:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint", s.Account),
 				})
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 	"github.com/mcpbatch/mcpbatch/shared/vectors"
 )
 
@@ -24,7 +25,7 @@ const VectorBucket = "mcpbatch-local-vectors"
 // SDK client (or Options.Adapters.Vectors, when set: then Sim is nil). The
 // simulator keeps indexes in memory: they last as long as the process.
 type Vectors struct {
-	Sim   *sim.S3VectorsSim
+	Sim   *simvectors.S3VectorsSim
 	URL   string
 	Index index.Index
 	Sink  *vectors.Sink
@@ -35,7 +36,7 @@ func (l *Suite) startVectors(ctx context.Context, o Options, records vectors.Rec
 	l.Vectors = &Vectors{}
 	api := o.Adapters.Vectors
 	if api == nil {
-		vs := &sim.S3VectorsSim{Log: o.Log, Region: sim.DefaultRegion, Account: sim.DefaultAccount}
+		vs := &simvectors.S3VectorsSim{Log: o.Log, Region: sim.DefaultRegion, Account: sim.DefaultAccount}
 		url, err := vs.Listen("127.0.0.1:0")
 		if err != nil {
 			return fmt.Errorf("start s3vectors simulator: %w", err)

@@ -1,4 +1,4 @@
-package sim
+package s3vectors
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // S3VectorsSim is a test double of the Amazon S3 Vectors REST-JSON API, reached by
@@ -30,7 +32,7 @@ type S3VectorsSim struct {
 
 	mu      sync.RWMutex
 	buckets map[string]*s3vBucket
-	http    listener
+	http    sim.Listener
 }
 
 // s3vRules are the limits the simulator enforces, from
@@ -90,15 +92,17 @@ type s3vIndex struct {
 
 // Listen serves on addr (e.g. 127.0.0.1:0) and returns the base URL.
 func (s *S3VectorsSim) Listen(addr string) (string, error) {
-	return s.http.listen(addr, "s3vectors sim", s, s.Log,
+	return s.http.Listen(addr, "s3vectors sim", s, s.Log,
 		"S3 Vectors SIMULATOR (test double of the S3 Vectors API, exact search) listening")
 }
 
 // Close stops the server.
-func (s *S3VectorsSim) Close() error { return s.http.close() }
+func (s *S3VectorsSim) Close() error { return s.http.Close() }
 
 // Settle: S3 Vectors answers every call before returning (Simulator).
-func (s *S3VectorsSim) Settle(ctx context.Context) error { return settled(ctx) }
+func (s *S3VectorsSim) Settle(ctx context.Context) error { return sim.Settled(ctx) }
+
+var _ sim.Simulator = (*S3VectorsSim)(nil)
 
 type s3vHandler func(s *S3VectorsSim, body []byte) (any, *s3vError)
 
@@ -132,7 +136,7 @@ func s3vNotFound(format string, args ...any) *s3vError {
 
 // ServeHTTP routes POST /<Operation> as the SDK's REST-JSON serializers send it.
 func (s *S3VectorsSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := bodyFirst(w, r)
+	w, done := sim.BodyFirst(w, r)
 	defer done()
 	w.Header().Set("X-Simulator", "mcpbatch s3vectors simulator")
 	op, ok := s3vOps[r.URL.Path]
@@ -298,11 +302,9 @@ func (s *S3VectorsSim) getBucket(body []byte) (any, *s3vError) {
 	}
 	return map[string]any{"vectorBucket": map[string]any{
 		"vectorBucketName": b.name, "vectorBucketArn": s.arn(b.name, ""),
-		"creationTime": epoch(b.created),
+		"creationTime": sim.Epoch(b.created),
 	}}, nil
 }
-
-func epoch(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
 
 func (s *S3VectorsSim) createIndex(body []byte) (any, *s3vError) {
 	var in struct {
@@ -380,7 +382,7 @@ func (s *S3VectorsSim) getIndex(body []byte) (any, *s3vError) {
 	}
 	out := map[string]any{
 		"vectorBucketName": ix.bucket, "indexName": ix.name, "indexArn": s.arn(ix.bucket, ix.name),
-		"creationTime": epoch(ix.created), "dataType": "float32", "dimension": ix.dim, "distanceMetric": ix.metric(),
+		"creationTime": sim.Epoch(ix.created), "dataType": "float32", "dimension": ix.dim, "distanceMetric": ix.metric(),
 	}
 	if len(ix.nonFiltList) > 0 {
 		out["metadataConfiguration"] = map[string]any{"nonFilterableMetadataKeys": ix.nonFiltList}
@@ -427,7 +429,7 @@ func (s *S3VectorsSim) listIndexes(body []byte) (any, *s3vError) {
 	list := make([]any, len(names))
 	for i, n := range names {
 		ix := b.indexes[n]
-		list[i] = map[string]any{"vectorBucketName": b.name, "indexName": n, "indexArn": s.arn(b.name, n), "creationTime": epoch(ix.created)}
+		list[i] = map[string]any{"vectorBucketName": b.name, "indexName": n, "indexArn": s.arn(b.name, n), "creationTime": sim.Epoch(ix.created)}
 	}
 	out["indexes"] = list
 	return out, nil

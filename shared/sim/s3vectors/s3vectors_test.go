@@ -1,4 +1,4 @@
-package sim_test
+package s3vectors_test
 
 import (
 	"context"
@@ -18,12 +18,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3vectors/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 )
 
 func startS3V(tb testing.TB) (*s3vectors.Client, string) {
 	tb.Helper()
-	s := &sim.S3VectorsSim{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	s := &simvectors.S3VectorsSim{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)

@@ -1,4 +1,4 @@
-package sim
+package s3vectors
 
 import (
 	"encoding/json"
