@@ -54,8 +54,6 @@ import (
 
 // Defaults of a BedrockSim.
 const (
-	DefaultAccount         = "123456789012"
-	DefaultRegion          = "us-east-1"
 	DefaultMaxJobsPerModel = 20
 	defaultTimeoutHours    = 168
 )

@@ -367,4 +367,3 @@ func (s *BedrockSim) view(j *simJob) jobView {
 	}
 	return v
 }
-

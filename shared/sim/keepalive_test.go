@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
+	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 )
 
 // Every simulator reads a refused oversized body to its end before it answers,
@@ -63,10 +64,10 @@ func TestSimulatorsKeepTheConnectionAfterARefusedBody(t *testing.T) {
 		{"s3 vectors over 20 MiB", &simvectors.S3VectorsSim{Log: quiet},
 			req{"POST", "/PutVectors", big(21 << 20), nil, 413},
 			req{"POST", "/CreateVectorBucket", `{"vectorBucketName":"kept-alive"}`, nil, 200}},
-		{"sagemaker InvokeEndpoint over 6 MB", &sim.SageMakerSim{Log: quiet, Endpoints: []string{"ep"}},
+		{"sagemaker InvokeEndpoint over 6 MB", &simsagemaker.SageMakerSim{Log: quiet, Endpoints: []string{"ep"}},
 			req{"POST", "/endpoints/ep/invocations", big(7 << 20), nil, 400},
 			req{"POST", "/endpoints/ep/invocations", `{}`, nil, 200}},
-		{"sagemaker unknown endpoint", &sim.SageMakerSim{Log: quiet, Endpoints: []string{"ep"}},
+		{"sagemaker unknown endpoint", &simsagemaker.SageMakerSim{Log: quiet, Endpoints: []string{"ep"}},
 			req{"POST", "/endpoints/nope/invocations", big(1 << 20), nil, 400},
 			req{"POST", "/endpoints/ep/invocations", `{}`, nil, 200}},
 		{"bedrock CreateModelInvocationJob over 1 MB", &sim.BedrockSim{Log: quiet},

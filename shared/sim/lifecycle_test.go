@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
+	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 )
 
 // TestSimulatorLifecycle: every simulator settles the same way: at once
@@ -18,7 +19,7 @@ func TestSimulatorLifecycle(t *testing.T) {
 	cases := map[string]sim.Simulator{
 		"bedrock":    func() *sim.BedrockSim { s := sim.NewBedrockSim(nil, nil); s.Log = quiet; return s }(),
 		"anthropic":  &sim.AnthropicSim{Log: quiet},
-		"sagemaker":  &sim.SageMakerSim{Log: quiet},
+		"sagemaker":  &simsagemaker.SageMakerSim{Log: quiet},
 		"runtime":    &sim.RuntimeSim{Log: quiet},
 		"quotas":     &sim.QuotasSim{Account: sim.NewAccount(), Log: quiet},
 		"price list": &sim.PriceListSim{Log: quiet},

@@ -14,21 +14,6 @@ const (
 	// https://docs.aws.amazon.com/bedrock/latest/userguide/monitoring-eventbridge.html
 	bedrockEventSource     = "aws.bedrock"
 	bedrockEventDetailType = "Batch Inference Job State Change"
-
-	// InvokeEndpointAsync / InvokeEndpoint limits.
-	// https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointAsync.html
-	// https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpoint.html
-	smMaxEndpointName      = 63
-	smMaxInlineBody        = 128_000
-	smMaxInputLocation     = 1024
-	smMinRequestTTL        = 60
-	smMaxRequestTTL        = 21600
-	smMinInvocationTimeout = 1
-	smMaxInvocationTimeout = 3600
-	smMaxRealtimeBody      = 6 * 1024 * 1024
-	// UpdateEndpointWeightsAndCapacities DesiredWeightsAndCapacities: 1..10 entries.
-	// https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateEndpointWeightsAndCapacities.html
-	smMaxVariants = 10
 )
 
 // customIDPattern is Message Batches' custom_id rule.

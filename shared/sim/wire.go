@@ -12,6 +12,12 @@ import (
 	"time"
 )
 
+// The simulated account and Region every simulator stands for by default.
+const (
+	DefaultAccount = "123456789012"
+	DefaultRegion  = "us-east-1"
+)
+
 // JSONError answers in the AWS JSON 1.1 error shape: 400 with __type and message.
 func JSONError(w http.ResponseWriter, code, msg string) {
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")

@@ -1,4 +1,4 @@
-package sim
+package sagemaker
 
 // SageMakerSim simulates the SageMaker runtime API for make dev and tests, reached
 // by the real sagemakerruntime client through BaseEndpoint:
@@ -33,6 +33,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // SageMaker error codes with the HTTP status SageMaker answers them with.
@@ -81,7 +83,7 @@ type SageMakerSim struct {
 	mu     sync.Mutex
 	faults map[string][]string
 	calls  map[string]int
-	http   Listener
+	http   sim.Listener
 	wg     sync.WaitGroup // the listener
 	async  sync.WaitGroup // accepted async inferences not yet notified
 	ctx    context.Context
@@ -107,10 +109,10 @@ var endpointNamePattern = regexp.MustCompile(`^[a-zA-Z0-9](-*[a-zA-Z0-9])*$`)
 func (s *SageMakerSim) init() {
 	s.once.Do(func() {
 		if s.Account == "" {
-			s.Account = DefaultAccount
+			s.Account = sim.DefaultAccount
 		}
 		if s.Region == "" {
-			s.Region = DefaultRegion
+			s.Region = sim.DefaultRegion
 		}
 		if s.OutputPrefix == "" {
 			s.OutputPrefix = DefaultSageMakerOutputPrefix
@@ -138,7 +140,7 @@ func (s *SageMakerSim) init() {
 			if s.serveControl(w, r) {
 				return
 			}
-			WriteError(w, http.StatusNotFound, "UnknownOperationException",
+			sim.WriteError(w, http.StatusNotFound, "UnknownOperationException",
 				fmt.Sprintf("the SageMaker runtime simulator does not implement %s %s", r.Method, r.URL.Path))
 		})
 		s.Log.Info("SageMaker runtime SIMULATOR started: outputs and SNS notifications are simulated, no model is called",
@@ -198,7 +200,7 @@ func (s *SageMakerSim) Settle(ctx context.Context) error {
 
 // ServeHTTP implements the runtime routes.
 func (s *SageMakerSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := BodyFirst(w, r)
+	w, done := sim.BodyFirst(w, r)
 	defer done()
 	s.init()
 	w.Header().Set("X-Amzn-Requestid", newHex(16))
@@ -222,7 +224,7 @@ func sageMakerError(w http.ResponseWriter, code, msg string, extra map[string]an
 		body[k] = v
 	}
 	w.Header().Set("X-Amzn-ErrorType", code)
-	WriteJSON(w, status, body)
+	sim.WriteJSON(w, status, body)
 }
 
 func (s *SageMakerSim) checkEndpoint(w http.ResponseWriter, name string) bool {
@@ -252,7 +254,7 @@ func (s *SageMakerSim) invokeAsync(w http.ResponseWriter, r *http.Request) {
 	if !s.checkEndpoint(w, name) {
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, smMaxInlineBody+1)) // the rest: BodyFirst
+	body, err := io.ReadAll(io.LimitReader(r.Body, smMaxInlineBody+1)) // the rest: sim.BodyFirst
 	if err != nil {
 		sageMakerError(w, "ValidationError", "reading body: "+err.Error(), nil)
 		return
@@ -294,7 +296,7 @@ func (s *SageMakerSim) invokeAsync(w http.ResponseWriter, r *http.Request) {
 	fail := blob.Join(s.FailurePrefix, obj+"-error.out")
 	w.Header().Set("X-Amzn-SageMaker-OutputLocation", out)
 	w.Header().Set("X-Amzn-SageMaker-FailureLocation", fail)
-	WriteJSON(w, http.StatusAccepted, map[string]string{"InferenceId": id})
+	sim.WriteJSON(w, http.StatusAccepted, map[string]string{"InferenceId": id})
 
 	req := asyncReq{endpoint: name, id: id, input: input, body: body, contentType: ct, accept: accept, out: out, fail: fail, received: time.Now().UTC()}
 	req.held = s.track(id, name)
@@ -501,3 +503,5 @@ func newUUIDString() string {
 	h := newHex(16)
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
+
+var _ sim.Simulator = (*SageMakerSim)(nil)

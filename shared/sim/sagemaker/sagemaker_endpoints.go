@@ -1,4 +1,4 @@
-package sim
+package sagemaker
 
 // The endpoint side of SageMakerSim: what the SageMaker control plane,
 // Application Auto Scaling and CloudWatch say about an endpoint, served on the
@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/aws/smithy-go/encoding/cbor"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // SageMakerEndpoint declares one simulated endpoint.
@@ -215,7 +217,7 @@ func (s *SageMakerSim) startInstance(name string, start time.Time) {
 		"ScalableDimension": smScalableDim,
 		"Description":       "Setting desired instance count to 1.",
 		"Cause":             fmt.Sprintf("monitor alarm %s-has-backlog-without-capacity in state ALARM triggered policy %s-wake-from-zero", name, name),
-		"StartTime":         Epoch(start), "EndTime": Epoch(e.modified), "StatusCode": "Successful",
+		"StartTime":         sim.Epoch(start), "EndTime": sim.Epoch(e.modified), "StatusCode": "Successful",
 		"StatusMessage": "Successfully set desired instance count to 1. Change successfully fulfilled by sagemaker. (simulated)",
 	})
 	close(e.ready)
@@ -267,17 +269,17 @@ func (s *SageMakerSim) serveControl(w http.ResponseWriter, r *http.Request) bool
 func (s *SageMakerSim) serveJSON(w http.ResponseWriter, r *http.Request, op string, ops map[string]func(map[string]any) (any, string, string)) {
 	h, ok := ops[op]
 	if !ok {
-		JSONError(w, "UnknownOperationException", "the SageMaker simulator does not implement "+op)
+		sim.JSONError(w, "UnknownOperationException", "the SageMaker simulator does not implement "+op)
 		return
 	}
 	var in map[string]any
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&in); err != nil {
-		JSONError(w, "SerializationException", "request body is not JSON: "+err.Error())
+		sim.JSONError(w, "SerializationException", "request body is not JSON: "+err.Error())
 		return
 	}
 	out, code, msg := h(in)
 	if code != "" {
-		JSONError(w, code, msg)
+		sim.JSONError(w, code, msg)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
@@ -312,7 +314,7 @@ func (s *SageMakerSim) describeEndpoint(in map[string]any) (any, string, string)
 	out := map[string]any{
 		"EndpointName": name, "EndpointArn": fmt.Sprintf("arn:aws:sagemaker:%s:%s:endpoint/%s", s.Region, s.Account, strings.ToLower(name)),
 		"EndpointConfigName": name + "-config", "EndpointStatus": e.status, "ProductionVariants": vs,
-		"CreationTime": Epoch(e.created), "LastModifiedTime": Epoch(e.modified),
+		"CreationTime": sim.Epoch(e.created), "LastModifiedTime": sim.Epoch(e.modified),
 	}
 	if e.spec.Async {
 		out["AsyncInferenceConfig"] = map[string]any{"OutputConfig": map[string]any{
@@ -400,7 +402,7 @@ func (s *SageMakerSim) describeScalableTargets(in map[string]any) (any, string, 
 			if v.Name == variant {
 				targets = append(targets, map[string]any{
 					"ServiceNamespace": smScalingNamespace, "ResourceId": id, "ScalableDimension": smScalableDim,
-					"MinCapacity": e.spec.MinCapacity, "MaxCapacity": e.spec.MaxCapacity, "CreationTime": Epoch(e.created),
+					"MinCapacity": e.spec.MinCapacity, "MaxCapacity": e.spec.MaxCapacity, "CreationTime": sim.Epoch(e.created),
 					"RoleARN": fmt.Sprintf("arn:aws:iam::%s:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint", s.Account),
 				})
 			}
