@@ -140,7 +140,7 @@ type BedrockSim struct {
 	pending [][]byte // events queued by API calls, sent on the next step
 	http    Listener
 
-	permissive permissive
+	permissive Permissive
 
 	stepMu  sync.Mutex // one step at a time: steps do the I/O
 	flushMu sync.Mutex // events leave in the order they were queued

@@ -275,8 +275,8 @@ func bedrockRules(base string) (bedrockModel, bool) {
 }
 
 // reads says which non-text blocks the model reads.
-func (m bedrockModel) reads() modal {
-	return modal{image: slices.Contains(m.in, "IMAGE"), document: slices.Contains(m.in, "DOCUMENT")}
+func (m bedrockModel) reads() Modal {
+	return Modal{Image: slices.Contains(m.in, "IMAGE"), Document: slices.Contains(m.in, "DOCUMENT")}
 }
 
 // inferenceTypes are ListFoundationModels' inferenceTypesSupported in region:

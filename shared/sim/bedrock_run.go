@@ -354,7 +354,7 @@ func (s *BedrockSim) invocation(j *simJob) invocation {
 		inv.fam = inv.m.fam
 	} else {
 		inv.fam = familyOf(base)
-		s.permissive.warn(s.Log, "bedrock sim", j.model, "model id not in the simulator's table")
+		s.permissive.Warn(s.Log, "bedrock sim", j.model, "model id not in the simulator's table")
 	}
 	return inv
 }

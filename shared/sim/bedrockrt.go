@@ -59,7 +59,7 @@ type RuntimeSim struct {
 	inFlight   atomic.Int64
 	peak       atomic.Int64
 	cache      promptCache
-	permissive permissive
+	permissive Permissive
 	http       Listener
 }
 
@@ -234,7 +234,7 @@ func (s *RuntimeSim) resolve(id string) (invocation, string) {
 		case "foundation-model":
 			name = rest
 		default: // application-inference-profile, provisioned-model, ...: no model named
-			s.permissive.warn(s.log(), "bedrock runtime sim", id, "the ARN does not name a model; the body's shape picks the family")
+			s.permissive.Warn(s.log(), "bedrock runtime sim", id, "the ARN does not name a model; the body's shape picks the family")
 			return inv, ""
 		}
 	}
@@ -257,7 +257,7 @@ func (s *RuntimeSim) resolve(id string) (invocation, string) {
 	inv.m, inv.known = bedrockRules(name)
 	if !inv.known {
 		inv.fam = familyOf(name)
-		s.permissive.warn(s.log(), "bedrock runtime sim", id, "model id not in the simulator's table")
+		s.permissive.Warn(s.log(), "bedrock runtime sim", id, "model id not in the simulator's table")
 		return inv, ""
 	}
 	inv.fam = inv.m.fam

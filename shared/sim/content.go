@@ -23,7 +23,7 @@ import (
 )
 
 // modal says which non-text blocks a model reads.
-type modal struct{ image, document bool }
+type Modal struct{ Image, Document bool }
 
 // mediaRules are one service's documented content limits.
 type mediaRules struct {
@@ -58,7 +58,7 @@ var (
 )
 
 // seenPart is what the simulator found in one image or document.
-type seenPart struct {
+type SeenPart struct {
 	mediaType     string
 	width, height int
 	pages         int
@@ -66,7 +66,7 @@ type seenPart struct {
 	textOnly      bool // a PDF read as extracted text (Converse without citations)
 }
 
-func (p seenPart) String() string {
+func (p SeenPart) String() string {
 	if p.pages > 0 && p.textOnly {
 		return fmt.Sprintf("%s %d pages as extracted text, %d bytes", p.mediaType, p.pages, p.bytes)
 	}
@@ -81,7 +81,7 @@ func (p seenPart) String() string {
 
 // tokens is Anthropic's published image cost after its downscaling to a
 // 1568 px long edge (https://docs.claude.com/en/docs/build-with-claude/vision).
-func (p seenPart) tokens() int64 {
+func (p SeenPart) Tokens() int64 {
 	if p.width == 0 && p.textOnly {
 		// "approximately 1,000 tokens for a 3-page PDF" in text-extraction mode
 		// (https://docs.claude.com/en/docs/build-with-claude/pdf-support).
@@ -98,7 +98,7 @@ func (p seenPart) tokens() int64 {
 }
 
 // seenText is the part of an answer that shows what arrived.
-func seenText(seen []seenPart) string {
+func SeenText(seen []SeenPart) string {
 	if len(seen) == 0 {
 		return ""
 	}
@@ -111,23 +111,23 @@ func seenText(seen []seenPart) string {
 
 // withSeen adds what arrived to an answer; a JSON answer gets a "seen" field
 // so that it stays JSON.
-func withSeen(text string, seen []seenPart) string {
+func WithSeen(text string, seen []SeenPart) string {
 	if len(seen) == 0 {
 		return text
 	}
 	var obj map[string]any
 	if strings.HasPrefix(text, "{") && json.Unmarshal([]byte(text), &obj) == nil {
-		obj["seen"] = strings.TrimPrefix(seenText(seen), " [simulated] saw ")
+		obj["seen"] = strings.TrimPrefix(SeenText(seen), " [simulated] saw ")
 		b, _ := json.Marshal(obj)
 		return string(b)
 	}
-	return text + seenText(seen)
+	return text + SeenText(seen)
 }
 
-func seenTokens(seen []seenPart) int64 {
+func SeenTokens(seen []SeenPart) int64 {
 	var n int64
 	for _, p := range seen {
-		n += p.tokens()
+		n += p.Tokens()
 	}
 	return n
 }
@@ -175,12 +175,12 @@ type claudeBlock struct {
 // claudeMedia checks the image and document blocks of a Claude Messages body
 // (the Anthropic API, or Claude's native body on Bedrock when bedrock is
 // set) and says what it saw. Errors carry the service's wording.
-func claudeMedia(contents []json.RawMessage, reads modal, bedrock bool) ([]seenPart, error) {
+func ClaudeMedia(contents []json.RawMessage, reads Modal, bedrock bool) ([]SeenPart, error) {
 	rules := claudeAPIRules
 	if bedrock {
 		rules = bedrockNativeRules
 	}
-	var seen []seenPart
+	var seen []SeenPart
 	images, pages := 0, 0
 	for m, content := range contents {
 		var blocks []claudeBlock
@@ -192,7 +192,7 @@ func claudeMedia(contents []json.RawMessage, reads modal, bedrock bool) ([]seenP
 				continue
 			}
 			at := fmt.Sprintf("messages.%d.content.%d.%s.source", m, b, blk.Type)
-			if blk.Type == "image" && !reads.image || blk.Type == "document" && !reads.document {
+			if blk.Type == "image" && !reads.Image || blk.Type == "document" && !reads.Document {
 				// Bedrock's Converse wording, recorded in public test logs of
 				// Bedrock clients; Anthropic's API has no text-only model left.
 				return nil, fmt.Errorf("This model doesn't support the %s content block that you provided. Update the content block and try again.", blk.Type)
@@ -241,7 +241,7 @@ func claudeMedia(contents []json.RawMessage, reads modal, bedrock bool) ([]seenP
 				return nil, fmt.Errorf("%s.base64.data: At least one of the image dimensions exceed max allowed size: %d pixels", at, rules.maxSide)
 			}
 			images++
-			seen = append(seen, seenPart{mediaType: mt, width: w, height: h, bytes: len(raw)})
+			seen = append(seen, SeenPart{mediaType: mt, width: w, height: h, bytes: len(raw)})
 		}
 	}
 	if images > rules.maxImages {
@@ -261,27 +261,27 @@ func claudeMedia(contents []json.RawMessage, reads modal, bedrock bool) ([]seenP
 	return seen, nil
 }
 
-func claudeDocument(at, srcType, mediaType, data string) (seenPart, error) {
+func claudeDocument(at, srcType, mediaType, data string) (SeenPart, error) {
 	switch srcType {
 	case "text":
 		if mediaType != "text/plain" {
-			return seenPart{}, fmt.Errorf("%s.text.media_type: Input should be 'text/plain'", at)
+			return SeenPart{}, fmt.Errorf("%s.text.media_type: Input should be 'text/plain'", at)
 		}
-		return seenPart{mediaType: "text/plain", bytes: len(data)}, nil
+		return SeenPart{mediaType: "text/plain", bytes: len(data)}, nil
 	case "base64":
 		if mediaType != "application/pdf" {
-			return seenPart{}, fmt.Errorf("%s.base64.media_type: Input should be 'application/pdf'", at)
+			return SeenPart{}, fmt.Errorf("%s.base64.media_type: Input should be 'application/pdf'", at)
 		}
 		raw, err := base64.StdEncoding.DecodeString(data)
 		if err != nil {
-			return seenPart{}, fmt.Errorf("%s.base64.data: invalid base64 data", at)
+			return SeenPart{}, fmt.Errorf("%s.base64.data: invalid base64 data", at)
 		}
 		if !bytes.HasPrefix(raw, []byte("%PDF-")) || !bytes.Contains(raw[max(0, len(raw)-1024):], []byte("%%EOF")) {
-			return seenPart{}, fmt.Errorf("%s.base64.data: The PDF specified was not valid.", at)
+			return SeenPart{}, fmt.Errorf("%s.base64.data: The PDF specified was not valid.", at)
 		}
-		return seenPart{mediaType: mediaType, pages: max(1, pdfPages(raw)), bytes: len(raw)}, nil
+		return SeenPart{mediaType: mediaType, pages: max(1, pdfPages(raw)), bytes: len(raw)}, nil
 	}
-	return seenPart{}, fmt.Errorf("%s.type: Input should be 'base64' or 'text'", at)
+	return SeenPart{}, fmt.Errorf("%s.type: Input should be 'base64' or 'text'", at)
 }
 
 // Converse's image and document blocks; the SDK sends bytes as base64, which
@@ -312,17 +312,17 @@ var converseDocName = regexp.MustCompile(`^[A-Za-z0-9\-\(\)\[\]]+(\s[A-Za-z0-9\-
 // converseMedia checks a Converse request's image and document blocks.
 // Wording for the size, count and name limits was not found in a stored
 // source; the limits themselves are documented.
-func converseMedia(inv invocation, req converseRequest) ([]seenPart, error) {
+func converseMedia(inv invocation, req converseRequest) ([]SeenPart, error) {
 	reads := bedrockReads(inv)
 	r := converseRules
-	var seen []seenPart
+	var seen []SeenPart
 	images, docs, pages := 0, 0, 0
 	for m, msg := range req.Messages {
 		for b, blk := range msg.Content {
 			at := fmt.Sprintf("messages.%d.content.%d", m, b)
 			switch {
 			case blk.Image != nil:
-				if !reads.image {
+				if !reads.Image {
 					return nil, fmt.Errorf("This model doesn't support the image content block that you provided. Update the content block and try again.")
 				}
 				img := blk.Image
@@ -344,9 +344,9 @@ func converseMedia(inv invocation, req converseRequest) ([]seenPart, error) {
 					return nil, fmt.Errorf("%s.image: image is %dx%d px; the maximum height and width are %d px", at, w, h, r.maxSide)
 				}
 				images++
-				seen = append(seen, seenPart{mediaType: "image/" + img.Format, width: w, height: h, bytes: len(img.Source.Bytes)})
+				seen = append(seen, SeenPart{mediaType: "image/" + img.Format, width: w, height: h, bytes: len(img.Source.Bytes)})
 			case blk.Document != nil:
-				if !reads.document {
+				if !reads.Document {
 					return nil, fmt.Errorf("This model doesn't support the document content block that you provided. Update the content block and try again.")
 				}
 				d := blk.Document
@@ -359,7 +359,7 @@ func converseMedia(inv invocation, req converseRequest) ([]seenPart, error) {
 				if n := len(d.Source.Bytes); int64(n) > r.maxDocBytes && !docCapExempt(inv.base, d.Format) {
 					return nil, fmt.Errorf("%s.document.source.bytes: document is %d bytes; the maximum document size is 4.5 MB", at, n)
 				}
-				p := seenPart{mediaType: d.Format, bytes: len(d.Source.Bytes)}
+				p := SeenPart{mediaType: d.Format, bytes: len(d.Source.Bytes)}
 				if d.Format == "pdf" {
 					if !bytes.HasPrefix(d.Source.Bytes, []byte("%PDF-")) {
 						return nil, fmt.Errorf("The model returned the following errors: %s.document.source.bytes: The PDF specified was not valid.", at)
@@ -387,7 +387,7 @@ func converseMedia(inv invocation, req converseRequest) ([]seenPart, error) {
 }
 
 // messageContents is the content of each message of a Messages body.
-func messageContents(messages json.RawMessage) []json.RawMessage {
+func MessageContents(messages json.RawMessage) []json.RawMessage {
 	var msgs []struct {
 		Content json.RawMessage `json:"content"`
 	}
@@ -401,13 +401,9 @@ func messageContents(messages json.RawMessage) []json.RawMessage {
 
 // bedrockReads is what a Bedrock model reads; an unknown model is served
 // permissively.
-func bedrockReads(inv invocation) modal {
+func bedrockReads(inv invocation) Modal {
 	if !inv.known {
-		return modal{true, true}
+		return Modal{true, true}
 	}
 	return inv.m.reads()
 }
-
-// anthropicModal: every model in the Anthropic simulator's table reads images
-// and PDFs (https://docs.claude.com/en/docs/about-claude/models/overview).
-func anthropicModal(string) modal { return modal{true, true} }

@@ -22,6 +22,7 @@ import (
 	rttypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 )
 
 func testPNG(t *testing.T, w, h int) []byte {
@@ -229,7 +230,7 @@ func TestBedrockBatchClaudeImages(t *testing.T) {
 }
 
 func TestAnthropicBatchMedia(t *testing.T) {
-	s := &sim.AnthropicSim{APIKey: "k", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &simanthropic.AnthropicSim{APIKey: "k", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

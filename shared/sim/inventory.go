@@ -30,15 +30,3 @@ func (s *BedrockSim) Inventory() []HeldJob {
 	}
 	return out
 }
-
-// Inventory lists every batch the simulator has accepted, in creation order.
-func (s *AnthropicSim) Inventory() []HeldJob {
-	s.init()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]HeldJob, 0, len(s.order))
-	for _, b := range s.order {
-		out = append(out, HeldJob{Ref: b.id, Status: b.status, Ended: b.status == anthropicEnded, StopRequested: !b.cancelledAt.IsZero()})
-	}
-	return out
-}

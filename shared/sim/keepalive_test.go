@@ -24,6 +24,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 )
@@ -55,10 +56,10 @@ func TestSimulatorsKeepTheConnectionAfterARefusedBody(t *testing.T) {
 		{"bedrock runtime unknown operation", &sim.RuntimeSim{Log: quiet},
 			req{"POST", "/model/amazon.titan-embed-text-v2:0/nope", big(1 << 20), nil, 404},
 			req{"POST", "/model/amazon.titan-embed-text-v2:0/invoke", `{"inputText":"x"}`, nil, 200}},
-		{"anthropic batch over MaxBytes", &sim.AnthropicSim{Log: quiet, MaxBytes: 1 << 20},
+		{"anthropic batch over MaxBytes", &simanthropic.AnthropicSim{Log: quiet, MaxBytes: 1 << 20},
 			req{"POST", "/v1/messages/batches", `{"requests":[` + big(2<<20) + `]}`, anthropic, 413},
 			req{"GET", "/v1/messages/batches", "", anthropic, 200}},
-		{"anthropic without a version header", &sim.AnthropicSim{Log: quiet},
+		{"anthropic without a version header", &simanthropic.AnthropicSim{Log: quiet},
 			req{"POST", "/v1/messages/batches", big(1 << 20), nil, 400},
 			req{"GET", "/v1/messages/batches", "", anthropic, 200}},
 		{"s3 vectors over 20 MiB", &simvectors.S3VectorsSim{Log: quiet},

@@ -41,7 +41,6 @@ func Settled(ctx context.Context) error { return ctx.Err() }
 
 var (
 	_ Simulator = (*BedrockSim)(nil)
-	_ Simulator = (*AnthropicSim)(nil)
 	_ Simulator = (*RuntimeSim)(nil)
 	_ Simulator = (*QuotasSim)(nil)
 	_ Simulator = (*PriceListSim)(nil)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 )
@@ -18,7 +19,7 @@ func TestSimulatorLifecycle(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cases := map[string]sim.Simulator{
 		"bedrock":    func() *sim.BedrockSim { s := sim.NewBedrockSim(nil, nil); s.Log = quiet; return s }(),
-		"anthropic":  &sim.AnthropicSim{Log: quiet},
+		"anthropic":  &simanthropic.AnthropicSim{Log: quiet},
 		"sagemaker":  &simsagemaker.SageMakerSim{Log: quiet},
 		"runtime":    &sim.RuntimeSim{Log: quiet},
 		"quotas":     &sim.QuotasSim{Account: sim.NewAccount(), Log: quiet},

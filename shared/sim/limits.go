@@ -1,7 +1,5 @@
 package sim
 
-import "regexp"
-
 // The simulators' own copy of the documented service rules below, so that a
 // wrong product constant shows up as a failing test instead of being shared.
 const (
@@ -15,7 +13,3 @@ const (
 	bedrockEventSource     = "aws.bedrock"
 	bedrockEventDetailType = "Batch Inference Job State Change"
 )
-
-// customIDPattern is Message Batches' custom_id rule.
-// https://docs.anthropic.com/en/api/creating-message-batches
-var customIDPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

@@ -10,7 +10,6 @@ package sim
 import (
 	"hash/fnv"
 	"log/slog"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -44,7 +43,7 @@ func (f family) embedding() bool {
 
 // output128k is the anthropic_beta flag that lifts Claude 3.7 Sonnet's output to 128K.
 // https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages-request-response.html
-const output128k = "output-128k-2025-02-19"
+const Output128k = "output-128k-2025-02-19"
 
 // Titan Text Embeddings V2: dimensions 1024 (default), 512 or 256; inputText up
 // to 8,192 tokens or 50,000 characters.
@@ -98,92 +97,8 @@ var cohereInputTypes = []string{"search_document", "search_query", "classificati
 // https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html
 var profilePrefixes = []string{"us.", "eu.", "apac.", "global.", "us-gov.", "jp.", "au.", "ca."}
 
-// anthropicModel is what Anthropic documents about one model of its own API.
-type anthropicModel struct {
-	maxOut     int
-	maxOutBeta int // with the anthropic-beta header output128k (3.7 Sonnet)
-	// batchMaxOut is the larger limit a Message Batch created with the
-	// anthropic-beta header output300k reaches (batches only).
-	batchMaxOut int
-	// cacheMin is the minimum cacheable prompt length in tokens; a shorter
-	// prefix is processed without caching.
-	cacheMin int
-	// fixedSampling: the model refuses temperature, top_p and top_k at
-	// non-default values, whatever the API version (Opus 4.7 and later).
-	fixedSampling bool
-	// lifecycle is the stage the provider announced ("": active).
-	lifecycle anthropicStage
-}
-
-// anthropicStage is a lifecycle stage with its dates (YYYY-MM-DD; retire "": none yet).
-type anthropicStage struct{ stage, deprecated, retire string }
-
-// anthropicModels: max output from
-// https://platform.claude.com/docs/en/about-claude/models/overview; minimum
-// cacheable lengths from https://platform.claude.com/docs/en/build-with-claude/prompt-caching
-// ("4096 tokens for Claude Opus 4.6, Claude Opus 4.5 ... 1024 tokens for Claude
-// Sonnet 4.5, Claude Opus 4.1, Claude Opus 4, Claude Sonnet 4, and Claude Sonnet
-// 3.7 ... 4096 tokens for Claude Haiku 4.5 ... 2048 tokens for Claude Haiku 3.5
-// and Claude Haiku 3", as quoted in
-// https://github.com/anthropics/anthropic-sdk-python/issues/1194). Lifecycle
-// stages as the provider announced them
-// (https://platform.claude.com/docs/en/about-claude/model-deprecations, as of
-// 2026-11-30): Sonnet 4 and Opus 4 retired on 2026-06-15, Opus 4.1 on
-// 2026-08-05, Opus 4.5 deprecated on 2026-11-23 (no retirement date yet).
-var anthropicModels = map[string]anthropicModel{
-	"claude-3-haiku-20240307":    {maxOut: 4096, cacheMin: 2048},
-	"claude-3-5-haiku-20241022":  {maxOut: 8192, cacheMin: 2048},
-	"claude-3-5-haiku-latest":    {maxOut: 8192, cacheMin: 2048},
-	"claude-3-5-sonnet-20240620": {maxOut: 8192, cacheMin: 1024},
-	"claude-3-5-sonnet-20241022": {maxOut: 8192, cacheMin: 1024},
-	"claude-3-7-sonnet-20250219": {maxOut: 64000, maxOutBeta: 128000, cacheMin: 1024},
-	"claude-3-7-sonnet-latest":   {maxOut: 64000, maxOutBeta: 128000, cacheMin: 1024},
-	"claude-sonnet-4-20250514":   {maxOut: 64000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-03-15", "2026-06-15"}},
-	"claude-sonnet-4-0":          {maxOut: 64000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-03-15", "2026-06-15"}},
-	"claude-opus-4-20250514":     {maxOut: 32000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-03-15", "2026-06-15"}},
-	"claude-opus-4-0":            {maxOut: 32000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-03-15", "2026-06-15"}},
-	"claude-opus-4-1-20250805":   {maxOut: 32000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-05-05", "2026-08-05"}},
-	"claude-opus-4-1":            {maxOut: 32000, cacheMin: 1024, lifecycle: anthropicStage{"retired", "2026-05-05", "2026-08-05"}},
-	"claude-sonnet-4-5-20250929": {maxOut: 64000, cacheMin: 1024},
-	"claude-sonnet-4-5":          {maxOut: 64000, cacheMin: 1024},
-	"claude-haiku-4-5-20251001":  {maxOut: 64000, cacheMin: 4096},
-	"claude-haiku-4-5":           {maxOut: 64000, cacheMin: 4096},
-	"claude-opus-4-5-20251101":   {maxOut: 64000, cacheMin: 4096, lifecycle: anthropicStage{"deprecated", "2026-11-23", ""}},
-	"claude-opus-4-5":            {maxOut: 64000, cacheMin: 4096, lifecycle: anthropicStage{"deprecated", "2026-11-23", ""}},
-	// Current models (checked 2026-12-01, corrected 2026-12-03): max output
-	// 128K for Opus 4.6 and later and the generation-5 models, and the 300K
-	// Message Batches output beta for Opus 4.6, Sonnet 4.6, Opus 4.7, 4.8,
-	// Opus 5, 5.5, Sonnet 5, 5.5 and Haiku 5.5 ("Max output (Batch API,
-	// beta) 300K tokens" on https://platform.claude.com/docs/en/models/<model>/overview;
-	// Opus 4.7's 128K also on its Bedrock model card). Minimum cacheable length 4096 as for Opus 4.6,
-	// the stricter reading where not documented. Opus 4.7 and later refuse
-	// non-default temperature, top_p and top_k
-	// ("What's new in Claude Opus 4.7", as reported in
-	// https://www.totalum.app/blog/claude-4-deprecation-migration-2026);
-	// the generation-5 models are held to the same rule (stricter reading).
-	"claude-opus-4-6":   {maxOut: 128000, cacheMin: 4096, batchMaxOut: 300000},
-	"claude-sonnet-4-6": {maxOut: 128000, cacheMin: 4096, batchMaxOut: 300000},
-	"claude-opus-4-7":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
-	"claude-opus-4-8":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
-	"claude-opus-5":     {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
-	"claude-opus-5-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
-	"claude-sonnet-5":   {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
-	"claude-sonnet-5-5": {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
-	"claude-haiku-5-5":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true, batchMaxOut: 300000},
-	"claude-fable-5":    {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
-	"claude-fable-5-1":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
-	"claude-fable-5-2":  {maxOut: 128000, cacheMin: 4096, fixedSampling: true},
-}
-
-// output300k is the anthropic-beta header that lifts a Message Batch's
-// max_tokens to 300K for the models that allow it (Opus 4.6, Haiku 5.5: "batch
-// output up to 300K with the output-300k-2026-03-24 beta header (Message
-// Batches only)", https://platform.claude.com/docs/en/about-claude/models/overview
-// and https://platform.claude.com/docs/en/models/haiku-5-5/overview, as of 2026-12-01).
-const output300k = "output-300k-2026-03-24"
-
-// KnownBedrockModels and KnownAnthropicModels list the ids the simulators hold
-// rules for, so the product's catalogue can be checked against them.
+// KnownBedrockModels lists the ids the simulators hold rules for, so the
+// product's catalogue can be checked against them.
 func KnownBedrockModels() []string {
 	var ids []string
 	for _, m := range bedrockCatalog {
@@ -193,9 +108,6 @@ func KnownBedrockModels() []string {
 	}
 	return slices.Sorted(slices.Values(ids))
 }
-func KnownAnthropicModels() []string { return sortedKeys(anthropicModels) }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // familyOf guesses a family from a model id's provider prefix, for ids the
 // table does not hold.
@@ -247,9 +159,9 @@ func familyOfBody(body map[string]any) family {
 }
 
 // permissive logs, once per simulator and id, that an id is served without rules.
-type permissive struct{ seen sync.Map }
+type Permissive struct{ seen sync.Map }
 
-func (p *permissive) warn(log *slog.Logger, sim, id, why string) {
+func (p *Permissive) Warn(log *slog.Logger, sim, id, why string) {
 	if _, dup := p.seen.LoadOrStore(id, true); dup || log == nil {
 		return
 	}
@@ -259,7 +171,7 @@ func (p *permissive) warn(log *slog.Logger, sim, id, why string) {
 // tokens estimates the token count of a text deterministically: one token per
 // 4 bytes, rounded up ("1 token is about 4 characters", Cohere's and
 // Anthropic's rule of thumb), at least 1 for a non-empty text.
-func tokens(s string) int64 {
+func Tokens(s string) int64 {
 	return int64((len(s) + 3) / 4)
 }
 

@@ -65,7 +65,7 @@ func (inv invocation) outputLimit(betas []string) (int, bool) {
 	if !inv.known || inv.m.maxOut == 0 {
 		return 0, false
 	}
-	if inv.m.maxOutBeta > 0 && slices.Contains(betas, output128k) {
+	if inv.m.maxOutBeta > 0 && slices.Contains(betas, Output128k) {
 		return inv.m.maxOutBeta, true
 	}
 	return inv.m.maxOut, true
@@ -95,7 +95,7 @@ func (inv invocation) cached(in int64, prefix string) (int64, int64, int64) {
 	if inv.cache == nil || prefix == "" {
 		return in, 0, 0
 	}
-	ct := min(tokens(prefix), in)
+	ct := min(Tokens(prefix), in)
 	rest := max(1, in-ct)
 	if inv.cache.touch(inv.modelID, prefix) {
 		return rest, ct, 0
@@ -125,7 +125,7 @@ func (inv invocation) replyText(system, prompt string) string {
 // padReply lengthens text to about n tokens with words drawn from
 // replyWords by a hash of the record id, so answers differ as real ones do.
 func padReply(text, recordID string, n int) string {
-	if n <= 0 || tokens(text) >= int64(n) {
+	if n <= 0 || Tokens(text) >= int64(n) {
 		return text
 	}
 	h := fnv.New64a()
@@ -133,7 +133,7 @@ func padReply(text, recordID string, n int) string {
 	rng := rand.New(rand.NewPCG(h.Sum64(), 0x5eed))
 	var b strings.Builder
 	b.WriteString(text)
-	for i := 0; tokens(b.String()) < int64(n); i++ {
+	for i := 0; Tokens(b.String()) < int64(n); i++ {
 		if i%12 == 11 {
 			b.WriteString(".")
 		}
@@ -159,8 +159,8 @@ browser mobile app desktop version update install email message notification scr
 number date time zone region country language settings profile security access permission role admin manager owner`)
 
 // cut bounds a reply to limit tokens, saying whether it had to.
-func cut(text string, limit int) (string, int64, bool) {
-	out := tokens(text)
+func Cut(text string, limit int) (string, int64, bool) {
+	out := Tokens(text)
 	if limit > 0 && out > int64(limit) {
 		return strings.ToValidUTF8(text[:min(len(text), limit*4)], ""), int64(limit), true
 	}
@@ -195,10 +195,10 @@ func invokeNative(inv invocation, raw json.RawMessage) (answer, error) {
 		return invokeNovaEmbed(inv, raw)
 	}
 	text := fmt.Sprintf("[simulated] %s reply to record %s", inv.modelID, inv.recordID)
-	return answer{body: map[string]any{"simulated": true, "outputText": text}, out: tokens(text)}, nil
+	return answer{body: map[string]any{"simulated": true, "outputText": text}, out: Tokens(text)}, nil
 }
 
-type textBlock struct {
+type TextBlock struct {
 	Type         string          `json:"type"`
 	Text         string          `json:"text"`
 	CacheControl json.RawMessage `json:"cache_control,omitempty"`
@@ -227,26 +227,26 @@ type claudeResponse struct {
 	Type         string      `json:"type"`
 	Role         string      `json:"role"`
 	Model        string      `json:"model"`
-	Content      []textBlock `json:"content"`
+	Content      []TextBlock `json:"content"`
 	StopReason   string      `json:"stop_reason"`
 	StopSequence *string     `json:"stop_sequence"`
 	Usage        claudeUsage `json:"usage"`
 }
 
 // blocks reads a Claude content or system value: a string or text blocks.
-func blocks(c json.RawMessage) []textBlock {
+func Blocks(c json.RawMessage) []TextBlock {
 	var s string
 	if json.Unmarshal(c, &s) == nil {
-		return []textBlock{{Type: "text", Text: s}}
+		return []TextBlock{{Type: "text", Text: s}}
 	}
-	var bs []textBlock
+	var bs []TextBlock
 	_ = json.Unmarshal(c, &bs)
 	return bs
 }
 
 // contentText is the text of a message content: a string, or its first text block.
-func contentText(c json.RawMessage) string {
-	for _, b := range blocks(c) {
+func ContentText(c json.RawMessage) string {
+	for _, b := range Blocks(c) {
 		if b.Type == "text" {
 			return b.Text
 		}
@@ -256,9 +256,9 @@ func contentText(c json.RawMessage) string {
 
 // systemText joins a system value's text and returns the cacheable prefix: the
 // text up to the last block marked cache_control.
-func systemText(c json.RawMessage) (all, prefix string) {
+func SystemText(c json.RawMessage) (all, prefix string) {
 	var sb strings.Builder
-	for _, b := range blocks(c) {
+	for _, b := range Blocks(c) {
 		sb.WriteString(b.Text)
 		if len(b.CacheControl) > 0 && string(b.CacheControl) != "null" {
 			prefix = sb.String()
@@ -294,25 +294,25 @@ func invokeClaude(inv invocation, raw json.RawMessage) (answer, error) {
 	for i, m := range req.Messages {
 		contents[i] = m.Content
 	}
-	seen, err := claudeMedia(contents, bedrockReads(inv), true)
+	seen, err := ClaudeMedia(contents, bedrockReads(inv), true)
 	if err != nil {
 		return answer{}, err
 	}
-	system, prefix := systemText(req.System)
+	system, prefix := SystemText(req.System)
 	prompt := ""
-	in := tokens(system) + seenTokens(seen)
+	in := Tokens(system) + SeenTokens(seen)
 	for _, m := range req.Messages {
-		for _, b := range blocks(m.Content) {
-			in += tokens(b.Text)
+		for _, b := range Blocks(m.Content) {
+			in += Tokens(b.Text)
 		}
 		if m.Role == "user" {
-			prompt = contentText(m.Content)
+			prompt = ContentText(m.Content)
 		}
 	}
 	in = max(1, in)
-	text, out, capped := cut(withSeen(inv.replyText(system, prompt), seen), req.MaxTokens)
+	text, out, capped := Cut(WithSeen(inv.replyText(system, prompt), seen), req.MaxTokens)
 	resp := claudeResponse{ID: inv.msgID, Type: "message", Role: "assistant", Model: inv.modelID, StopReason: "end_turn",
-		Content: []textBlock{{Type: "text", Text: text}}}
+		Content: []TextBlock{{Type: "text", Text: text}}}
 	if capped {
 		resp.StopReason = "max_tokens"
 	}
@@ -367,7 +367,7 @@ func invokeNova(inv invocation, raw json.RawMessage) (answer, error) {
 			system.WriteString(*b.Text)
 		}
 	}
-	in := tokens(system.String())
+	in := Tokens(system.String())
 	prompt := ""
 	for i, m := range req.Messages {
 		var content []novaBlock
@@ -376,7 +376,7 @@ func invokeNova(inv invocation, raw json.RawMessage) (answer, error) {
 		}
 		for _, b := range content {
 			if b.Text != nil {
-				in += tokens(*b.Text)
+				in += Tokens(*b.Text)
 				if m.Role == "user" {
 					prompt = *b.Text
 				}
@@ -384,7 +384,7 @@ func invokeNova(inv invocation, raw json.RawMessage) (answer, error) {
 		}
 	}
 	in = max(1, in)
-	text, out, capped := cut(inv.replyText(system.String(), prompt), limit)
+	text, out, capped := Cut(inv.replyText(system.String(), prompt), limit)
 	stop := "end_turn"
 	if capped {
 		stop = "max_tokens"
@@ -455,9 +455,9 @@ func completePrompt(inv invocation, raw json.RawMessage, maxField string) (compl
 		}
 		limit = *capField
 	}
-	c := completion{in: max(1, tokens(*req.Prompt)), stop: "stop"}
+	c := completion{in: max(1, Tokens(*req.Prompt)), stop: "stop"}
 	var capped bool
-	c.text, c.out, capped = cut(inv.replyText("", *req.Prompt), limit)
+	c.text, c.out, capped = Cut(inv.replyText("", *req.Prompt), limit)
 	if capped {
 		c.stop = "length"
 	}
@@ -481,7 +481,7 @@ func invokeTitanEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 	case req.Dimensions != nil && !slices.Contains(titanDims, *req.Dimensions):
 		return answer{}, malformedInput("#/dimensions: %d is not a valid enum value", *req.Dimensions)
 	}
-	if n := tokens(*req.InputText); n > titanMaxTokens {
+	if n := Tokens(*req.InputText); n > titanMaxTokens {
 		// Titan's wording, as Bedrock answers it.
 		return answer{}, fmt.Errorf("400 Bad Request: Too many input tokens. Max input tokens: %d, request input token count: %d", titanMaxTokens, n)
 	}
@@ -491,7 +491,7 @@ func invokeTitanEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 	}
 	norm := req.Normalize == nil || *req.Normalize
 	v := embed(*req.InputText, dims, norm)
-	in := max(1, tokens(*req.InputText))
+	in := max(1, Tokens(*req.InputText))
 	return answer{in: in, body: map[string]any{
 		"embedding": v, "inputTextTokenCount": in, "embeddingsByType": map[string]any{"float": v},
 	}}, nil
@@ -517,13 +517,13 @@ func invokeCohereEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 		if n := len([]rune(t)); n > cohereMaxChars {
 			return answer{}, malformedInput("#/texts/%d: expected maxLength: %d, actual: %d", i, cohereMaxChars, n)
 		}
-		if n := tokens(t); n > cohereMaxTokens {
+		if n := Tokens(t); n > cohereMaxTokens {
 			if truncate == "NONE" {
 				return answer{}, fmt.Errorf("texts[%d]: input is %d tokens, more than the model's maximum of %d; with truncate NONE a longer input fails (set truncate to START or END)", i, n, cohereMaxTokens)
 			}
 			t = cutTokens(t, cohereMaxTokens, truncate == "START")
 		}
-		in += tokens(t)
+		in += Tokens(t)
 		vecs = append(vecs, embed(t, cohereDims, true))
 	}
 	body := map[string]any{"id": inv.msgID, "response_type": "embeddings_floats", "embeddings": vecs, "texts": *req.Texts}
@@ -585,13 +585,13 @@ func converseSchema(req converseRequest, system string) (schema any, native bool
 		case tf.Structure.JSONSchema == nil || len(tf.Structure.JSONSchema.Schema) == 0:
 			return nil, false, errors.New("outputConfig.textFormat.structure.jsonSchema.schema is required")
 		}
-		s, err := nativeSchema(tf.Structure.JSONSchema.Schema)
+		s, err := NativeSchema(tf.Structure.JSONSchema.Schema)
 		if err != nil {
 			return nil, false, fmt.Errorf("outputConfig.textFormat.structure.jsonSchema.schema: %v", err)
 		}
 		return s, true, nil
 	}
-	return promptedSchema(system), false, nil
+	return PromptedSchema(system), false, nil
 }
 
 // errConverseUnsupported is Bedrock's Converse answer for an embedding model.
@@ -638,16 +638,16 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 		}
 	}
 	sys, prompt, in := converseText(req)
-	in = max(1, in+seenTokens(seen))
+	in = max(1, in+SeenTokens(seen))
 	schema, native, err := converseSchema(req, sys)
 	if err != nil {
 		return answer{}, "", err
 	}
-	reply, cutShort := withSeen(inv.replyText(sys, prompt), seen), false
+	reply, cutShort := WithSeen(inv.replyText(sys, prompt), seen), false
 	if schema != nil {
-		reply, cutShort = structuredAnswer(schema, native, inv.violations.violate(sys+"\x00"+prompt), prompt)
+		reply, cutShort = StructuredAnswer(schema, native, inv.violations.Violate(sys+"\x00"+prompt), prompt)
 	}
-	text, out, capped := cut(reply, limit)
+	text, out, capped := Cut(reply, limit)
 	stop := "end_turn"
 	if capped || cutShort {
 		stop = "max_tokens"
@@ -658,7 +658,7 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 		// citationsContent block beside its text (shape as recorded in
 		// vercel/ai packages/amazon-bedrock/src/__fixtures__/bedrock-citations-content.json).
 		cited := fmt.Sprintf(" [simulated] as %s says on page 1.", doc)
-		out += tokens(cited)
+		out += Tokens(cited)
 		content = append(content, map[string]any{"citationsContent": map[string]any{
 			"citations": []any{map[string]any{"title": doc,
 				"location":      map[string]any{"documentPage": map[string]any{"documentIndex": 0, "start": 1, "end": 2}},
@@ -728,13 +728,13 @@ func invokeCohereEmbedV4(inv invocation, raw json.RawMessage) (answer, error) {
 	var in int64
 	vecs := make([][]float64, 0, len(*req.Texts))
 	for i, t := range *req.Texts {
-		if n := tokens(t); n > int64(limit) {
+		if n := Tokens(t); n > int64(limit) {
 			if truncate == "NONE" {
 				return answer{}, fmt.Errorf("texts[%d]: input is %d tokens, more than the maximum of %d; with truncate NONE a longer input fails", i, n, limit)
 			}
 			t = cutTokens(t, limit, truncate == "LEFT")
 		}
-		in += tokens(t)
+		in += Tokens(t)
 		vecs = append(vecs, embed(t, dims, true))
 	}
 	return answer{in: max(1, in), body: map[string]any{
@@ -785,7 +785,7 @@ func invokeNovaEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 		return answer{}, malformedInput("#/singleEmbeddingParams/text/truncationMode: %s is not a valid enum value", mode)
 	}
 	text := *req.Params.Text.Value
-	if n := tokens(text); n > novaEmbedMaxTokens {
+	if n := Tokens(text); n > novaEmbedMaxTokens {
 		if mode == "NONE" {
 			return answer{}, fmt.Errorf("text is %d tokens, more than the maximum of %d; with truncationMode NONE a longer input fails", n, novaEmbedMaxTokens)
 		}
@@ -795,7 +795,7 @@ func invokeNovaEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 	if d := req.Params.EmbeddingDimension; d != nil {
 		dims = *d
 	}
-	return answer{in: max(1, tokens(text)), body: map[string]any{
+	return answer{in: max(1, Tokens(text)), body: map[string]any{
 		"embeddings": []any{map[string]any{"embeddingType": "TEXT", "embedding": embed(text, dims, true)}},
 	}}, nil
 }
@@ -826,11 +826,11 @@ func converseText(req converseRequest) (system, prompt string, in int64) {
 		}
 	}
 	system = sys.String()
-	in = tokens(system)
+	in = Tokens(system)
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
 			if b.Text != nil {
-				in += tokens(*b.Text)
+				in += Tokens(*b.Text)
 				if m.Role == "user" {
 					prompt = *b.Text
 				}

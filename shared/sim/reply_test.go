@@ -13,13 +13,13 @@ func TestPadReply(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := padReply(echo, "r1", tc.n)
-			if tc.n <= int(tokens(echo)) {
+			if tc.n <= int(Tokens(echo)) {
 				if got != echo {
 					t.Fatalf("padded to %d tokens: %q", tc.n, got)
 				}
 				return
 			}
-			if n := tokens(got); n < int64(tc.n) || n > int64(tc.n)+10 {
+			if n := Tokens(got); n < int64(tc.n) || n > int64(tc.n)+10 {
 				t.Fatalf("%d tokens, want about %d", n, tc.n)
 			}
 			if again := padReply(echo, "r1", tc.n); again != got {

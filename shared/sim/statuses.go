@@ -16,13 +16,3 @@ const (
 	bedrockStopped            = "Stopped"
 	bedrockExpired            = "Expired"
 )
-
-// Anthropic Message Batch processing_status values and per-batch limits
-// (https://docs.anthropic.com/en/docs/build-with-claude/batch-processing).
-const (
-	anthropicInProgress  = "in_progress"
-	anthropicCanceling   = "canceling"
-	anthropicEnded       = "ended"
-	anthropicMaxRequests = 100_000
-	anthropicMaxBytes    = 256 << 20
-)

@@ -36,7 +36,7 @@ type Violations struct {
 }
 
 // violate reports whether the answer to key goes wrong this time.
-func (v *Violations) violate(key string) bool {
+func (v *Violations) Violate(key string) bool {
 	if v == nil || v.Rate <= 0 {
 		return false
 	}
@@ -54,7 +54,7 @@ func (v *Violations) violate(key string) bool {
 }
 
 // promptedSchema finds the schema a system prompt asks for (nil: none).
-func promptedSchema(system string) any {
+func PromptedSchema(system string) any {
 	_, rest, ok := strings.Cut(system, "<output_schema>")
 	if !ok {
 		return nil
@@ -74,7 +74,7 @@ func promptedSchema(system string) any {
 // or, when wrong, JSON that breaks the schema (prompted) or an answer cut
 // short (native: the one way a constrained answer fails its schema).
 // cut says the answer stopped at max_tokens.
-func structuredAnswer(schema any, native, wrong bool, prompt string) (text string, cut bool) {
+func StructuredAnswer(schema any, native, wrong bool, prompt string) (text string, cut bool) {
 	g := generator{root: schema, prompt: strings.ToLower(prompt)}
 	v := g.value(schema, 0)
 	b, _ := json.Marshal(v)
@@ -251,7 +251,7 @@ func strs(v any) []string {
 
 // nativeSchema reads the schema a native format carries: Converse's is a
 // JSON string, the Messages API's an object.
-func nativeSchema(raw json.RawMessage) (any, error) {
+func NativeSchema(raw json.RawMessage) (any, error) {
 	var s any
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, err

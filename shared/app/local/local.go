@@ -37,6 +37,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/service/refresh"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
@@ -164,7 +165,7 @@ type Suite struct {
 	// Vectors is the S3 Vectors simulator and the index behind it (vectors.go).
 	Vectors *Vectors
 	// Anthropic is the Message Batches simulator (see anthropic.go).
-	Anthropic    *sim.AnthropicSim
+	Anthropic    *simanthropic.AnthropicSim
 	AnthropicURL string
 	// Announce delivers completion webhooks and notifications (announce.go).
 	Announce *announce.Service

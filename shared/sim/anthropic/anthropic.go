@@ -1,4 +1,4 @@
-package sim
+package anthropic
 
 // AnthropicSim simulates the Anthropic Message Batches API (create, get, list,
 // cancel, results), the Models API's list and the Token Count API
@@ -37,6 +37,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // AnthropicSim is an http.Handler; set fields before the first request. With
@@ -45,7 +47,7 @@ type AnthropicSim struct {
 	// APIKey, when set, must arrive as x-api-key (or Authorization: Bearer).
 	APIKey string
 	// Violations is the share of structured answers that go wrong (structured.go).
-	Violations *Violations
+	Violations *sim.Violations
 	// StepDelay is the time between two steps of every batch (0: manual stepping).
 	StepDelay time.Duration
 	// Steps is how many steps a batch stays in_progress (default 1).
@@ -91,11 +93,11 @@ type AnthropicSim struct {
 	seq     int
 	batches map[string]*simBatch
 	order   []*simBatch
-	http    Listener
+	http    sim.Listener
 	calls   map[string]int
 	// cache holds written prompt prefixes until they expire.
 	cache      map[[32]byte]time.Time
-	permissive permissive
+	permissive sim.Permissive
 }
 
 // simBatch is one simulated batch; guarded by AnthropicSim.mu.
@@ -128,7 +130,7 @@ type simReq struct {
 	cacheRead, cacheWrite int64
 	// seen is what arrived in image and document blocks; mediaErr the
 	// refusal of one, reported when the batch ends (see decide).
-	seen     []seenPart
+	seen     []sim.SeenPart
 	mediaErr string
 	// sampling names a sampling parameter sent at a non-default value ("").
 	sampling string
@@ -230,7 +232,7 @@ func (s *AnthropicSim) Step() int {
 
 // Settle steps until every batch has ended (Simulator).
 func (s *AnthropicSim) Settle(ctx context.Context) error {
-	return SettleSteps(ctx, "anthropic sim", func(context.Context) int { return s.Step() })
+	return sim.SettleSteps(ctx, "anthropic sim", func(context.Context) int { return s.Step() })
 }
 
 // Calls returns how many API calls each operation has served (for tests and benchmarks).
@@ -306,10 +308,10 @@ func (s *AnthropicSim) decide(b *simBatch, r *simReq) {
 	}
 	m, known := anthropicModels[r.model]
 	if !known {
-		s.permissive.warn(s.Log, "anthropic sim", r.model, "model id not in the simulator's table")
+		s.permissive.Warn(s.Log, "anthropic sim", r.model, "model id not in the simulator's table")
 	}
 	limit := m.maxOut
-	if m.maxOutBeta > 0 && slices.Contains(b.betas, output128k) {
+	if m.maxOutBeta > 0 && slices.Contains(b.betas, sim.Output128k) {
 		limit = m.maxOutBeta
 	}
 	if m.batchMaxOut > 0 && slices.Contains(b.betas, output300k) {

@@ -1,4 +1,4 @@
-package sim_test
+package anthropic_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 )
 
 // TestAnthropicVersionRules sends batches through the real SDK (which sends
@@ -19,7 +19,7 @@ import (
 // 2023-06-01: the simulator refuses what each version refuses, from its own
 // table, with 400 invalid_request_error, and creates no batch.
 func TestAnthropicVersionRules(t *testing.T) {
-	s := &sim.AnthropicSim{}
+	s := &simanthropic.AnthropicSim{}
 	_, c := serveAnthropic(t, s)
 	user := anthropic.NewUserMessage(anthropic.NewTextBlock("q"))
 	params := anthropic.MessageBatchNewParams{Requests: []anthropic.MessageBatchNewParamsRequest{{
@@ -71,7 +71,7 @@ func TestAnthropicVersionRules(t *testing.T) {
 // that sets temperature 0.2, and runs the one at the default 1.0 and the one
 // sent to Haiku 4.5.
 func TestAnthropicModelSampling(t *testing.T) {
-	s := &sim.AnthropicSim{}
+	s := &simanthropic.AnthropicSim{}
 	_, c := serveAnthropic(t, s, option.WithHeader("anthropic-version", "2023-06-01"))
 	req := func(id, model string) anthropic.MessageBatchNewParamsRequest {
 		return anthropic.MessageBatchNewParamsRequest{CustomID: id, Params: anthropic.MessageBatchNewParamsRequestParams{

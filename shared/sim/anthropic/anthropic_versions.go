@@ -1,4 +1,4 @@
-package sim
+package anthropic
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package sim_test
+package anthropic_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 )
 
 // POST /v1/messages/count_tokens through the official SDK's
@@ -20,7 +20,7 @@ import (
 // each bad one, and the headers every call needs.
 func TestAnthropicCountTokens(t *testing.T) {
 	busy := false
-	s := &sim.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler), CountBusy: func() bool { return busy }}
+	s := &simanthropic.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler), CountBusy: func() bool { return busy }}
 	_, c := serveAnthropic(t, s)
 
 	user := func(text string) []anthropic.MessageParam {
@@ -109,7 +109,7 @@ func TestAnthropicCountTokens(t *testing.T) {
 // A body over the API's 32 MB limit gets 413 request_too_large, and a body
 // that is not JSON 400, on the raw wire.
 func TestAnthropicCountTokensBodyLimits(t *testing.T) {
-	url, _ := serveAnthropic(t, &sim.AnthropicSim{Log: slog.New(slog.DiscardHandler)})
+	url, _ := serveAnthropic(t, &simanthropic.AnthropicSim{Log: slog.New(slog.DiscardHandler)})
 	big := `{"model":"claude-haiku-4-5","messages":[{"role":"user","content":"` + strings.Repeat("a", 32<<20) + `"}]}`
 	for _, tc := range []struct {
 		name, body string
@@ -138,7 +138,7 @@ func TestAnthropicCountTokensBodyLimits(t *testing.T) {
 // A count and the usage a batch bills for the same request agree: the
 // simulator counts with the tokenizer it bills with.
 func TestAnthropicCountMatchesBilledUsage(t *testing.T) {
-	s := &sim.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler)}
+	s := &simanthropic.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler)}
 	_, c := serveAnthropic(t, s)
 	long := strings.Repeat("Refund policy clause. ", 300) // cached once written
 	reqs := []batchReq{

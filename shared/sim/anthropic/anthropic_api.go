@@ -1,4 +1,4 @@
-package sim
+package anthropic
 
 import (
 	"bufio"
@@ -12,11 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // ServeHTTP checks the headers every Anthropic call carries, then routes.
 func (s *AnthropicSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := BodyFirst(w, r)
+	w, done := sim.BodyFirst(w, r)
 	defer done()
 	s.init()
 	w.Header().Set("request-id", fmt.Sprintf("req_sim%d", time.Now().UnixNano()))
@@ -144,14 +146,14 @@ func messagesSchema(wp *wireParams) (schema any, native bool, err error) {
 		case len(oc.Format.Schema) == 0:
 			return nil, false, fmt.Errorf("output_config.format.schema: Field required")
 		}
-		s, err := nativeSchema(oc.Format.Schema)
+		s, err := sim.NativeSchema(oc.Format.Schema)
 		if err != nil {
 			return nil, false, fmt.Errorf("output_config.format.schema: %v", err)
 		}
 		return s, true, nil
 	}
-	sys, _ := systemText(wp.System)
-	return promptedSchema(sys), false, nil
+	sys, _ := sim.SystemText(wp.System)
+	return sim.PromptedSchema(sys), false, nil
 }
 
 // lastUserText is the text of the last user turn of a messages array.
@@ -163,7 +165,7 @@ func lastUserText(raw json.RawMessage) string {
 	_ = json.Unmarshal(raw, &msgs)
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == "user" {
-			return contentText(msgs[i].Content)
+			return sim.ContentText(msgs[i].Content)
 		}
 	}
 	return ""
@@ -174,7 +176,7 @@ func lastUserText(raw json.RawMessage) string {
 // https://platform.claude.com/docs/en/build-with-claude/prompt-caching
 func cacheTTL(system json.RawMessage) time.Duration {
 	ttl := 5 * time.Minute
-	for _, b := range blocks(system) {
+	for _, b := range sim.Blocks(system) {
 		var cc struct {
 			TTL string `json:"ttl"`
 		}
@@ -192,18 +194,18 @@ func cacheTTL(system json.RawMessage) time.Duration {
 // prefix: the text of the system prompt and the messages' text blocks, and
 // the tool definitions as written.
 func requestTokens(system, messages, tools json.RawMessage) (in int64, prefix string) {
-	all, prefix := systemText(system)
-	in = tokens(all)
+	all, prefix := sim.SystemText(system)
+	in = sim.Tokens(all)
 	if len(tools) > 0 && string(tools) != "null" {
-		in += tokens(string(tools))
+		in += sim.Tokens(string(tools))
 	}
 	var msgs []struct {
 		Content json.RawMessage `json:"content"`
 	}
 	_ = json.Unmarshal(messages, &msgs)
 	for _, m := range msgs {
-		for _, b := range blocks(m.Content) {
-			in += tokens(b.Text)
+		for _, b := range sim.Blocks(m.Content) {
+			in += sim.Tokens(b.Text)
 		}
 	}
 	return max(1, in), prefix
@@ -338,13 +340,13 @@ func (s *AnthropicSim) readRequests(dec *json.Decoder, version anthropicVersion)
 			if schema, native, err := messagesSchema(&wr.Params); err != nil {
 				q.mediaErr = "SIMULATED: " + err.Error()
 			} else if schema != nil {
-				sys, _ := systemText(wr.Params.System)
+				sys, _ := sim.SystemText(wr.Params.System)
 				prompt := lastUserText(wr.Params.Messages)
-				q.answer, q.answerCut = structuredAnswer(schema, native, s.Violations.violate(sys+"\x00"+prompt), prompt)
+				q.answer, q.answerCut = sim.StructuredAnswer(schema, native, s.Violations.Violate(sys+"\x00"+prompt), prompt)
 			}
 			if prefix != "" {
 				q.prefixKey = sha256.Sum256([]byte(wr.Params.Model + "\x00" + prefix))
-				q.prefixTokens = min(tokens(prefix), in)
+				q.prefixTokens = min(sim.Tokens(prefix), in)
 				q.ttl = cacheTTL(wr.Params.System)
 			}
 			reqs = append(reqs, q)
@@ -479,11 +481,11 @@ func (s *AnthropicSim) resultLine(q simReq, i int, pad string) map[string]any {
 	var res map[string]any
 	switch q.outcome {
 	case "succeeded":
-		reply := fmt.Sprintf("[SIMULATED answer by the mcpbatch Anthropic simulator; no model was called] request %s:%s %s", q.id, seenText(q.seen), pad)
+		reply := fmt.Sprintf("[SIMULATED answer by the mcpbatch Anthropic simulator; no model was called] request %s:%s %s", q.id, sim.SeenText(q.seen), pad)
 		if q.answer != "" {
 			reply = q.answer
 		}
-		text, out, capped := cut(reply, q.maxTokens)
+		text, out, capped := sim.Cut(reply, q.maxTokens)
 		stop := "end_turn"
 		if capped || q.answerCut {
 			stop = "max_tokens"

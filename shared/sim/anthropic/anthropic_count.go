@@ -1,4 +1,4 @@
-package sim
+package anthropic
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // POST /v1/messages/count_tokens of the Anthropic simulator, as the Token
@@ -45,10 +47,10 @@ var countTokensFields = []string{"cache_control", "messages", "model", "output_c
 // input tokens (text, tool definitions, and images and documents by their
 // seenPart sizes), its cacheable system prefix, and what its image and
 // document blocks held; err refuses one of those blocks.
-func billedInput(p *wireParams) (in int64, prefix string, seen []seenPart, err error) {
+func billedInput(p *wireParams) (in int64, prefix string, seen []sim.SeenPart, err error) {
 	in, prefix = requestTokens(p.System, p.Messages, p.Tools)
-	seen, err = claudeMedia(messageContents(p.Messages), anthropicModal(p.Model), false)
-	return in + seenTokens(seen), prefix, seen, err
+	seen, err = sim.ClaudeMedia(sim.MessageContents(p.Messages), anthropicModal(p.Model), false)
+	return in + sim.SeenTokens(seen), prefix, seen, err
 }
 
 func (s *AnthropicSim) countTokens(w http.ResponseWriter, r *http.Request) {
@@ -84,7 +86,7 @@ func (s *AnthropicSim) countTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, known := anthropicModels[p.Model]; !known {
-		s.permissive.warn(s.Log, "anthropic sim", p.Model, "model id not in the simulator's table")
+		s.permissive.Warn(s.Log, "anthropic sim", p.Model, "model id not in the simulator's table")
 	}
 	in, _, _, err := billedInput(&p)
 	if err != nil {

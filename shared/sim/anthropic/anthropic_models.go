@@ -1,10 +1,12 @@
-package sim
+package anthropic
 
 import (
 	"net/http"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // GET /v1/models of the Anthropic simulator: the models of its own table
@@ -49,7 +51,7 @@ func (s *AnthropicSim) listModels(w http.ResponseWriter, r *http.Request) {
 			"max_input_tokens": anthropicContextWindow, "max_tokens": m.maxOut,
 			"lifecycle": "active", "deprecated_at": nil, "retires_at": nil, "line": nil,
 			"capabilities": map[string]any{
-				"batch": supported(true), "image_input": supported(reads.image), "pdf_input": supported(reads.document),
+				"batch": supported(true), "image_input": supported(reads.Image), "pdf_input": supported(reads.Document),
 				"citations": supported(true), "structured_outputs": supported(false), "code_execution": supported(false),
 			},
 		}
@@ -66,5 +68,5 @@ func (s *AnthropicSim) listModels(w http.ResponseWriter, r *http.Request) {
 	if len(data) > 0 {
 		body["first_id"], body["last_id"] = data[0]["id"], data[len(data)-1]["id"]
 	}
-	WriteJSON(w, http.StatusOK, body)
+	sim.WriteJSON(w, http.StatusOK, body)
 }

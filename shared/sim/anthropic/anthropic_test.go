@@ -1,4 +1,4 @@
-package sim_test
+package anthropic_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 )
 
 // clock is a settable time source for the simulator's cache lifetimes.
@@ -51,7 +51,7 @@ func (r batchReq) param() anthropic.MessageBatchNewParamsRequest {
 
 // serveAnthropic serves s on a loopback port for the test and returns its
 // URL and an SDK client for it (key "k", no retries, and opts).
-func serveAnthropic(t *testing.T, s *sim.AnthropicSim, opts ...option.RequestOption) (string, anthropic.Client) {
+func serveAnthropic(t *testing.T, s *simanthropic.AnthropicSim, opts ...option.RequestOption) (string, anthropic.Client) {
 	t.Helper()
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
@@ -62,13 +62,13 @@ func serveAnthropic(t *testing.T, s *sim.AnthropicSim, opts ...option.RequestOpt
 }
 
 // runBatch submits reqs through the SDK, ends the batch and returns its results by custom_id.
-func runBatch(t *testing.T, s *sim.AnthropicSim, c anthropic.Client, reqs ...batchReq) map[string]anthropic.MessageBatchResultUnion {
+func runBatch(t *testing.T, s *simanthropic.AnthropicSim, c anthropic.Client, reqs ...batchReq) map[string]anthropic.MessageBatchResultUnion {
 	t.Helper()
 	return runBatchWith(t, s, c, nil, reqs...)
 }
 
 // runBatchWith is runBatch with request options on the create (headers).
-func runBatchWith(t *testing.T, s *sim.AnthropicSim, c anthropic.Client, opts []option.RequestOption, reqs ...batchReq) map[string]anthropic.MessageBatchResultUnion {
+func runBatchWith(t *testing.T, s *simanthropic.AnthropicSim, c anthropic.Client, opts []option.RequestOption, reqs ...batchReq) map[string]anthropic.MessageBatchResultUnion {
 	t.Helper()
 	ctx := context.Background()
 	var params []anthropic.MessageBatchNewParamsRequest
@@ -97,7 +97,7 @@ func runBatchWith(t *testing.T, s *sim.AnthropicSim, c anthropic.Client, opts []
 func TestAnthropicCacheTokensAndMaxTokens(t *testing.T) {
 	var logs bytes.Buffer
 	clk := &clock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-	s := &sim.AnthropicSim{APIKey: "k", Now: clk.Now, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	s := &simanthropic.AnthropicSim{APIKey: "k", Now: clk.Now, Log: slog.New(slog.NewTextHandler(&logs, nil))}
 	_, c := serveAnthropic(t, s)
 
 	long := strings.Repeat("Refund policy clause. ", 700) // ~15 KB: ~3,850 tokens, over Sonnet's 1,024, under Haiku 4.5's 4,096
@@ -170,7 +170,7 @@ func TestAnthropicCacheTokensAndMaxTokens(t *testing.T) {
 // The 300K-output beta lifts max_tokens above the normal maximum for the
 // models that have a batch maximum, only on a batch created with its header.
 func TestAnthropicBatchOutput300kBeta(t *testing.T) {
-	s := &sim.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler)}
+	s := &simanthropic.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler)}
 	_, c := serveAnthropic(t, s)
 	reqs := []batchReq{
 		{id: "haiku55", model: "claude-haiku-5-5", maxTokens: 200_000},
