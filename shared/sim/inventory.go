@@ -17,16 +17,3 @@ type HeldJob struct {
 	// StopRequested: a stop or cancel reached the provider before it ended.
 	StopRequested bool
 }
-
-// Inventory lists every job the simulator has accepted, in creation order.
-func (s *BedrockSim) Inventory() []HeldJob {
-	s.init()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]HeldJob, 0, len(s.order))
-	for _, j := range s.order {
-		out = append(out, HeldJob{Ref: j.arn, Name: j.name, Status: j.status, Ended: ended(j.status),
-			StopRequested: j.stoppedFrom != "" || j.status == bedrockStopping})
-	}
-	return out
-}

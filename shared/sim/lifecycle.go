@@ -38,10 +38,3 @@ func SettleSteps(ctx context.Context, name string, step func(context.Context) in
 // settled is Settle for the simulators that answer every call before
 // returning (the runtime, Service Quotas, Price List and S3 Vectors).
 func Settled(ctx context.Context) error { return ctx.Err() }
-
-var (
-	_ Simulator = (*BedrockSim)(nil)
-	_ Simulator = (*RuntimeSim)(nil)
-	_ Simulator = (*QuotasSim)(nil)
-	_ Simulator = (*PriceListSim)(nil)
-)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 )
@@ -18,12 +19,12 @@ import (
 func TestSimulatorLifecycle(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cases := map[string]sim.Simulator{
-		"bedrock":    func() *sim.BedrockSim { s := sim.NewBedrockSim(nil, nil); s.Log = quiet; return s }(),
+		"bedrock":    func() *simbedrock.BedrockSim { s := simbedrock.NewBedrockSim(nil, nil); s.Log = quiet; return s }(),
 		"anthropic":  &simanthropic.AnthropicSim{Log: quiet},
 		"sagemaker":  &simsagemaker.SageMakerSim{Log: quiet},
-		"runtime":    &sim.RuntimeSim{Log: quiet},
-		"quotas":     &sim.QuotasSim{Account: sim.NewAccount(), Log: quiet},
-		"price list": &sim.PriceListSim{Log: quiet},
+		"runtime":    &simbedrock.RuntimeSim{Log: quiet},
+		"quotas":     &simbedrock.QuotasSim{Account: simbedrock.NewAccount(), Log: quiet},
+		"price list": &simbedrock.PriceListSim{Log: quiet},
 		"s3vectors":  &simvectors.S3VectorsSim{Log: quiet},
 	}
 	for name, s := range cases {

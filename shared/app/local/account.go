@@ -12,10 +12,11 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/accountapp"
 	"github.com/mcpbatch/mcpbatch/shared/pricing"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 // AccountScenarioModels are allowed in make dev so list_models and submits
-// show each case of the simulated account (sim.NewAccount): a legacy model,
+// show each case of the simulated account (simbedrock.NewAccount): a legacy model,
 // two past their end of life, one without access, one the embedded catalog
 // lacks (usable, unpriced), and open-weight models that take batch jobs
 // because the account lists batch quotas for them under Service Quotas' own
@@ -34,10 +35,10 @@ var AccountScenarioModels = []string{
 
 // account is the simulated account's model table, shared by the Bedrock
 // and Service Quotas simulators.
-func (l *Suite) account(o Options) *sim.Account {
+func (l *Suite) account(o Options) *simbedrock.Account {
 	l.Account = o.Account
 	if l.Account == nil {
-		l.Account = sim.NewAccount()
+		l.Account = simbedrock.NewAccount()
 	}
 	return l.Account
 }
@@ -46,13 +47,13 @@ func (l *Suite) account(o Options) *sim.Account {
 // and the Price List simulator (its own table of Bedrock products, or
 // o.PriceList).
 func (l *Suite) startQuotas(o Options) error {
-	l.Quotas = &sim.QuotasSim{Account: l.Account, Log: o.Log}
+	l.Quotas = &simbedrock.QuotasSim{Account: l.Account, Log: o.Log}
 	var err error
 	if l.QuotasURL, err = l.Quotas.Listen("127.0.0.1:0"); err != nil {
 		return err
 	}
 	l.started(l.Quotas)
-	l.PriceList = &sim.PriceListSim{Products: o.PriceList, Log: o.Log}
+	l.PriceList = &simbedrock.PriceListSim{Products: o.PriceList, Log: o.Log}
 	if l.PriceListURL, err = l.PriceList.Listen("127.0.0.1:0"); err != nil {
 		return err
 	}

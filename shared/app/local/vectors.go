@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 	"github.com/mcpbatch/mcpbatch/shared/vectors"
 )
@@ -81,7 +82,7 @@ var QuirkModels = []string{"mistral.mistral-7b-instruct-v0:2"}
 // localModels are make dev's allowed Bedrock models: the defaults and the
 // extras above, each with the us., eu. and global. profiles the catalog
 // lists for it that the simulated account offers.
-func localModels(acct *sim.Account) []string {
+func localModels(acct *simbedrock.Account) []string {
 	var base []string
 	for _, m := range slices.Concat(config.DefaultBedrockBaseModels, EmbeddingModels, QuirkModels, AccountScenarioModels) {
 		if !slices.Contains(base, m) {

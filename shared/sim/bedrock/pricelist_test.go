@@ -1,4 +1,4 @@
-package sim_test
+package bedrock_test
 
 import (
 	"context"
@@ -15,11 +15,12 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
-func priceListClient(t *testing.T, products []sim.PriceProduct) (*pricing.Client, *sim.PriceListSim) {
+func priceListClient(t *testing.T, products []simbedrock.PriceProduct) (*pricing.Client, *simbedrock.PriceListSim) {
 	t.Helper()
-	s := &sim.PriceListSim{Products: products, Log: slog.New(slog.DiscardHandler)}
+	s := &simbedrock.PriceListSim{Products: products, Log: slog.New(slog.DiscardHandler)}
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestPriceListSimRefusals(t *testing.T) {
 }
 
 func TestSyntheticPriceListSize(t *testing.T) {
-	ps := sim.SyntheticPriceList(5000, 200)
+	ps := simbedrock.SyntheticPriceList(5000, 200)
 	if len(ps) != 5000 {
 		t.Fatalf("%d products", len(ps))
 	}

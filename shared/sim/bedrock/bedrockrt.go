@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // RuntimeSim is a test double of the Bedrock runtime wire API (Converse and
@@ -46,7 +48,7 @@ type RuntimeSim struct {
 	// FailMarker makes a call whose prompt contains it fail with a 400 ValidationException.
 	FailMarker string
 	// Violations is the share of structured answers that go wrong (structured.go).
-	Violations *Violations
+	Violations *sim.Violations
 	// Region is the region the simulator stands for (default us-east-1): it
 	// decides which base model ids are served on demand.
 	Region string
@@ -59,8 +61,8 @@ type RuntimeSim struct {
 	inFlight   atomic.Int64
 	peak       atomic.Int64
 	cache      promptCache
-	permissive Permissive
-	http       Listener
+	permissive sim.Permissive
+	http       sim.Listener
 }
 
 // RuntimeStats are what a RuntimeSim observed.
@@ -137,11 +139,11 @@ func (s *RuntimeSim) Listen(addr string) (string, error) {
 func (s *RuntimeSim) Close() error { return s.http.Close() }
 
 // Settle: the runtime answers every call before returning (Simulator).
-func (s *RuntimeSim) Settle(ctx context.Context) error { return Settled(ctx) }
+func (s *RuntimeSim) Settle(ctx context.Context) error { return sim.Settled(ctx) }
 
 // ServeHTTP routes POST /model/{id}/converse and POST /model/{id}/invoke.
 func (s *RuntimeSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := BodyFirst(w, r)
+	w, done := sim.BodyFirst(w, r)
 	defer done()
 	n := s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
@@ -272,7 +274,7 @@ func (s *RuntimeSim) resolve(id string) (invocation, string) {
 
 func (s *RuntimeSim) region() string {
 	if s.Region == "" {
-		return DefaultRegion
+		return sim.DefaultRegion
 	}
 	return s.Region
 }
@@ -306,7 +308,7 @@ func (s *RuntimeSim) converse(w http.ResponseWriter, r *http.Request, inv invoca
 		rtError(w, http.StatusBadRequest, "ValidationException", "[simulated] the simulator rejected this prompt on purpose ("+s.FailMarker+")")
 		return
 	}
-	WriteJSON(w, http.StatusOK, a.body)
+	sim.WriteJSON(w, http.StatusOK, a.body)
 }
 
 func (s *RuntimeSim) invoke(w http.ResponseWriter, r *http.Request, inv invocation) {
@@ -344,7 +346,7 @@ func (s *RuntimeSim) invoke(w http.ResponseWriter, r *http.Request, inv invocati
 		h.Set("X-Amzn-Bedrock-Cache-Read-Input-Token-Count", strconv.FormatInt(a.cacheRead, 10))
 		h.Set("X-Amzn-Bedrock-Cache-Write-Input-Token-Count", strconv.FormatInt(a.cacheWrite, 10))
 	}
-	WriteJSON(w, http.StatusOK, a.body)
+	sim.WriteJSON(w, http.StatusOK, a.body)
 }
 
 func rtError(w http.ResponseWriter, status int, code, msg string) {
@@ -378,5 +380,5 @@ func (s *RuntimeSim) countTokens(w http.ResponseWriter, r *http.Request, inv inv
 		return
 	}
 	_, _, in := converseText(*req.Input.Converse)
-	WriteJSON(w, http.StatusOK, map[string]any{"inputTokens": max(1, in)})
+	sim.WriteJSON(w, http.StatusOK, map[string]any{"inputTokens": max(1, in)})
 }

@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 // The REST-JSON routes the Bedrock SDK calls, with Bedrock's request checks and error shapes.
 
@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 var (
@@ -90,15 +92,15 @@ func (s *BedrockSim) create(w http.ResponseWriter, r *http.Request) {
 	}
 	var req createRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
-		WriteError(w, http.StatusBadRequest, "ValidationException", "request body is not valid JSON: "+err.Error())
+		sim.WriteError(w, http.StatusBadRequest, "ValidationException", "request body is not valid JSON: "+err.Error())
 		return
 	}
 	if msg := req.validate(); msg != "" {
-		WriteError(w, http.StatusBadRequest, "ValidationException", msg)
+		sim.WriteError(w, http.StatusBadRequest, "ValidationException", msg)
 		return
 	}
 	if m, ok := s.Models.lookup(baseModel(req.ModelID)); ok && m.Batch == nil {
-		WriteError(w, http.StatusBadRequest, "ValidationException",
+		sim.WriteError(w, http.StatusBadRequest, "ValidationException",
 			fmt.Sprintf("[simulated] batch inference is not supported for the model %s in %s", m.ID, s.Region))
 		return
 	}
@@ -106,17 +108,17 @@ func (s *BedrockSim) create(w http.ResponseWriter, r *http.Request) {
 	if prev, ok := s.tokens[req.ClientRequestToken]; ok && req.ClientRequestToken != "" {
 		s.mu.Unlock()
 		if prev.name != req.JobName || prev.model != req.ModelID {
-			WriteError(w, http.StatusBadRequest, "ConflictException",
+			sim.WriteError(w, http.StatusBadRequest, "ConflictException",
 				fmt.Sprintf("clientRequestToken %s was used for job %s with other parameters", req.ClientRequestToken, prev.name))
 			return
 		}
 		// Same token, same request: Bedrock ignores the retry and returns the first job.
-		WriteJSON(w, http.StatusOK, map[string]string{"jobArn": prev.arn})
+		sim.WriteJSON(w, http.StatusOK, map[string]string{"jobArn": prev.arn})
 		return
 	}
 	if _, ok := s.names[req.JobName]; ok {
 		s.mu.Unlock()
-		WriteError(w, http.StatusBadRequest, "ConflictException", fmt.Sprintf("a batch inference job named %s already exists", req.JobName))
+		sim.WriteError(w, http.StatusBadRequest, "ConflictException", fmt.Sprintf("a batch inference job named %s already exists", req.JobName))
 		return
 	}
 	base := baseModel(req.ModelID)
@@ -128,7 +130,7 @@ func (s *BedrockSim) create(w http.ResponseWriter, r *http.Request) {
 	}
 	if active >= s.MaxJobsPerModel {
 		s.mu.Unlock()
-		WriteError(w, http.StatusBadRequest, "ServiceQuotaExceededException",
+		sim.WriteError(w, http.StatusBadRequest, "ServiceQuotaExceededException",
 			fmt.Sprintf("[simulated] the quota of %d submitted and in-progress batch inference jobs for %s is reached", s.MaxJobsPerModel, base))
 		return
 	}
@@ -173,13 +175,13 @@ func (s *BedrockSim) create(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	s.Log.Info("bedrock sim: job submitted", "jobName", j.name, "jobArn", j.arn, "model", j.model)
 	s.poke()
-	WriteJSON(w, http.StatusOK, map[string]string{"jobArn": j.arn})
+	sim.WriteJSON(w, http.StatusOK, map[string]string{"jobArn": j.arn})
 }
 
 // lookup finds a job by ARN or 12-char id; it writes the error itself.
 func (s *BedrockSim) lookup(w http.ResponseWriter, ident string) *simJob {
 	if !identifierPattern.MatchString(ident) {
-		WriteError(w, http.StatusBadRequest, "ValidationException", constraint("jobIdentifier", ident,
+		sim.WriteError(w, http.StatusBadRequest, "ValidationException", constraint("jobIdentifier", ident,
 			"Member must satisfy regular expression pattern: ((arn:aws(-[^:]+)?:bedrock:[a-z0-9-]{1,20}:[0-9]{12}:model-invocation-job/)?[a-z0-9]{12})"))
 		return nil
 	}
@@ -188,7 +190,7 @@ func (s *BedrockSim) lookup(w http.ResponseWriter, ident string) *simJob {
 	j, ok := s.jobs[id]
 	s.mu.Unlock()
 	if !ok || (strings.HasPrefix(ident, "arn:") && ident != j.arn) {
-		WriteError(w, http.StatusNotFound, "ResourceNotFoundException", fmt.Sprintf("The specified job %s could not be found.", ident))
+		sim.WriteError(w, http.StatusNotFound, "ResourceNotFoundException", fmt.Sprintf("The specified job %s could not be found.", ident))
 		return nil
 	}
 	return j
@@ -205,7 +207,7 @@ func (s *BedrockSim) get(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	v := s.view(j)
 	s.mu.Unlock()
-	WriteJSON(w, http.StatusOK, v)
+	sim.WriteJSON(w, http.StatusOK, v)
 }
 
 func (s *BedrockSim) stop(w http.ResponseWriter, r *http.Request) {
@@ -220,12 +222,12 @@ func (s *BedrockSim) stop(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case j.status == bedrockStopping:
 		s.mu.Unlock()
-		WriteJSON(w, http.StatusOK, struct{}{})
+		sim.WriteJSON(w, http.StatusOK, struct{}{})
 		return
 	case ended(j.status):
 		st := j.status
 		s.mu.Unlock()
-		WriteError(w, http.StatusBadRequest, "ValidationException",
+		sim.WriteError(w, http.StatusBadRequest, "ValidationException",
 			fmt.Sprintf("The job %s is in %s state and cannot be stopped.", j.arn, st))
 		return
 	}
@@ -233,7 +235,7 @@ func (s *BedrockSim) stop(w http.ResponseWriter, r *http.Request) {
 	s.setStatus(j, bedrockStopping, "")
 	s.mu.Unlock()
 	s.poke()
-	WriteJSON(w, http.StatusOK, struct{}{})
+	sim.WriteJSON(w, http.StatusOK, struct{}{})
 }
 
 func (s *BedrockSim) list(w http.ResponseWriter, r *http.Request) {
@@ -245,7 +247,7 @@ func (s *BedrockSim) list(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("maxResults"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
-			WriteError(w, http.StatusBadRequest, "ValidationException", constraint("maxResults", v, "Member must have value between 1 and 1000"))
+			sim.WriteError(w, http.StatusBadRequest, "ValidationException", constraint("maxResults", v, "Member must have value between 1 and 1000"))
 			return
 		}
 		maxResults = n
@@ -255,7 +257,7 @@ func (s *BedrockSim) list(w http.ResponseWriter, r *http.Request) {
 		b, err := base64.RawURLEncoding.DecodeString(v)
 		n, err2 := strconv.Atoi(strings.TrimPrefix(string(b), "offset:"))
 		if err != nil || err2 != nil || n < 0 {
-			WriteError(w, http.StatusBadRequest, "ValidationException", "invalid nextToken")
+			sim.WriteError(w, http.StatusBadRequest, "ValidationException", "invalid nextToken")
 			return
 		}
 		offset = n
@@ -265,7 +267,7 @@ func (s *BedrockSim) list(w http.ResponseWriter, r *http.Request) {
 		if v := q.Get(name); v != "" {
 			p, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
-				WriteError(w, http.StatusBadRequest, "ValidationException", constraint(name, v, "Member must be an ISO 8601 timestamp"))
+				sim.WriteError(w, http.StatusBadRequest, "ValidationException", constraint(name, v, "Member must be an ISO 8601 timestamp"))
 				return
 			}
 			*t = p
@@ -300,12 +302,12 @@ func (s *BedrockSim) list(w http.ResponseWriter, r *http.Request) {
 			resp.NextToken = base64.RawURLEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(end)))
 		}
 	}
-	WriteJSON(w, http.StatusOK, resp)
+	sim.WriteJSON(w, http.StatusOK, resp)
 }
 
 func (s *BedrockSim) throttled(w http.ResponseWriter, op string) bool {
 	if s.ThrottleAPI != nil && s.ThrottleAPI(op) {
-		WriteError(w, http.StatusTooManyRequests, "ThrottlingException", "[simulated] Too many requests, please wait before trying again.")
+		sim.WriteError(w, http.StatusTooManyRequests, "ThrottlingException", "[simulated] Too many requests, please wait before trying again.")
 		return true
 	}
 	return false

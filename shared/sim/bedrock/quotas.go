@@ -1,10 +1,12 @@
-package sim
+package bedrock
 
 import (
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // QuotasSim simulates the Service Quotas API (AWS JSON 1.1) for
@@ -15,7 +17,7 @@ type QuotasSim struct {
 	// Account is the table the quotas come from (shared with the BedrockSim).
 	Account *Account
 	Log     *slog.Logger
-	http    Listener
+	http    sim.Listener
 }
 
 // Listen serves the simulator on addr until Close and returns its base URL.
@@ -31,13 +33,13 @@ func (q *QuotasSim) Listen(addr string) (string, error) {
 func (q *QuotasSim) Close() error { return q.http.Close() }
 
 // Settle: Service Quotas answers every call before returning (Simulator).
-func (q *QuotasSim) Settle(ctx context.Context) error { return Settled(ctx) }
+func (q *QuotasSim) Settle(ctx context.Context) error { return sim.Settled(ctx) }
 
 func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := BodyFirst(w, r)
+	w, done := sim.BodyFirst(w, r)
 	defer done()
 	if r.Method != http.MethodPost || r.Header.Get("X-Amz-Target") != "ServiceQuotasV20190624.ListServiceQuotas" {
-		JSONError(w, "UnknownOperationException", "SIMULATED: the Service Quotas simulator implements ListServiceQuotas only")
+		sim.JSONError(w, "UnknownOperationException", "SIMULATED: the Service Quotas simulator implements ListServiceQuotas only")
 		return
 	}
 	var in struct {
@@ -47,21 +49,21 @@ func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		QuotaCode   string
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil {
-		JSONError(w, "IllegalArgumentException", "SIMULATED: the request body is not JSON")
+		sim.JSONError(w, "IllegalArgumentException", "SIMULATED: the request body is not JSON")
 		return
 	}
 	if in.ServiceCode == "" {
-		JSONError(w, "IllegalArgumentException", "SIMULATED: ServiceCode is required")
+		sim.JSONError(w, "IllegalArgumentException", "SIMULATED: ServiceCode is required")
 		return
 	}
 	if in.ServiceCode != "bedrock" {
-		JSONError(w, "NoSuchResourceException", "SIMULATED: the simulated account has quotas for service code bedrock only")
+		sim.JSONError(w, "NoSuchResourceException", "SIMULATED: the simulated account has quotas for service code bedrock only")
 		return
 	}
 	limit := 100
 	if in.MaxResults != nil {
 		if *in.MaxResults < 1 || *in.MaxResults > 100 {
-			JSONError(w, "IllegalArgumentException", "SIMULATED: MaxResults must be 1..100")
+			sim.JSONError(w, "IllegalArgumentException", "SIMULATED: MaxResults must be 1..100")
 			return
 		}
 		limit = *in.MaxResults
@@ -77,15 +79,15 @@ func (q *QuotasSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = keep
 	}
-	start, err := PageStart(in.NextToken, len(rows))
+	start, err := sim.PageStart(in.NextToken, len(rows))
 	if err != nil {
-		JSONError(w, "InvalidPaginationTokenException", "SIMULATED: invalid NextToken")
+		sim.JSONError(w, "InvalidPaginationTokenException", "SIMULATED: invalid NextToken")
 		return
 	}
 	end := min(start+limit, len(rows))
 	out := map[string]any{"Quotas": rows[start:end]}
 	if end < len(rows) {
-		out["NextToken"] = PageToken(end)
+		out["NextToken"] = sim.PageToken(end)
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	_ = json.NewEncoder(w).Encode(out)

@@ -1,4 +1,4 @@
-package sim_test
+package bedrock_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	sdk "github.com/aws/aws-sdk-go-v2/service/bedrock"
 	"github.com/aws/aws-sdk-go-v2/service/bedrock/types"
 
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 // records makes n input lines r00000... with the modelInput input(i).
@@ -246,16 +246,16 @@ func TestBatchSizeQuotas(t *testing.T) {
 	input := claudeLines(150) // about 26 KB
 	tests := []struct {
 		name    string
-		knobs   func(*sim.BedrockSim)
+		knobs   func(*simbedrock.BedrockSim)
 		files   map[string][]byte
 		wantMsg string // "" completes
 	}{
-		{name: "file within the quota", knobs: func(s *sim.BedrockSim) { s.MaxFileBytes = int64(len(input)) },
+		{name: "file within the quota", knobs: func(s *simbedrock.BedrockSim) { s.MaxFileBytes = int64(len(input)) },
 			files: map[string][]byte{"records.jsonl": input}},
-		{name: "file over the quota", knobs: func(s *sim.BedrockSim) { s.MaxFileBytes = int64(len(input)) - 1 },
+		{name: "file over the quota", knobs: func(s *simbedrock.BedrockSim) { s.MaxFileBytes = int64(len(input)) - 1 },
 			files:   map[string][]byte{"records.jsonl": input},
 			wantMsg: fmt.Sprintf("input file %s is larger than the %d-byte quota per batch inference input file", inputURI, len(input)-1)},
-		{name: "job over the quota", knobs: func(s *sim.BedrockSim) { s.MaxJobBytes = int64(len(input)) + 100 },
+		{name: "job over the quota", knobs: func(s *simbedrock.BedrockSim) { s.MaxJobBytes = int64(len(input)) + 100 },
 			files:   map[string][]byte{"a.jsonl": input, "b.jsonl": claudeLines(150)[:2000]},
 			wantMsg: "larger than the " + fmt.Sprint(len(input)+100) + "-byte quota per batch inference job"},
 	}

@@ -1,4 +1,4 @@
-package sim_test
+package bedrock_test
 
 import (
 	"strings"

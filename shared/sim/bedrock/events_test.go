@@ -1,4 +1,4 @@
-package sim_test
+package bedrock_test
 
 import (
 	"encoding/json"
@@ -31,7 +31,7 @@ func TestProjectEventSamples(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			raw, err := os.ReadFile("../../events/project/" + tc.file)
+			raw, err := os.ReadFile("../../../events/project/" + tc.file)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,10 @@
-package sim
+package bedrock
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
+)
 
 // TestPadReply: a padded answer is about the asked length, the same for a
 // record every time, and differs between records.
@@ -13,13 +17,13 @@ func TestPadReply(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := padReply(echo, "r1", tc.n)
-			if tc.n <= int(Tokens(echo)) {
+			if tc.n <= int(sim.Tokens(echo)) {
 				if got != echo {
 					t.Fatalf("padded to %d tokens: %q", tc.n, got)
 				}
 				return
 			}
-			if n := Tokens(got); n < int64(tc.n) || n > int64(tc.n)+10 {
+			if n := sim.Tokens(got); n < int64(tc.n) || n > int64(tc.n)+10 {
 				t.Fatalf("%d tokens, want about %d", n, tc.n)
 			}
 			if again := padReply(echo, "r1", tc.n); again != got {

@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 // The facts test: each model's facts are read from its one row, and every
 // simulator answer that depends on the model must agree with that row. A
@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // factsPNG is a small valid image, factsPDF a one-page PDF.
@@ -99,7 +101,7 @@ func TestBedrockModelFacts(t *testing.T) {
 			}
 			seen[m.id] = true
 			has := func(mod string) bool { return slices.Contains(m.in, mod) }
-			onDemand := slices.Contains(m.inRegion, "*") || slices.Contains(m.inRegion, DefaultRegion)
+			onDemand := slices.Contains(m.inRegion, "*") || slices.Contains(m.inRegion, sim.DefaultRegion)
 
 			// The runtime: what it accepts follows the row.
 			text := m.fam == famClaude || m.fam == famNova || m.fam == famLlama || m.fam == famMistral

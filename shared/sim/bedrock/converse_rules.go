@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 // Converse's request rules, from the simulator's own table (never the
 // product's): conversation structure, system prompts per model, documents

@@ -1,4 +1,4 @@
-package sim_test
+package bedrock_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	rt "github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	rttypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 // The runtime simulator takes a service tier only where its own table says
@@ -32,7 +32,7 @@ func TestRuntimeServiceTiers(t *testing.T) {
 		{name: "reserved without a reservation", model: "us.amazon.nova-pro-v1:0", tier: "reserved", want: "Reservation not found."},
 		{name: "unknown tier", model: "us.amazon.nova-pro-v1:0", tier: "cheapest", want: "service tier provided is invalid"},
 	}
-	s := &sim.RuntimeSim{}
+	s := &simbedrock.RuntimeSim{}
 	c := newRuntime(t, s)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,7 +64,7 @@ func TestRuntimeServiceTiers(t *testing.T) {
 
 // FlexThrottleRate throttles Flex calls only.
 func TestRuntimeFlexThrottle(t *testing.T) {
-	s := &sim.RuntimeSim{FlexThrottleRate: 0.5}
+	s := &simbedrock.RuntimeSim{FlexThrottleRate: 0.5}
 	c := newRuntime(t, s)
 	call := func(tier string) error {
 		_, err := c.Converse(context.Background(), &rt.ConverseInput{ModelId: aws.String("us.amazon.nova-pro-v1:0"),

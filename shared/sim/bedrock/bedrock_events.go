@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 // EventBridge delivery of "Batch Inference Job State Change" events.
 

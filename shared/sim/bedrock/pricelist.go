@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // PriceListSim simulates the AWS Price List Query API (AWS JSON 1.1, target
@@ -27,7 +29,7 @@ type PriceListSim struct {
 	// Products are the documents served; nil: DefaultPriceList.
 	Products []PriceProduct
 	Log      *slog.Logger
-	http     Listener
+	http     sim.Listener
 	mu       sync.Mutex
 	calls    int
 }
@@ -117,13 +119,13 @@ func (r simPriceRow) products(region string) []PriceProduct {
 						"usagetype": pre + "-MP:" + pre + "_" + ut + "-Units", "servicecode": priceServiceFM, "operation": "Usage"}})
 			}
 		}
-		add("InputTokenCount", "Million Input Tokens", r.in)
-		add("OutputTokenCount", "Million Response Tokens", r.out)
-		add("InputTokenCount_Batch", "Million Batch Input Tokens", r.bin)
-		add("OutputTokenCount_Batch", "Million Batch Response Tokens", r.bout)
-		add("CacheReadInputTokenCount", "Million Cache Read Input Tokens", r.cacheRead)
-		add("CacheWriteInputTokenCount", "Million Cache Write Input Tokens", r.cacheW5m)
-		add("CacheWrite1hInputTokenCount", "Million Cache Write 1h Input Tokens", r.cacheW1h)
+		add("InputTokenCount", "Million Input sim.Tokens", r.in)
+		add("OutputTokenCount", "Million Response sim.Tokens", r.out)
+		add("InputTokenCount_Batch", "Million Batch Input sim.Tokens", r.bin)
+		add("OutputTokenCount_Batch", "Million Batch Response sim.Tokens", r.bout)
+		add("CacheReadInputTokenCount", "Million Cache Read Input sim.Tokens", r.cacheRead)
+		add("CacheWriteInputTokenCount", "Million Cache Write Input sim.Tokens", r.cacheW5m)
+		add("CacheWrite1hInputTokenCount", "Million Cache Write 1h Input sim.Tokens", r.cacheW1h)
 		// Provisioned throughput: listed, and not an inference price.
 		out = append(out, PriceProduct{ServiceCode: priceServiceFM, Unit: "1M TPM Hour", USD: "0.1980000000",
 			Description: "AWS Marketplace software usage|" + region + "|Reserved 1 Month Input TPM Geo",
@@ -202,7 +204,7 @@ func (p *PriceListSim) Listen(addr string) (string, error) {
 func (p *PriceListSim) Close() error { return p.http.Close() }
 
 // Settle: the Price List answers every call before returning (Simulator).
-func (p *PriceListSim) Settle(ctx context.Context) error { return Settled(ctx) }
+func (p *PriceListSim) Settle(ctx context.Context) error { return sim.Settled(ctx) }
 
 // Calls counts the GetProducts calls answered.
 func (p *PriceListSim) Calls() int {
@@ -215,10 +217,10 @@ func (p *PriceListSim) Calls() int {
 const maxPriceResults = 100
 
 func (p *PriceListSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := BodyFirst(w, r)
+	w, done := sim.BodyFirst(w, r)
 	defer done()
 	if r.Method != http.MethodPost || r.Header.Get("X-Amz-Target") != "AWSPriceListService.GetProducts" {
-		JSONError(w, "InvalidParameterException", "SIMULATED: the Price List simulator implements GetProducts only")
+		sim.JSONError(w, "InvalidParameterException", "SIMULATED: the Price List simulator implements GetProducts only")
 		return
 	}
 	var in struct {
@@ -229,32 +231,32 @@ func (p *PriceListSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Filters       []struct{ Type, Field, Value string }
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil {
-		JSONError(w, "InvalidParameterException", "SIMULATED: the request body is not JSON")
+		sim.JSONError(w, "InvalidParameterException", "SIMULATED: the request body is not JSON")
 		return
 	}
 	switch {
 	case in.ServiceCode == "":
-		JSONError(w, "InvalidParameterException", "SIMULATED: ServiceCode is required")
+		sim.JSONError(w, "InvalidParameterException", "SIMULATED: ServiceCode is required")
 		return
 	case in.FormatVersion != "" && in.FormatVersion != "aws_v1":
-		JSONError(w, "InvalidParameterException", "SIMULATED: FormatVersion must be aws_v1")
+		sim.JSONError(w, "InvalidParameterException", "SIMULATED: FormatVersion must be aws_v1")
 		return
 	}
 	limit := maxPriceResults
 	if in.MaxResults != nil {
 		if *in.MaxResults < 1 || *in.MaxResults > maxPriceResults {
-			JSONError(w, "InvalidParameterException", "SIMULATED: MaxResults must be 1..100")
+			sim.JSONError(w, "InvalidParameterException", "SIMULATED: MaxResults must be 1..100")
 			return
 		}
 		limit = *in.MaxResults
 	}
 	for _, f := range in.Filters {
 		if f.Type != "TERM_MATCH" {
-			JSONError(w, "InvalidParameterException", "SIMULATED: the simulator implements filters of type TERM_MATCH only, not "+f.Type)
+			sim.JSONError(w, "InvalidParameterException", "SIMULATED: the simulator implements filters of type TERM_MATCH only, not "+f.Type)
 			return
 		}
 		if f.Field == "" {
-			JSONError(w, "InvalidParameterException", "SIMULATED: a filter's Field is required")
+			sim.JSONError(w, "InvalidParameterException", "SIMULATED: a filter's Field is required")
 			return
 		}
 	}
@@ -279,18 +281,18 @@ func (p *PriceListSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !known {
-		JSONError(w, "NotFoundException", "SIMULATED: the simulated Price List has no service code "+in.ServiceCode)
+		sim.JSONError(w, "NotFoundException", "SIMULATED: the simulated Price List has no service code "+in.ServiceCode)
 		return
 	}
-	start, err := PageStart(in.NextToken, len(docs))
+	start, err := sim.PageStart(in.NextToken, len(docs))
 	if err != nil {
-		JSONError(w, "InvalidNextTokenException", "SIMULATED: invalid NextToken")
+		sim.JSONError(w, "InvalidNextTokenException", "SIMULATED: invalid NextToken")
 		return
 	}
 	end := min(start+limit, len(docs))
 	out := map[string]any{"FormatVersion": "aws_v1", "PriceList": docs[start:end]}
 	if end < len(docs) {
-		out["NextToken"] = PageToken(end)
+		out["NextToken"] = sim.PageToken(end)
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	_ = json.NewEncoder(w).Encode(out)

@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 // The simulated account's model facts: what Bedrock's control plane
 // (ListFoundationModels, GetFoundationModelAvailability,
@@ -33,6 +33,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // AccountModel is one foundation model of the simulated account.
@@ -97,10 +99,10 @@ func NewAccount() *Account {
 	var ms []AccountModel
 	for _, m := range bedrockCatalog {
 		if m.listed != nil {
-			ms = append(ms, m.accountModel(DefaultRegion))
+			ms = append(ms, m.accountModel(sim.DefaultRegion))
 		}
 	}
-	a := &Account{models: ms, calls: map[string]int{}, region: DefaultRegion, account: DefaultAccount}
+	a := &Account{models: ms, calls: map[string]int{}, region: sim.DefaultRegion, account: sim.DefaultAccount}
 	a.apps = []appProfile{{id: "simapp0000001", name: "team-a-haiku", model: "anthropic.claude-haiku-4-5-20251001-v1:0"}}
 	return a
 }
@@ -109,7 +111,7 @@ func NewAccount() *Account {
 // seventh without access, each with a us. and global. profile and batch
 // quotas), for benchmarks of a large account.
 func SyntheticAccount(n int) *Account {
-	a := &Account{calls: map[string]int{}, region: DefaultRegion, account: DefaultAccount}
+	a := &Account{calls: map[string]int{}, region: sim.DefaultRegion, account: sim.DefaultAccount}
 	for i := range n {
 		m := AccountModel{ID: fmt.Sprintf("sim.model-%03d-v1:0", i), Name: fmt.Sprintf("Sim Model %03d", i), Provider: "Simulated",
 			Status: "ACTIVE", InferenceTypes: []string{"ON_DEMAND", "INFERENCE_PROFILE"}, Input: []string{"TEXT", "IMAGE"}, Output: []string{"TEXT"},
@@ -235,7 +237,7 @@ func (a *Account) listFoundationModels(w http.ResponseWriter, r *http.Request) {
 			"modelLifecycle":             lc,
 		})
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"modelSummaries": out})
+	sim.WriteJSON(w, http.StatusOK, map[string]any{"modelSummaries": out})
 }
 
 // availability answers GET /foundation-model-availability/{modelId}.
@@ -244,14 +246,14 @@ func (a *Account) availability(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("modelId")
 	m, ok := a.lookup(id)
 	if !ok {
-		WriteError(w, http.StatusNotFound, "ResourceNotFoundException", fmt.Sprintf("SIMULATED: the model %s does not exist in %s", id, a.region))
+		sim.WriteError(w, http.StatusNotFound, "ResourceNotFoundException", fmt.Sprintf("SIMULATED: the model %s does not exist in %s", id, a.region))
 		return
 	}
 	auth := "NOT_AUTHORIZED"
 	if m.Authorized {
 		auth = "AUTHORIZED"
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{
+	sim.WriteJSON(w, http.StatusOK, map[string]any{
 		"modelId":                 m.ID,
 		"agreementAvailability":   map[string]any{"status": m.Agreement},
 		"authorizationStatus":     auth,
@@ -300,30 +302,30 @@ func (a *Account) listInferenceProfiles(w http.ResponseWriter, r *http.Request) 
 	q := r.URL.Query()
 	typ := q.Get("type")
 	if typ != "" && typ != "SYSTEM_DEFINED" && typ != "APPLICATION" {
-		WriteError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: type must be SYSTEM_DEFINED or APPLICATION")
+		sim.WriteError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: type must be SYSTEM_DEFINED or APPLICATION")
 		return
 	}
 	limit := 1000
 	if s := q.Get("maxResults"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000 {
-			WriteError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: maxResults must be 1..1000")
+			sim.WriteError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: maxResults must be 1..1000")
 			return
 		}
 		limit = n
 	}
 	rows := a.profileRows(typ)
-	start, err := PageStart(q.Get("nextToken"), len(rows))
+	start, err := sim.PageStart(q.Get("nextToken"), len(rows))
 	if err != nil {
-		WriteError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: invalid nextToken")
+		sim.WriteError(w, http.StatusBadRequest, "ValidationException", "SIMULATED: invalid nextToken")
 		return
 	}
 	end := min(start+limit, len(rows))
 	body := map[string]any{"inferenceProfileSummaries": rows[start:end]}
 	if end < len(rows) {
-		body["nextToken"] = PageToken(end)
+		body["nextToken"] = sim.PageToken(end)
 	}
-	WriteJSON(w, http.StatusOK, body)
+	sim.WriteJSON(w, http.StatusOK, body)
 }
 
 // The simulated account's on-demand rates per model (its own figures, the

@@ -1,4 +1,4 @@
-package sim_test
+package bedrock_test
 
 import (
 	"bytes"
@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
 	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 )
@@ -47,13 +48,13 @@ func TestSimulatorsKeepTheConnectionAfterARefusedBody(t *testing.T) {
 		h              http.Handler
 		refused, valid req
 	}{
-		{"bedrock runtime InvokeModel over its 25 MB", &sim.RuntimeSim{Log: quiet},
+		{"bedrock runtime InvokeModel over its 25 MB", &simbedrock.RuntimeSim{Log: quiet},
 			req{"POST", "/model/amazon.titan-embed-text-v2:0/invoke", big(25 << 20), nil, 400},
 			req{"POST", "/model/amazon.titan-embed-text-v2:0/invoke", `{"inputText":"x"}`, nil, 200}},
-		{"bedrock runtime invalid JSON", &sim.RuntimeSim{Log: quiet},
+		{"bedrock runtime invalid JSON", &simbedrock.RuntimeSim{Log: quiet},
 			req{"POST", "/model/amazon.titan-embed-text-v2:0/invoke", big(1<<20) + "}", nil, 400},
 			req{"POST", "/model/amazon.titan-embed-text-v2:0/invoke", `{"inputText":"x"}`, nil, 200}},
-		{"bedrock runtime unknown operation", &sim.RuntimeSim{Log: quiet},
+		{"bedrock runtime unknown operation", &simbedrock.RuntimeSim{Log: quiet},
 			req{"POST", "/model/amazon.titan-embed-text-v2:0/nope", big(1 << 20), nil, 404},
 			req{"POST", "/model/amazon.titan-embed-text-v2:0/invoke", `{"inputText":"x"}`, nil, 200}},
 		{"anthropic batch over MaxBytes", &simanthropic.AnthropicSim{Log: quiet, MaxBytes: 1 << 20},
@@ -71,10 +72,10 @@ func TestSimulatorsKeepTheConnectionAfterARefusedBody(t *testing.T) {
 		{"sagemaker unknown endpoint", &simsagemaker.SageMakerSim{Log: quiet, Endpoints: []string{"ep"}},
 			req{"POST", "/endpoints/nope/invocations", big(1 << 20), nil, 400},
 			req{"POST", "/endpoints/ep/invocations", `{}`, nil, 200}},
-		{"bedrock CreateModelInvocationJob over 1 MB", &sim.BedrockSim{Log: quiet},
+		{"bedrock CreateModelInvocationJob over 1 MB", &simbedrock.BedrockSim{Log: quiet},
 			req{"POST", "/model-invocation-job", big(2 << 20), nil, 400},
 			req{"GET", "/model-invocation-jobs", "", nil, 200}},
-		{"service quotas over 1 MB", &sim.QuotasSim{Account: sim.NewAccount()},
+		{"service quotas over 1 MB", &simbedrock.QuotasSim{Account: simbedrock.NewAccount()},
 			req{"POST", "/", big(2 << 20), quotas, 400},
 			req{"POST", "/", `{"ServiceCode":"bedrock"}`, quotas, 200}},
 	}
@@ -154,7 +155,7 @@ func (c *holdConn) Write(p []byte) (int, error) {
 // body, then the write loop goes on. A refusal, then two embeddings of 96
 // texts, all on one connection.
 func TestSDKClientKeepsItsConnectionWhenTheAnswerComesFirst(t *testing.T) {
-	s := &sim.RuntimeSim{Log: slog.New(slog.DiscardHandler)}
+	s := &simbedrock.RuntimeSim{Log: slog.New(slog.DiscardHandler)}
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 // The Bedrock simulators' one table of models: one row per model, holding
 // every per-model fact the simulators answer from (runtime rules, modalities,
@@ -13,6 +13,8 @@ package sim
 import (
 	"slices"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // bedrockModel is what the simulators hold about one Bedrock model.
@@ -275,8 +277,8 @@ func bedrockRules(base string) (bedrockModel, bool) {
 }
 
 // reads says which non-text blocks the model reads.
-func (m bedrockModel) reads() Modal {
-	return Modal{Image: slices.Contains(m.in, "IMAGE"), Document: slices.Contains(m.in, "DOCUMENT")}
+func (m bedrockModel) reads() sim.Modal {
+	return sim.Modal{Image: slices.Contains(m.in, "IMAGE"), Document: slices.Contains(m.in, "DOCUMENT")}
 }
 
 // inferenceTypes are ListFoundationModels' inferenceTypesSupported in region:

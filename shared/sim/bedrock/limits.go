@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 // The simulators' own copy of the documented service rules below, so that a
 // wrong product constant shows up as a failing test instead of being shared.

@@ -1,4 +1,4 @@
-package sim_test
+package bedrock_test
 
 import (
 	"bytes"
@@ -20,11 +20,12 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 // newRuntime serves s and returns the real bedrockruntime client aimed at it,
 // without SDK retries so refusals come back as they are.
-func newRuntime(t *testing.T, s *sim.RuntimeSim) *rt.Client {
+func newRuntime(t *testing.T, s *simbedrock.RuntimeSim) *rt.Client {
 	t.Helper()
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
@@ -105,7 +106,7 @@ func TestRuntimeModelIDs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			c := newRuntime(t, &sim.RuntimeSim{Region: tc.region, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+			c := newRuntime(t, &simbedrock.RuntimeSim{Region: tc.region, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 			var err error
 			if tc.body == "" {
 				err = converse(c, tc.model, 0)
@@ -162,7 +163,7 @@ func TestRuntimeMaxTokens(t *testing.T) {
 			want: "#/max_tokens: 4097 is not less or equal to 4096"},
 		{name: "Mistral 7B max_tokens at its limit", model: "mistral.mistral-7b-instruct-v0:2", body: `{"prompt":"<s>[INST] hi [/INST]","max_tokens":8192}`},
 	}
-	c := newRuntime(t, &sim.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
+	c := newRuntime(t, &simbedrock.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
@@ -204,7 +205,7 @@ func TestRuntimeConverseSampling(t *testing.T) {
 		{"Haiku 5.5 without sampling", "global.anthropic.claude-haiku-5-5", nil, nil, ""},
 		{"Sonnet 4.6 with temperature", "global.anthropic.claude-sonnet-4-6", f(0.2), f(0.9), ""},
 	}
-	c := newRuntime(t, &sim.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
+	c := newRuntime(t, &simbedrock.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.Converse(context.Background(), &rt.ConverseInput{ModelId: aws.String(tc.model),
@@ -335,7 +336,7 @@ func TestRuntimeNativeShapes(t *testing.T) {
 				}
 			}},
 	}
-	c := newRuntime(t, &sim.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
+	c := newRuntime(t, &simbedrock.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := invoke(c, tc.model, tc.body)
@@ -375,7 +376,7 @@ func TestRuntimeEmbeddingRefusals(t *testing.T) {
 		{"Cohere text over 2048 characters", "cohere.embed-english-v3", `{"texts":["` + strings.Repeat("b", 2049) + `"],"input_type":"clustering"}`,
 			"#/texts/0: expected maxLength: 2048, actual: 2049"},
 	}
-	c := newRuntime(t, &sim.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
+	c := newRuntime(t, &simbedrock.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := invoke(c, tc.model, tc.body)
@@ -398,7 +399,7 @@ func TestRuntimeEmbeddingRefusals(t *testing.T) {
 }
 
 func TestRuntimeEmbeddingsAreDeterministicAndSemantic(t *testing.T) {
-	c := newRuntime(t, &sim.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
+	c := newRuntime(t, &simbedrock.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
 	vec := func(text string) []float64 {
 		t.Helper()
 		b, _ := json.Marshal(map[string]any{"inputText": text, "dimensions": 512})
@@ -433,7 +434,7 @@ func TestRuntimeEmbeddingsAreDeterministicAndSemantic(t *testing.T) {
 }
 
 func TestRuntimeNativeClaudeCache(t *testing.T) {
-	c := newRuntime(t, &sim.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
+	c := newRuntime(t, &simbedrock.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
 	body := `{"anthropic_version":"bedrock-2023-05-31","max_tokens":100,"system":[{"type":"text","text":"` + strings.Repeat("policy ", 800) +
 		`","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"question %d"}]}`
 	var usages []map[string]int64
@@ -493,7 +494,7 @@ func TestRuntimeEmbeddingTokensAndDimensions(t *testing.T) {
 		{name: "Nova over 8,192 tokens, END", model: "amazon.nova-2-multimodal-embeddings-v1:0", body: nova(`,"embeddingDimension":256`, "END", long(8192*4+4)),
 			dims: 256, vector: func(o map[string]any) []any { v, _ := get(o, "embeddings", 0, "embedding").([]any); return v }},
 	}
-	c := newRuntime(t, &sim.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
+	c := newRuntime(t, &simbedrock.RuntimeSim{Log: slog.New(slog.DiscardHandler)})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := invoke(c, tc.model, tc.body)

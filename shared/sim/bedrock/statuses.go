@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 // The simulators' own copy of the services' documented words and limits; they
 // never import the product's, so a wrong product table shows up as a failing test.

@@ -1,6 +1,7 @@
-// Package sim holds local stand-ins for the providers' HTTP APIs, reached by the
-// real SDK clients through endpoint overrides (make dev and tests). Everything they
-// produce is simulated and says so: no model is ever called.
+// Package bedrock simulates Amazon Bedrock for make dev and tests: batch
+// inference, the runtime (RuntimeSim), the account's model facts (Account,
+// QuotasSim) and the Price List (PriceListSim, whose products are Bedrock's
+// only), all from one table of models (bedrock_models.go).
 //
 // BedrockSim simulates Amazon Bedrock batch inference (the control-plane REST-JSON
 // routes of CreateModelInvocationJob, GetModelInvocationJob, StopModelInvocationJob
@@ -37,7 +38,7 @@
 //     serve (no batch quotas in account.go; the quotas Bedrock lists per
 //     model are those of the models it takes batch jobs for) is a
 //     ValidationException naming the model.
-package sim
+package bedrock
 
 import (
 	"context"
@@ -50,6 +51,8 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/blob"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // Defaults of a BedrockSim.
@@ -67,7 +70,7 @@ type BedrockSim struct {
 	// Blobs holds the input JSONL (read at the input s3:// URI) and receives the output.
 	Blobs blob.Store
 	// Violations is the share of structured answers that go wrong (structured.go).
-	Violations *Violations
+	Violations *sim.Violations
 	// Emit receives every state-change event as EventBridge delivers it to a Lambda
 	// target, in order, from the goroutine that steps. It may call the simulator's
 	// HTTP API but not Step or Settle. Nil discards events.
@@ -138,9 +141,9 @@ type BedrockSim struct {
 	tokens  map[string]*simJob
 	names   map[string]*simJob
 	pending [][]byte // events queued by API calls, sent on the next step
-	http    Listener
+	http    sim.Listener
 
-	permissive Permissive
+	permissive sim.Permissive
 
 	stepMu  sync.Mutex // one step at a time: steps do the I/O
 	flushMu sync.Mutex // events leave in the order they were queued
@@ -151,8 +154,8 @@ func NewBedrockSim(blobs blob.Store, emit func(ctx context.Context, event []byte
 	return &BedrockSim{
 		Blobs:           blobs,
 		Emit:            emit,
-		Account:         DefaultAccount,
-		Region:          DefaultRegion,
+		Account:         sim.DefaultAccount,
+		Region:          sim.DefaultRegion,
 		MaxJobsPerModel: DefaultMaxJobsPerModel,
 	}
 }
@@ -190,10 +193,10 @@ type simJob struct {
 func (s *BedrockSim) init() {
 	s.once.Do(func() {
 		if s.Account == "" {
-			s.Account = DefaultAccount
+			s.Account = sim.DefaultAccount
 		}
 		if s.Region == "" {
-			s.Region = DefaultRegion
+			s.Region = sim.DefaultRegion
 		}
 		if s.MaxJobsPerModel == 0 {
 			s.MaxJobsPerModel = DefaultMaxJobsPerModel
@@ -224,7 +227,7 @@ func (s *BedrockSim) init() {
 		s.mux.HandleFunc("GET /foundation-model-availability/{modelId}", s.Models.availability)
 		s.mux.HandleFunc("GET /inference-profiles", s.Models.listInferenceProfiles)
 		s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-			WriteError(w, http.StatusNotFound, "UnknownOperationException",
+			sim.WriteError(w, http.StatusNotFound, "UnknownOperationException",
 				fmt.Sprintf("the Bedrock simulator does not implement %s %s", r.Method, r.URL.Path))
 		})
 		s.Log.Info("Bedrock batch inference SIMULATOR started: jobs, outputs and events are simulated, no model is called",
@@ -253,7 +256,7 @@ func (s *BedrockSim) Close() error {
 }
 
 func (s *BedrockSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w, done := BodyFirst(w, r)
+	w, done := sim.BodyFirst(w, r)
 	defer done()
 	s.init()
 	w.Header().Set("X-Amzn-Requestid", s.newUUID())
@@ -286,7 +289,7 @@ func (s *BedrockSim) Step(ctx context.Context) int {
 // Settle steps until every job has ended (Simulator).
 func (s *BedrockSim) Settle(ctx context.Context) error {
 	s.init()
-	return SettleSteps(ctx, "bedrock sim", func(ctx context.Context) int { return s.step(ctx, true) })
+	return sim.SettleSteps(ctx, "bedrock sim", func(ctx context.Context) int { return s.step(ctx, true) })
 }
 
 // Statuses returns each job's name and current status, for tests and logs.

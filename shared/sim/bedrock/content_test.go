@@ -1,4 +1,4 @@
-package sim_test
+package bedrock_test
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ import (
 	rt "github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	rttypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
-	"github.com/mcpbatch/mcpbatch/shared/sim"
 	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 func testPNG(t *testing.T, w, h int) []byte {
@@ -90,7 +90,7 @@ func answerText(out *rt.ConverseOutput) string {
 }
 
 func TestConverseMedia(t *testing.T) {
-	c := newRuntime(t, &sim.RuntimeSim{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c := newRuntime(t, &simbedrock.RuntimeSim{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	const haiku, novaMicro = "us.anthropic.claude-haiku-4-5-20251001-v1:0", "us.amazon.nova-micro-v1:0"
 	img := testPNG(t, 64, 48)
 	pdf := testPDF(3)
@@ -166,7 +166,7 @@ func claudeImage(mt string, b []byte) string {
 }
 
 func TestInvokeClaudeNativeMedia(t *testing.T) {
-	c := newRuntime(t, &sim.RuntimeSim{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c := newRuntime(t, &simbedrock.RuntimeSim{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	const sonnet = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 	img := testJPEG(t, 40, 30)
 	out, err := invoke(c, sonnet, claudeBody(claudeImage("image/jpeg", img)))

@@ -1,4 +1,4 @@
-package sim_test
+package bedrock_test
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ import (
 	sdk "github.com/aws/aws-sdk-go-v2/service/bedrock"
 	"github.com/aws/aws-sdk-go-v2/service/bedrock/types"
 
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/sim/simtest"
 )
 
@@ -81,16 +81,16 @@ func (r *recorder) statuses(t *testing.T, name string) []string {
 }
 
 type env struct {
-	sim    *sim.BedrockSim
+	sim    *simbedrock.BedrockSim
 	client *sdk.Client
 	blobs  *simtest.MemBlobs
 	rec    *recorder
 }
 
-func newEnv(t *testing.T, knobs func(*sim.BedrockSim), opts ...func(*sdk.Options)) *env {
+func newEnv(t *testing.T, knobs func(*simbedrock.BedrockSim), opts ...func(*sdk.Options)) *env {
 	t.Helper()
 	e := &env{blobs: simtest.NewMemBlobs(), rec: &recorder{}}
-	e.sim = sim.NewBedrockSim(e.blobs, e.rec.emit)
+	e.sim = simbedrock.NewBedrockSim(e.blobs, e.rec.emit)
 	e.sim.Seed = 7
 	e.sim.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if knobs != nil {
@@ -208,7 +208,7 @@ func TestLifecycle(t *testing.T) {
 	tests := []struct {
 		name       string
 		records    int
-		knobs      func(*sim.BedrockSim)
+		knobs      func(*simbedrock.BedrockSim)
 		wantStatus []string
 		wantTotal  int64
 		wantOK     int64
@@ -223,13 +223,13 @@ func TestLifecycle(t *testing.T) {
 		},
 		{
 			name: "failed records still complete", records: 150,
-			knobs:      func(s *sim.BedrockSim) { s.FailEvery = 10 },
+			knobs:      func(s *simbedrock.BedrockSim) { s.FailEvery = 10 },
 			wantStatus: []string{"Submitted", "Validating", "Scheduled", "InProgress", "Completed"},
 			wantTotal:  150, wantOK: 135, wantFailed: 15, wantOutput: true,
 		},
 		{
 			name: "FailRecord", records: 100,
-			knobs: func(s *sim.BedrockSim) {
+			knobs: func(s *simbedrock.BedrockSim) {
 				s.FailRecord = func(id string) bool { return id == "r00003" || id == "r00004" }
 			},
 			wantStatus: []string{"Submitted", "Validating", "Scheduled", "InProgress", "Completed"},
@@ -237,19 +237,21 @@ func TestLifecycle(t *testing.T) {
 		},
 		{
 			name: "partially completed when time runs out", records: 200,
-			knobs:      func(s *sim.BedrockSim) { s.PartialAfter = 120 },
+			knobs:      func(s *simbedrock.BedrockSim) { s.PartialAfter = 120 },
 			wantStatus: []string{"Submitted", "Validating", "Scheduled", "InProgress", "PartiallyCompleted"},
 			wantTotal:  200, wantOK: 120, wantOutput: true, wantMsg: "Not all records",
 		},
 		{
 			name: "job fails", records: 100,
-			knobs:      func(s *sim.BedrockSim) { s.FailJob = func(string) string { return "simulated internal failure" } },
+			knobs: func(s *simbedrock.BedrockSim) {
+				s.FailJob = func(string) string { return "simulated internal failure" }
+			},
 			wantStatus: []string{"Submitted", "Validating", "Scheduled", "InProgress", "Failed"},
 			wantTotal:  100, wantMsg: "simulated internal failure",
 		},
 		{
 			name: "expired", records: 100,
-			knobs:      func(s *sim.BedrockSim) { s.ExpireJob = func(string) bool { return true } },
+			knobs:      func(s *simbedrock.BedrockSim) { s.ExpireJob = func(string) bool { return true } },
 			wantStatus: []string{"Submitted", "Validating", "Scheduled", "Expired"},
 			wantTotal:  100, wantMsg: "timeout",
 		},
@@ -493,7 +495,7 @@ func TestStop(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(s *sim.BedrockSim) {
+			e := newEnv(t, func(s *simbedrock.BedrockSim) {
 				if tc.slow > 0 {
 					s.SlowJob = func(string) int { return tc.slow }
 				}
@@ -589,7 +591,7 @@ func TestIdempotentClientRequestToken(t *testing.T) {
 }
 
 func TestAPIErrors(t *testing.T) {
-	e := newEnv(t, func(s *sim.BedrockSim) { s.MaxJobsPerModel = 2 })
+	e := newEnv(t, func(s *simbedrock.BedrockSim) { s.MaxJobsPerModel = 2 })
 	e.put(t, inputURI, claudeLines(100))
 	for i := range 2 {
 		if _, err := e.create(t, fmt.Sprintf("mcpbatch-q%d", i), fmt.Sprintf("q%d", i), claude); err != nil {
@@ -682,7 +684,7 @@ func TestThrottling(t *testing.T) {
 		calls[op]++
 		return op == "GetModelInvocationJob" || calls[op] == 1
 	}
-	e := newEnv(t, func(s *sim.BedrockSim) { s.ThrottleAPI = throttleFirst }, func(o *sdk.Options) { o.RetryMaxAttempts = 3 })
+	e := newEnv(t, func(s *simbedrock.BedrockSim) { s.ThrottleAPI = throttleFirst }, func(o *sdk.Options) { o.RetryMaxAttempts = 3 })
 	e.put(t, inputURI, claudeLines(100))
 	arn, err := e.create(t, "mcpbatch-throttle", "throttle", claude)
 	if err != nil {
@@ -749,7 +751,7 @@ func TestListPagesAndFilters(t *testing.T) {
 }
 
 func TestEventsAndKnobs(t *testing.T) {
-	e := newEnv(t, func(s *sim.BedrockSim) {
+	e := newEnv(t, func(s *simbedrock.BedrockSim) {
 		s.DropEvent = func(st string) bool { return st == "Validating" }
 		s.DuplicateEvent = func(st string) bool { return st == "Completed" }
 	})
@@ -779,7 +781,7 @@ func TestEventsAndKnobs(t *testing.T) {
 // TestEventsMatchSamples checks the simulator emits events with exactly the keys of
 // the samples in events/bedrock, for every one of Bedrock's ten statuses.
 func TestEventsMatchSamples(t *testing.T) {
-	e := newEnv(t, func(s *sim.BedrockSim) {
+	e := newEnv(t, func(s *simbedrock.BedrockSim) {
 		s.FailJob = func(name string) string {
 			if name == "mcpbatch-f" {
 				return "simulated failure"
@@ -810,7 +812,7 @@ func TestEventsMatchSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	// PartiallyCompleted needs its own simulator knob.
-	p := newEnv(t, func(s *sim.BedrockSim) { s.PartialAfter = 50 })
+	p := newEnv(t, func(s *simbedrock.BedrockSim) { s.PartialAfter = 50 })
 	p.put(t, inputURI, claudeLines(100))
 	if _, err := p.create(t, "mcpbatch-p", "p", claude); err != nil {
 		t.Fatal(err)
@@ -827,7 +829,7 @@ func TestEventsMatchSamples(t *testing.T) {
 			emitted[probe.Detail.Status] = ev
 		}
 	}
-	samples, err := filepath.Glob("../../events/bedrock/*.json")
+	samples, err := filepath.Glob("../../../events/bedrock/*.json")
 	if err != nil || len(samples) != 10 {
 		t.Fatalf("want 10 samples in events/bedrock, got %d (%v)", len(samples), err)
 	}
@@ -911,7 +913,7 @@ func TestSeedMakesRunsReproducible(t *testing.T) {
 }
 
 func TestStepDelayRunsOnItsOwn(t *testing.T) {
-	e := newEnv(t, func(s *sim.BedrockSim) { s.StepDelay = 2 * time.Millisecond })
+	e := newEnv(t, func(s *simbedrock.BedrockSim) { s.StepDelay = 2 * time.Millisecond })
 	e.put(t, inputURI, claudeLines(100))
 	arn, err := e.create(t, "mcpbatch-auto", "auto", claude)
 	if err != nil {
@@ -934,7 +936,7 @@ func TestStepDelayRunsOnItsOwn(t *testing.T) {
 }
 
 func TestListen(t *testing.T) {
-	s := sim.NewBedrockSim(simtest.NewMemBlobs(), nil)
+	s := simbedrock.NewBedrockSim(simtest.NewMemBlobs(), nil)
 	s.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {

@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 // The simulators' own table of documented service rules, per model. It is
 // copied from AWS and Anthropic documentation (sources beside each fact,
@@ -9,11 +9,9 @@ package sim
 
 import (
 	"hash/fnv"
-	"log/slog"
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 )
 
@@ -40,10 +38,6 @@ func (f family) String() string {
 func (f family) embedding() bool {
 	return f == famTitanEmbed || f == famCohereEmbed || f == famCohereEmbedV4 || f == famNovaEmbed
 }
-
-// output128k is the anthropic_beta flag that lifts Claude 3.7 Sonnet's output to 128K.
-// https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages-request-response.html
-const Output128k = "output-128k-2025-02-19"
 
 // Titan Text Embeddings V2: dimensions 1024 (default), 512 or 256; inputText up
 // to 8,192 tokens or 50,000 characters.
@@ -156,23 +150,6 @@ func familyOfBody(body map[string]any) family {
 		return famMistral
 	}
 	return famUnknown
-}
-
-// permissive logs, once per simulator and id, that an id is served without rules.
-type Permissive struct{ seen sync.Map }
-
-func (p *Permissive) Warn(log *slog.Logger, sim, id, why string) {
-	if _, dup := p.seen.LoadOrStore(id, true); dup || log == nil {
-		return
-	}
-	log.Warn(sim+": [simulated] no documented rules for this model id; the simulator is permissive for it", "modelId", id, "why", why)
-}
-
-// tokens estimates the token count of a text deterministically: one token per
-// 4 bytes, rounded up ("1 token is about 4 characters", Cohere's and
-// Anthropic's rule of thumb), at least 1 for a non-empty text.
-func Tokens(s string) int64 {
-	return int64((len(s) + 3) / 4)
 }
 
 // embed makes a deterministic vector for text: each lower-cased word is hashed

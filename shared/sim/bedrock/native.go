@@ -1,4 +1,4 @@
-package sim
+package bedrock
 
 // Each Bedrock model family's InvokeModel body and answer, and the Converse
 // request and answer, shared by the runtime simulator and the batch
@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/mcpbatch/mcpbatch/shared/sim"
 )
 
 // invocation is one model call: the model as called, what the table says of
@@ -32,7 +34,7 @@ type invocation struct {
 	replyTokens int
 	cache       *promptCache // nil: no prompt caching (batch)
 	// violations is the share of structured answers that go wrong (nil: none).
-	violations *Violations
+	violations *sim.Violations
 }
 
 // answer is a model's response body and its token counts.
@@ -65,7 +67,7 @@ func (inv invocation) outputLimit(betas []string) (int, bool) {
 	if !inv.known || inv.m.maxOut == 0 {
 		return 0, false
 	}
-	if inv.m.maxOutBeta > 0 && slices.Contains(betas, Output128k) {
+	if inv.m.maxOutBeta > 0 && slices.Contains(betas, sim.Output128k) {
 		return inv.m.maxOutBeta, true
 	}
 	return inv.m.maxOut, true
@@ -95,7 +97,7 @@ func (inv invocation) cached(in int64, prefix string) (int64, int64, int64) {
 	if inv.cache == nil || prefix == "" {
 		return in, 0, 0
 	}
-	ct := min(Tokens(prefix), in)
+	ct := min(sim.Tokens(prefix), in)
 	rest := max(1, in-ct)
 	if inv.cache.touch(inv.modelID, prefix) {
 		return rest, ct, 0
@@ -108,8 +110,8 @@ var versionSuffix = regexp.MustCompile(`-v\d+(:\d+)?$`)
 // replyText is the simulated answer to a prompt: the keyword classifier when
 // the system prompt asks for one, else a labelled echo.
 func (inv invocation) replyText(system, prompt string) string {
-	if _, ok := askedCategories(system); ok || inv.recordID == "" {
-		return SimulatedAnswer(system, prompt, inv.recordID)
+	if _, ok := sim.AskedCategories(system); ok || inv.recordID == "" {
+		return sim.SimulatedAnswer(system, prompt, inv.recordID)
 	}
 	name := inv.base
 	if i := strings.IndexByte(name, '.'); i >= 0 {
@@ -125,7 +127,7 @@ func (inv invocation) replyText(system, prompt string) string {
 // padReply lengthens text to about n tokens with words drawn from
 // replyWords by a hash of the record id, so answers differ as real ones do.
 func padReply(text, recordID string, n int) string {
-	if n <= 0 || Tokens(text) >= int64(n) {
+	if n <= 0 || sim.Tokens(text) >= int64(n) {
 		return text
 	}
 	h := fnv.New64a()
@@ -133,7 +135,7 @@ func padReply(text, recordID string, n int) string {
 	rng := rand.New(rand.NewPCG(h.Sum64(), 0x5eed))
 	var b strings.Builder
 	b.WriteString(text)
-	for i := 0; Tokens(b.String()) < int64(n); i++ {
+	for i := 0; sim.Tokens(b.String()) < int64(n); i++ {
 		if i%12 == 11 {
 			b.WriteString(".")
 		}
@@ -157,15 +159,6 @@ mentions describes asks about says wants needs expects reports complains notes e
 likely clearly probably mainly first second third last next previous recent monthly annual weekly daily morning evening
 browser mobile app desktop version update install email message notification screen button link form field value
 number date time zone region country language settings profile security access permission role admin manager owner`)
-
-// cut bounds a reply to limit tokens, saying whether it had to.
-func Cut(text string, limit int) (string, int64, bool) {
-	out := Tokens(text)
-	if limit > 0 && out > int64(limit) {
-		return strings.ToValidUTF8(text[:min(len(text), limit*4)], ""), int64(limit), true
-	}
-	return text, out, false
-}
 
 // invokeNative answers an InvokeModel body in the family's own shape.
 func invokeNative(inv invocation, raw json.RawMessage) (answer, error) {
@@ -195,13 +188,7 @@ func invokeNative(inv invocation, raw json.RawMessage) (answer, error) {
 		return invokeNovaEmbed(inv, raw)
 	}
 	text := fmt.Sprintf("[simulated] %s reply to record %s", inv.modelID, inv.recordID)
-	return answer{body: map[string]any{"simulated": true, "outputText": text}, out: Tokens(text)}, nil
-}
-
-type TextBlock struct {
-	Type         string          `json:"type"`
-	Text         string          `json:"text"`
-	CacheControl json.RawMessage `json:"cache_control,omitempty"`
+	return answer{body: map[string]any{"simulated": true, "outputText": text}, out: sim.Tokens(text)}, nil
 }
 
 type claudeRequest struct {
@@ -223,48 +210,14 @@ type claudeUsage struct {
 }
 
 type claudeResponse struct {
-	ID           string      `json:"id"`
-	Type         string      `json:"type"`
-	Role         string      `json:"role"`
-	Model        string      `json:"model"`
-	Content      []TextBlock `json:"content"`
-	StopReason   string      `json:"stop_reason"`
-	StopSequence *string     `json:"stop_sequence"`
-	Usage        claudeUsage `json:"usage"`
-}
-
-// blocks reads a Claude content or system value: a string or text blocks.
-func Blocks(c json.RawMessage) []TextBlock {
-	var s string
-	if json.Unmarshal(c, &s) == nil {
-		return []TextBlock{{Type: "text", Text: s}}
-	}
-	var bs []TextBlock
-	_ = json.Unmarshal(c, &bs)
-	return bs
-}
-
-// contentText is the text of a message content: a string, or its first text block.
-func ContentText(c json.RawMessage) string {
-	for _, b := range Blocks(c) {
-		if b.Type == "text" {
-			return b.Text
-		}
-	}
-	return ""
-}
-
-// systemText joins a system value's text and returns the cacheable prefix: the
-// text up to the last block marked cache_control.
-func SystemText(c json.RawMessage) (all, prefix string) {
-	var sb strings.Builder
-	for _, b := range Blocks(c) {
-		sb.WriteString(b.Text)
-		if len(b.CacheControl) > 0 && string(b.CacheControl) != "null" {
-			prefix = sb.String()
-		}
-	}
-	return sb.String(), prefix
+	ID           string          `json:"id"`
+	Type         string          `json:"type"`
+	Role         string          `json:"role"`
+	Model        string          `json:"model"`
+	Content      []sim.TextBlock `json:"content"`
+	StopReason   string          `json:"stop_reason"`
+	StopSequence *string         `json:"stop_sequence"`
+	Usage        claudeUsage     `json:"usage"`
 }
 
 func checkClaude(req claudeRequest) error {
@@ -294,25 +247,25 @@ func invokeClaude(inv invocation, raw json.RawMessage) (answer, error) {
 	for i, m := range req.Messages {
 		contents[i] = m.Content
 	}
-	seen, err := ClaudeMedia(contents, bedrockReads(inv), true)
+	seen, err := sim.ClaudeMedia(contents, bedrockReads(inv), true)
 	if err != nil {
 		return answer{}, err
 	}
-	system, prefix := SystemText(req.System)
+	system, prefix := sim.SystemText(req.System)
 	prompt := ""
-	in := Tokens(system) + SeenTokens(seen)
+	in := sim.Tokens(system) + sim.SeenTokens(seen)
 	for _, m := range req.Messages {
-		for _, b := range Blocks(m.Content) {
-			in += Tokens(b.Text)
+		for _, b := range sim.Blocks(m.Content) {
+			in += sim.Tokens(b.Text)
 		}
 		if m.Role == "user" {
-			prompt = ContentText(m.Content)
+			prompt = sim.ContentText(m.Content)
 		}
 	}
 	in = max(1, in)
-	text, out, capped := Cut(WithSeen(inv.replyText(system, prompt), seen), req.MaxTokens)
+	text, out, capped := sim.Cut(sim.WithSeen(inv.replyText(system, prompt), seen), req.MaxTokens)
 	resp := claudeResponse{ID: inv.msgID, Type: "message", Role: "assistant", Model: inv.modelID, StopReason: "end_turn",
-		Content: []TextBlock{{Type: "text", Text: text}}}
+		Content: []sim.TextBlock{{Type: "text", Text: text}}}
 	if capped {
 		resp.StopReason = "max_tokens"
 	}
@@ -367,7 +320,7 @@ func invokeNova(inv invocation, raw json.RawMessage) (answer, error) {
 			system.WriteString(*b.Text)
 		}
 	}
-	in := Tokens(system.String())
+	in := sim.Tokens(system.String())
 	prompt := ""
 	for i, m := range req.Messages {
 		var content []novaBlock
@@ -376,7 +329,7 @@ func invokeNova(inv invocation, raw json.RawMessage) (answer, error) {
 		}
 		for _, b := range content {
 			if b.Text != nil {
-				in += Tokens(*b.Text)
+				in += sim.Tokens(*b.Text)
 				if m.Role == "user" {
 					prompt = *b.Text
 				}
@@ -384,7 +337,7 @@ func invokeNova(inv invocation, raw json.RawMessage) (answer, error) {
 		}
 	}
 	in = max(1, in)
-	text, out, capped := Cut(inv.replyText(system.String(), prompt), limit)
+	text, out, capped := sim.Cut(inv.replyText(system.String(), prompt), limit)
 	stop := "end_turn"
 	if capped {
 		stop = "max_tokens"
@@ -455,9 +408,9 @@ func completePrompt(inv invocation, raw json.RawMessage, maxField string) (compl
 		}
 		limit = *capField
 	}
-	c := completion{in: max(1, Tokens(*req.Prompt)), stop: "stop"}
+	c := completion{in: max(1, sim.Tokens(*req.Prompt)), stop: "stop"}
 	var capped bool
-	c.text, c.out, capped = Cut(inv.replyText("", *req.Prompt), limit)
+	c.text, c.out, capped = sim.Cut(inv.replyText("", *req.Prompt), limit)
 	if capped {
 		c.stop = "length"
 	}
@@ -481,7 +434,7 @@ func invokeTitanEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 	case req.Dimensions != nil && !slices.Contains(titanDims, *req.Dimensions):
 		return answer{}, malformedInput("#/dimensions: %d is not a valid enum value", *req.Dimensions)
 	}
-	if n := Tokens(*req.InputText); n > titanMaxTokens {
+	if n := sim.Tokens(*req.InputText); n > titanMaxTokens {
 		// Titan's wording, as Bedrock answers it.
 		return answer{}, fmt.Errorf("400 Bad Request: Too many input tokens. Max input tokens: %d, request input token count: %d", titanMaxTokens, n)
 	}
@@ -491,7 +444,7 @@ func invokeTitanEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 	}
 	norm := req.Normalize == nil || *req.Normalize
 	v := embed(*req.InputText, dims, norm)
-	in := max(1, Tokens(*req.InputText))
+	in := max(1, sim.Tokens(*req.InputText))
 	return answer{in: in, body: map[string]any{
 		"embedding": v, "inputTextTokenCount": in, "embeddingsByType": map[string]any{"float": v},
 	}}, nil
@@ -517,13 +470,13 @@ func invokeCohereEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 		if n := len([]rune(t)); n > cohereMaxChars {
 			return answer{}, malformedInput("#/texts/%d: expected maxLength: %d, actual: %d", i, cohereMaxChars, n)
 		}
-		if n := Tokens(t); n > cohereMaxTokens {
+		if n := sim.Tokens(t); n > cohereMaxTokens {
 			if truncate == "NONE" {
 				return answer{}, fmt.Errorf("texts[%d]: input is %d tokens, more than the model's maximum of %d; with truncate NONE a longer input fails (set truncate to START or END)", i, n, cohereMaxTokens)
 			}
 			t = cutTokens(t, cohereMaxTokens, truncate == "START")
 		}
-		in += Tokens(t)
+		in += sim.Tokens(t)
 		vecs = append(vecs, embed(t, cohereDims, true))
 	}
 	body := map[string]any{"id": inv.msgID, "response_type": "embeddings_floats", "embeddings": vecs, "texts": *req.Texts}
@@ -585,13 +538,13 @@ func converseSchema(req converseRequest, system string) (schema any, native bool
 		case tf.Structure.JSONSchema == nil || len(tf.Structure.JSONSchema.Schema) == 0:
 			return nil, false, errors.New("outputConfig.textFormat.structure.jsonSchema.schema is required")
 		}
-		s, err := NativeSchema(tf.Structure.JSONSchema.Schema)
+		s, err := sim.NativeSchema(tf.Structure.JSONSchema.Schema)
 		if err != nil {
 			return nil, false, fmt.Errorf("outputConfig.textFormat.structure.jsonSchema.schema: %v", err)
 		}
 		return s, true, nil
 	}
-	return PromptedSchema(system), false, nil
+	return sim.PromptedSchema(system), false, nil
 }
 
 // errConverseUnsupported is Bedrock's Converse answer for an embedding model.
@@ -638,16 +591,16 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 		}
 	}
 	sys, prompt, in := converseText(req)
-	in = max(1, in+SeenTokens(seen))
+	in = max(1, in+sim.SeenTokens(seen))
 	schema, native, err := converseSchema(req, sys)
 	if err != nil {
 		return answer{}, "", err
 	}
-	reply, cutShort := WithSeen(inv.replyText(sys, prompt), seen), false
+	reply, cutShort := sim.WithSeen(inv.replyText(sys, prompt), seen), false
 	if schema != nil {
-		reply, cutShort = StructuredAnswer(schema, native, inv.violations.Violate(sys+"\x00"+prompt), prompt)
+		reply, cutShort = sim.StructuredAnswer(schema, native, inv.violations.Violate(sys+"\x00"+prompt), prompt)
 	}
-	text, out, capped := Cut(reply, limit)
+	text, out, capped := sim.Cut(reply, limit)
 	stop := "end_turn"
 	if capped || cutShort {
 		stop = "max_tokens"
@@ -658,7 +611,7 @@ func converse(inv invocation, req converseRequest, latencyMs int64) (answer, str
 		// citationsContent block beside its text (shape as recorded in
 		// vercel/ai packages/amazon-bedrock/src/__fixtures__/bedrock-citations-content.json).
 		cited := fmt.Sprintf(" [simulated] as %s says on page 1.", doc)
-		out += Tokens(cited)
+		out += sim.Tokens(cited)
 		content = append(content, map[string]any{"citationsContent": map[string]any{
 			"citations": []any{map[string]any{"title": doc,
 				"location":      map[string]any{"documentPage": map[string]any{"documentIndex": 0, "start": 1, "end": 2}},
@@ -728,13 +681,13 @@ func invokeCohereEmbedV4(inv invocation, raw json.RawMessage) (answer, error) {
 	var in int64
 	vecs := make([][]float64, 0, len(*req.Texts))
 	for i, t := range *req.Texts {
-		if n := Tokens(t); n > int64(limit) {
+		if n := sim.Tokens(t); n > int64(limit) {
 			if truncate == "NONE" {
 				return answer{}, fmt.Errorf("texts[%d]: input is %d tokens, more than the maximum of %d; with truncate NONE a longer input fails", i, n, limit)
 			}
 			t = cutTokens(t, limit, truncate == "LEFT")
 		}
-		in += Tokens(t)
+		in += sim.Tokens(t)
 		vecs = append(vecs, embed(t, dims, true))
 	}
 	return answer{in: max(1, in), body: map[string]any{
@@ -785,7 +738,7 @@ func invokeNovaEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 		return answer{}, malformedInput("#/singleEmbeddingParams/text/truncationMode: %s is not a valid enum value", mode)
 	}
 	text := *req.Params.Text.Value
-	if n := Tokens(text); n > novaEmbedMaxTokens {
+	if n := sim.Tokens(text); n > novaEmbedMaxTokens {
 		if mode == "NONE" {
 			return answer{}, fmt.Errorf("text is %d tokens, more than the maximum of %d; with truncationMode NONE a longer input fails", n, novaEmbedMaxTokens)
 		}
@@ -795,7 +748,7 @@ func invokeNovaEmbed(inv invocation, raw json.RawMessage) (answer, error) {
 	if d := req.Params.EmbeddingDimension; d != nil {
 		dims = *d
 	}
-	return answer{in: max(1, Tokens(text)), body: map[string]any{
+	return answer{in: max(1, sim.Tokens(text)), body: map[string]any{
 		"embeddings": []any{map[string]any{"embeddingType": "TEXT", "embedding": embed(text, dims, true)}},
 	}}, nil
 }
@@ -826,11 +779,11 @@ func converseText(req converseRequest) (system, prompt string, in int64) {
 		}
 	}
 	system = sys.String()
-	in = Tokens(system)
+	in = sim.Tokens(system)
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
 			if b.Text != nil {
-				in += Tokens(*b.Text)
+				in += sim.Tokens(*b.Text)
 				if m.Role == "user" {
 					prompt = *b.Text
 				}
