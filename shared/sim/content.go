@@ -22,10 +22,10 @@ import (
 	_ "golang.org/x/image/webp"
 )
 
-// modal says which non-text blocks a model reads.
+// Modal says which non-text blocks a model reads.
 type Modal struct{ Image, Document bool }
 
-// mediaRules are one service's documented content limits.
+// MediaRules are one service's documented content limits.
 type MediaRules struct {
 	MaxImageBytes int64 // decoded bytes, or base64 text when imageB64
 	ImageB64      bool
@@ -50,7 +50,7 @@ var (
 	bedrockNativeRules = MediaRules{MaxImageBytes: 5 << 20, ImageB64: true, MaxSide: 8000, MaxImages: 100, ManyImages: 20, ManySide: 2000}
 )
 
-// seenPart is what the simulator found in one image or document.
+// SeenPart is what the simulator found in one image or document.
 type SeenPart struct {
 	MediaType     string
 	Width, Height int
@@ -72,7 +72,7 @@ func (p SeenPart) String() string {
 	return fmt.Sprintf("%s %d bytes", p.MediaType, p.Bytes)
 }
 
-// tokens is Anthropic's published image cost after its downscaling to a
+// Tokens is Anthropic's published image cost after its downscaling to a
 // 1568 px long edge (https://docs.claude.com/en/docs/build-with-claude/vision).
 func (p SeenPart) Tokens() int64 {
 	if p.Width == 0 && p.TextOnly {
@@ -90,7 +90,7 @@ func (p SeenPart) Tokens() int64 {
 	return max(1, int64(w*h/750))
 }
 
-// seenText is the part of an answer that shows what arrived.
+// SeenText is the part of an answer that shows what arrived.
 func SeenText(seen []SeenPart) string {
 	if len(seen) == 0 {
 		return ""
@@ -102,7 +102,7 @@ func SeenText(seen []SeenPart) string {
 	return " [simulated] saw " + strings.Join(s, "; ")
 }
 
-// withSeen adds what arrived to an answer; a JSON answer gets a "seen" field
+// WithSeen adds what arrived to an answer; a JSON answer gets a "seen" field
 // so that it stays JSON.
 func WithSeen(text string, seen []SeenPart) string {
 	if len(seen) == 0 {
@@ -125,7 +125,7 @@ func SeenTokens(seen []SeenPart) int64 {
 	return n
 }
 
-// sniffImage names an image format by its magic bytes ("" for none).
+// SniffImage names an image format by its magic bytes ("" for none).
 func SniffImage(b []byte) string {
 	switch {
 	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
@@ -140,7 +140,7 @@ func SniffImage(b []byte) string {
 	return ""
 }
 
-// decodeImage fully decodes an image, as the service does before the model
+// DecodeImage fully decodes an image, as the service does before the model
 // sees it: a truncated or corrupt file fails here.
 func DecodeImage(b []byte) (string, int, int, error) {
 	img, format, err := image.Decode(bytes.NewReader(b))
@@ -165,7 +165,7 @@ type claudeBlock struct {
 	} `json:"source"`
 }
 
-// claudeMedia checks the image and document blocks of a Claude Messages body
+// ClaudeMedia checks the image and document blocks of a Claude Messages body
 // (the Anthropic API, or Claude's native body on Bedrock when bedrock is
 // set) and says what it saw. Errors carry the service's wording.
 func ClaudeMedia(contents []json.RawMessage, reads Modal, bedrock bool) ([]SeenPart, error) {
@@ -277,7 +277,7 @@ func claudeDocument(at, srcType, mediaType, data string) (SeenPart, error) {
 	return SeenPart{}, fmt.Errorf("%s.type: Input should be 'base64' or 'text'", at)
 }
 
-// messageContents is the content of each message of a Messages body.
+// MessageContents is the content of each message of a Messages body.
 func MessageContents(messages json.RawMessage) []json.RawMessage {
 	var msgs []struct {
 		Content json.RawMessage `json:"content"`

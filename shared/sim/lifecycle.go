@@ -35,6 +35,6 @@ func SettleSteps(ctx context.Context, name string, step func(context.Context) in
 	return fmt.Errorf("%s: work did not end in %d steps", name, MaxSettleSteps)
 }
 
-// settled is Settle for the simulators that answer every call before
+// Settled is Settle for the simulators that answer every call before
 // returning (the runtime, Service Quotas, Price List and S3 Vectors).
 func Settled(ctx context.Context) error { return ctx.Err() }

@@ -35,7 +35,7 @@ type Violations struct {
 	seen map[[32]byte]bool
 }
 
-// violate reports whether the answer to key goes wrong this time.
+// Violate reports whether the answer to key goes wrong this time.
 func (v *Violations) Violate(key string) bool {
 	if v == nil || v.Rate <= 0 {
 		return false
@@ -53,7 +53,7 @@ func (v *Violations) Violate(key string) bool {
 	return float64(binary.BigEndian.Uint32(h[:4]))/float64(1<<32) < v.Rate
 }
 
-// promptedSchema finds the schema a system prompt asks for (nil: none).
+// PromptedSchema finds the schema a system prompt asks for (nil: none).
 func PromptedSchema(system string) any {
 	_, rest, ok := strings.Cut(system, "<output_schema>")
 	if !ok {
@@ -70,7 +70,7 @@ func PromptedSchema(system string) any {
 	return s
 }
 
-// structuredAnswer is the answer to a request for schema: conforming JSON,
+// StructuredAnswer is the answer to a request for schema: conforming JSON,
 // or, when wrong, JSON that breaks the schema (prompted) or an answer cut
 // short (native: the one way a constrained answer fails its schema).
 // cut says the answer stopped at max_tokens.
@@ -249,7 +249,7 @@ func strs(v any) []string {
 	return out
 }
 
-// nativeSchema reads the schema a native format carries: Converse's is a
+// NativeSchema reads the schema a native format carries: Converse's is a
 // JSON string, the Messages API's an object.
 func NativeSchema(raw json.RawMessage) (any, error) {
 	var s any

@@ -46,7 +46,7 @@ import (
 type AnthropicSim struct {
 	// APIKey, when set, must arrive as x-api-key (or Authorization: Bearer).
 	APIKey string
-	// Violations is the share of structured answers that go wrong (structured.go).
+	// Violations is the share of structured answers that go wrong (sim.Violations).
 	Violations *sim.Violations
 	// StepDelay is the time between two steps of every batch (0: manual stepping).
 	StepDelay time.Duration

@@ -35,7 +35,7 @@
 //   - A second job with a jobName already taken (and another clientRequestToken)
 //     is a ConflictException.
 //   - A job for a model of the account's table that batch inference does not
-//     serve (no batch quotas in account.go; the quotas Bedrock lists per
+//     serve (no batch quotas in its row of bedrock_models.go; the quotas Bedrock lists per
 //     model are those of the models it takes batch jobs for) is a
 //     ValidationException naming the model.
 package bedrock
@@ -69,7 +69,7 @@ const (
 type BedrockSim struct {
 	// Blobs holds the input JSONL (read at the input s3:// URI) and receives the output.
 	Blobs blob.Store
-	// Violations is the share of structured answers that go wrong (structured.go).
+	// Violations is the share of structured answers that go wrong (sim.Violations).
 	Violations *sim.Violations
 	// Emit receives every state-change event as EventBridge delivers it to a Lambda
 	// target, in order, from the goroutine that steps. It may call the simulator's

@@ -29,7 +29,7 @@ import (
 // bound.
 //
 // It keeps Bedrock's documented rules for the models in its own table
-// (models.go): a base id served only through an inference profile is refused
+// (bedrock_models.go): a base id served only through an inference profile is refused
 // with Bedrock's on-demand ValidationException, max_tokens above the model's
 // limit is refused, and InvokeModel answers in each family's native shape
 // (Claude Messages, Nova, Llama, Mistral, Titan Text Embeddings V2, Cohere
@@ -47,7 +47,7 @@ type RuntimeSim struct {
 	Latency time.Duration
 	// FailMarker makes a call whose prompt contains it fail with a 400 ValidationException.
 	FailMarker string
-	// Violations is the share of structured answers that go wrong (structured.go).
+	// Violations is the share of structured answers that go wrong (sim.Violations).
 	Violations *sim.Violations
 	// Region is the region the simulator stands for (default us-east-1): it
 	// decides which base model ids are served on demand.

@@ -60,9 +60,10 @@ const simPriceEffective = "2026-11-01T00:00:00Z"
 var usagePrefix = map[string]string{"us-east-1": "USE1", "us-west-2": "USW2"}
 
 // simPriceRow is a model's line of the simulator's own price table (the
-// price of its row in bedrock_models.go): its name and prices per million tokens (0: not listed). The figures are the
-// simulator's, modelled on the public Bedrock pricing page (2026); the
-// Marketplace models list a global row and a geographic row 10% above it.
+// price of its row in bedrock_models.go): its Price List name and prices
+// per million tokens (0: not listed). The figures are the simulator's,
+// modelled on the public Bedrock pricing page (2026); the Marketplace models
+// list a global row and a geographic row 10% above it.
 type simPriceRow struct {
 	fm     bool // AmazonBedrockFoundationModels (else AmazonBedrock)
 	global bool // the Marketplace model has global rows
