@@ -37,6 +37,7 @@ import (
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -1459,7 +1460,7 @@ func TestSoakDecisionsAndEventKeys(t *testing.T) {
 	if k1 != k2 || internal || !strings.Contains(k1, "status=InProgress") || eventJobID(bedrock) != "01jobid" {
 		t.Errorf("Bedrock event: keys %q / %q, internal %v, job %q", k1, k2, internal, eventJobID(bedrock))
 	}
-	sns, err := sim.SNSEvent("arn:aws:sns:us-east-1:1:t", map[string]any{"eventName": "InferenceResult", "inferenceId": "01inf", "invocationStatus": "Completed"})
+	sns, err := simsagemaker.SNSEvent("arn:aws:sns:us-east-1:1:t", map[string]any{"eventName": "InferenceResult", "inferenceId": "01inf", "invocationStatus": "Completed"})
 	if err != nil {
 		t.Fatal(err)
 	}
