@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 	"github.com/mcpbatch/mcpbatch/shared/store/internal/storeutil"
@@ -38,6 +41,15 @@ import (
 // replayed ingest, a duplicate event) overwrites the same items; a call that
 // writes some of them in another grouping adds pages, and a read keeps each
 // record's newest copy (the page stamp). Nothing is read before a write.
+//
+// A store with object storage (WithOverflow, as deployed) keeps a page whose
+// compressed records pass pageSpillAt in an object of its own, and the page
+// item only the object's URI (attrRef): write units then follow the bytes at
+// S3's price, one PUT a page (a dense 1024-float embedding is 4-9 KB
+// compressed, 4-9 write units a record inline). Each write puts a new object
+// (never overwritten, so an item always points at the bytes it was written
+// with); the one an overwritten item pointed at is left to the bucket's
+// lifecycle rule, like a replaced large job's. Companions stay inline.
 //
 // Each page has a companion item, FX#<the same suffix>: the page's failed
 // records whole and the keys of the others (attrOK). A failed-only listing
@@ -59,11 +71,22 @@ const (
 	pageMaxRecords = 128
 	pageMaxRaw     = 256 << 10
 	pageMaxStored  = 96 << 10
+	// pageSpillAt: a page whose compressed records pass it goes to object
+	// storage. A PUT is priced as 8 write units (shared/cost's us-east-1
+	// list prices), and the item left is one: past 16 KB (16 units) the
+	// object and its item cost at most 9/16 of the inline page.
+	pageSpillAt = 16 << 10
+	// pageMaxRawObject bounds a page of a store with object storage: no
+	// item limit applies to it, so a range's 128 records stay one page (one
+	// PUT) up to 8 KB of JSON each (a sparse vector's text; a dense 1024-float
+	// one is 13-22 KB, three pages a range), and the page buffer stays small.
+	pageMaxRawObject = 1 << 20
 
 	attrRecs  = "recs" // gzip of a JSON array of records
 	attrStamp = "at"   // when the page was written: the newer copy of a record wins
 	attrCount = "n"    // records in the page
 	attrOK    = "ok"   // companion: gzip of the okKeys of the records not failed
+	attrRef   = "ref"  // a page in object storage: its URI (the object is what attrRecs would hold)
 )
 
 // rangeOf is the range of an ordinal, rangeShard the shard that keeps it.
@@ -116,7 +139,7 @@ var pageBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // packRecords groups recs (deduped) into pages: sorted by (ordinal, id), cut
 // at range borders and at the page bounds. Each page is handed to emit as
 // soon as it is cut; its documents are valid only during the call.
-func packRecords(rs job.RecordSet, recs []job.Record, emit func(page) error) error {
+func packRecords(rs job.RecordSet, recs []job.Record, maxRaw int, emit func(page) error) error {
 	order := make([]int, len(recs))
 	for i := range order {
 		order[i] = i
@@ -145,7 +168,7 @@ func packRecords(rs job.RecordSet, recs []job.Record, emit func(page) error) err
 		e := encodedRecord{key: r.Key(), failed: r.Status == job.RecordFailed, exp: storeutil.ExpiresUnix(r.ExpiresAt)}
 		n := buf.Len() - start
 		if len(p.recs) > 0 && (rangeOf(p.recs[0].key.Ordinal) != rangeOf(e.key.Ordinal) ||
-			len(p.recs) >= pageMaxRecords || p.raw+n > pageMaxRaw) {
+			len(p.recs) >= pageMaxRecords || p.raw+n > maxRaw) {
 			if err := flush(len(p.recs)); err != nil {
 				return err
 			}
@@ -188,27 +211,31 @@ type okKey struct {
 	I string `json:"i"`
 }
 
-// pageWrites are the writes of one page: the page item and its companion.
-func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.WriteRequest, error) {
+// pageObject is a page's records put in object storage before the item
+// that points at them.
+type pageObject struct {
+	uri  string
+	body []byte
+}
+
+// pageWrites are the writes of one page: the page item and its companion,
+// and the page's object when it goes out (s.pagesOut).
+func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.WriteRequest, []pageObject, error) {
 	pk := str(recordPK(rs.JobID, rangeShard(rs, rangeOf(p.recs[0].key.Ordinal))))
 	suffix := p.suffix()
 	item, err := pageItem(pk, skPagePrefix+suffix, p.recs, stamp)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	size := ItemSize(item)
-	if len(p.recs) == 1 && size > overflowAt {
-		return nil, fmt.Errorf("record %s: %d bytes stored, over DynamoDB's item limit of %d: %w", p.recs[0].key.ID, size, maxItemBytes, store.ErrTooLarge)
-	}
-	if len(p.recs) > 1 && size > pageMaxStored {
-		// Incompressible records: halve the page until it fits.
-		half := len(p.recs) / 2
-		a, err := s.pageWrites(rs, page{recs: p.recs[:half]}, stamp)
+	var objs []pageObject
+	if body := item[attrRecs].(*types.AttributeValueMemberB).Value; s.pagesOut && len(body) > pageSpillAt {
+		uri, err := s.pageURI(rs, p, stamp)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		b, err := s.pageWrites(rs, page{recs: p.recs[half:]}, stamp)
-		return append(a, b...), err
+		objs = append(objs, pageObject{uri, body})
+		delete(item, attrRecs)
+		item[attrRef] = str(uri)
 	}
 	var failed []encodedRecord
 	var ok []okKey
@@ -221,20 +248,47 @@ func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.Write
 	}
 	fx, err := pageItem(pk, skFailPrefix+suffix, failed, stamp)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	size := max(ItemSize(item), ItemSize(fx))
+	if len(p.recs) == 1 && size > overflowAt {
+		return nil, nil, fmt.Errorf("record %s: %d bytes stored, over DynamoDB's item limit of %d: %w", p.recs[0].key.ID, size, maxItemBytes, store.ErrTooLarge)
+	}
+	if len(p.recs) > 1 && size > pageMaxStored {
+		// Incompressible records (or failed ones, which stay inline in the
+		// companion): halve the page until it fits.
+		half := len(p.recs) / 2
+		a, ao, err := s.pageWrites(rs, page{recs: p.recs[:half]}, stamp)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, bo, err := s.pageWrites(rs, page{recs: p.recs[half:]}, stamp)
+		return append(a, b...), append(ao, bo...), err
 	}
 	if len(ok) > 0 {
 		doc, err := json.Marshal(ok)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		gz, err := gzipString(string(doc))
 		if err != nil {
-			return nil, fmt.Errorf("compress page %s keys: %w", suffix, err)
+			return nil, nil, fmt.Errorf("compress page %s keys: %w", suffix, err)
 		}
 		fx[attrOK] = &types.AttributeValueMemberB{Value: gz}
 	}
-	return []types.WriteRequest{{PutRequest: &types.PutRequest{Item: item}}, {PutRequest: &types.PutRequest{Item: fx}}}, nil
+	return []types.WriteRequest{{PutRequest: &types.PutRequest{Item: item}}, {PutRequest: &types.PutRequest{Item: fx}}}, objs, nil
+}
+
+// pageURI is a new object for page p: its first ordinal and key hash, the
+// write's stamp and a random token, so no write ever overwrites another's.
+func (s *Store) pageURI(rs job.RecordSet, p page, stamp int64) (string, error) {
+	var tok [6]byte
+	if _, err := crand.Read(tok[:]); err != nil {
+		return "", fmt.Errorf("page object name: %w", err)
+	}
+	suffix := p.suffix()
+	name := ord10(p.recs[0].key.Ordinal) + "-" + suffix[strings.LastIndexByte(suffix, '#')+1:] + "-" + strconv.FormatInt(stamp, 36) + "-" + hex.EncodeToString(tok[:]) + ".json.gz"
+	return blob.Join(s.objsBase, rs.JobID, "pages", name), nil
 }
 
 func pageItem(pk types.AttributeValue, sk string, recs []encodedRecord, stamp int64) (map[string]types.AttributeValue, error) {
@@ -275,14 +329,29 @@ func pageItem(pk types.AttributeValue, sk string, recs []encodedRecord, stamp in
 
 // putPages implements PutRecords for a packed set.
 func (s *Store) putPages(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
-	reqs, err := PageWrites(s, rs, recs)
+	reqs, objs, err := s.pageSet(rs, recs)
 	if err != nil {
+		return fmt.Errorf("put records of job %s: %w", rs.JobID, err)
+	}
+	// The objects first: an item is written only once its records are there.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxAhead)
+	oerrs := make([]error, len(objs))
+	for i, o := range objs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if _, err := s.objs.Put(ctx, o.uri, bytes.NewReader(o.body), "application/gzip"); err != nil {
+				oerrs[i] = fmt.Errorf("put page %s: %w", o.uri, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(oerrs...); err != nil {
 		return fmt.Errorf("put records of job %s: %w", rs.JobID, err)
 	}
 	// A call of a few thousand records is several batches: write them at
 	// once (the items are independent keyed overwrites).
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, maxAhead)
 	errs := make([]error, (len(reqs)+batchSize-1)/batchSize)
 	for i := range errs {
 		start := i * batchSize
@@ -300,23 +369,31 @@ func (s *Store) putPages(ctx context.Context, rs job.RecordSet, recs []job.Recor
 	return nil
 }
 
-// PageWrites are the writes PutRecords makes for recs (checked and deduped)
-// of a packed set; s may be nil (the stamp is then the process clock's).
+// PageWrites are the item writes PutRecords makes for recs (checked and
+// deduped) of a packed set in s.
 func PageWrites(s *Store, rs job.RecordSet, recs []job.Record) ([]types.WriteRequest, error) {
-	if s == nil {
-		s = &Store{now: time.Now}
-	}
+	reqs, _, err := s.pageSet(rs, recs)
+	return reqs, err
+}
+
+// pageSet is the items and objects PutRecords writes for recs.
+func (s *Store) pageSet(rs job.RecordSet, recs []job.Record) ([]types.WriteRequest, []pageObject, error) {
 	stamp := s.stamp()
+	maxRaw := pageMaxRaw
+	if s.pagesOut {
+		maxRaw = pageMaxRawObject
+	}
 	var reqs []types.WriteRequest
-	err := packRecords(rs, recs, func(p page) error {
-		w, err := s.pageWrites(rs, p, stamp)
-		reqs = append(reqs, w...)
+	var objs []pageObject
+	err := packRecords(rs, recs, maxRaw, func(p page) error {
+		w, o, err := s.pageWrites(rs, p, stamp)
+		reqs, objs = append(reqs, w...), append(objs, o...)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return reqs, nil
+	return reqs, objs, nil
 }
 
 // stampedRecord is a record read from a page, with the page's stamp.
@@ -364,9 +441,9 @@ func decodePage(item map[string]types.AttributeValue) ([]stampedRecord, error) {
 	return out, nil
 }
 
-// maxPageDoc bounds a page's inflation: pageMaxRaw, plus one record of the
-// largest inline output with its JSON escaping.
-const maxPageDoc = pageMaxRaw + 8*job.MaxInlineOutputBytes
+// maxPageDoc bounds a page's inflation: pageMaxRawObject, plus one record
+// of the largest inline output with its JSON escaping.
+const maxPageDoc = pageMaxRawObject + 8*job.MaxInlineOutputBytes
 
 // mergePages is the records of a range's pages, each key's newest copy,
 // live at now, sorted by key.
@@ -413,9 +490,47 @@ func (s *Store) rangeItems(ctx context.Context, rs job.RecordSet, prefix string,
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: read range %d of job %s: %w", r, rs.JobID, err)
 	}
+	if err := s.fetchPages(ctx, items); err != nil {
+		return nil, fmt.Errorf("dynamostore: read range %d of job %s: %w", r, rs.JobID, err)
+	}
 	cache.Store(key, items)
 	return items, nil
 }
+
+// fetchPages reads the records of the items kept in object storage into
+// their attrRecs, at once.
+func (s *Store) fetchPages(ctx context.Context, items []map[string]types.AttributeValue) error {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxAhead)
+	errs := make([]error, len(items))
+	for i, it := range items {
+		ref, ok := it[attrRef].(*types.AttributeValueMemberS)
+		if !ok {
+			continue
+		}
+		if s.objs == nil {
+			return fmt.Errorf("page %v keeps its records at %s, and no object storage is configured", it[attrSK], ref.Value)
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			body, err := s.readObject(ctx, ref.Value, maxPageObject)
+			if err != nil {
+				// The lifecycle rule outlasts every item's TTL: a missing
+				// object is a fault, not an expiry.
+				errs[i] = fmt.Errorf("page %v: %w", it[attrSK], err)
+				return
+			}
+			it[attrRecs] = &types.AttributeValueMemberB{Value: body}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// maxPageObject bounds a page object read: maxPageDoc does not compress
+// into more than itself and gzip's framing.
+const maxPageObject = maxPageDoc + 64<<10
 
 // maxRangeItems is "all of them": a range's pages are read whole, however
 // many writes of other groupings added (each Query page is 1 MB at most).
@@ -616,19 +731,27 @@ func (s *Store) getPages(ctx context.Context, rs job.RecordSet, want []job.Recor
 }
 
 // PageItem is one item PutRecords writes for a packed set: its sort key,
-// billed size, range, and whether it is a companion (failed records).
+// billed size, range, whether it is a companion (failed records), and the
+// bytes of its object when its records are in object storage (0: inline).
 type PageItem struct {
 	SK        string
 	Size      int
 	Range     int
 	Companion bool
+	Object    int
 }
 
-// PageItems are the items PutRecords writes for recs in a packed set.
-func PageItems(rs job.RecordSet, recs []job.Record) ([]PageItem, error) {
-	reqs, err := PageWrites(nil, rs, storeutil.Dedupe(recs))
+// PageItems are the items PutRecords writes for recs in a packed set, by a
+// store with object storage (objects) or without.
+func PageItems(rs job.RecordSet, recs []job.Record, objects bool) ([]PageItem, error) {
+	s := &Store{now: time.Now, pagesOut: objects, objsBase: pricedBase}
+	reqs, objs, err := s.pageSet(rs, storeutil.Dedupe(recs))
 	if err != nil {
 		return nil, err
+	}
+	body := map[string]int{}
+	for _, o := range objs {
+		body[o.uri] = len(o.body)
 	}
 	out := make([]PageItem, len(reqs))
 	for i, w := range reqs {
@@ -637,6 +760,13 @@ func PageItems(rs job.RecordSet, recs []job.Record) ([]PageItem, error) {
 		comp := strings.HasPrefix(sk, skFailPrefix)
 		o, _ := strconv.Atoi(sk[len(skPagePrefix) : len(skPagePrefix)+10])
 		out[i] = PageItem{SK: sk, Size: ItemSize(item), Range: rangeOf(o), Companion: comp}
+		if ref, ok := item[attrRef].(*types.AttributeValueMemberS); ok {
+			out[i].Object = body[ref.Value]
+		}
 	}
 	return out, nil
 }
+
+// pricedBase is as long as a deployed store's object prefix (a data bucket
+// named by stack, account and Region), so that priced items weigh the same.
+const pricedBase = "s3://mcpbatch-databucket-0123456789ab-us-east-1/jobs/"
