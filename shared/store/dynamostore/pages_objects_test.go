@@ -46,7 +46,9 @@ func TestPackedLargePagesInObjects(t *testing.T) {
 	if err := CreateTable(t.Context(), client, table+"-inline"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = client.DeleteTable(t.Context(), &dynamodb.DeleteTableInput{TableName: aws.String(table + "-inline")}) })
+	t.Cleanup(func() {
+		_, _ = client.DeleteTable(t.Context(), &dynamodb.DeleteTableInput{TableName: aws.String(table + "-inline")})
+	})
 	rs := job.RecordSet{JobID: "packed-objects", Shards: 3, ByOrdinal: true, Packed: true}
 	// 600 records of 1 KB that compress about 2x: pages of 128 are ~64 KB.
 	recs := make([]job.Record, 600)
