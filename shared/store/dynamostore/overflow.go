@@ -40,7 +40,7 @@ type Objects interface {
 // large pages of packed record sets (pages.go), under the URI prefix base
 // (s3://bucket/jobs/) in objs.
 func WithOverflow(objs Objects, base string) Option {
-	return func(s *Store) { s.objs, s.objsBase, s.pagesOut = objs, base, objs != nil }
+	return func(s *Store) { s.objs, s.objsBase, s.spillPages = objs, base, objs != nil }
 }
 
 // spill moves the item's document to object storage when the item is too
@@ -103,17 +103,23 @@ func (s *Store) decode(ctx context.Context, item map[string]types.AttributeValue
 
 // readObject is the object at uri, refused past limit bytes.
 func (s *Store) readObject(ctx context.Context, uri string, limit int) ([]byte, error) {
-	rc, err := s.objs.Open(ctx, uri, 0)
+	b, err := s.readAt(ctx, uri, 0, limit+1)
+	if err == nil && len(b) > limit {
+		err = fmt.Errorf("read %s: over %d bytes", uri, limit)
+	}
+	return b, err
+}
+
+// readAt is at most n bytes of the object at uri from offset.
+func (s *Store) readAt(ctx context.Context, uri string, offset int64, n int) ([]byte, error) {
+	rc, err := s.objs.Open(ctx, uri, offset)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", uri, err)
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, int64(limit)+1))
+	b, err := io.ReadAll(io.LimitReader(rc, int64(n)))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", uri, err)
-	}
-	if len(b) > limit {
-		return nil, fmt.Errorf("read %s: over %d bytes", uri, limit)
 	}
 	return b, nil
 }

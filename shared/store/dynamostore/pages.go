@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -42,14 +43,15 @@ import (
 // writes some of them in another grouping adds pages, and a read keeps each
 // record's newest copy (the page stamp). Nothing is read before a write.
 //
-// A store with object storage (WithOverflow, as deployed) keeps a page whose
-// compressed records pass pageSpillAt in an object of its own, and the page
-// item only the object's URI (attrRef): write units then follow the bytes at
-// S3's price, one PUT a page (a dense 1024-float embedding is 4-9 KB
-// compressed, 4-9 write units a record inline). Each write puts a new object
-// (never overwritten, so an item always points at the bytes it was written
-// with); the one an overwritten item pointed at is left to the bucket's
-// lifecycle rule, like a replaced large job's. Companions stay inline.
+// A store with object storage (WithOverflow, as deployed) puts the pages of
+// a PutRecords call in one object when that is cheaper to write
+// (PagePutUnits), each page item then only the object's URI and its bytes'
+// place in it (attrRef, attrOff, attrLen): write units follow the bytes at
+// S3's price, one PUT a call however many ranges its records fall in (a
+// dense 1024-float embedding is 4-9 KB compressed, 4-9 write units a record
+// inline). Each call puts a new object (never overwritten, so an item
+// always points at the bytes it was written with); one an overwritten item
+// pointed at is left to the bucket's lifecycle rule. Companions stay inline.
 //
 // Each page has a companion item, FX#<the same suffix>: the page's failed
 // records whole and the keys of the others (attrOK). A failed-only listing
@@ -71,11 +73,6 @@ const (
 	pageMaxRecords = 128
 	pageMaxRaw     = 256 << 10
 	pageMaxStored  = 96 << 10
-	// pageSpillAt: a page whose compressed records pass it goes to object
-	// storage. A PUT is priced as 8 write units (shared/cost's us-east-1
-	// list prices), and the item left is one: past 16 KB (16 units) the
-	// object and its item cost at most 9/16 of the inline page.
-	pageSpillAt = 16 << 10
 	// pageMaxRawObject bounds a page of a store with object storage: no
 	// item limit applies to it, so a range's 128 records stay one page (one
 	// PUT) up to 8 KB of JSON each (a sparse vector's text; a dense 1024-float
@@ -86,8 +83,20 @@ const (
 	attrStamp = "at"   // when the page was written: the newer copy of a record wins
 	attrCount = "n"    // records in the page
 	attrOK    = "ok"   // companion: gzip of the okKeys of the records not failed
-	attrRef   = "ref"  // a page in object storage: its URI (the object is what attrRecs would hold)
+	attrRef   = "ref"  // a page in object storage: its object's URI
+	attrOff   = "off"  // and where in it the page's attrRecs bytes start
+	attrLen   = "len"  // and how many they are
 )
+
+// PagePutUnits is an S3 PUT's price in DynamoDB write units (shared/cost's
+// us-east-1 prices; its tests check the ratio): a call's pages go to object
+// storage when their items' write units pass those of the items left and a
+// PUT. Reads then cost about the same (a GET is 1.6 strongly consistent read
+// units, the item left one), and storage a tenth.
+const PagePutUnits = 8
+
+// writeUnits is what writing an item of size bytes costs (1 KB a unit).
+func writeUnits(size int) int { return max(1, (size+1023)/1024) }
 
 // rangeOf is the range of an ordinal, rangeShard the shard that keeps it.
 func rangeOf(ordinal int) int { return ordinal / pageSpan }
@@ -211,31 +220,20 @@ type okKey struct {
 	I string `json:"i"`
 }
 
-// pageObject is a page's records put in object storage before the item
-// that points at them.
+// pageObject is the pages of a call put in object storage before the items
+// that point at them.
 type pageObject struct {
 	uri  string
 	body []byte
 }
 
-// pageWrites are the writes of one page: the page item and its companion,
-// and the page's object when it goes out (s.pagesOut).
-func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.WriteRequest, []pageObject, error) {
+// pageWrites are the writes of one page: the page item and its companion.
+func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.WriteRequest, error) {
 	pk := str(recordPK(rs.JobID, rangeShard(rs, rangeOf(p.recs[0].key.Ordinal))))
 	suffix := p.suffix()
 	item, err := pageItem(pk, skPagePrefix+suffix, p.recs, stamp)
 	if err != nil {
-		return nil, nil, err
-	}
-	var objs []pageObject
-	if body := item[attrRecs].(*types.AttributeValueMemberB).Value; s.pagesOut && len(body) > pageSpillAt {
-		uri, err := s.pageURI(rs, p, stamp)
-		if err != nil {
-			return nil, nil, err
-		}
-		objs = append(objs, pageObject{uri, body})
-		delete(item, attrRecs)
-		item[attrRef] = str(uri)
+		return nil, err
 	}
 	var failed []encodedRecord
 	var ok []okKey
@@ -248,47 +246,79 @@ func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.Write
 	}
 	fx, err := pageItem(pk, skFailPrefix+suffix, failed, stamp)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	size := max(ItemSize(item), ItemSize(fx))
 	if len(p.recs) == 1 && size > overflowAt {
-		return nil, nil, fmt.Errorf("record %s: %d bytes stored, over DynamoDB's item limit of %d: %w", p.recs[0].key.ID, size, maxItemBytes, store.ErrTooLarge)
+		return nil, fmt.Errorf("record %s: %d bytes stored, over DynamoDB's item limit of %d: %w", p.recs[0].key.ID, size, maxItemBytes, store.ErrTooLarge)
 	}
 	if len(p.recs) > 1 && size > pageMaxStored {
 		// Incompressible records (or failed ones, which stay inline in the
 		// companion): halve the page until it fits.
 		half := len(p.recs) / 2
-		a, ao, err := s.pageWrites(rs, page{recs: p.recs[:half]}, stamp)
+		a, err := s.pageWrites(rs, page{recs: p.recs[:half]}, stamp)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		b, bo, err := s.pageWrites(rs, page{recs: p.recs[half:]}, stamp)
-		return append(a, b...), append(ao, bo...), err
+		b, err := s.pageWrites(rs, page{recs: p.recs[half:]}, stamp)
+		return append(a, b...), err
 	}
 	if len(ok) > 0 {
 		doc, err := json.Marshal(ok)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		gz, err := gzipString(string(doc))
 		if err != nil {
-			return nil, nil, fmt.Errorf("compress page %s keys: %w", suffix, err)
+			return nil, fmt.Errorf("compress page %s keys: %w", suffix, err)
 		}
 		fx[attrOK] = &types.AttributeValueMemberB{Value: gz}
 	}
-	return []types.WriteRequest{{PutRequest: &types.PutRequest{Item: item}}, {PutRequest: &types.PutRequest{Item: fx}}}, objs, nil
+	return []types.WriteRequest{{PutRequest: &types.PutRequest{Item: item}}, {PutRequest: &types.PutRequest{Item: fx}}}, nil
 }
 
-// pageURI is a new object for page p: its first ordinal and key hash, the
-// write's stamp and a random token, so no write ever overwrites another's.
-func (s *Store) pageURI(rs job.RecordSet, p page, stamp int64) (string, error) {
+// pagesOut moves the pages of reqs (one call's) into one object when the
+// write units that saves pass a PUT's price; it returns the object (nil
+// when the pages stay inline).
+func (s *Store) pagesOut(rs job.RecordSet, reqs []types.WriteRequest, stamp int64) (*pageObject, error) {
 	var tok [6]byte
 	if _, err := crand.Read(tok[:]); err != nil {
-		return "", fmt.Errorf("page object name: %w", err)
+		return nil, fmt.Errorf("page object name: %w", err)
 	}
-	suffix := p.suffix()
-	name := ord10(p.recs[0].key.Ordinal) + "-" + suffix[strings.LastIndexByte(suffix, '#')+1:] + "-" + strconv.FormatInt(stamp, 36) + "-" + hex.EncodeToString(tok[:]) + ".json.gz"
-	return blob.Join(s.objsBase, rs.JobID, "pages", name), nil
+	uri := blob.Join(s.objsBase, rs.JobID, "pages", strconv.FormatInt(stamp, 36)+"-"+hex.EncodeToString(tok[:])+".gz")
+	type move struct {
+		item, out map[string]types.AttributeValue
+		body      []byte
+	}
+	var moves []move
+	saved, size := 0, 0
+	for _, w := range reqs {
+		item := w.PutRequest.Item
+		body, ok := item[attrRecs].(*types.AttributeValueMemberB)
+		if !ok || !strings.HasPrefix(item[attrSK].(*types.AttributeValueMemberS).Value, skPagePrefix) {
+			continue
+		}
+		out := maps.Clone(item)
+		delete(out, attrRecs)
+		out[attrRef] = str(uri)
+		out[attrOff] = &types.AttributeValueMemberN{Value: strconv.Itoa(size)}
+		out[attrLen] = &types.AttributeValueMemberN{Value: strconv.Itoa(len(body.Value))}
+		if d := writeUnits(ItemSize(item)) - writeUnits(ItemSize(out)); d > 0 {
+			moves = append(moves, move{item, out, body.Value})
+			saved += d
+			size += len(body.Value)
+		}
+	}
+	if saved <= PagePutUnits {
+		return nil, nil
+	}
+	o := &pageObject{uri: uri, body: make([]byte, 0, size)}
+	for _, m := range moves {
+		o.body = append(o.body, m.body...)
+		maps.Copy(m.item, m.out)
+		delete(m.item, attrRecs)
+	}
+	return o, nil
 }
 
 func pageItem(pk types.AttributeValue, sk string, recs []encodedRecord, stamp int64) (map[string]types.AttributeValue, error) {
@@ -329,27 +359,18 @@ func pageItem(pk types.AttributeValue, sk string, recs []encodedRecord, stamp in
 
 // putPages implements PutRecords for a packed set.
 func (s *Store) putPages(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
-	reqs, objs, err := s.pageSet(rs, recs)
+	reqs, obj, err := s.pageSet(rs, recs)
 	if err != nil {
 		return fmt.Errorf("put records of job %s: %w", rs.JobID, err)
 	}
-	// The objects first: an item is written only once its records are there.
+	// The object first: an item is written only once its records are there.
+	if obj != nil {
+		if _, err := s.objs.Put(ctx, obj.uri, bytes.NewReader(obj.body), "application/octet-stream"); err != nil {
+			return fmt.Errorf("put records of job %s: pages %s: %w", rs.JobID, obj.uri, err)
+		}
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxAhead)
-	oerrs := make([]error, len(objs))
-	for i, o := range objs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if _, err := s.objs.Put(ctx, o.uri, bytes.NewReader(o.body), "application/gzip"); err != nil {
-				oerrs[i] = fmt.Errorf("put page %s: %w", o.uri, err)
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(oerrs...); err != nil {
-		return fmt.Errorf("put records of job %s: %w", rs.JobID, err)
-	}
 	// A call of a few thousand records is several batches: write them at
 	// once (the items are independent keyed overwrites).
 	errs := make([]error, (len(reqs)+batchSize-1)/batchSize)
@@ -376,24 +397,24 @@ func PageWrites(s *Store, rs job.RecordSet, recs []job.Record) ([]types.WriteReq
 	return reqs, err
 }
 
-// pageSet is the items and objects PutRecords writes for recs.
-func (s *Store) pageSet(rs job.RecordSet, recs []job.Record) ([]types.WriteRequest, []pageObject, error) {
+// pageSet is the items and the object (nil: none) PutRecords writes for recs.
+func (s *Store) pageSet(rs job.RecordSet, recs []job.Record) ([]types.WriteRequest, *pageObject, error) {
 	stamp := s.stamp()
 	maxRaw := pageMaxRaw
-	if s.pagesOut {
+	if s.spillPages {
 		maxRaw = pageMaxRawObject
 	}
 	var reqs []types.WriteRequest
-	var objs []pageObject
 	err := packRecords(rs, recs, maxRaw, func(p page) error {
-		w, o, err := s.pageWrites(rs, p, stamp)
-		reqs, objs = append(reqs, w...), append(objs, o...)
+		w, err := s.pageWrites(rs, p, stamp)
+		reqs = append(reqs, w...)
 		return err
 	})
-	if err != nil {
-		return nil, nil, err
+	if err != nil || !s.spillPages {
+		return reqs, nil, err
 	}
-	return reqs, objs, nil
+	obj, err := s.pagesOut(rs, reqs, stamp)
+	return reqs, obj, err
 }
 
 // stampedRecord is a record read from a page, with the page's stamp.
@@ -511,10 +532,18 @@ func (s *Store) fetchPages(ctx context.Context, items []map[string]types.Attribu
 		if s.objs == nil {
 			return fmt.Errorf("page %v keeps its records at %s, and no object storage is configured", it[attrSK], ref.Value)
 		}
+		off, oerr := numAttr(it[attrOff])
+		n, nerr := numAttr(it[attrLen])
+		if oerr != nil || nerr != nil || off < 0 || n <= 0 || n > maxPageObject {
+			return fmt.Errorf("page %v: %d bytes at %s, want 1 to %d", it[attrSK], n, ref.Value, maxPageObject)
+		}
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			body, err := s.readObject(ctx, ref.Value, maxPageObject)
+			body, err := s.readAt(ctx, ref.Value, off, int(n))
+			if err == nil && int64(len(body)) != n {
+				err = fmt.Errorf("%s: %d bytes at %d, want %d", ref.Value, len(body), off, n)
+			}
 			if err != nil {
 				// The lifecycle rule outlasts every item's TTL: a missing
 				// object is a fault, not an expiry.
@@ -528,8 +557,8 @@ func (s *Store) fetchPages(ctx context.Context, items []map[string]types.Attribu
 	return errors.Join(errs...)
 }
 
-// maxPageObject bounds a page object read: maxPageDoc does not compress
-// into more than itself and gzip's framing.
+// maxPageObject bounds a page read from an object: maxPageDoc does not
+// compress into more than itself and gzip's framing.
 const maxPageObject = maxPageDoc + 64<<10
 
 // maxRangeItems is "all of them": a range's pages are read whole, however
@@ -731,8 +760,8 @@ func (s *Store) getPages(ctx context.Context, rs job.RecordSet, want []job.Recor
 }
 
 // PageItem is one item PutRecords writes for a packed set: its sort key,
-// billed size, range, whether it is a companion (failed records), and the
-// bytes of its object when its records are in object storage (0: inline).
+// billed size, range, whether it is a companion (failed records), and its
+// records' bytes in the call's object when they are there (0: inline).
 type PageItem struct {
 	SK        string
 	Size      int
@@ -744,14 +773,10 @@ type PageItem struct {
 // PageItems are the items PutRecords writes for recs in a packed set, by a
 // store with object storage (objects) or without.
 func PageItems(rs job.RecordSet, recs []job.Record, objects bool) ([]PageItem, error) {
-	s := &Store{now: time.Now, pagesOut: objects, objsBase: pricedBase}
-	reqs, objs, err := s.pageSet(rs, storeutil.Dedupe(recs))
+	s := &Store{now: time.Now, spillPages: objects, objsBase: pricedBase}
+	reqs, obj, err := s.pageSet(rs, storeutil.Dedupe(recs))
 	if err != nil {
 		return nil, err
-	}
-	body := map[string]int{}
-	for _, o := range objs {
-		body[o.uri] = len(o.body)
 	}
 	out := make([]PageItem, len(reqs))
 	for i, w := range reqs {
@@ -760,8 +785,9 @@ func PageItems(rs job.RecordSet, recs []job.Record, objects bool) ([]PageItem, e
 		comp := strings.HasPrefix(sk, skFailPrefix)
 		o, _ := strconv.Atoi(sk[len(skPagePrefix) : len(skPagePrefix)+10])
 		out[i] = PageItem{SK: sk, Size: ItemSize(item), Range: rangeOf(o), Companion: comp}
-		if ref, ok := item[attrRef].(*types.AttributeValueMemberS); ok {
-			out[i].Object = body[ref.Value]
+		if _, ok := item[attrRef]; ok && obj != nil {
+			n, _ := numAttr(item[attrLen])
+			out[i].Object = int(n)
 		}
 	}
 	return out, nil
