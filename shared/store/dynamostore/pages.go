@@ -248,7 +248,12 @@ func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.Write
 	if err != nil {
 		return nil, err
 	}
-	size := max(ItemSize(item), ItemSize(fx))
+	size := ItemSize(fx)
+	if !s.spillPages {
+		// With object storage a page this large goes out whole (pagesOut:
+		// it alone saves far more than a PUT), so only its companion counts.
+		size = max(size, ItemSize(item))
+	}
 	if len(p.recs) == 1 && size > overflowAt {
 		return nil, fmt.Errorf("record %s: %d bytes stored, over DynamoDB's item limit of %d: %w", p.recs[0].key.ID, size, maxItemBytes, store.ErrTooLarge)
 	}

@@ -58,6 +58,11 @@ func TestPackedLargePagesInObjects(t *testing.T) {
 			recs[i] = job.Record{ID: recs[i].ID, Ordinal: i, Status: job.RecordFailed, ErrorCode: "ModelError", ErrorMessage: "bad"}
 		}
 	}
+	// Range 5 holds 128 records of 4 KB: over 300 KB compressed, a page an
+	// item could not hold, kept whole in the object (inline it is halved).
+	for i := range PageSpan {
+		recs = append(recs, job.Record{ID: fmt.Sprintf("big%03d", i), Ordinal: 5*PageSpan + i, Status: job.RecordSucceeded, Output: incompressibleText(4000)})
+	}
 	// The last range holds one small record: its page stays inline.
 	recs = append(recs, job.Record{ID: "tail", Ordinal: 10 * PageSpan, Status: job.RecordSucceeded, Output: "short"})
 	retry := []job.Record{{ID: recs[3].ID, Ordinal: 3, Status: job.RecordSucceeded, Output: "answered on retry"}}
@@ -73,7 +78,7 @@ func TestPackedLargePagesInObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, inlinePages := 0, 0
+	refs, inlinePages, bigPages := 0, 0, 0
 	for _, it := range out.Items {
 		sk := it[attrSK].(*types.AttributeValueMemberS).Value
 		_, hasRef := it[attrRef]
@@ -85,6 +90,9 @@ func TestPackedLargePagesInObjects(t *testing.T) {
 			t.Fatalf("page %s both inline and in an object", sk)
 		case hasRef:
 			refs++
+			if strings.HasPrefix(sk, skPagePrefix+ord10(5*PageSpan)) {
+				bigPages++
+			}
 			if n := ItemSize(it); n > 1024 {
 				t.Fatalf("page item %s is %d bytes, want one write unit", sk, n)
 			}
@@ -94,6 +102,9 @@ func TestPackedLargePagesInObjects(t *testing.T) {
 	}
 	if refs < 600/pageMaxRecords || inlinePages < 2 {
 		t.Fatalf("%d pages in objects and %d inline, want at least %d and 2 (the tail's, the retry's)", refs, inlinePages, 600/pageMaxRecords)
+	}
+	if bigPages != 1 {
+		t.Fatalf("range 5 in %d pages, want 1", bigPages)
 	}
 	listed, err := objs.List(t.Context(), base)
 	if err != nil || len(listed) != 2 {
@@ -116,9 +127,9 @@ func TestPackedLargePagesInObjects(t *testing.T) {
 	if got := listAll(t, s, rs, job.RecordFailed); got[0].ID == recs[3].ID {
 		t.Fatalf("record %s listed failed after its retry succeeded", recs[3].ID)
 	}
-	got, err := s.GetRecords(t.Context(), rs, []job.RecordKey{{ID: "r0003", Ordinal: 3}, {ID: "r0300", Ordinal: 300}, {ID: "tail", Ordinal: 10 * PageSpan}})
-	if err != nil || len(got) != 3 {
-		t.Fatalf("GetRecords: %d of 3, %v", len(got), err)
+	got, err := s.GetRecords(t.Context(), rs, []job.RecordKey{{ID: "r0003", Ordinal: 3}, {ID: "r0300", Ordinal: 300}, {ID: "tail", Ordinal: 10 * PageSpan}, {ID: "big077", Ordinal: 5*PageSpan + 77}})
+	if err != nil || len(got) != 4 {
+		t.Fatalf("GetRecords: %d of 4, %v", len(got), err)
 	}
 	for _, r := range got {
 		if r.ID == "r0300" && r.Output != recs[300].Output || r.ID == "r0003" && r.Output != "answered on retry" {
