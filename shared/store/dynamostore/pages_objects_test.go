@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -90,7 +91,7 @@ func TestPackedLargePagesInObjects(t *testing.T) {
 			t.Fatalf("page %s both inline and in an object", sk)
 		case hasRef:
 			refs++
-			if strings.HasPrefix(sk, skPagePrefix+ord10(5*PageSpan)) {
+			if o, _ := strconv.Atoi(sk[len(skPagePrefix) : len(skPagePrefix)+10]); rangeOf(o) == 5 {
 				bigPages++
 			}
 			if n := ItemSize(it); n > 1024 {
