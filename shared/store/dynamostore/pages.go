@@ -535,12 +535,14 @@ func (s *Store) fetchPages(ctx context.Context, items []map[string]types.Attribu
 			continue
 		}
 		if s.objs == nil {
-			return fmt.Errorf("page %v keeps its records at %s, and no object storage is configured", it[attrSK], ref.Value)
+			errs[i] = fmt.Errorf("page %v keeps its records at %s, and no object storage is configured", it[attrSK], ref.Value)
+			continue
 		}
 		off, oerr := numAttr(it[attrOff])
 		n, nerr := numAttr(it[attrLen])
 		if oerr != nil || nerr != nil || off < 0 || n <= 0 || n > maxPageObject {
-			return fmt.Errorf("page %v: %d bytes at %s, want 1 to %d", it[attrSK], n, ref.Value, maxPageObject)
+			errs[i] = fmt.Errorf("page %v: %d bytes at %d of %s, want 1 to %d", it[attrSK], n, off, ref.Value, maxPageObject)
+			continue
 		}
 		wg.Go(func() {
 			sem <- struct{}{}
