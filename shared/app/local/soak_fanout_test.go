@@ -27,10 +27,10 @@ import (
 // share or right after their done marker; the queue delivers a failed unit
 // again, as SQS does once its visibility timeout passes.
 const (
-	fUnitDup    = "validation units delivered twice (the copy late)"
+	fUnitDup   = "validation units delivered twice (the copy late)"
+	fUnitDelay = "validation units delivered late (reordered)"
 	// fUnitBefore: a check unit dies before any of its share (its record
 	// sizes) is written, a later phase's after its outputs, before its marker.
-	fUnitDelay  = "validation units delivered late (reordered)"
 	fUnitBefore = "validation units killed before their done marker"
 	fUnitAfter  = "validation units killed after writing their done marker"
 	fUnitDead   = "validation units dead-lettered (every delivery failed)"
