@@ -1,0 +1,77 @@
+package jsonl
+
+// EachKey calls fn with the raw text (between the quotes, escapes left as
+// they are) of each top-level key of the object b, until fn returns false.
+// b must be valid JSON (a json.Unmarshal of it succeeded): it is walked, not
+// checked, so a line's keys cost no allocation. A b that is not an object
+// has no keys.
+func EachKey(b []byte, fn func(raw []byte) bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] == '}' {
+			return
+		}
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+		end := stringEnd(b, i)
+		if !fn(b[i+1 : end-1]) {
+			return
+		}
+		i = skipSpace(b, end) + 1 // the ':'
+		i = valueEnd(b, skipSpace(b, i))
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index after the string that starts at b[i] == '"'.
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd is the index after the value that starts at b[i].
+func valueEnd(b []byte, i int) int {
+	if i < len(b) && b[i] == '"' {
+		return stringEnd(b, i)
+	}
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = stringEnd(b, i) - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // a number or literal ended by its object's end
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
+}
