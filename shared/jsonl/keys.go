@@ -1,11 +1,11 @@
 package jsonl
 
-// EachKey calls fn with the raw text (between the quotes, escapes left as
-// they are) of each top-level key of the object b, until fn returns false.
-// b must be valid JSON (a json.Unmarshal of it succeeded): it is walked, not
-// checked, so a line's keys cost no allocation. A b that is not an object
-// has no keys.
-func EachKey(b []byte, fn func(raw []byte) bool) {
+// EachMember calls fn with the raw text of each top-level key of the object
+// b (between the quotes, escapes left as they are) and of its value, until
+// fn returns false. b must be valid JSON (json.Valid): it is walked, not
+// checked, so a line's members cost no allocation. A b that is not an
+// object has no members.
+func EachMember(b []byte, fn func(key, value []byte) bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return
@@ -20,11 +20,16 @@ func EachKey(b []byte, fn func(raw []byte) bool) {
 			i = skipSpace(b, i+1)
 		}
 		end := stringEnd(b, i)
-		if !fn(b[i+1 : end-1]) {
+		key := b[i+1 : end-1]
+		start := skipSpace(b, skipSpace(b, end)+1) // past the ':'
+		i = valueEnd(b, start)
+		v := b[start:i]
+		for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t' || v[len(v)-1] == '\n' || v[len(v)-1] == '\r') {
+			v = v[:len(v)-1]
+		}
+		if !fn(key, v) {
 			return
 		}
-		i = skipSpace(b, end) + 1 // the ':'
-		i = valueEnd(b, skipSpace(b, i))
 	}
 }
 

@@ -1,6 +1,8 @@
 package transfer
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -53,4 +55,29 @@ func BenchmarkDecodeLine(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// A line decodePlain takes decodes as json.Unmarshal decodes it, with no
+// field json.Decoder's DisallowUnknownFields would refuse.
+func FuzzDecodePlain(f *testing.F) {
+	for _, s := range []string{`{"id":"a","prompt":"p"}`, `{"ID":"a","Prompt":"p","id":"b"}`, `{"id":null,"prompt":"é"}`,
+		`{"recordId":"r","modelInput":{"a":[1]}}`, `{"messages":[{"role":"user","content":"x"}],"system":"s"}`,
+		`{"id":"a\"b"}`, `{"id":5}`, `{"x":1}`, `null`, `{"model_input":null}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var fast fileRecord
+		if !fast.decodePlain([]byte(s)) {
+			return
+		}
+		var want fileRecord
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&want); err != nil {
+			t.Fatalf("%s: decodePlain took it, json refuses it: %v", s, err)
+		}
+		if !reflect.DeepEqual(fast, want) {
+			t.Fatalf("%s: decodePlain gave %+v, json %+v", s, fast, want)
+		}
+	})
 }
