@@ -81,3 +81,23 @@ func FuzzDecodePlain(f *testing.F) {
 		}
 	})
 }
+
+// fileRecord.field(i) is the struct's field i, and every field has one.
+func TestFileRecordFields(t *testing.T) {
+	var fr fileRecord
+	v := reflect.ValueOf(&fr).Elem()
+	if len(lineFields) != v.NumField() {
+		t.Fatalf("%d line fields, fileRecord has %d", len(lineFields), v.NumField())
+	}
+	for i := range v.NumField() {
+		str, raw := fr.field(i)
+		switch {
+		case str != nil && v.Field(i).Addr().Interface() != any(str):
+			t.Errorf("field(%d) is not fileRecord's field %s", i, v.Type().Field(i).Name)
+		case raw != nil && v.Field(i).Addr().Interface() != any(raw):
+			t.Errorf("field(%d) is not fileRecord's field %s", i, v.Type().Field(i).Name)
+		case str == nil && raw == nil:
+			t.Errorf("field(%d) (%s) is missing", i, v.Type().Field(i).Name)
+		}
+	}
+}

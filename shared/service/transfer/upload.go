@@ -387,35 +387,30 @@ func changedField(field, uri string) error {
 // DisallowUnknownFields would, but without a json.Decoder (which allocated a
 // decoder and its buffer for every line: a third of the check phase's
 // allocations, BenchmarkFanoutCheck) and, for the usual line, without
-// reflection (decodePlain). Unlike the decoder, it refuses text after the object.
+// encoding/json's reflective decode (decodePlain). Unlike the decoder, it
+// refuses text after the object.
 func decodeLine(line []byte) (job.Input, error) {
 	var fr fileRecord
 	if !fr.decodePlain(line) {
-		fr = fileRecord{}
-		if err := json.Unmarshal(line, &fr); err != nil {
+		slow := new(fileRecord) // its own: json keeps fr off the stack otherwise
+		if err := json.Unmarshal(line, slow); err != nil {
 			return job.Input{}, fmt.Errorf("not a JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		if key, ok := unknownLineField(line); ok {
 			return job.Input{}, fmt.Errorf("unknown field %q; a line is {id?, prompt | messages | model_input, system?} or Bedrock's {recordId, modelInput}", key)
 		}
+		fr = *slow
 	}
 	return fr.input()
 }
 
-// lineFields are fileRecord's keys, which a line's keys match as
-// encoding/json matches them (case-insensitively), and whether each is a
-// string (else raw JSON).
-var lineFields = func() (out []struct {
-	name   []byte
-	string bool
-}) {
+// lineFields are the keys of fileRecord's fields (in their order), which a
+// line's keys match as encoding/json matches them (case-insensitively).
+var lineFields = func() (out [][]byte) {
 	t := reflect.TypeFor[fileRecord]()
 	for i := range t.NumField() {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		out = append(out, struct {
-			name   []byte
-			string bool
-		}{[]byte(name), t.Field(i).Type.Kind() == reflect.String})
+		out = append(out, []byte(name))
 	}
 	return out
 }()
@@ -423,11 +418,33 @@ var lineFields = func() (out []struct {
 // lineField is the index of fileRecord's field a key names (-1: none).
 func lineField(key []byte) int {
 	for i, f := range lineFields {
-		if bytes.EqualFold(key, f.name) {
+		if bytes.EqualFold(key, f) {
 			return i
 		}
 	}
 	return -1
+}
+
+// field points at fileRecord's field i (lineFields' order): a string or
+// raw JSON. A switch, not reflection, so a line's record stays on the stack.
+func (fr *fileRecord) field(i int) (*string, *json.RawMessage) {
+	switch i {
+	case 0:
+		return &fr.ID, nil
+	case 1:
+		return &fr.Prompt, nil
+	case 2:
+		return nil, &fr.Messages
+	case 3:
+		return &fr.System, nil
+	case 4:
+		return nil, &fr.ModelInput
+	case 5:
+		return &fr.RecordID, nil
+	case 6:
+		return nil, &fr.Native
+	}
+	return nil, nil
 }
 
 // decodePlain decodes a valid line whose keys are fileRecord's, unescaped,
@@ -438,7 +455,6 @@ func (fr *fileRecord) decodePlain(line []byte) bool {
 	if !json.Valid(line) {
 		return false
 	}
-	v := reflect.ValueOf(fr).Elem()
 	ok, object := true, false
 	jsonl.EachMember(line, func(key, val []byte) bool {
 		object = true
@@ -446,18 +462,17 @@ func (fr *fileRecord) decodePlain(line []byte) bool {
 		if bytes.IndexByte(key, '\\') < 0 {
 			f = lineField(key)
 		}
+		str, raw := fr.field(f)
 		switch {
-		case f < 0:
+		case str == nil && raw == nil:
 			ok = false
-		case string(val) == "null" && lineFields[f].string: // json leaves the field as it is
-		case lineFields[f].string:
-			if val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 || !utf8.Valid(val) {
-				ok = false
-			} else {
-				v.Field(f).SetString(string(val[1 : len(val)-1]))
-			}
+		case raw != nil:
+			*raw = append(json.RawMessage(nil), val...)
+		case string(val) == "null": // json leaves a string field as it is
+		case val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 || !utf8.Valid(val):
+			ok = false
 		default:
-			v.Field(f).SetBytes(append([]byte(nil), val...))
+			*str = string(val[1 : len(val)-1])
 		}
 		return ok
 	})
