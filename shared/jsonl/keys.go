@@ -1,5 +1,7 @@
 package jsonl
 
+import "bytes"
+
 // EachMember calls fn with the raw text of each top-level key of the object
 // b (between the quotes, escapes left as they are) and of its value, until
 // fn returns false. b must be valid JSON (json.Valid): it is walked, not
@@ -40,15 +42,24 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// stringEnd is the index after the string that starts at b[i] == '"'.
+// stringEnd is the index after the string that starts at b[i] == '"': the
+// first quote after it with an even run of backslashes before it.
 func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	start := i + 1
+	for i = start; i < len(b); {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b)
 		}
+		q += i
+		n := 0
+		for q-1-n >= start && b[q-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
 	return len(b)
 }

@@ -418,6 +418,11 @@ var lineFields = func() (out [][]byte) {
 // lineField is the index of fileRecord's field a key names (-1: none).
 func lineField(key []byte) int {
 	for i, f := range lineFields {
+		if string(key) == string(f) { // the usual spelling, before the fold
+			return i
+		}
+	}
+	for i, f := range lineFields {
 		if bytes.EqualFold(key, f) {
 			return i
 		}
