@@ -17,14 +17,14 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/wire"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 )
 
 // anthropicForRIE starts the Anthropic simulator and puts its API key in a
 // (moto) secret, as the stack does; env points a function at both.
-func anthropicForRIE(t *testing.T, st *stack, key string) (*sim.AnthropicSim, string, []string) {
+func anthropicForRIE(t *testing.T, st *stack, key string) (*simanthropic.AnthropicSim, string, []string) {
 	t.Helper()
-	as := &sim.AnthropicSim{APIKey: key}
+	as := &simanthropic.AnthropicSim{APIKey: key}
 	url, err := as.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

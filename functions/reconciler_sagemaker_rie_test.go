@@ -15,7 +15,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 )
 
 // TestReconcilerResendsLostAsyncRequest runs the built reconciler under the RIE
@@ -32,7 +32,7 @@ func TestReconcilerResendsLostAsyncRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sm := &sim.SageMakerSim{Blobs: blobs, Endpoints: []string{"demo-async"}}
+	sm := &simsagemaker.SageMakerSim{Blobs: blobs, Endpoints: []string{"demo-async"}}
 	url, err := sm.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestReconcilerResendsLostAsyncRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != job.StatusSubmitted || !strings.HasPrefix(got.OutputURI, sim.DefaultSageMakerOutputPrefix) || got.FailureURI == "" {
+	if got.Status != job.StatusSubmitted || !strings.HasPrefix(got.OutputURI, simsagemaker.DefaultSageMakerOutputPrefix) || got.FailureURI == "" {
 		t.Fatalf("re-sent job = %s output %q failure %q", got.Status, got.OutputURI, got.FailureURI)
 	}
 	g, err := st.store.GetJob(ctx, gone.ID)
@@ -79,5 +79,7 @@ func TestReconcilerResendsLostAsyncRequest(t *testing.T) {
 	if g.Status != job.StatusFailed || !strings.Contains(g.Error, "7 h") {
 		t.Fatalf("job without a kept request = %s %q, want failed after 7 h", g.Status, g.Error)
 	}
-	sm.Wait()
+	if err := sm.Settle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -44,8 +44,9 @@ const EnvInputAllow = "MCPBATCH_INPUT_ALLOW"
 const DefaultJobPrefix = "mcpbatch"
 
 // PrefixJobs is the data bucket's prefix for the documents of jobs too large
-// for a DynamoDB item (dynamostore.WithOverflow); the stack grants it to every
-// function that reads or writes jobs.
+// for a DynamoDB item and the record pages cheaper kept as objects
+// (dynamostore.WithOverflow); the stack grants it to every function that
+// reads or writes jobs.
 const PrefixJobs = "jobs/"
 
 // PrefixCache is the data bucket's prefix of the result cache's index

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/app/local"
 	"github.com/mcpbatch/mcpbatch/shared/internal/browsertest"
+	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline/corpus"
 )
@@ -169,8 +171,8 @@ func TestMCPAppInChromium(t *testing.T) {
 		b.call(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false}, nil)
 		var calls []string
 		b.eval(`host.calls`, &calls)
-		if !slices.Contains(calls, "get_job") || !slices.Contains(calls, "get_job_results") {
-			t.Errorf("the View's calls through the host: %v, want get_job and get_job_results", calls)
+		if !slices.Contains(calls, "get_job") || !slices.Contains(calls, "summarize_results") {
+			t.Errorf("the View's calls through the host: %v, want get_job and summarize_results (the finished job's summary)", calls)
 		}
 	})
 
@@ -265,6 +267,33 @@ func TestMCPAppInChromium(t *testing.T) {
 		if v := read(); !strings.Contains(v.Text, "chat batch") {
 			t.Errorf("list view: %s", v.Text)
 		}
+		if logs := b.takeLogs(); len(logs) > 0 {
+			t.Fatalf("problems:\n%s", strings.Join(logs, "\n"))
+		}
+	})
+	t.Run("charts a classified job's summary", func(t *testing.T) {
+		b.t = t
+		recs, _ := json.Marshal(triageRecords(150))
+		cats, _ := json.Marshal(triageCategories)
+		var h struct {
+			JobID string `json:"job_id"`
+		}
+		b.eval(`host.runTool("submit_batch", {model: `+js(haiku)+`, name: "triage", categories: `+string(cats)+`, confidence: true, records: `+string(recs)+`})`, &h)
+		settle()
+		b.waitFor("the chart", `host.view() && host.view().rendered === `+js(h.JobID)+` && host.view().terminal && host.frame.contentDocument.querySelector(".results-summary dl.numbers") !== null`)
+		want := storedSummary(t, func(cursor string) mcpserver.ResultsOut {
+			args := map[string]any{"job_id": h.JobID, "limit": 500}
+			if cursor != "" {
+				args["cursor"] = cursor
+			}
+			raw, _ := json.Marshal(args)
+			var out mcpserver.ResultsOut
+			b.eval(`host.client.callTool({name: "get_job_results", arguments: `+string(raw)+`}).then(r => r.structuredContent)`, &out)
+			return out
+		})
+		var got chartRead
+		b.eval(readChart(`host.frame.contentDocument`), &got)
+		want.check(t, got)
 		if logs := b.takeLogs(); len(logs) > 0 {
 			t.Fatalf("problems:\n%s", strings.Join(logs, "\n"))
 		}

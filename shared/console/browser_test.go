@@ -356,6 +356,29 @@ func TestConsoleInChromium(t *testing.T) {
 		noProblems("layout")
 	})
 
+	t.Run("job page charts the summary", func(t *testing.T) {
+		b.t = t
+		h := callTool[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": triageRecords(150), "name": "triage",
+			"categories": triageCategories, "confidence": true})
+		if err := l.Sim.Settle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		l.Bus.Wait()
+		want := storedSummary(t, func(cursor string) mcpserver.ResultsOut {
+			args := map[string]any{"job_id": h.JobID, "limit": 500}
+			if cursor != "" {
+				args["cursor"] = cursor
+			}
+			return callTool[mcpserver.ResultsOut](t, cs, "get_job_results", args)
+		})
+		b.eval(`location.hash = "#/job/" + `+js(h.JobID), nil)
+		b.waitFor("the summary chart", `document.body.dataset.ready === "job" && document.querySelector(".results-summary dl.numbers") !== null`)
+		var got chartRead
+		b.eval(readChart(`document`), &got)
+		want.check(t, got)
+		noProblems("summary chart")
+	})
+
 	t.Run("a refused key returns to the key form", func(t *testing.T) {
 		b.t = t
 		b.eval(`sessionStorage.setItem("mcpbatch.key", "mcpb_wrongwrongwrongwrongwrongwrongwrong")`, nil)

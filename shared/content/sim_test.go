@@ -17,10 +17,11 @@ import (
 	rttypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 func TestRenderedBodiesThroughSimulator(t *testing.T) {
-	s := &sim.RuntimeSim{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &simbedrock.RuntimeSim{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
 )
 
 func TestUnits(t *testing.T) {
@@ -88,5 +90,33 @@ func TestBill(t *testing.T) {
 	d := u.Scale(2)
 	if d.DynamoWRU != 2*u.DynamoWRU || d.S3Puts != 6 || d.Lambda["ingest"].Requests != 4 || math.Abs(Total(d.Bill(p))-2*total) > 1e-9 {
 		t.Errorf("Scale(2) = %+v", d)
+	}
+}
+
+// TestWithKindSwapsRecordPages: a run priced with another layout of its
+// records drops the S3 requests of its record pages and takes the other
+// layout's, and keeps every other request.
+func TestWithKindSwapsRecordPages(t *testing.T) {
+	packed, today := &Meter{}, &Meter{}
+	packed.Put(2, 10) // input files, not records
+	packed.RecordPut(5, 5000)
+	packed.RecordGet(4, 4000)
+	packed.Write("record", 100, 0)
+	today.Write("record", 100, 0)
+	today.Write("record", 100, 0)
+	u := packed.Usage().WithKind("record", today.Usage())
+	if u.S3Puts != 2 || u.S3Gets != 0 || u.RecordPuts != 0 || u.WRUByItemKind["record"] != 2 || u.DynamoWRU != 2 {
+		t.Fatalf("priced with one item per record: %+v, want 2 PUTs (the files'), no GETs, 2 record WRU", u)
+	}
+	if p := packed.Usage(); p.S3Puts != 7 || p.S3Gets != 4 || p.RecordPuts != 5 {
+		t.Fatalf("packed usage %+v, want 7 PUTs (5 of pages), 4 GETs", p)
+	}
+}
+
+// TestPagePutUnits: the store's price of a PUT in write units is the
+// ratio of the prices here.
+func TestPagePutUnits(t *testing.T) {
+	if r := math.Round(USEast1.S3PerPut / USEast1.DynamoPerWRU); r != dynamostore.PagePutUnits {
+		t.Fatalf("a PUT is priced as %v write units, dynamostore.PagePutUnits says %d", r, dynamostore.PagePutUnits)
 	}
 }

@@ -21,6 +21,10 @@ type Usage struct {
 
 	S3Puts, S3Gets         int64
 	S3PutBytes, S3GetBytes int64
+	// RecordPuts and RecordGets are the part of S3Puts and S3Gets that
+	// wrote and read record pages (dynamostore's pages in object storage),
+	// so that WithKind("record", …) prices another layout's records whole.
+	RecordPuts, RecordGets int64
 
 	Events      int64 // EventBridge custom events, in 64 KB chunks
 	SNSPublish  int64 // in 64 KB chunks
@@ -91,6 +95,22 @@ func (m *Meter) Put(requests, bytes int64) {
 	m.u.S3PutBytes += bytes
 }
 
+// RecordPut adds S3 PUT requests of record pages carrying bytes.
+func (m *Meter) RecordPut(requests, bytes int64) {
+	m.Put(requests, bytes)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.u.RecordPuts += requests
+}
+
+// RecordGet adds S3 GET requests of record pages returning bytes.
+func (m *Meter) RecordGet(requests, bytes int64) {
+	m.Get(requests, bytes)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.u.RecordGets += requests
+}
+
 // Get adds S3 GET requests returning bytes.
 func (m *Meter) Get(requests, bytes int64) {
 	m.mu.Lock()
@@ -149,6 +169,11 @@ func (u Usage) WithKind(kind string, alt Usage) Usage {
 	s.DynamoWRU += alt.WRUByItemKind[kind] - u.WRUByItemKind[kind]
 	s.DynamoRRU += alt.RRUByItemKind[kind] - u.RRUByItemKind[kind]
 	s.WRUByItemKind[kind], s.RRUByItemKind[kind] = alt.WRUByItemKind[kind], alt.RRUByItemKind[kind]
+	if kind == "record" {
+		s.S3Puts += alt.RecordPuts - u.RecordPuts
+		s.S3Gets += alt.RecordGets - u.RecordGets
+		s.RecordPuts, s.RecordGets = alt.RecordPuts, alt.RecordGets
+	}
 	return s
 }
 
@@ -171,6 +196,7 @@ func (u Usage) Scale(f float64) Usage {
 	s.DynamoWRU, s.DynamoRRU = u.DynamoWRU*f, u.DynamoRRU*f
 	sc := func(n int64) int64 { return int64(float64(n)*f + 0.5) }
 	s.S3Puts, s.S3Gets, s.S3PutBytes, s.S3GetBytes = sc(u.S3Puts), sc(u.S3Gets), sc(u.S3PutBytes), sc(u.S3GetBytes)
+	s.RecordPuts, s.RecordGets = sc(u.RecordPuts), sc(u.RecordGets)
 	s.Events, s.SNSPublish, s.LogBytes, s.MetricBytes = sc(u.Events), sc(u.SNSPublish), sc(u.LogBytes), sc(u.MetricBytes)
 	return s
 }

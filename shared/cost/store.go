@@ -105,15 +105,17 @@ func jobsSize(jobs []*job.Job) int {
 }
 
 // PutRecords is BatchWriteItem: of a packed set (job.RecordSet.Packed) one
-// write per page item and its companion, by their sizes
-// (dynamostore.PageItems); otherwise one write per record item.
+// write per page item and its companion, by their sizes, and one S3 PUT of
+// the pages the call keeps in object storage (dynamostore.PageItems, as the
+// deployed store writes them: with object storage, app/aws.go); otherwise
+// one write per record item.
 func (s *Store) PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
 	err := s.Store.PutRecords(ctx, rs, recs)
 	if err != nil {
 		return err
 	}
 	if rs.Packed && rs.ByOrdinal {
-		items, err := dynamostore.PageItems(rs, recs)
+		items, err := dynamostore.PageItems(rs, recs, true)
 		if err != nil {
 			return fmt.Errorf("cost: page items: %w", err)
 		}
@@ -128,8 +130,13 @@ func (s *Store) PutRecords(ctx context.Context, rs job.RecordSet, recs []job.Rec
 			s.pages[rs.JobID][it.SK] = it
 		}
 		s.mu.Unlock()
+		var object int64
 		for _, it := range items {
 			s.M.Write("record", it.Size, 0)
+			object += int64(it.Object)
+		}
+		if object > 0 {
+			s.M.RecordPut(1, object)
 		}
 	} else {
 		writePerRecord(s.M, rs, recs)
@@ -151,7 +158,8 @@ func writePerRecord(m *Meter, rs job.RecordSet, recs []job.Record) {
 // ListRecords is, for a packed set, one Query per range the listing reads
 // (those of the records listed) and its request has not read yet (see
 // store.ReadCache), each range's items read whole: its pages, or its
-// companions for failed records; otherwise a Query
+// companions for failed records, and one ranged S3 GET per page of the
+// range kept in object storage; otherwise a Query
 // page of every shard, merged (see dynamostore.ListRecords), each shard's
 // query reading its share of the page.
 func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.RecordQuery) ([]job.Record, string, error) {
@@ -165,10 +173,14 @@ func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.Recor
 			ranges[dynamostore.PageRange(r.Ordinal)] = true
 		}
 		s.mu.Lock()
-		size := map[int]int{}
+		size, objects, objectBytes := map[int]int{}, map[int]int64{}, map[int]int64{}
 		for _, it := range s.pages[rs.JobID] {
 			if ranges[it.Range] && it.Companion == (q.Status == job.RecordFailed) {
 				size[it.Range] += it.Size
+				if it.Object > 0 {
+					objects[it.Range]++
+					objectBytes[it.Range] += int64(it.Object)
+				}
 			}
 		}
 		s.mu.Unlock()
@@ -181,6 +193,9 @@ func (s *Store) ListRecords(ctx context.Context, rs job.RecordSet, q store.Recor
 			}
 			cache.Store(key, true)
 			s.M.ReadKind("record", size[r], false)
+			if objects[r] > 0 {
+				s.M.RecordGet(objects[r], objectBytes[r])
+			}
 		}
 		if len(ranges) == 0 {
 			s.M.ReadKind("record", 0, false)

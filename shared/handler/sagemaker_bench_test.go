@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 )
 
 // BenchmarkSageMakerEventsLargeOutput: the sagemaker-events handler settling a
@@ -34,7 +34,7 @@ func BenchmarkSageMakerEventsLargeOutput(b *testing.B) {
 					Status: job.StatusSubmitted, RecordCount: 1, Shards: 1, CreatedAt: now, ExpiresAt: job.ExpiresAt(now, 7)}); err != nil {
 					b.Fatal(err)
 				}
-				ev, err := sim.SNSEvent("arn:aws:sns:us-east-1:123456789012:success", map[string]any{
+				ev, err := simsagemaker.SNSEvent("arn:aws:sns:us-east-1:123456789012:success", map[string]any{
 					"awsRegion": "us-east-1", "invocationStatus": "Completed", "inferenceId": id, "eventVersion": "1.0",
 					"eventSource": "aws:sagemaker", "eventName": "InferenceResult",
 					"requestParameters":  map[string]string{"endpointName": "demo-async", "contentType": "text/plain"},

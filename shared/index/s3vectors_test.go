@@ -18,7 +18,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/index"
 	"github.com/mcpbatch/mcpbatch/shared/index/indextest"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 )
 
 // newSimClient starts the S3 Vectors simulator and returns the real SDK client
@@ -34,7 +34,7 @@ func newSimClient(tb testing.TB) *s3vectors.Client {
 }
 
 func startSim() (*s3vectors.Client, func(), error) {
-	s := &sim.S3VectorsSim{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	s := &simvectors.S3VectorsSim{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		return nil, nil, err

@@ -1,6 +1,8 @@
 package job
 
 import (
+	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -95,6 +97,9 @@ func TestProviderRecordID(t *testing.T) {
 		if !ValidRecordID(id) || strings.ContainsAny(id, "_-") {
 			t.Errorf("ProviderRecordID(%d) = %q: not alphanumeric", i, id)
 		}
+		if want := fmt.Sprintf("r%08d", i); id != want {
+			t.Errorf("ProviderRecordID(%d) = %q, want %q", i, id, want)
+		}
 		if got, ok := ProviderRecordIndex(id); !ok || got != i {
 			t.Errorf("ProviderRecordIndex(%q) = %d, %v", id, got, ok)
 		}
@@ -102,6 +107,17 @@ func TestProviderRecordID(t *testing.T) {
 	for _, bad := range []string{"", "r1", "x00000001", "r0000000a", "r000000001", "r-0000001"} {
 		if _, ok := ProviderRecordIndex(bad); ok {
 			t.Errorf("ProviderRecordIndex(%q) accepted", bad)
+		}
+	}
+}
+
+// ValidRecordID is RecordIDPattern.
+func TestValidRecordIDIsThePattern(t *testing.T) {
+	re := regexp.MustCompile(RecordIDPattern)
+	for _, id := range []string{"", "a", "r00000001", "A-z_09", strings.Repeat("x", 64), strings.Repeat("x", 65),
+		"a b", "é", "a.b", "a\n", "a/b", "-", "_", "ab\x00", "Z9"} {
+		if got, want := ValidRecordID(id), re.MatchString(id); got != want {
+			t.Errorf("ValidRecordID(%q) = %v, the pattern says %v", id, got, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/outschema"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
+	"github.com/mcpbatch/mcpbatch/shared/summary"
 )
 
 // Message is one conversation turn in Anthropic Messages form.
@@ -131,6 +132,10 @@ type JobView struct {
 	Deadline    string       `json:"deadline,omitempty" jsonschema:"the deadline the job was submitted with"`
 	StopBatchBy string       `json:"stop_batch_by,omitempty" jsonschema:"batch jobs with a deadline: when unfinished batch parts are stopped so their records run on demand before the deadline (at the account's on-demand quota, with a safety margin); moves as parts finish"`
 	Redrive     *RedriveView `json:"redrive,omitempty" jsonschema:"the deadline re-drive: the batch parts stopped and the records run on demand"`
+	// SummaryField / SummaryStatsField: what the console and the App chart
+	// of the job's summarize_results (summary.FieldsOf its output schema).
+	SummaryField      string `json:"summary_field,omitempty" jsonschema:"jobs with output_schema or categories: an output_json field to pass to summarize_results as field (the schema's first top-level enum, else boolean, property)"`
+	SummaryStatsField string `json:"summary_stats_field,omitempty" jsonschema:"jobs with output_schema or categories: a numeric output_json field to pass to summarize_results as stats_field"`
 }
 
 // RedriveView is a deadline re-drive as get_job shows it.
@@ -253,6 +258,7 @@ func viewOf(j *job.Job) JobView {
 }
 
 func jobView(j *job.Job) JobView {
+	field, stats := summary.FieldsOf(j.OutputSchema())
 	return JobView{
 		JobID: j.ID, Name: j.Name, Status: string(j.Status), ProviderStatus: j.ProviderStatus, Provider: j.Provider,
 		Model: j.Model, RecordCount: j.RecordCount + j.Reused, Succeeded: j.Succeeded + j.Reused, Failed: j.Failed, BadLines: j.BadLines, Reused: j.Reused,
@@ -261,7 +267,7 @@ func jobView(j *job.Job) JobView {
 		Error: j.Error, Terminal: j.Status.Terminal(),
 		Mode: j.Mode, CacheRead: j.CacheReadTokens, CacheWrite: j.CacheWriteTokens, SubmittedAt: ts(j.SubmittedAt),
 		Cost: costView(j.Cost), RetryOf: j.RetryOf, RetriedBy: j.RetriedBy, Warnings: j.Warnings,
-		Deadline: ts(j.Deadline), Redrive: redriveView(j),
+		Deadline: ts(j.Deadline), Redrive: redriveView(j), SummaryField: field, SummaryStatsField: stats,
 	}
 }
 

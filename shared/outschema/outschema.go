@@ -79,6 +79,8 @@ type Schema struct {
 	raw      json.RawMessage
 	doc      any
 	compiled *jsonschema.Schema
+	// fast checks outputs first when the schema fits its subset (nil: not).
+	fast *fastNode
 }
 
 // Raw is the schema as given (compacted).
@@ -127,7 +129,7 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, job.Fieldf(FieldSchema, "not a valid JSON Schema 2020-12: %s", strings.ReplaceAll(err.Error(), resource, "output_schema"))
 	}
-	return &Schema{raw: buf.Bytes(), doc: doc, compiled: compiled}, nil
+	return &Schema{raw: buf.Bytes(), doc: doc, compiled: compiled, fast: fastFrom(doc)}, nil
 }
 
 // deepest is the path and depth of the most deeply nested value of v.
@@ -171,31 +173,48 @@ var printer = message.NewPrinter(language.English)
 // model's text may wrap the JSON in whitespace or one Markdown code fence
 // (prompted models often do); anything else around it is a parse failure.
 func (s *Schema) Check(output string) (json.RawMessage, *Violation) {
+	js, v := s.check(output)
+	if v != nil {
+		return nil, v
+	}
+	return json.RawMessage(js), nil
+}
+
+// check is Check with the compact JSON as a string (often a substring of
+// output: the ingest path stores it as it is).
+func (s *Schema) check(output string) (string, *Violation) {
 	text := unfence(output)
-	// json.Unmarshal, not the library's decoder: it refuses trailing data
-	// too, and costs half as much on the ingest path (numbers as float64,
-	// which the library validates as numbers).
-	var inst any
-	if err := json.Unmarshal([]byte(text), &inst); err != nil {
-		return nil, &Violation{Code: job.RecordParseFailed, Message: "output is not one JSON value: " + err.Error()}
+	inst, compact, ok := decode(text)
+	if !ok {
+		// Off decode's fast path: encoding/json decides, and names the fault.
+		// json.Unmarshal, not the library's decoder: it refuses trailing data
+		// too, and costs half as much (numbers as float64, which the library
+		// validates as numbers).
+		if err := json.Unmarshal([]byte(text), &inst); err != nil {
+			return "", &Violation{Code: job.RecordParseFailed, Message: "output is not one JSON value: " + err.Error()}
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, []byte(text)); err != nil {
+			return "", &Violation{Code: job.RecordParseFailed, Message: "output is not one JSON value: " + err.Error()}
+		}
+		compact = buf.String()
+	}
+	if s.fast != nil && s.fast.conforms(inst) {
+		return compact, nil
 	}
 	if err := s.compiled.Validate(inst); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
-			return nil, &Violation{Code: job.RecordSchemaViolation, Message: err.Error()}
+			return "", &Violation{Code: job.RecordSchemaViolation, Message: err.Error()}
 		}
 		leaf := ve
 		for len(leaf.Causes) > 0 {
 			leaf = leaf.Causes[0]
 		}
-		return nil, &Violation{Code: job.RecordSchemaViolation, Path: pointer(leaf.InstanceLocation),
+		return "", &Violation{Code: job.RecordSchemaViolation, Path: pointer(leaf.InstanceLocation),
 			Message: leaf.ErrorKind.LocalizedString(printer) + " (schema " + keywordPath(leaf) + ")"}
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(text)); err != nil {
-		return nil, &Violation{Code: job.RecordParseFailed, Message: "output is not one JSON value: " + err.Error()}
-	}
-	return buf.Bytes(), nil
+	return compact, nil
 }
 
 // keywordPath names the schema keyword an output broke, from the schema's root.
@@ -410,13 +429,13 @@ func (s *Schema) Apply(r *job.Record) {
 	if r.Status != job.RecordSucceeded {
 		return
 	}
-	js, v := s.Check(r.Output)
+	js, v := s.check(r.Output)
 	if v != nil {
 		r.Status, r.ErrorCode, r.ErrorMessage = job.RecordFailed, v.Code, "output does not conform to output_schema: "+v.Error()
 		return
 	}
 	if len(js) <= job.MaxInlineOutputBytes {
-		r.OutputJSON = string(js)
+		r.OutputJSON = js
 	}
 }
 

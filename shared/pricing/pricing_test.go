@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,89 +65,79 @@ func recorded(t *testing.T, files ...string) []Product {
 	return out
 }
 
+// classesGolden holds, per testdata page and dimension, the class the
+// classifier gives it ("!" and the start of the reason when it is reported
+// unclassified). Regenerate with: go test ./shared/pricing -run
+// TestClassifyRecordedDimensions -update, then review the diff line by line:
+// each line is a claim about a real (or, per SOURCES.md, assembled) Price
+// List row.
+const classesGolden = "testdata/classes.golden.tsv"
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestClassifyRecordedDimensions classifies every dimension of every
+// recorded document and compares the result with the golden table: a
+// dimension without a line, or a line without a dimension, fails.
 func TestClassifyRecordedDimensions(t *testing.T) {
-	want := map[string]string{ // usage type → class ("!" prefix: unclassified)
-		"USE1-MP:USE1_InputTokenCount-Units":                        "input",
-		"USE1-MP:USE1_InputTokenCount_Global-Units":                 "input global",
-		"USE1-MP:USE1_OutputTokenCount-Units":                       "output",
-		"USE1-MP:USE1_OutputTokenCount_Global-Units":                "output global",
-		"USE1-MP:USE1_CacheReadInputTokenCount-Units":               "cache_read",
-		"USE1-MP:USE1_CacheReadInputTokenCount_Global-Units":        "cache_read global",
-		"USE1-MP:USE1_CacheWriteInputTokenCount-Units":              "cache_write 5m",
-		"USE1-MP:USE1_CacheWriteInputTokenCount_Global-Units":       "cache_write 5m global",
-		"USE1-MP:USE1_CacheWrite1hInputTokenCount-Units":            "cache_write 1h",
-		"USE1-MP:USE1_CacheWrite1hInputTokenCount_Global-Units":     "cache_write 1h global",
-		"USE1-MP:USE1_InputTokenCount_Batch-Units":                  "input batch",
-		"USE1-MP:USE1_InputTokenCount_Global_Batch-Units":           "input batch global",
-		"USE1-MP:USE1_OutputTokenCount_Batch-Units":                 "output batch",
-		"USE1-MP:USE1_OutputTokenCount_Global_Batch-Units":          "output batch global",
-		"USE1-MP:USE1_Reserved_1Month_InputTPM_Geo-Units":           "not_inference",
-		"USE1-MP:USE1_input_tokens_standard-Units":                  "input",
-		"USE1-MP:USE1_input_tokens_global_standard-Units":           "input global",
-		"USE1-MP:USE1_output_tokens_standard-Units":                 "output",
-		"USE1-MP:USE1_output_tokens_global_standard-Units":          "output global",
-		"USE1-MP:USE1_cache_read_tokens_global_standard-Units":      "cache_read global",
-		"USE1-MP:USE1_cache_write_tokens_global_standard-Units":     "cache_write 5m global",
-		"USE1-MP:USE1_cache_write_tokens_1h_global_standard-Units":  "cache_write 1h global",
-		"USE1-MP:USE1_input_tokens_long_ctx_global_standard-Units":  "input long_context global",
-		"USE1-MP:USE1_output_tokens_long_ctx_global_standard-Units": "output long_context global",
-		"USE1-MP:USE1_cache_write_tokens_30m_global_standard-Units": "!30m",
-		"USE1-NovaLite-input-tokens":                                "input",
-		"USE1-NovaLite-output-tokens":                               "output",
-		"USE1-NovaLite-input-tokens-batch":                          "input batch",
-		"USE1-NovaLite-output-tokens-batch":                         "output batch",
-		"USE1-NovaLite-cache-read-input-token-count":                "cache_read",
-		"USE1-NovaLite-input-tokens-custom-model":                   "not_inference",
-		"USE1-NovaLite-Customization-Training":                      "not_inference",
-		"USE1-Qwen3-32B-input-tokens":                               "input",
-		"USE1-Qwen3-32B-input-tokens-flex":                          "input flex",
-		"USE1-qwen.qwen3-32b-mantle-input-tokens-flex":              "input flex",
-		"USE1-Qwen3-32B-input-tokens-priority":                      "input priority",
-		"USE1-Qwen3-32B-input-tokens-batch":                         "input batch",
-		"USE1-qwen.qwen3-32b-mantle-input-tokens-batch":             "input batch",
-		"USE1-TitanEmbeddingsV2-Text-input-tokens":                  "input",
-		"USE1-TitanEmbeddingsV2-Text-input-tokens-batch":            "input batch",
-		"USE1-TitanEmbeddingsG1-Multimodal-input-image":             "per_image",
-		"USE1-MP:USE1_inputVideoSecond-Units":                       "per_second",
-		// Verbatim Price List documents (br-recorded-*.json).
-		"APN1-zai.glm5-input-tokens":                  "input",
-		"APN1-zai.glm5-output-tokens":                 "output",
-		"APN1-zai.glm5-mantle-input-tokens-standard":  "input",
-		"APN1-zai.glm5-mantle-output-tokens-standard": "output",
-		"APN1-zai.glm5-mantle-input-tokens-flex":      "input flex",
-		"APN1-NovaPro-input-tokens":                   "input",
-		"APN1-NovaPro-output-tokens":                  "output",
-		"APN1-NovaPro-input-tokens-batch":             "input batch",
-		"APN1-NovaPro-cache-read-input-token-count":   "cache_read",
-		"USE1-Claude3Haiku-input-tokens":              "input",
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("testdata pages: %v %v", files, err)
 	}
-	seen := map[string]bool{}
-	for _, p := range recorded(t) {
-		ut := p.Attributes["usagetype"]
-		w, ok := want[ut]
-		if !ok {
-			t.Errorf("recorded usage type %q has no expected class in this table", ut)
-			continue
-		}
-		seen[ut] = true
-		for _, d := range p.Dimensions {
-			c, err := Classify(p, d)
-			if bad, isBad := strings.CutPrefix(w, "!"); isBad {
-				if err == nil || !strings.Contains(err.Error(), bad) {
-					t.Errorf("%s: class %v, err %v; want unclassified naming %q", ut, c, err, bad)
+	var got strings.Builder
+	got.WriteString("# file\tusagetype\tunit\tclass (\"!\" unclassified: the reason's start)\tUSD per million tokens (\"-\" not a token price)\n")
+	for _, f := range files {
+		for _, p := range recorded(t, f) {
+			for _, d := range p.Dimensions {
+				c, err := Classify(p, d)
+				class, usd := c.String(), "-"
+				if err != nil {
+					class = "!" + reasonHead(err)
+				} else if c.Field() != "" {
+					// The token price as the sheet stores it: USD per million.
+					if v, err := PerMillion(d); err != nil {
+						usd = "!" + err.Error()
+					} else {
+						usd = strconv.FormatFloat(roundMicro(v), 'f', -1, 64)
+					}
 				}
-				continue
-			}
-			if err != nil || c.String() != w {
-				t.Errorf("%s: class %q, err %v; want %q", ut, c, err, w)
+				fmt.Fprintf(&got, "%s\t%s\t%s\t%s\t%s\n", filepath.Base(f), p.Attributes["usagetype"], d.Unit, class, usd)
 			}
 		}
 	}
-	for ut := range want {
-		if !seen[ut] {
-			t.Errorf("expected usage type %q is not in the recorded documents", ut)
+	if *update {
+		if err := os.WriteFile(classesGolden, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
+	want, err := os.ReadFile(classesGolden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	gotLines, wantLines := strings.Split(got.String(), "\n"), strings.Split(string(want), "\n")
+	for _, l := range wantLines {
+		if !slices.Contains(gotLines, l) {
+			t.Errorf("golden line not produced by the recorded documents: %q", l)
+		}
+	}
+	for _, l := range gotLines {
+		if !slices.Contains(wantLines, l) {
+			t.Errorf("recorded dimension not in %s as classified: %q", classesGolden, l)
+		}
+	}
+}
+
+// reasonHead is why a classification failed, without the usage type the
+// golden line already shows: the unknown variant word, or the message after
+// its first ": ".
+func reasonHead(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ": word "); i >= 0 {
+		return "unknown word " + strings.SplitN(msg[i+len(": word "):], " ", 2)[0]
+	}
+	if i := strings.Index(msg, ": "); i >= 0 {
+		return msg[i+2:]
+	}
+	return msg
 }
 
 // Every class the classifier knows appears among the recorded dimensions.
@@ -313,9 +305,9 @@ func TestSheetListsSonnet46AtGlobalPricesWithTheRegionalPremium(t *testing.T) {
 	}
 	check("opus long-context input", opus.LongContext.Input, 10)
 	check("opus cache_write_1h", opus.Prices.CacheWrite1h, 10)
-	emb, _, _ := s.Models["Titan Text Embeddings V2"].Listed()
+	emb, _, _ := s.Models["TitanEmbeddingsV2-Text-input"].Listed() // the Price List's titanModel for it
 	check("titan v2 input", emb.Prices.Input, 0.02)
-	if other := s.Models["Titan Multimodal Embeddings G1"].Other; len(other) != 1 || other[0].Class.Kind != KindPerImage || other[0].USD != 0.00006 {
+	if other := s.Models["Titan Embeddings G1 Image"].Other; len(other) != 1 || other[0].Class.Kind != KindPerImage || other[0].USD != 0.00006 {
 		t.Errorf("Titan G1 per-image prices = %+v", other)
 	}
 
@@ -333,6 +325,20 @@ func TestSheetListsSonnet46AtGlobalPricesWithTheRegionalPremium(t *testing.T) {
 	}
 	if len(s.Unclassified) != 1 || !strings.Contains(s.Unclassified[0], "cache_write_tokens_30m") {
 		t.Errorf("unclassified = %q; want exactly the 30m cache write", s.Unclassified)
+	}
+}
+
+// The one whole GetProducts document on record (every field as the service
+// sends it): its price is dated by the term's effectiveDate.
+func TestSheetDatesAPriceByItsTerm(t *testing.T) {
+	s := BuildSheet(recorded(t, "br-aws-cli-9567-use1.json"))
+	mp := s.Models["Claude 2.0"]
+	if mp == nil {
+		t.Fatalf("no Claude 2.0 in %v", keys(s.Models))
+	}
+	lp, ok, _ := mp.Listed()
+	if !ok || lp.Prices.Input == nil || *lp.Prices.Input != 8 || lp.AsOf["input"] != "2025-06-01" {
+		t.Errorf("Claude 2.0 = %+v (ok %v), want input 8 as of 2025-06-01", lp, ok)
 	}
 }
 
@@ -361,22 +367,57 @@ func TestForAccountMatchesNames(t *testing.T) {
 		{ID: "amazon.titan-embed-text-v2:0", Name: "Titan Text Embeddings V2", Provider: "Amazon"},
 		{ID: "anthropic.claude-opus-4-7", Name: "Claude Opus 4.7", Provider: "Anthropic"},
 		{ID: "amazon.titan-embed-image-v1", Name: "Titan Multimodal Embeddings G1", Provider: "Amazon"},
+		{ID: "twelvelabs.marengo-embed-2-7-v1:0", Name: "Marengo Embed 2.7", Provider: "TwelveLabs"},
 	}
 	pl := s.ForAccount(ms, "us-east-1")
 	if !slices.ContainsFunc(pl.Notes, func(n string) bool {
-		return strings.Contains(n, "Titan Multimodal Embeddings G1") && strings.Contains(n, "per_image")
+		return strings.Contains(n, "Marengo Embed 2.7") && strings.Contains(n, "per_second")
 	}) {
-		t.Errorf("notes %q: the per-image price is not named", pl.Notes)
+		t.Errorf("notes %q: the per-second price is not named", pl.Notes)
 	}
 	for _, m := range ms {
 		_, ok := pl.Models[m.ID]
-		// Titan G1 lists a per-image price only: no token price, so not priced.
-		if want := m.ID != "amazon.titan-embed-image-v1"; ok != want {
+		// Titan G1 lists a per-image price only, under the Price List's name
+		// "Titan Embeddings G1 Image": nothing says it is the multimodal
+		// model, so it stays unmatched (and has no token price anyway).
+		// Marengo lists a per-second price only: matched, not priced.
+		if want := m.ID != "amazon.titan-embed-image-v1" && !strings.HasPrefix(m.ID, "twelvelabs."); ok != want {
 			t.Errorf("%s (%q) priced %v, want %v; unmatched %q", m.ID, m.Name, ok, want, pl.Unmatched)
 		}
 	}
-	if !slices.Contains(pl.Unmatched, "Marengo Embed 2.7") {
-		t.Errorf("unmatched = %q; want Marengo Embed 2.7 (not in the account)", pl.Unmatched)
+	// Titan Text Embeddings V2 is "TitanEmbeddingsV2-Text-input" in the Price List.
+	if got := pl.Models["amazon.titan-embed-text-v2:0"].Prices.BatchInput; got == nil || *got != 0.01 {
+		t.Errorf("Titan V2 batch input = %v, want 0.01", deref(got))
+	}
+	if !slices.Contains(pl.Unmatched, "Titan Embeddings G1 Image") {
+		t.Errorf("unmatched = %q; want Titan Embeddings G1 Image reported", pl.Unmatched)
+	}
+}
+
+func TestSpelled(t *testing.T) {
+	for in, want := range map[string]string{
+		"TitanEmbeddingsV2-Text-input": "Titan Embeddings V2 Text",
+		"Claude Sonnet 4.6":            "", // a name already
+		"zai.glm5":                     "zai.glm5",
+		"Nova-output":                  "Nova",
+		"input":                        "input", // nothing but the quantity: kept
+	} {
+		if got := spelled(in); got != want {
+			t.Errorf("spelled(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestWholeVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"Nova 2.0 Lite":    "Nova 2 Lite",
+		"Ministral 3B 3.0": "Ministral 3B 3",
+		"Claude Opus 4.5":  "Claude Opus 4.5",
+		"v.0 x":            "v.0 x",
+	} {
+		if got := wholeVersion(in); got != want {
+			t.Errorf("wholeVersion(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -500,4 +541,99 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// Model names as the Price List writes them (the model / titanModel
+// attribute, or servicename without its edition suffix) against the names
+// ListFoundationModels gives. The Price List names are the ones public
+// Price List readers map by hand (a bulk-pricing updater's alias table,
+// 2026, and the titanModel quoted in testdata/SOURCES.md); a name the
+// account's names cannot place is unmatched on purpose: reported, not
+// guessed.
+func TestForAccountMatchesPriceListNames(t *testing.T) {
+	ms := []model.AccountModel{
+		{ID: "amazon.titan-embed-text-v2:0", Name: "Titan Text Embeddings V2", Provider: "Amazon"},
+		{ID: "amazon.titan-embed-text-v1", Name: "Titan Embeddings G1 - Text", Provider: "Amazon"},
+		{ID: "amazon.titan-embed-image-v1", Name: "Titan Multimodal Embeddings G1", Provider: "Amazon"},
+		{ID: "amazon.nova-2-lite-v1:0", Name: "Nova 2 Lite", Provider: "Amazon"},
+		{ID: "deepseek.r1-v1:0", Name: "DeepSeek-R1", Provider: "DeepSeek"},
+		{ID: "qwen.qwen3-coder-30b-a3b-v1:0", Name: "Qwen3-Coder-30B-A3B-Instruct", Provider: "Qwen"},
+		{ID: "mistral.pixtral-large-2502-v1:0", Name: "Pixtral Large (25.02)", Provider: "Mistral AI"},
+		{ID: "anthropic.claude-sonnet-4-6", Name: "Claude Sonnet 4.6", Provider: "Anthropic"},
+		{ID: "nvidia.nemotron-nano-9b-v2", Name: "NVIDIA Nemotron Nano 9B v2", Provider: "NVIDIA"},
+	}
+	for _, c := range []struct{ priceList, want string }{
+		{"TitanEmbeddingsV2-Text-input", "amazon.titan-embed-text-v2:0"},
+		{"Titan Embeddings G1 Text", "amazon.titan-embed-text-v1"},
+		{"Nova 2.0 Lite", "amazon.nova-2-lite-v1:0"},
+		{"R1", "deepseek.r1-v1:0"},
+		{"Qwen3 Coder 30B A3B", "qwen.qwen3-coder-30b-a3b-v1:0"},
+		{"Pixtral Large 25.02", "mistral.pixtral-large-2502-v1:0"},
+		{"Claude Sonnet 4.6", "anthropic.claude-sonnet-4-6"},
+		// Nothing in the names says "Image" is the multimodal model, or which
+		// size "Nano 2" is: unmatched on purpose.
+		{"Titan Embeddings G1 Image", ""},
+		{"NVIDIA Nemotron Nano 2", ""},
+	} {
+		s := &Sheet{Models: map[string]*ModelPrices{c.priceList: {Name: c.priceList,
+			Geo: map[string]Price{"input": {Class: Class{Kind: KindInput}, USD: 1, EffectiveDate: "2026-12-01"}}, Global: map[string]Price{}}}}
+		pl := s.ForAccount(ms, "us-east-1")
+		var got string
+		for id := range pl.Models {
+			got = id
+		}
+		if got != c.want {
+			t.Errorf("Price List name %q priced as %q, want %q (unmatched %q)", c.priceList, got, c.want, pl.Unmatched)
+		}
+		if c.want == "" && !slices.Contains(pl.Unmatched, c.priceList) {
+			t.Errorf("Price List name %q: not reported unmatched (%q)", c.priceList, pl.Unmatched)
+		}
+	}
+}
+
+// Usage types seen in real bills and Price List files, as public code
+// quotes them (no whole document around them; sources in
+// testdata/SOURCES.md, "Observed usage types"): each is classified as its
+// words say, or reported. A unit left empty is one no source gives.
+func TestClassifyObservedUsageTypes(t *testing.T) {
+	for _, c := range []struct {
+		service, usage, inference, unit, want string
+	}{
+		{ServiceBedrock, "USE1-Nova2.0Lite-output-tokens-cross-region-global-batch", "Output tokens", "", "output batch global"},
+		{"AmazonBedrockService", "USE1-Claude4Sonnet-input-tokens-long-context-cross-region-global", "Input tokens long context", "1K tokens", "input long_context global"},
+		{"AmazonBedrockService", "USE1-Claude4Sonnet-cache-write-input-token-count-long-context-cross-region-global", "", "1K tokens", "cache_write 5m long_context global"},
+		{ServiceBedrock, "USE1-anthropic.claude-sonnet-4-5-mantle-input-tokens-standard", "", "1M tokens", "input"},
+		{ServiceBedrock, "USE1-moonshotai.kimi-k2.5-input", "", "", "input"},
+		{ServiceBedrock, "USE1-minimax.minimax-m2.5-output", "", "", "output"},
+		{ServiceBedrock, "USE1-NovaMultiModalEmbeddings-input-audio-second", "", "1K seconds", "per_second"},
+		{ServiceBedrock, "USE1-TitanEmbeddingsG1-Image-input-image", "", "Images Processed", "per_image"},
+		{ServiceBedrock, "USE1-KnowledgeBase-Storage-Hours", "", "", "not_inference"},
+		{ServiceBedrock, "USW2-AmazonRerank-v1-searchunits", "", "Search Units", "!names no priced quantity"},
+		{ServiceBedrock, "USE1-NovaReel-T2V-Medfps-HDRes", "", "", "!names no priced quantity"},
+		{ServiceBedrock, "USE1-Guardrails-Text-Units", "", "", "!names no priced quantity"},
+		{ServiceBedrock, "USE1-DataAutomation-Custom-PagesProcessed", "", "", "!names no priced quantity"},
+		// Usage types a Bedrock cost exporter's tests quote (grafana/cloudcost-exporter).
+		{ServiceBedrock, "USE1-Claude3-5Haiku-input-tokens-latency-optimized", "", "", "!word \"latency\""},
+		{ServiceBedrock, "USE1-Nova2.0Pro-text-input-tokens-priority-cross-region-global", "", "", "input priority global"},
+		{ServiceBedrock, "USE1-Nova2.0Pro-input-image-token-count-cross-region-global", "Input Image Token Count", "", "!image dimension"},
+		{ServiceBedrock, "USE1-NovaPro-cache-write-input-token-count-custom-model", "Prompt cache write input tokens", "", "not_inference"},
+		{ServiceBedrock, "USE1-NovaSonic-text-input-tokens", "Input tokens", "", "input"},
+		{ServiceBedrock, "USE1-GPT-OSS-Safeguard-20B-input-tokens-priority", "", "", "input priority"},
+		{ServiceBedrock, "USE1-Gemma-3-4B-IT-input-tokens-flex", "", "", "input flex"},
+		{ServiceBedrock, "USE1-Llama4-Maverick-17B-input-tokens-batch", "input tokens batch", "", "input batch"},
+		{ServiceBedrock, "USE1-cohere.rerank-english-v3-search-units", "Search units", "", "!names no priced quantity"},
+		{ServiceBedrock, "USE1-Guardrail-AutomatedReasoningPolicyUnitsConsumed", "", "", "!names no priced quantity"},
+	} {
+		p := Product{ServiceCode: c.service, Attributes: map[string]string{"usagetype": c.usage, "inferenceType": c.inference}}
+		got, err := Classify(p, Dimension{Unit: c.unit})
+		if bad, isBad := strings.CutPrefix(c.want, "!"); isBad {
+			if err == nil || !strings.Contains(err.Error(), bad) {
+				t.Errorf("%s: %v, %v; want reported (%s)", c.usage, got, err, bad)
+			}
+			continue
+		}
+		if err != nil || got.String() != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.usage, got, err, c.want)
+		}
+	}
 }

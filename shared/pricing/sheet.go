@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/mcpbatch/mcpbatch/shared/model"
 )
@@ -230,6 +231,11 @@ func (s *Sheet) ForAccount(ms []model.AccountModel, endpoint string) *model.Pric
 		if !ok {
 			i, ok = loose(n)
 		}
+		for _, alt := range []string{spelled(n), wholeVersion(n)} {
+			if !ok && alt != "" && alt != n {
+				i, ok = exact(alt)
+			}
+		}
 		if !ok {
 			pl.Unmatched = append(pl.Unmatched, n)
 			continue
@@ -246,6 +252,47 @@ func (s *Sheet) ForAccount(ms []model.AccountModel, endpoint string) *model.Pric
 		pl.Models[ms[i].ID] = lp
 	}
 	return pl
+}
+
+// spelled reads a model name the Price List writes as a code, as the
+// titanModel of Titan Text Embeddings V2 is ("TitanEmbeddingsV2-Text-input",
+// as public Price List readers quote it, 2026; testdata/SOURCES.md): words
+// split at "-" and at a lower-to-upper change, and a trailing "input" or
+// "output" (the quantity the row prices, not the model) dropped. "" when n
+// has spaces (a name, not a code).
+func spelled(n string) string {
+	if strings.ContainsAny(n, " ") {
+		return ""
+	}
+	var ws []string
+	for _, part := range strings.FieldsFunc(n, func(r rune) bool { return r == '-' || r == '_' }) {
+		start := 0
+		for i := 1; i < len(part); i++ {
+			if unicode.IsUpper(rune(part[i])) && unicode.IsLower(rune(part[i-1])) {
+				ws = append(ws, part[start:i])
+				start = i
+			}
+		}
+		ws = append(ws, part[start:])
+	}
+	if last := len(ws) - 1; last > 0 && (strings.EqualFold(ws[last], "input") || strings.EqualFold(ws[last], "output")) {
+		ws = ws[:last]
+	}
+	return strings.Join(ws, " ")
+}
+
+// wholeVersion reads a version the Price List writes with ".0" as the
+// whole number ListFoundationModels names: the Price List's "Nova 2.0 Lite"
+// is "Nova 2 Lite" (public Price List readers map it by hand, 2026;
+// testdata/SOURCES.md). n unchanged when it has no such version.
+func wholeVersion(n string) string {
+	ws := strings.Fields(n)
+	for i, w := range ws {
+		if whole, ok := strings.CutSuffix(w, ".0"); ok && whole != "" && strings.Trim(whole, "0123456789") == "" {
+			ws[i] = whole
+		}
+	}
+	return strings.Join(ws, " ")
 }
 
 // AccountReader reads the Price List for the account's Region and stores

@@ -12,7 +12,7 @@ import (
 // keyword classifier: the first listed category named in the prompt wins, else the
 // last one. It is a test double and says so in every answer.
 func SimulatedAnswer(system, prompt, recordID string) string {
-	if cats, ok := askedCategories(system); ok {
+	if cats, ok := AskedCategories(system); ok {
 		low := strings.ToLower(prompt)
 		pick := cats[len(cats)-1]
 		for _, c := range cats {
@@ -39,8 +39,8 @@ func SimulatedAnswer(system, prompt, recordID string) string {
 	return fmt.Sprintf("[simulated] reply to record %s: %q", recordID, p)
 }
 
-// askedCategories finds a "categories: a|b|c" line in a system prompt that asks for JSON.
-func askedCategories(system string) ([]string, bool) {
+// AskedCategories finds a "categories: a|b|c" line in a system prompt that asks for JSON.
+func AskedCategories(system string) ([]string, bool) {
 	if !strings.Contains(strings.ToLower(system), "json") {
 		return nil, false
 	}

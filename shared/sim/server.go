@@ -12,18 +12,18 @@ import (
 	"time"
 )
 
-// listener serves one simulator over HTTP on a loopback port, for the real SDK
+// Listener serves one simulator over HTTP on a loopback port, for the real SDK
 // clients to reach through their endpoint override, until close.
-type listener struct {
+type Listener struct {
 	mu     sync.Mutex
 	srv    *http.Server
 	closed bool
 	wg     sync.WaitGroup
 }
 
-// listen serves h on addr (e.g. "127.0.0.1:0") and returns the base URL; banner
+// Listen serves h on addr (e.g. "127.0.0.1:0") and returns the base URL; banner
 // is logged with it, so make dev's output says which simulator is where.
-func (l *listener) listen(addr, name string, h http.Handler, log *slog.Logger, banner string) (string, error) {
+func (l *Listener) Listen(addr, name string, h http.Handler, log *slog.Logger, banner string) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("%s: listen %s: %w", name, addr, err)
@@ -51,8 +51,8 @@ func (l *listener) listen(addr, name string, h http.Handler, log *slog.Logger, b
 	return url, nil
 }
 
-// close stops the server, letting requests in flight finish for up to 5 s.
-func (l *listener) close() error {
+// Close stops the server, letting requests in flight finish for up to 5 s.
+func (l *Listener) Close() error {
 	l.mu.Lock()
 	l.closed = true
 	srv := l.srv
@@ -78,13 +78,13 @@ func (l *listener) close() error {
 // the client can go on using.
 const drainLimit = 512 << 20
 
-// bodyFirst wraps w so that the first byte of any answer, a refusal included,
+// BodyFirst wraps w so that the first byte of any answer, a refusal included,
 // waits until r's body has been read to its end (or drainLimit): a server that
 // answers with part of the body unread must close the connection (net/http does
 // past 256 KiB, or once a MaxBytesReader trips), and a client still writing the
 // body then loses its request or its next one. Call done when the handler
 // returns: it drains a body the handler neither read nor answered.
-func bodyFirst(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
+func BodyFirst(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
 	d := &drainWriter{ResponseWriter: w, body: r.Body}
 	return d, d.drain
 }

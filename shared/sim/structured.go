@@ -35,8 +35,8 @@ type Violations struct {
 	seen map[[32]byte]bool
 }
 
-// violate reports whether the answer to key goes wrong this time.
-func (v *Violations) violate(key string) bool {
+// Violate reports whether the answer to key goes wrong this time.
+func (v *Violations) Violate(key string) bool {
 	if v == nil || v.Rate <= 0 {
 		return false
 	}
@@ -53,8 +53,8 @@ func (v *Violations) violate(key string) bool {
 	return float64(binary.BigEndian.Uint32(h[:4]))/float64(1<<32) < v.Rate
 }
 
-// promptedSchema finds the schema a system prompt asks for (nil: none).
-func promptedSchema(system string) any {
+// PromptedSchema finds the schema a system prompt asks for (nil: none).
+func PromptedSchema(system string) any {
 	_, rest, ok := strings.Cut(system, "<output_schema>")
 	if !ok {
 		return nil
@@ -70,11 +70,11 @@ func promptedSchema(system string) any {
 	return s
 }
 
-// structuredAnswer is the answer to a request for schema: conforming JSON,
+// StructuredAnswer is the answer to a request for schema: conforming JSON,
 // or, when wrong, JSON that breaks the schema (prompted) or an answer cut
 // short (native: the one way a constrained answer fails its schema).
 // cut says the answer stopped at max_tokens.
-func structuredAnswer(schema any, native, wrong bool, prompt string) (text string, cut bool) {
+func StructuredAnswer(schema any, native, wrong bool, prompt string) (text string, cut bool) {
 	g := generator{root: schema, prompt: strings.ToLower(prompt)}
 	v := g.value(schema, 0)
 	b, _ := json.Marshal(v)
@@ -249,9 +249,9 @@ func strs(v any) []string {
 	return out
 }
 
-// nativeSchema reads the schema a native format carries: Converse's is a
+// NativeSchema reads the schema a native format carries: Converse's is a
 // JSON string, the Messages API's an object.
-func nativeSchema(raw json.RawMessage) (any, error) {
+func NativeSchema(raw json.RawMessage) (any, error) {
 	var s any
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, err

@@ -42,44 +42,44 @@ func TestStructuredAnswers(t *testing.T) {
 		return compiled.Validate(v)
 	}
 
-	text, cut := structuredAnswer(schema, true, false, "A BUG in the app")
+	text, cut := StructuredAnswer(schema, true, false, "A BUG in the app")
 	if err := conforms(text); err != nil || cut {
 		t.Fatalf("conforming answer %s: %v (cut %v)", text, err, cut)
 	}
 	if !strings.Contains(text, `"category":"bug"`) {
 		t.Errorf("answer %s does not pick the category the prompt names", text)
 	}
-	if text, _ := structuredAnswer(schema, false, true, "x"); conforms(text) == nil || !json.Valid([]byte(text)) {
+	if text, _ := StructuredAnswer(schema, false, true, "x"); conforms(text) == nil || !json.Valid([]byte(text)) {
 		t.Errorf("prompted violation %s conforms, or is not JSON", text)
 	}
-	if text, cut := structuredAnswer(schema, true, true, "x"); json.Valid([]byte(text)) || !cut {
+	if text, cut := StructuredAnswer(schema, true, true, "x"); json.Valid([]byte(text)) || !cut {
 		t.Errorf("native violation %s should be an answer cut short", text)
 	}
 
 	v := &Violations{Rate: 0.3}
 	wrong := 0
 	for i := range 1000 {
-		if v.violate(strings.Repeat("k", i%50) + string(rune('a'+i/50))) {
+		if v.Violate(strings.Repeat("k", i%50) + string(rune('a'+i/50))) {
 			wrong++
 		}
-		if i < 50 && v.violate(strings.Repeat("k", i)+"a") {
+		if i < 50 && v.Violate(strings.Repeat("k", i)+"a") {
 			t.Fatalf("text %d went wrong twice", i)
 		}
 	}
 	if wrong < 200 || wrong > 400 {
 		t.Errorf("%d of 1000 texts went wrong at rate 0.3", wrong)
 	}
-	if (*Violations)(nil).violate("x") {
+	if (*Violations)(nil).Violate("x") {
 		t.Error("nil Violations went wrong")
 	}
 }
 
 func TestPromptedSchema(t *testing.T) {
 	sys := "Classify.\n\nAnswer with JSON.\n<output_schema>\n{\"type\":\"string\"}\n</output_schema>"
-	if s, ok := promptedSchema(sys).(map[string]any); !ok || s["type"] != "string" {
-		t.Errorf("promptedSchema = %v", promptedSchema(sys))
+	if s, ok := PromptedSchema(sys).(map[string]any); !ok || s["type"] != "string" {
+		t.Errorf("PromptedSchema = %v", PromptedSchema(sys))
 	}
-	if promptedSchema("no schema here") != nil {
+	if PromptedSchema("no schema here") != nil {
 		t.Error("schema found in a plain prompt")
 	}
 }

@@ -112,3 +112,21 @@ func TestMember(t *testing.T) {
 		t.Error("member of an array")
 	}
 }
+
+func TestFieldsOf(t *testing.T) {
+	for _, tc := range []struct{ schema, field, stats string }{
+		{`{"type":"object","properties":{"category":{"enum":["a","b"]},"confidence":{"type":"number"}}}`, "category", "confidence"},
+		// Schema order, not name order; a free-text string is not counted by; an enum of numbers is a category.
+		{`{"properties":{"summary":{"type":"string"},"urgent":{"type":"boolean"},"score":{"type":["integer","null"]},"level":{"type":"integer","enum":[1,2,3]},"z":{"type":"number"}}}`, "level", "score"},
+		{`{"properties":{"note":{"type":"string"},"ok":{"type":"boolean"}}}`, "ok", ""},
+		{`{"properties":{"kind":{"const":"x"}}}`, "kind", ""},
+		{`{"type":"array","items":{}}`, "", ""},
+		{`not json`, "", ""},
+		{``, "", ""},
+	} {
+		field, stats := FieldsOf(tc.schema)
+		if field != tc.field || stats != tc.stats {
+			t.Errorf("FieldsOf(%s) = %q, %q; want %q, %q", tc.schema, field, stats, tc.field, tc.stats)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
 
@@ -32,20 +33,20 @@ import (
 //	go test ./shared/app/accountapp/ -run '^$' -bench Refresh200PriceList5000 -benchmem
 func BenchmarkRefresh200PriceList5000(b *testing.B) {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	acct := sim.SyntheticAccount(200)
-	bed := &sim.BedrockSim{Models: acct, Log: log}
+	acct := simbedrock.SyntheticAccount(200)
+	bed := &simbedrock.BedrockSim{Models: acct, Log: log}
 	bedURL, err := bed.Listen("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer bed.Close()
-	q := &sim.QuotasSim{Account: acct, Log: log}
+	q := &simbedrock.QuotasSim{Account: acct, Log: log}
 	qURL, err := q.Listen("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer q.Close()
-	pl := &sim.PriceListSim{Products: sim.SyntheticPriceList(5000, 200), Log: log}
+	pl := &simbedrock.PriceListSim{Products: simbedrock.SyntheticPriceList(5000, 200), Log: log}
 	plURL, err := pl.Listen("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

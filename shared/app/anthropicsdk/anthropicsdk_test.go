@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 )
 
 // memBlobs is object storage in memory.
@@ -35,7 +35,7 @@ func (m memBlobs) Open(_ context.Context, uri string, offset int64) (io.ReadClos
 // simulator's batch maximum only when the create carries the beta header the
 // service passes in BetaHeaders: the provider sends it as anthropic-beta.
 func TestSubmitSendsBetaHeaders(t *testing.T) {
-	s := &sim.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler)}
+	s := &simanthropic.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler)}
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestSubmitSendsBetaHeaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Settle(); err != nil {
+			if err := s.Settle(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			if err := p.FetchResults(ctx, job.Part{Ref: ref}, "mem://out"); err != nil {
@@ -95,7 +95,7 @@ func TestSubmitSendsBetaHeaders(t *testing.T) {
 // unproven; once they end, ours is proved the part's, another part's batch
 // and the other system's are left out.
 func TestFindSubmittedProvesBatchesByTheirMark(t *testing.T) {
-	s := &sim.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler)}
+	s := &simanthropic.AnthropicSim{APIKey: "k", Log: slog.New(slog.DiscardHandler)}
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestFindSubmittedProvesBatchesByTheirMark(t *testing.T) {
 	if len(got.Ours) != 0 || len(got.Unproven) != 3 {
 		t.Errorf("while running: %+v, want all three unproven and none ours", got)
 	}
-	if err := s.Settle(); err != nil {
+	if err := s.Settle(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	got, err = p.FindSubmitted(ctx, in, since)

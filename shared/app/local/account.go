@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -13,10 +12,11 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/accountapp"
 	"github.com/mcpbatch/mcpbatch/shared/pricing"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 // AccountScenarioModels are allowed in make dev so list_models and submits
-// show each case of the simulated account (sim.NewAccount): a legacy model,
+// show each case of the simulated account (simbedrock.NewAccount): a legacy model,
 // two past their end of life, one without access, one the embedded catalog
 // lacks (usable, unpriced), and open-weight models that take batch jobs
 // because the account lists batch quotas for them under Service Quotas' own
@@ -35,10 +35,10 @@ var AccountScenarioModels = []string{
 
 // account is the simulated account's model table, shared by the Bedrock
 // and Service Quotas simulators.
-func (l *Suite) account(o Options) *sim.Account {
+func (l *Suite) account(o Options) *simbedrock.Account {
 	l.Account = o.Account
 	if l.Account == nil {
-		l.Account = sim.NewAccount()
+		l.Account = simbedrock.NewAccount()
 	}
 	return l.Account
 }
@@ -47,14 +47,18 @@ func (l *Suite) account(o Options) *sim.Account {
 // and the Price List simulator (its own table of Bedrock products, or
 // o.PriceList).
 func (l *Suite) startQuotas(o Options) error {
-	l.Quotas = &sim.QuotasSim{Account: l.Account, Log: o.Log}
+	l.Quotas = &simbedrock.QuotasSim{Account: l.Account, Log: o.Log}
 	var err error
 	if l.QuotasURL, err = l.Quotas.Listen("127.0.0.1:0"); err != nil {
 		return err
 	}
-	l.PriceList = &sim.PriceListSim{Products: o.PriceList, Log: o.Log}
-	l.PriceListURL, err = l.PriceList.Listen("127.0.0.1:0")
-	return err
+	l.started(l.Quotas)
+	l.PriceList = &simbedrock.PriceListSim{Products: o.PriceList, Log: o.Log}
+	if l.PriceListURL, err = l.PriceList.Listen("127.0.0.1:0"); err != nil {
+		return err
+	}
+	l.started(l.PriceList)
+	return nil
 }
 
 // startModels wires the refresh of the account's model facts through the
@@ -73,15 +77,4 @@ func (l *Suite) startModels(ctx context.Context) {
 		Anthropic: accountapp.AnthropicModels(l.Service.Core.Providers),
 	}, l.log)
 	accountapp.Warm(ctx, l.Models)
-}
-
-func (l *Suite) closeQuotas() error {
-	var err error
-	if l.Quotas != nil {
-		err = l.Quotas.Close()
-	}
-	if l.PriceList != nil {
-		err = errors.Join(err, l.PriceList.Close())
-	}
-	return err
 }

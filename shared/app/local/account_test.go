@@ -18,6 +18,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 const (
@@ -29,12 +30,12 @@ const (
 )
 
 // newAccountSuite is the local suite over acct (nil: the make dev account).
-func newAccountSuite(t *testing.T, dir string, acct *sim.Account) *local.Suite {
+func newAccountSuite(t *testing.T, dir string, acct *simbedrock.Account) *local.Suite {
 	return newAccountSuiteOn(t, sqliteWiring, dir, acct)
 }
 
 // newAccountSuiteOn is newAccountSuite on wiring w.
-func newAccountSuiteOn(t *testing.T, w wiring, dir string, acct *sim.Account) *local.Suite {
+func newAccountSuiteOn(t *testing.T, w wiring, dir string, acct *simbedrock.Account) *local.Suite {
 	t.Helper()
 	l, err := local.New(context.Background(), w.options(t, local.Options{Dir: dir, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Account: acct}))
 	if err != nil {
@@ -50,7 +51,7 @@ func newAccountSuiteOn(t *testing.T, w wiring, dir string, acct *sim.Account) *l
 // start within a day reads the stored snapshot and asks the account nothing.
 func TestAccountFactsRefresh(t *testing.T) {
 	dir := t.TempDir()
-	acct := sim.NewAccount()
+	acct := simbedrock.NewAccount()
 	l := newAccountSuite(t, dir, acct)
 	for _, op := range []string{"ListFoundationModels", "ListInferenceProfiles", "ListServiceQuotas"} {
 		if acct.Calls(op) == 0 {
@@ -126,7 +127,7 @@ func TestAccountFactsRefresh(t *testing.T) {
 
 	// A second cold start within the day: the stored snapshot, no account reads.
 	l.Close()
-	again := sim.NewAccount()
+	again := simbedrock.NewAccount()
 	l2 := newAccountSuite(t, dir, again)
 	if n := again.Calls("ListFoundationModels"); n != 0 {
 		t.Errorf("a cold start with a fresh snapshot read the account %d times", n)
@@ -195,22 +196,22 @@ func TestNoAccessRefused(t *testing.T) {
 func TestQuotasMoveThresholds(t *testing.T) {
 	cases := []struct {
 		name      string
-		quotas    func(*sim.BatchQuotas)
+		quotas    func(*simbedrock.BatchQuotas)
 		records   int
 		wantMode  string
 		wantParts int
 	}{
 		{"defaults: 150 records run as a batch", nil, 150, job.ModeBatch, 1},
-		{"minimum raised to 500: 150 records run on demand", func(q *sim.BatchQuotas) { q.MinRecords = 500 }, 150, job.ModeOnDemand, 0},
-		{"minimum raised to 500: 600 records run as a batch", func(q *sim.BatchQuotas) { q.MinRecords = 500 }, 600, job.ModeBatch, 1},
-		{"records per job lowered to 1,000: 2,500 records in 3 parts", func(q *sim.BatchQuotas) { q.MaxRecords = 1000 }, 2500, job.ModeBatch, 3},
-		{"records per file lowered to 800: 2,500 records in 4 parts", func(q *sim.BatchQuotas) { q.MaxRecordsPerFile = 800 }, 2500, job.ModeBatch, 4},
+		{"minimum raised to 500: 150 records run on demand", func(q *simbedrock.BatchQuotas) { q.MinRecords = 500 }, 150, job.ModeOnDemand, 0},
+		{"minimum raised to 500: 600 records run as a batch", func(q *simbedrock.BatchQuotas) { q.MinRecords = 500 }, 600, job.ModeBatch, 1},
+		{"records per job lowered to 1,000: 2,500 records in 3 parts", func(q *simbedrock.BatchQuotas) { q.MaxRecords = 1000 }, 2500, job.ModeBatch, 3},
+		{"records per file lowered to 800: 2,500 records in 4 parts", func(q *simbedrock.BatchQuotas) { q.MaxRecordsPerFile = 800 }, 2500, job.ModeBatch, 4},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			acct := sim.NewAccount()
+			acct := simbedrock.NewAccount()
 			if c.quotas != nil {
-				acct.Update(haiku45, func(m *sim.AccountModel) { c.quotas(m.Batch) })
+				acct.Update(haiku45, func(m *simbedrock.AccountModel) { c.quotas(m.Batch) })
 			}
 			l := newAccountSuite(t, t.TempDir(), acct)
 			// Validation settles auto mode; only batch submits go further

@@ -8,7 +8,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/app/anthropicsdk"
 	"github.com/mcpbatch/mcpbatch/shared/config"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 )
 
 // simAPIKey is what the simulator and client share when ANTHROPIC_API_KEY is unset.
@@ -23,22 +23,16 @@ func (l *Suite) startAnthropic(o Options, blobs Objects, d *graph.Deps) error {
 	if key == "" {
 		key = simAPIKey
 	}
-	l.Anthropic = &sim.AnthropicSim{APIKey: key, StepDelay: o.StepDelay, ErrorEvery: o.FailEvery, Log: o.Log,
+	l.Anthropic = &simanthropic.AnthropicSim{APIKey: key, StepDelay: o.StepDelay, ErrorEvery: o.FailEvery, Log: o.Log,
 		CountBusy: o.AnthropicCountBusy, Now: o.AnthropicNow, Violations: l.Sim.Violations}
 	var err error
 	if l.AnthropicURL, err = l.Anthropic.Listen("127.0.0.1:0"); err != nil {
 		return err
 	}
+	l.started(l.Anthropic)
 	p := anthropicsdk.NewProvider(key, l.AnthropicURL, blobs)
 	d.Providers = append(d.Providers, p)
 	return nil
-}
-
-func (l *Suite) closeAnthropic() error {
-	if l.Anthropic == nil {
-		return nil
-	}
-	return l.Anthropic.Close()
 }
 
 // RunReconciler runs the reconciler every interval until ctx ends, as the

@@ -17,7 +17,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/mcpserver"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline"
 	"github.com/mcpbatch/mcpbatch/shared/pipeline/corpus"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 // emojiRecords are n records whose prompts the dry run estimates at one token
@@ -74,8 +74,8 @@ func (s *suite) runToEnd(cs *mcp.ClientSession, id string) mcpserver.JobView {
 // held records are failed records (BudgetHeld) that retry_failed, with a new
 // budget, runs.
 var _ = flow("BudgetHoldsUnsubmittedParts", func(t *testing.T, w wiring) {
-	acct := sim.NewAccount()
-	acct.Update(haiku, func(m *sim.AccountModel) { m.Batch.MaxRecords, m.Batch.Concurrent = 100, 1 })
+	acct := simbedrock.NewAccount()
+	acct.Update(haiku, func(m *simbedrock.AccountModel) { m.Batch.MaxRecords, m.Batch.Concurrent = 100, 1 })
 	s := newSuiteOn(t, w, local.Options{Account: acct})
 	s.l.Sim.MaxJobsPerModel = 1
 	s.l.Service.DefaultQuota = 1
@@ -259,8 +259,8 @@ func TestPipelineBudgetRefused(t *testing.T) {
 // nothing when every part starts at once (the parts' estimates, rounded to
 // the micro-dollar each, may add up to a little more than the job's).
 func TestBudgetAtEstimateRunsEveryPart(t *testing.T) {
-	acct := sim.NewAccount()
-	acct.Update(haiku, func(m *sim.AccountModel) { m.Batch.MaxRecords = 100 })
+	acct := simbedrock.NewAccount()
+	acct.Update(haiku, func(m *simbedrock.AccountModel) { m.Batch.MaxRecords = 100 })
 	s := newSuiteWith(t, local.Options{Account: acct})
 	cs := s.client("alice")
 	args := map[string]any{"model": haiku, "records": records(300), "max_tokens": 64, "mode": "batch", "dry_run": true}

@@ -37,6 +37,8 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/service/refresh"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
@@ -116,7 +118,7 @@ type Options struct {
 	// (make cost prices Nova Micro).
 	Models []string
 	// ReplyTokens makes the Bedrock simulator's batch answers about this
-	// many tokens long (sim.BedrockSim.ReplyTokens; make cost).
+	// many tokens long (simbedrock.BedrockSim.ReplyTokens; make cost).
 	ReplyTokens int
 	// WebhookBackoff overrides the wait between webhook attempts (tests; nil: notify's default).
 	WebhookBackoff func(n int) time.Duration
@@ -124,10 +126,10 @@ type Options struct {
 	// with 429 while it returns true (tests of the dry run's fallback).
 	AnthropicCountBusy func() bool
 	// Account is the simulated account's model table behind the control-plane
-	// and Service Quotas simulators (nil: sim.NewAccount()).
-	Account *sim.Account
-	// PriceList are the Price List simulator's products (nil: sim.DefaultPriceList()).
-	PriceList []sim.PriceProduct
+	// and Service Quotas simulators (nil: simbedrock.NewAccount()).
+	Account *simbedrock.Account
+	// PriceList are the Price List simulator's products (nil: simbedrock.DefaultPriceList()).
+	PriceList []simbedrock.PriceProduct
 	// Now is the services' clock (nil: time.Now); tests move it to reach a deadline.
 	Now func() time.Time
 	// AnthropicNow is the Anthropic simulator's clock (nil: time.Now). A test
@@ -148,7 +150,7 @@ type Suite struct {
 	Service *graph.Graph
 	Router  *handler.Router
 	Bus     *bus.Local
-	Sim     *sim.BedrockSim
+	Sim     *simbedrock.BedrockSim
 	SimURL  string
 	MCP     *mcpserver.Server
 	// Uploads serves create_upload links; call SetBaseURL once listening.
@@ -164,7 +166,7 @@ type Suite struct {
 	// Vectors is the S3 Vectors simulator and the index behind it (vectors.go).
 	Vectors *Vectors
 	// Anthropic is the Message Batches simulator (see anthropic.go).
-	Anthropic    *sim.AnthropicSim
+	Anthropic    *simanthropic.AnthropicSim
 	AnthropicURL string
 	// Announce delivers completion webhooks and notifications (announce.go).
 	Announce *announce.Service
@@ -172,16 +174,21 @@ type Suite struct {
 	MetricsFile *os.File
 	// Account, Quotas and Models: the simulated account's model facts, the
 	// Service Quotas simulator, and the refresh that reads them (account.go).
-	Account   *sim.Account
-	Quotas    *sim.QuotasSim
+	Account   *simbedrock.Account
+	Quotas    *simbedrock.QuotasSim
 	QuotasURL string
 	Models    *refresh.Service
 	// PriceList is the Price List simulator the refresh reads prices from.
-	PriceList    *sim.PriceListSim
+	PriceList    *simbedrock.PriceListSim
 	PriceListURL string
 	// Units is the validation queue of jobs over many files (fanout.go).
 	Units *UnitQueue
+	// sims are the simulators started, in order (closed in reverse).
+	sims []sim.Simulator
 }
+
+// started records a listening simulator for Close.
+func (l *Suite) started(s sim.Simulator) { l.sims = append(l.sims, s) }
 
 // Bucket is the bucket URI local jobs live under (a folder of Dir).
 const Bucket = "s3://mcpbatch-local"
@@ -231,7 +238,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 			return l.Router.Route(ctx, ev)
 		}}
 
-	l.Sim = sim.NewBedrockSim(blobs, func(ctx context.Context, ev []byte) { l.Bus.Send(ev) })
+	l.Sim = simbedrock.NewBedrockSim(blobs, func(ctx context.Context, ev []byte) { l.Bus.Send(ev) })
 	violations := &sim.Violations{Rate: o.SchemaViolations}
 	l.Sim.Violations = violations
 	l.Sim.StepDelay = o.StepDelay
@@ -245,6 +252,7 @@ func New(ctx context.Context, o Options) (*Suite, error) {
 	if l.SimURL, err = l.Sim.Listen("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
+	l.started(l.Sim)
 	client := sdkbedrock.NewFromConfig(aws.Config{
 		Region:      sim.DefaultRegion,
 		Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""),
@@ -350,14 +358,14 @@ func (l *Suite) postEvent(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Close stops the simulator, drains the bus and closes the store.
+// Close stops the simulators, drains the bus and closes the store.
 func (l *Suite) Close() error {
 	if l.Units != nil {
 		l.Units.close()
 	}
-	err := errors.Join(l.Sim.Close(), l.closeQuotas(), l.closeSageMaker(), l.closeAnthropic(), l.closeVectors())
-	if l.Reports != nil {
-		err = errors.Join(err, l.Reports.Runtime.Close())
+	var err error
+	for i := len(l.sims) - 1; i >= 0; i-- { // the last started first
+		err = errors.Join(err, l.sims[i].Close())
 	}
 	l.Bus.Wait()
 	if l.MetricsFile != nil {

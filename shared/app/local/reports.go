@@ -20,6 +20,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 // ReportsOptions configure on-demand runs and report pipelines in make dev.
@@ -42,7 +43,7 @@ type ReportsOptions struct {
 
 // Reports is the on-demand and pipeline part of the local suite.
 type Reports struct {
-	Runtime    *sim.RuntimeSim
+	Runtime    *simbedrock.RuntimeSim
 	RuntimeURL string
 	Runner     *pipeline.Runner
 	// Notifier is the notifications file, or Options.Adapters.Topic when set.
@@ -53,12 +54,13 @@ type Reports struct {
 // runner's model over it.
 func (l *Suite) startRuntime(o Options, d *graph.Deps) error {
 	ro := o.Reports
-	l.Reports = &Reports{Runtime: &sim.RuntimeSim{ThrottleRate: ro.ThrottleRate, FlexThrottleRate: ro.FlexThrottleRate, Latency: ro.Latency, Log: o.Log,
+	l.Reports = &Reports{Runtime: &simbedrock.RuntimeSim{ThrottleRate: ro.ThrottleRate, FlexThrottleRate: ro.FlexThrottleRate, Latency: ro.Latency, Log: o.Log,
 		Violations: l.Sim.Violations}}
 	url, err := l.Reports.Runtime.Listen("127.0.0.1:0")
 	if err != nil {
 		return err
 	}
+	l.started(l.Reports.Runtime)
 	l.Reports.RuntimeURL = url
 	client := bedrockruntime.NewFromConfig(aws.Config{
 		Region:      sim.DefaultRegion,

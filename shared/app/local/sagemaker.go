@@ -18,6 +18,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker/smcontrol"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 )
 
 // SimEndpoints are the endpoints make dev allows and simulates when
@@ -28,14 +29,14 @@ var SimEndpoints = []string{"demo-async", "demo-realtime", "demo-canary", "demo-
 
 // simEndpointConfigs are the variants and scaling of the simulated endpoints;
 // start is how long the scaled-to-zero endpoint takes to start an instance.
-func simEndpointConfigs(start time.Duration) []sim.SageMakerEndpoint {
-	return []sim.SageMakerEndpoint{
+func simEndpointConfigs(start time.Duration) []simsagemaker.SageMakerEndpoint {
+	return []simsagemaker.SageMakerEndpoint{
 		{Name: "demo-async", Async: true, MinCapacity: 0, MaxCapacity: 2},
 		{Name: "demo-realtime"},
-		{Name: "demo-canary", MinCapacity: 1, MaxCapacity: 4, Variants: []sim.SageMakerVariant{
+		{Name: "demo-canary", MinCapacity: 1, MaxCapacity: 4, Variants: []simsagemaker.SageMakerVariant{
 			{Name: "primary", Weight: 90, Instances: 1}, {Name: "canary", Weight: 10, Instances: 1}}},
 		{Name: "demo-async-zero", Async: true, MinCapacity: 0, MaxCapacity: 2, StartDelay: start,
-			Variants: []sim.SageMakerVariant{{Name: "AllTraffic", Weight: 1, Instances: 0}}},
+			Variants: []simsagemaker.SageMakerVariant{{Name: "AllTraffic", Weight: 1, Instances: 0}}},
 	}
 }
 
@@ -47,7 +48,7 @@ var DevOperators = []string{DevKeyName, "local-dev"}
 // port, reached by the real sagemakerruntime client; its SNS notifications go
 // over the local bus to the same handler the sagemaker-events Lambda runs.
 type SageMakerLocal struct {
-	Sim *sim.SageMakerSim
+	Sim *simsagemaker.SageMakerSim
 	URL string
 }
 
@@ -62,7 +63,7 @@ func (l *Suite) startSageMaker(o Options, blobs blob.Store, d *graph.Deps) error
 	if len(operators) == 0 {
 		operators = DevOperators
 	}
-	s := &sim.SageMakerSim{
+	s := &simsagemaker.SageMakerSim{
 		Blobs: blobs, Log: o.Log, Endpoints: endpoints, AsyncDelay: o.StepDelay, EndpointConfigs: simEndpointConfigs(2 * o.StepDelay),
 		OutputPrefix:  blob.Join(Bucket, config.SageMakerOutputPrefix),
 		FailurePrefix: blob.Join(Bucket, config.SageMakerFailurePrefix),
@@ -72,6 +73,7 @@ func (l *Suite) startSageMaker(o Options, blobs blob.Store, d *graph.Deps) error
 	if err != nil {
 		return err
 	}
+	l.started(s)
 	// The real SDK clients, every one pointed at the simulator.
 	cfg := aws.Config{
 		Region:       sim.DefaultRegion,
@@ -87,11 +89,4 @@ func (l *Suite) startSageMaker(o Options, blobs blob.Store, d *graph.Deps) error
 	d.SageMakerOperators = operators
 	l.SageMaker = &SageMakerLocal{Sim: s, URL: url}
 	return nil
-}
-
-func (l *Suite) closeSageMaker() error {
-	if l.SageMaker == nil {
-		return nil
-	}
-	return l.SageMaker.Sim.Close()
 }

@@ -17,8 +17,10 @@ func TestSageMakerLostAnswerAndNotification(t *testing.T) {
 	sm.Sim.Emit = nil // every notification is lost
 	cs := s.client("alice")
 	h := call[asyncHandle](t, cs, "invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "body": "x", "content_type": "text/plain"})
-	sm.Sim.Wait()
 	ctx := t.Context()
+	if err := sm.Sim.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// What the kill leaves: the job as stored before InvokeEndpointAsync.
 	if _, err := s.l.Service.Core.Store.UpdateJob(ctx, h.JobID, func(j *job.Job) error {
 		j.Status, j.ProviderStatus, j.OutputURI, j.FailureURI, j.SubmittedAt = job.StatusQueued, "", "", "", time.Time{}
@@ -30,7 +32,9 @@ func TestSageMakerLostAnswerAndNotification(t *testing.T) {
 		if _, err := s.l.Service.SageMaker.ReconcileSageMaker(ctx, time.Now().Add(time.Minute), 100); err != nil {
 			t.Fatalf("reconcile %d: %v", i, err)
 		}
-		sm.Sim.Wait()
+		if err := sm.Sim.Settle(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	v := call[jobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
 	if v.Status != "completed" || v.Succeeded != 1 || v.Failed != 0 {

@@ -45,7 +45,9 @@ func waitTerminal(t *testing.T, s *suite, owner, id string) jobView {
 	cs := s.client(owner)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s.l.SageMaker.Sim.Wait()
+		if err := s.l.SageMaker.Sim.Settle(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 		s.l.Bus.Wait()
 		v := call[jobView](t, cs, "get_job", map[string]any{"job_id": id})
 		if v.Terminal {
@@ -241,7 +243,9 @@ func TestSageMakerRealtimeThroughMCP(t *testing.T) {
 	}
 	// cancel_job on an async inference says why it cannot be done.
 	h := call[asyncHandle](t, cs, "invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "body": "x", "content_type": "text/plain"})
-	s.l.SageMaker.Sim.Wait()
+	if err := s.l.SageMaker.Sim.Settle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	s.l.Bus.Wait()
 	v := call[jobView](t, cs, "get_job", map[string]any{"job_id": h.JobID})
 	if !v.Terminal {
@@ -299,7 +303,9 @@ func TestSageMakerLostNotification(t *testing.T) {
 			}
 			cs := s.client("alice")
 			h := call[asyncHandle](t, cs, "invoke_endpoint_async", map[string]any{"endpoint_name": "demo-async", "body": "x", "content_type": "text/plain"})
-			sm.Sim.Wait()
+			if err := sm.Sim.Settle(t.Context()); err != nil {
+				t.Fatal(err)
+			}
 			if v := call[jobView](t, cs, "get_job", map[string]any{"job_id": h.JobID}); v.Terminal {
 				t.Fatalf("job ended without a notification: %+v", v)
 			}

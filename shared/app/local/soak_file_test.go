@@ -77,6 +77,7 @@ type chaosBlobs struct {
 	records map[int]int
 	mu      sync.Mutex
 	swapped map[string]bool
+	units   *unitKills
 }
 
 func (b *chaosBlobs) faulty(uri string) bool { return strings.HasPrefix(uri, b.prefix) }
@@ -91,9 +92,10 @@ func (b *chaosBlobs) throttled(op, uri string) bool {
 	return true
 }
 
-// jobOf names the job for the problem report by its file.
+// jobOf names the job for the problem report by its file (under the
+// caller's inputs: soak-007.jsonl, or soak-009/part-1.jsonl in a folder).
 func (b *chaosBlobs) jobOf(uri string) string {
-	return "file " + uri[strings.LastIndexByte(uri, '/')+1:]
+	return "file " + strings.TrimPrefix(uri, b.prefix)
 }
 
 func (b *chaosBlobs) Stat(ctx context.Context, uri string) (blob.Version, error) {
@@ -188,7 +190,7 @@ func (c *chaos) wrapFileBlobs(l *local.Suite, plan []soakItem) {
 		}
 	}
 	l.Service.Transfer.Blobs = &chaosBlobs{Objects: l.Blobs, c: c, prefix: soakInputURI(l, 0)[:strings.LastIndexByte(soakInputURI(l, 0), '/')+1],
-		records: records, swapped: map[string]bool{}}
+		records: records, swapped: map[string]bool{}, units: &unitKills{c: c, killed: map[string]bool{}}}
 }
 
 // checkFileJob: a file job either ran exactly one version of its file (the

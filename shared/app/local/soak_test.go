@@ -37,6 +37,7 @@ import (
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/service/transfer"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -88,6 +89,7 @@ var soakRates = map[string]float64{
 	"delete_index": 0.30, "swap_media": 0.30, "retry": 0.60,
 	"webhook": 0.50, "kill_announce": 0.10, "redeliver": 0.30,
 	"throttle_s3": 0.15, "s3_read_error": 0.15, "swap_input": 0.30,
+	"kill_unit": 0.15,
 }
 
 const soakFaultsEnv = "MCPBATCH_SOAK_FAULTS"
@@ -488,6 +490,8 @@ const (
 	kMedia     = "media on-demand"
 	kRetry     = "retry_failed"
 	kFile      = "bedrock from a file"
+	kUploads   = "bedrock from uploads"
+	kFolder    = "bedrock from a folder"
 	// soakEmbedModel and soakVisionModel run on demand; the second reads images.
 	soakEmbedModel  = "cohere.embed-english-v3"
 	soakVisionModel = "anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -505,7 +509,9 @@ var soakMix = []struct {
 	{kSageMaker, 40, 1, 1},
 	{kEmbed, 12, 2, 12},
 	{kMedia, 12, 2, 5},
-	{kFile, 12, job.BedrockMinRecords, job.BedrockMinRecords + 20},
+	{kFile, 4, job.BedrockMinRecords, job.BedrockMinRecords + 20},
+	{kUploads, 4, job.BedrockMinRecords, job.BedrockMinRecords + 20},
+	{kFolder, 4, job.BedrockMinRecords, job.BedrockMinRecords + 20},
 }
 
 // soakJobs is the number of jobs the soak plans (retries come on top).
@@ -543,7 +549,7 @@ func soakPlan(c *chaos, div int) []soakItem {
 		switch it.kind {
 		case kAnthropic:
 			it.model = config.DefaultAnthropicModels[0]
-		case kBedrock, kOnDemand, kFile:
+		case kBedrock, kOnDemand, kFile, kUploads, kFolder:
 			it.model = haiku
 		case kSageMaker:
 			it.model = local.SimEndpoints[0]
@@ -642,6 +648,7 @@ func runSoak(t *testing.T, w wiring, seed uint64, rates map[string]float64) {
 	l, err := local.New(context.Background(), w.options(t, local.Options{
 		Dir: t.TempDir(), StepDelay: 25 * time.Millisecond, FailEvery: 13, Log: log, StoreNow: clock, Now: clock, AnthropicNow: clock,
 		Reports: local.ReportsOptions{ThrottleRate: c.rate("throttle_runtime"), Concurrency: 4},
+		Fanout:  local.FanoutOptions{UnitBytes: soakUnitBytes},
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -693,6 +700,7 @@ func runSoak(t *testing.T, w wiring, seed uint64, rates map[string]float64) {
 	}
 	plan := soakPlan(c, div)
 	c.wrapFileBlobs(l, plan)
+	c.wrapUnits(l)
 	c.wrapAnnounce(l)
 
 	ctx, stop := context.WithTimeout(context.Background(), soakBound+30*time.Second)
@@ -754,7 +762,7 @@ func runSoak(t *testing.T, w wiring, seed uint64, rates map[string]float64) {
 				if it.hook != "" {
 					hook = hooks.url(it.k)
 				}
-				id, err := submitSoak(sctx, l, it, hook)
+				id, err := submitSoak(sctx, l, c, it, hook)
 				killed := sctx.Err() != nil && ctx.Err() == nil
 				cancel()
 				if err != nil && !killed {
@@ -859,7 +867,7 @@ func runSoak(t *testing.T, w wiring, seed uint64, rates map[string]float64) {
 
 // submitSoak submits one planned job and returns its id ("" when the submit
 // did not return one: killed, or refused).
-func submitSoak(ctx context.Context, l *local.Suite, it soakItem, hook string) (string, error) {
+func submitSoak(ctx context.Context, l *local.Suite, c *chaos, it soakItem, hook string) (string, error) {
 	var n *job.Notify
 	if hook != "" {
 		n = &job.Notify{Webhook: hook}
@@ -891,6 +899,9 @@ func submitSoak(ctx context.Context, l *local.Suite, it soakItem, hook string) (
 			return "", err
 		}
 		return j.ID, err
+	case kUploads, kFolder:
+		req.Records, req.Provider, req.Mode = nil, job.ProviderBedrock, job.ModeBatch
+		return submitSoakFiles(ctx, l, c, it, req)
 	case kEmbed:
 		for i := range recs {
 			recs[i] = job.Input{ID: recs[i].ID, Text: recs[i].Prompt, Metadata: map[string]any{"job": float64(it.k)}}
@@ -1025,8 +1036,8 @@ func account(t *testing.T, ctx context.Context, l *local.Suite, c *chaos, plan [
 	byName := map[string]*job.Job{}
 	for _, j := range jobs {
 		k := kindOf(j)
-		if planned[j.Name] == kFile && k != kRetry {
-			k = kFile
+		if p := planned[j.Name]; (p == kFile || p == kUploads || p == kFolder) && k != kRetry {
+			k = p
 		}
 		if r.byKind[k] == nil {
 			r.byKind[k] = map[job.Status]int{}
@@ -1048,6 +1059,10 @@ func account(t *testing.T, ctx context.Context, l *local.Suite, c *chaos, plan [
 		j := byName[soakName(it.k)]
 		if it.kind == kFile && j != nil {
 			checkFileJob(t, ctx, l, r, j, it)
+			continue
+		}
+		if (it.kind == kUploads || it.kind == kFolder) && j != nil {
+			checkFilesJob(t, ctx, l, r, j, it)
 			continue
 		}
 		r.submitted += it.records
@@ -1077,6 +1092,7 @@ func account(t *testing.T, ctx context.Context, l *local.Suite, c *chaos, plan [
 	}
 	checkRetries(t, ctx, l, r, jobs)
 	checkInventories(l, r, jobs)
+	checkDeadUnits(l, r)
 	return r
 }
 
@@ -1334,6 +1350,7 @@ func (r *soakReport) print(t *testing.T, seed uint64, jobs int, faults map[strin
 	for _, f := range []string{fDup, fDelay, fDropProvider, fDropInternal, fThrottle, fBusy, fRuntimeThrot, fSageFail,
 		fKillSubmit, fKillIngest, fKillOnDemand, fCancelInFlite, fCancelAfter, fRecon, fReconOverlap, fReconErr, fClockJump,
 		fDeleteIndex, fSwapMedia, fRetry, fS3Throttle, fS3ReadErr, fSwapInput, fDeleteInput,
+		fUnitDup, fUnitDelay, fUnitBefore, fUnitAfter, fUnitDead,
 		fHook5xx, fHook429, fHookTimeout, fHookGone, fKillAnnounce, fRedeliver} {
 		fmt.Fprintf(&b, "  %-62s %6d\n", f, faults[f])
 	}
@@ -1343,7 +1360,7 @@ func (r *soakReport) print(t *testing.T, seed uint64, jobs int, faults map[strin
 		fmt.Fprintf(&b, " %12s", s)
 	}
 	fmt.Fprintf(&b, " %12s %6s\n", "not terminal", "total")
-	for _, k := range []string{kBedrock, kAnthropic, kOnDemand, kSageMaker, kEmbed, kMedia, kFile, kRetry} {
+	for _, k := range []string{kBedrock, kAnthropic, kOnDemand, kSageMaker, kEmbed, kMedia, kFile, kUploads, kFolder, kRetry} {
 		fmt.Fprintf(&b, "  %-18s", k)
 		total, term := 0, 0
 		for _, s := range statuses {
@@ -1420,7 +1437,7 @@ func TestSoakDecisionsAndEventKeys(t *testing.T) {
 	if k1 != k2 || internal || !strings.Contains(k1, "status=InProgress") || eventJobID(bedrock) != "01jobid" {
 		t.Errorf("Bedrock event: keys %q / %q, internal %v, job %q", k1, k2, internal, eventJobID(bedrock))
 	}
-	sns, err := sim.SNSEvent("arn:aws:sns:us-east-1:1:t", map[string]any{"eventName": "InferenceResult", "inferenceId": "01inf", "invocationStatus": "Completed"})
+	sns, err := simsagemaker.SNSEvent("arn:aws:sns:us-east-1:1:t", map[string]any{"eventName": "InferenceResult", "inferenceId": "01inf", "invocationStatus": "Completed"})
 	if err != nil {
 		t.Fatal(err)
 	}

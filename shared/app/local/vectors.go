@@ -14,6 +14,8 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/model"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
+	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 	"github.com/mcpbatch/mcpbatch/shared/vectors"
 )
 
@@ -24,7 +26,7 @@ const VectorBucket = "mcpbatch-local-vectors"
 // SDK client (or Options.Adapters.Vectors, when set: then Sim is nil). The
 // simulator keeps indexes in memory: they last as long as the process.
 type Vectors struct {
-	Sim   *sim.S3VectorsSim
+	Sim   *simvectors.S3VectorsSim
 	URL   string
 	Index index.Index
 	Sink  *vectors.Sink
@@ -35,11 +37,12 @@ func (l *Suite) startVectors(ctx context.Context, o Options, records vectors.Rec
 	l.Vectors = &Vectors{}
 	api := o.Adapters.Vectors
 	if api == nil {
-		vs := &sim.S3VectorsSim{Log: o.Log, Region: sim.DefaultRegion, Account: sim.DefaultAccount}
+		vs := &simvectors.S3VectorsSim{Log: o.Log, Region: sim.DefaultRegion, Account: sim.DefaultAccount}
 		url, err := vs.Listen("127.0.0.1:0")
 		if err != nil {
 			return fmt.Errorf("start s3vectors simulator: %w", err)
 		}
+		l.started(vs)
 		l.Vectors.Sim, l.Vectors.URL = vs, url
 		api = s3vectors.NewFromConfig(aws.Config{
 			Region:      sim.DefaultRegion,
@@ -67,13 +70,6 @@ func (l *Suite) vectorTools(d graph.Deps) *vectors.Tools {
 	return &vectors.Tools{Index: l.Vectors.Index, Embed: d.OnDemandModel, ModelID: l.Service.Core.Models().OnDemandID}
 }
 
-func (l *Suite) closeVectors() error {
-	if l.Vectors == nil || l.Vectors.Sim == nil {
-		return nil
-	}
-	return l.Vectors.Sim.Close()
-}
-
 // EmbeddingModels are the embedding models make dev allows besides the
 // default models (in AWS an operator lists Cohere in MCPBATCH_BEDROCK_MODELS).
 var EmbeddingModels = []string{"amazon.titan-embed-text-v2:0", "cohere.embed-english-v3", "cohere.embed-multilingual-v3",
@@ -86,7 +82,7 @@ var QuirkModels = []string{"mistral.mistral-7b-instruct-v0:2"}
 // localModels are make dev's allowed Bedrock models: the defaults and the
 // extras above, each with the us., eu. and global. profiles the catalog
 // lists for it that the simulated account offers.
-func localModels(acct *sim.Account) []string {
+func localModels(acct *simbedrock.Account) []string {
 	var base []string
 	for _, m := range slices.Concat(config.DefaultBedrockBaseModels, EmbeddingModels, QuirkModels, AccountScenarioModels) {
 		if !slices.Contains(base, m) {

@@ -28,6 +28,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/index"
 	"github.com/mcpbatch/mcpbatch/shared/motoserver"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simvectors "github.com/mcpbatch/mcpbatch/shared/sim/s3vectors"
 	"github.com/mcpbatch/mcpbatch/shared/store/dynamostore"
 )
 
@@ -233,7 +234,7 @@ type motoVectors struct {
 
 func newMotoVectors(t *testing.T, cfg aws.Config, endpoint *string) *motoVectors {
 	t.Helper()
-	vs := &sim.S3VectorsSim{Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Region: sim.DefaultRegion, Account: sim.DefaultAccount}
+	vs := &simvectors.S3VectorsSim{Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Region: sim.DefaultRegion, Account: sim.DefaultAccount}
 	url, err := vs.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/motoserver"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 var srv *motoserver.Server
@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { os.Exit(motoserver.Main(m, &srv)) }
 // runtimeapp.Counter, the store and bucket in moto, bedrock-runtime sent to
 // the simulator) counts a Bedrock dry run's input with CountTokens.
 func TestDryRunCountsOnAWS(t *testing.T) {
-	rt := &sim.RuntimeSim{}
+	rt := &simbedrock.RuntimeSim{}
 	url, err := rt.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

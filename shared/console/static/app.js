@@ -354,8 +354,28 @@
       el("h2", null, "Export results"), exportButtons, exportsOut,
       el("h2", null, "Failed records"), failedBox);
     const failedFirst = await failedRecords(gen, failedBox, j);
-    if (failedFirst && gen === generation) summary.replaceChildren(V.jobCard(j, V.countFailures(failedFirst), {}));
+    if (gen !== generation) return;
+    // A finished job's whole summary (charted, and its failures by code
+    // exact); the failed records listed are counted while it runs.
+    const sum = j.terminal ? await jobSummary(j) : null;
+    if (gen !== generation) return;
+    if (sum || failedFirst) {
+      const card = V.jobCard(j, V.cardFailures(j, sum, failedFirst), {});
+      const chart = V.summaryChart(j, sum);
+      if (chart) card.append(chart);
+      summary.replaceChildren(card);
+    }
     if (!j.terminal) refreshLater(gen, (g) => viewJob(g, id));
+  }
+
+  // jobSummary is summarize_results of j (null on a server without it).
+  async function jobSummary(j) {
+    try {
+      return await callTool("summarize_results", V.summaryArgs(j));
+    } catch (e) {
+      if (unknownTool(e)) return null;
+      throw e;
+    }
   }
 
   async function failedRecords(gen, box, j) {

@@ -28,12 +28,78 @@
       el('span', { class: 'ok', style: `width:${ok.toFixed(2)}%` }), el('span', { class: 'bad', style: `width:${bad.toFixed(2)}%` }));
   }
 
+  // barTable is a bar per [label, count] row, as long as its share of the
+  // longest; each row carries its label and count (data-value, data-count).
+  function barTable(cls, rows) {
+    const max = Math.max(1, ...rows.map(r => r[1]));
+    return el('table', { class: cls }, el('tbody', {}, rows.map(([label, n]) => el('tr', { 'data-value': label, 'data-count': n }, el('th', { scope: 'row' }, label),
+      el('td', { class: 'bar' }, el('span', { style: `width:${(100 * n / max).toFixed(1)}%` })), el('td', { class: 'n' }, num(n))))));
+  }
+
   // failureTable is a bar per error code, longest first.
   function failureTable(failures) {
-    const rows = Object.entries(failures).sort((a, b) => b[1] - a[1]);
-    const max = rows[0][1];
-    return el('table', { class: 'failures' }, el('tbody', {}, rows.map(([code, n]) => el('tr', {}, el('th', { scope: 'row' }, code),
-      el('td', { class: 'bar' }, el('span', { style: `width:${(100 * n / max).toFixed(1)}%` })), el('td', { class: 'n' }, num(n))))));
+    return barTable('failures', Object.entries(failures).sort((a, b) => b[1] - a[1]));
+  }
+
+  // summaryFailures is a summarize_results answer's failures as {code: count}.
+  function summaryFailures(sum) {
+    return Object.fromEntries(((sum && sum.failures) || []).map(c => [c.value, c.count]));
+  }
+
+  // summaryArgs are the summarize_results arguments of job j's summary: the
+  // fields get_job names for it (summary_field, summary_stats_field).
+  function summaryArgs(j) {
+    const a = { job_id: j.job_id };
+    if (j.summary_field) a.field = j.summary_field;
+    if (j.summary_stats_field) a.stats_field = j.summary_stats_field;
+    return a;
+  }
+
+  const decimal = v => (Math.round(Number(v) * 1e4) / 1e4).toLocaleString('en-US', { maximumFractionDigits: 4 });
+
+  // summaryChart draws a summarize_results answer of job j (null when there
+  // is nothing to draw): the records by the field's values as bars, in the
+  // answer's order (most first), then the rest and those without the field;
+  // the numeric statistics of its stats field; and, for a job retried, the
+  // failures by code left after the retries. A job's own failures by code
+  // are jobCard's (see cardFailures).
+  function summaryChart(j, sum) {
+    const retried = !!(j.retried_by && j.retried_by.length);
+    if (!sum || (!sum.field && !sum.stats && !retried)) return null;
+    const box = el('section', { class: 'results-summary', 'data-records': sum.records },
+      el('p', { class: 'meta' }, `Summary of ${num(sum.records)} records, each by its latest outcome (retries included)`));
+    if (sum.field) {
+      const rows = (sum.values || []).map(c => [c.value, c.count]);
+      box.append(el('h3', {}, 'Records by ', el('code', {}, sum.field)),
+        rows.length ? barTable('values', rows) : el('p', { class: 'meta' }, `No record has ${sum.field}.`));
+      const rest = [];
+      if (sum.other) rest.push(`other values: ${num(sum.other)}${sum.values_capped ? ' (too many distinct values to count apart)' : ''}`);
+      if (sum.missing) rest.push(`without ${sum.field}: ${num(sum.missing)}`);
+      if (rest.length) box.append(el('p', { class: 'meta rest', 'data-other': sum.other || 0, 'data-missing': sum.missing || 0 }, rest.join(' · ')));
+    }
+    const st = sum.stats;
+    if (st) {
+      box.append(el('h3', {}, el('code', {}, st.field)));
+      box.append(st.count ? el('dl', { class: 'stats numbers', 'data-field': st.field },
+        stat('count', num(st.count)), stat('min', decimal(st.min)), stat('max', decimal(st.max)), stat('mean', decimal(st.mean)),
+        stat(st.approximate ? 'p50 (sampled)' : 'p50', decimal(st.p50)), stat(st.approximate ? 'p90 (sampled)' : 'p90', decimal(st.p90)))
+        : el('p', { class: 'meta' }, `No record has a number in ${st.field}.`));
+      if (st.not_numbers) box.append(el('p', { class: 'meta' }, `${num(st.not_numbers)} records have ${st.field} that is not a number.`));
+    }
+    if (retried) {
+      const left = summaryFailures(sum);
+      box.append(el('h3', {}, 'Failures left after the retries'),
+        Object.keys(left).length ? failureTable(left) : el('p', { class: 'meta' }, 'None: every record succeeded in the end.'));
+    }
+    return box;
+  }
+
+  // cardFailures are the failures by code jobCard shows for j: the summary's
+  // (the whole job, exact) unless j was retried (then the summary's are what
+  // the retries left), else those counted from its failed records (or null).
+  function cardFailures(j, sum, failedRecords) {
+    if (sum && !(j.retried_by && j.retried_by.length)) return summaryFailures(sum);
+    return failedRecords ? countFailures(failedRecords) : null;
   }
 
   function stat(label, value) { return el('div', { class: 'stat' }, el('dt', {}, label), el('dd', {}, value)); }
@@ -151,5 +217,5 @@
     return box;
   }
 
-  g.McpbatchView = { el, jobCard, jobList, countFailures, progress, usageCharts };
+  g.McpbatchView = { el, jobCard, jobList, countFailures, progress, usageCharts, summaryChart, summaryArgs, cardFailures };
 })(globalThis);

@@ -33,9 +33,12 @@ const actions = {
 
 function text(r) { return ((r && r.content) || []).map(c => c.text || '').join(' '); }
 
-function render(job, failures) {
+function render(job, failures, sum) {
   current = job;
-  show(V.jobCard(job, failures, actions));
+  const card = V.jobCard(job, failures, actions);
+  const chart = V.summaryChart(job, sum);
+  if (chart) card.append(chart);
+  show(card);
   document.body.dataset.rendered = job.job_id;
   document.body.dataset.terminal = String(!!job.terminal);
 }
@@ -50,13 +53,20 @@ async function follow(jobId) {
     if (mine !== seq) return;
     const job = structured(r);
     if (r.isError || !job) { status(text(r) || 'get_job failed'); return; }
-    let failures = null;
-    if (job.failed > 0) {
-      const fr = await app.callServerTool({ name: 'get_job_results', arguments: { job_id: jobId, status: 'failed', limit: 500 } });
-      failures = V.countFailures((structured(fr) || {}).records);
+    let sum = null, failed = null;
+    // A finished job is summarized whole (charted, its failures by code
+    // exact); while it runs, or once retried, its failed records are counted.
+    if (job.terminal) {
+      const sr = await app.callServerTool({ name: 'summarize_results', arguments: V.summaryArgs(job) });
+      sum = sr.isError ? null : structured(sr);
     }
+    if (job.failed > 0 && V.cardFailures(job, sum, null) === null) {
+      const fr = await app.callServerTool({ name: 'get_job_results', arguments: { job_id: jobId, status: 'failed', limit: 500 } });
+      failed = (structured(fr) || {}).records;
+    }
+    const failures = V.cardFailures(job, sum, failed);
     if (mine !== seq) return;
-    render(job, failures);
+    render(job, failures, sum);
     if (job.terminal) { status(`Job ${job.status.replace(/_/g, ' ')}.`); return; }
     status('Following the job…');
     await new Promise(res => { timer = setTimeout(res, job.mode === 'on_demand' ? 1000 : 5000); });

@@ -13,14 +13,14 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/wire"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 )
 
 // The client over the official SDK against the simulator: the wire format, the
 // errors and the result stream.
 func TestClientAgainstSimulator(t *testing.T) {
 	const key = "sk-ant-test"
-	s := &sim.AnthropicSim{APIKey: key, Errored: func(id string) bool { return id == "r2" }, Expired: func(id string) bool { return id == "r3" }}
+	s := &simanthropic.AnthropicSim{APIKey: key, Errored: func(id string) bool { return id == "r2" }, Expired: func(id string) bool { return id == "r3" }}
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

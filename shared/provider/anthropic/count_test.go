@@ -12,14 +12,14 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic"
 	"github.com/mcpbatch/mcpbatch/shared/provider/anthropic/wire"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 )
 
 // CountTokens sends each kind of record to count_tokens through the SDK
 // (the fields count_tokens refuses, such as max_tokens, left out), and its
 // count is what the same record's batch request is billed.
 func TestCountTokensAgainstSimulator(t *testing.T) {
-	s := &sim.AnthropicSim{APIKey: "k"}
+	s := &simanthropic.AnthropicSim{APIKey: "k"}
 	url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

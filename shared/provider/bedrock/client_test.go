@@ -19,7 +19,7 @@ import (
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/sim/simtest"
 )
 
@@ -28,17 +28,17 @@ const roleARN = "arn:aws:iam::123456789012:role/mcpbatch-bedrock"
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 type fixture struct {
-	sim    *sim.BedrockSim
+	sim    *simbedrock.BedrockSim
 	blobs  *simtest.MemBlobs
 	client *bedrock.Client
 }
 
 // newFixture runs the simulator behind an httptest server and points the real
 // SDK client at it.
-func newFixture(t *testing.T, knobs func(*sim.BedrockSim), opts ...func(*sdk.Options)) *fixture {
+func newFixture(t *testing.T, knobs func(*simbedrock.BedrockSim), opts ...func(*sdk.Options)) *fixture {
 	t.Helper()
 	f := &fixture{blobs: simtest.NewMemBlobs()}
-	f.sim = sim.NewBedrockSim(f.blobs, nil)
+	f.sim = simbedrock.NewBedrockSim(f.blobs, nil)
 	f.sim.Log = quiet
 	if knobs != nil {
 		knobs(f.sim)
@@ -85,7 +85,7 @@ func submitInput(id, inputURI string) bedrock.SubmitInput {
 }
 
 func TestSubmitGetStopList(t *testing.T) {
-	f := newFixture(t, func(s *sim.BedrockSim) { s.FailEvery = 25 })
+	f := newFixture(t, func(s *simbedrock.BedrockSim) { s.FailEvery = 25 })
 	ctx := context.Background()
 	id := job.NewID(time.Now())
 	in := submitInput(id, f.writeInput(t, id, 150))
@@ -252,7 +252,7 @@ func TestStopRunningJob(t *testing.T) {
 }
 
 func TestListPaginates(t *testing.T) {
-	f := newFixture(t, func(s *sim.BedrockSim) { s.MaxJobsPerModel = 1000 })
+	f := newFixture(t, func(s *simbedrock.BedrockSim) { s.MaxJobsPerModel = 1000 })
 	ctx := context.Background()
 	input := f.writeInput(t, "shared", 100)
 	for i := range 130 {
@@ -292,7 +292,7 @@ func TestListPaginates(t *testing.T) {
 func TestSubmitErrors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("quota", func(t *testing.T) {
-		f := newFixture(t, func(s *sim.BedrockSim) { s.MaxJobsPerModel = 1 })
+		f := newFixture(t, func(s *simbedrock.BedrockSim) { s.MaxJobsPerModel = 1 })
 		input := f.writeInput(t, "q", 100)
 		if _, err := f.client.Submit(ctx, submitInput("q1", input)); err != nil {
 			t.Fatal(err)
@@ -304,7 +304,7 @@ func TestSubmitErrors(t *testing.T) {
 		}
 	})
 	t.Run("throttled after the SDK's retries", func(t *testing.T) {
-		f := newFixture(t, func(s *sim.BedrockSim) { s.ThrottleAPI = func(string) bool { return true } },
+		f := newFixture(t, func(s *simbedrock.BedrockSim) { s.ThrottleAPI = func(string) bool { return true } },
 			func(o *sdk.Options) { o.RetryMaxAttempts = 2 })
 		_, err := f.client.Submit(ctx, submitInput("th", "s3://bucket/in.jsonl"))
 		if !errors.Is(err, bedrock.ErrThrottled) || !strings.Contains(err.Error(), "mcpbatch-th") {

@@ -98,7 +98,19 @@ func NewRequest(index int, in job.Input, p job.Params, rules *model.Model) (*Req
 // output schema constrains the output natively or goes into the prompt.
 func NewRequestFor(index int, in job.Input, p job.Params, rules *model.Model, api string) (*Request, error) {
 	f := fieldNamer(index)
-	r := &Request{System: p.System, MaxTokens: p.MaxTokens, Temperature: p.Temperature}
+	var r *Request
+	if in.Prompt != "" {
+		// A prompt's request, its one turn and its one block in one
+		// allocation: a file's validation builds one for every record.
+		pr := &promptRequest{}
+		pr.block[0] = content.Block{Kind: content.KindText, Text: in.Prompt}
+		pr.turn[0] = content.Message{Role: "user", Blocks: pr.block[:]}
+		pr.Messages = pr.turn[:]
+		r = &pr.Request
+	} else {
+		r = &Request{}
+	}
+	r.System, r.MaxTokens, r.Temperature = p.System, p.MaxTokens, p.Temperature
 	if in.System != "" {
 		r.System = in.System
 	}
@@ -112,8 +124,7 @@ func NewRequestFor(index int, in job.Input, p job.Params, rules *model.Model, ap
 		return nil, job.Fieldf("temperature", "must be %g..%g for Converse (inferenceConfig.temperature), got %g", job.MinTemperature, job.MaxTemperature, *t)
 	}
 	switch {
-	case in.Prompt != "":
-		r.Messages = []content.Message{{Role: "user", Blocks: []content.Block{{Kind: content.KindText, Text: in.Prompt}}}}
+	case in.Prompt != "": // r.Messages is set above
 	case len(in.Messages) > 0:
 		rec, err := content.Parse(max(index, 0), in.ID, in.Messages)
 		if err != nil {
@@ -144,6 +155,13 @@ func NewRequestFor(index int, in job.Input, p job.Params, rules *model.Model, ap
 	}
 	r.TextAdded = content.EnsureDocumentText(r.Messages)
 	return r, nil
+}
+
+// promptRequest is a prompt's Request with room for its one turn.
+type promptRequest struct {
+	Request
+	turn  [1]content.Message
+	block [1]content.Block
 }
 
 // checkTurns applies Converse's conversation rules: roles user or assistant,

@@ -15,11 +15,12 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 const haiku = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
 
-func model(t *testing.T, rt *sim.RuntimeSim) *bedrockrt.Model {
+func model(t *testing.T, rt *simbedrock.RuntimeSim) *bedrockrt.Model {
 	t.Helper()
 	url, err := rt.Listen("127.0.0.1:0")
 	if err != nil {
@@ -36,26 +37,26 @@ func TestInvoke(t *testing.T) {
 	tests := []struct {
 		name      string
 		in        job.Input
-		rt        *sim.RuntimeSim
+		rt        *simbedrock.RuntimeSim
 		wantOut   string
 		wantCode  string
 		retryable bool
 	}{
-		{name: "prompt via Converse", in: job.Input{ID: "a", Prompt: "my billing is wrong"}, rt: &sim.RuntimeSim{}, wantOut: `"category":"billing"`},
+		{name: "prompt via Converse", in: job.Input{ID: "a", Prompt: "my billing is wrong"}, rt: &simbedrock.RuntimeSim{}, wantOut: `"category":"billing"`},
 		{name: "messages via Converse", in: job.Input{ID: "b", Messages: json.RawMessage(`[{"role":"user","content":[{"type":"text","text":"hello"}]}]`)},
-			rt: &sim.RuntimeSim{}, wantOut: `"category":"other"`},
+			rt: &simbedrock.RuntimeSim{}, wantOut: `"category":"other"`},
 		{name: "model_input via InvokeModel", in: job.Input{ID: "c", ModelInput: json.RawMessage(`{"anthropic_version":"bedrock-2023-05-31","max_tokens":50,"messages":[{"role":"user","content":"hi there"}]}`)},
-			rt: &sim.RuntimeSim{}, wantOut: "[simulated] reply"},
+			rt: &simbedrock.RuntimeSim{}, wantOut: "[simulated] reply"},
 		{name: "native body without max_tokens fails the record", in: job.Input{ID: "d", ModelInput: json.RawMessage(`{"anthropic_version":"bedrock-2023-05-31","messages":[{"role":"user","content":"x"}]}`)},
-			rt: &sim.RuntimeSim{}, wantCode: "ValidationException"},
+			rt: &simbedrock.RuntimeSim{}, wantCode: "ValidationException"},
 		{name: "image blocks are refused on demand", in: job.Input{ID: "e", Messages: json.RawMessage(`[{"role":"user","content":[{"type":"image","source":{}}]}]`)},
-			rt: &sim.RuntimeSim{}, wantCode: "ValidationException"},
+			rt: &simbedrock.RuntimeSim{}, wantCode: "ValidationException"},
 		{name: "Converse model_input via Converse", in: job.Input{ID: "g", ModelInput: json.RawMessage(`{"messages":[{"role":"user","content":[{"text":"hello"}]}],"system":[{"text":"Answer in JSON.\ncategories: billing|other"}],"inferenceConfig":{"maxTokens":64}}`)},
-			rt: &sim.RuntimeSim{}, wantOut: `"category":"other"`},
+			rt: &simbedrock.RuntimeSim{}, wantOut: `"category":"other"`},
 		{name: "Converse model_input with a member on-demand runs do not carry", in: job.Input{ID: "h", ModelInput: json.RawMessage(`{"messages":[{"role":"user","content":[{"text":"x"}]}],"guardrailConfig":{}}`)},
-			rt: &sim.RuntimeSim{}, wantCode: "ValidationException"},
-		{name: "Mistral 7B's system prompt folded into the first turn", in: job.Input{ID: "i", Prompt: "my billing is wrong"}, rt: &sim.RuntimeSim{}, wantOut: "[simulated]"},
-		{name: "throttling is retryable", in: job.Input{ID: "f", Prompt: "x"}, rt: &sim.RuntimeSim{ThrottleRate: 1}, retryable: true},
+			rt: &simbedrock.RuntimeSim{}, wantCode: "ValidationException"},
+		{name: "Mistral 7B's system prompt folded into the first turn", in: job.Input{ID: "i", Prompt: "my billing is wrong"}, rt: &simbedrock.RuntimeSim{}, wantOut: "[simulated]"},
+		{name: "throttling is retryable", in: job.Input{ID: "f", Prompt: "x"}, rt: &simbedrock.RuntimeSim{ThrottleRate: 1}, retryable: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,7 +91,7 @@ func TestInvoke(t *testing.T) {
 // The job-level system prompt carries a cachePoint: the first call writes the
 // cache, the next reads it. A per-record system prompt is not cached.
 func TestPromptCache(t *testing.T) {
-	m := model(t, &sim.RuntimeSim{})
+	m := model(t, &simbedrock.RuntimeSim{})
 	p := job.Params{System: strings.Repeat("You are a careful assistant. ", 20), MaxTokens: 100}
 	first, err := m.Invoke(context.Background(), haiku, job.Input{ID: "a", Prompt: "one"}, p)
 	if err != nil {
@@ -118,7 +119,7 @@ func TestPromptCache(t *testing.T) {
 // temperature to Sonnet 5 fails with a ValidationException naming it; one
 // without it runs.
 func TestSamplingRefusedBySimulator(t *testing.T) {
-	m := model(t, &sim.RuntimeSim{})
+	m := model(t, &simbedrock.RuntimeSim{})
 	temp := 0.3
 	for _, tc := range []struct {
 		name, model string

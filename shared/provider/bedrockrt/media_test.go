@@ -26,6 +26,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrockrt"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -102,7 +103,7 @@ func TestConverseMediaGolden(t *testing.T) {
 // blocks and answers with what arrived; without a store, s3 sources fail the
 // record with a validation error.
 func TestConverseMediaThroughSimulator(t *testing.T) {
-	m := model(t, &sim.RuntimeSim{})
+	m := model(t, &simbedrock.RuntimeSim{})
 	m.Content = mediaStore()
 	res, err := m.Invoke(context.Background(), "us.anthropic.claude-sonnet-4-5-20250929-v1:0", mediaInput(), job.Params{MaxTokens: 300})
 	if err != nil {

@@ -24,18 +24,19 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 )
 
 var quiet = slog.New(slog.NewJSONHandler(io.Discard, nil))
 
 // newSimClient returns the adapter over the real SDK client pointed at a simulator.
-func newSimClient(t testing.TB, knobs func(*sim.SageMakerSim)) (*Client, *sim.SageMakerSim) {
+func newSimClient(t testing.TB, knobs func(*simsagemaker.SageMakerSim)) (*Client, *simsagemaker.SageMakerSim) {
 	t.Helper()
 	blobs, err := fsblob.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sim.SageMakerSim{Log: quiet, Blobs: blobs}
+	s := &simsagemaker.SageMakerSim{Log: quiet, Blobs: blobs}
 	if knobs != nil {
 		knobs(s)
 	}
@@ -104,7 +105,7 @@ func TestRetryTable(t *testing.T) {
 // TestDeadlineBoundsRetries: an endpoint that never recovers ends the call
 // within the caller's deadline, without starting a backoff the deadline would cut.
 func TestDeadlineBoundsRetries(t *testing.T) {
-	c, s := newSimClient(t, func(s *sim.SageMakerSim) { s.Latency = 20 * time.Millisecond })
+	c, s := newSimClient(t, func(s *simsagemaker.SageMakerSim) { s.Latency = 20 * time.Millisecond })
 	c.Retry = Retry{MaxAttempts: 1000, Base: 40 * time.Millisecond, Cap: 160 * time.Millisecond}
 	c.jitter = func() float64 { return 0.999 }
 	faults := make([]string, 1000)
@@ -175,7 +176,7 @@ func TestInvokeAsyncAgainstSimulator(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _ := newSimClient(t, func(s *sim.SageMakerSim) { s.Endpoints = []string{"ep"} })
+			c, _ := newSimClient(t, func(s *simsagemaker.SageMakerSim) { s.Endpoints = []string{"ep"} })
 			acc, err := c.InvokeAsync(context.Background(), tc.in)
 			if tc.wantErr != "" {
 				var ee *smsvc.EndpointError
@@ -211,7 +212,7 @@ func TestInvokeAsyncBodyInlineOrByLocation(t *testing.T) {
 	}
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _ := newSimClient(t, func(s *sim.SageMakerSim) { s.Endpoints = []string{endpoint} })
+			c, _ := newSimClient(t, func(s *simsagemaker.SageMakerSim) { s.Endpoints = []string{endpoint} })
 			tc.in.Endpoint, tc.in.InferenceID = endpoint, "refused"
 			_, err := c.InvokeAsync(context.Background(), tc.in)
 			var ee *smsvc.EndpointError
@@ -221,7 +222,7 @@ func TestInvokeAsyncBodyInlineOrByLocation(t *testing.T) {
 		})
 	}
 	t.Run("location of 1,024 characters is taken", func(t *testing.T) {
-		c, _ := newSimClient(t, func(s *sim.SageMakerSim) { s.Endpoints = []string{endpoint} })
+		c, _ := newSimClient(t, func(s *simsagemaker.SageMakerSim) { s.Endpoints = []string{endpoint} })
 		in := smsvc.AsyncInvocation{Endpoint: endpoint, InferenceID: "long", InputLocation: long(job.SageMakerMaxInputLocation)}
 		if _, err := c.InvokeAsync(context.Background(), in); err != nil {
 			t.Fatal(err)
@@ -230,7 +231,7 @@ func TestInvokeAsyncBodyInlineOrByLocation(t *testing.T) {
 
 	var mu sync.Mutex
 	var got []smsvc.SageMakerEvent
-	c, s := newSimClient(t, func(s *sim.SageMakerSim) {
+	c, s := newSimClient(t, func(s *simsagemaker.SageMakerSim) {
 		s.Endpoints = []string{endpoint}
 		s.Emit = func(_ context.Context, ev []byte) {
 			var e events.SNSEvent
@@ -260,7 +261,9 @@ func TestInvokeAsyncBodyInlineOrByLocation(t *testing.T) {
 			t.Fatalf("%s: %v", in.InferenceID, err)
 		}
 	}
-	s.Wait()
+	if err := s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if len(got) != 2 {
 		t.Fatalf("%d notifications, want 2", len(got))
 	}

@@ -73,6 +73,10 @@ type Service struct {
 // notifier that died mid-send is taken over by the event's second retry.
 const DefaultClaim = 2 * time.Minute
 
+// claimWriteTimeout bounds the claim's write once the caller's context no
+// longer does (a conditional update takes milliseconds).
+const claimWriteTimeout = 10 * time.Second
+
 // ErrBusy is returned while another delivery of the event announces the job.
 var ErrBusy = errors.New("another delivery of this event is announcing the job")
 
@@ -130,6 +134,9 @@ func (s *Service) OnJobCompleted(ctx context.Context, jobID string) error {
 	st := j.Status
 	if j, err = s.claim(ctx, j.ID, st); j == nil || err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return errors.Join(fmt.Errorf("announce job %s stopped after its claim: %w", j.ID, err), s.release(ctx, j))
 	}
 	body, err := json.Marshal(Body{Type: "job.completed", Job: service.CompletedOf(j)})
 	if err != nil {
@@ -203,10 +210,15 @@ func (s *Service) record(ctx context.Context, id string, st job.Status, failed s
 
 // claim takes the announcement of job id's status st for s.Claim. It
 // returns the claimed job, nil when there is nothing to announce any more,
-// or ErrBusy (wrapped) while another notifier's claim runs.
+// or ErrBusy (wrapped) while another notifier's claim runs. The write is
+// not cut short by the caller's context: a claim written but not known to
+// be would be held, unsent, until it expires (the caller releases it when
+// it was stopped meanwhile).
 func (s *Service) claim(ctx context.Context, id string, st job.Status) (*job.Job, error) {
 	now := s.now()
 	var until time.Time
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimWriteTimeout)
+	defer cancel()
 	j, err := s.Jobs.UpdateJob(ctx, id, func(cur *job.Job) error {
 		if cur.Status != st || cur.NotifiedStatus == st {
 			return store.ErrNoChange

@@ -276,3 +276,44 @@ func TestStaleReleaseKeepsAnotherClaim(t *testing.T) {
 		t.Fatalf("notified %q after B, want completed", got.NotifiedStatus)
 	}
 }
+
+// landsThenCancelled is a store whose writes land but whose answer is lost
+// to a cancelled context, as a DynamoDB call cut short after the server
+// wrote the item.
+type landsThenCancelled struct {
+	*localstore.Store
+	stop func()
+}
+
+func (s *landsThenCancelled) UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
+	j, err := s.Store.UpdateJob(context.WithoutCancel(ctx), id, fn)
+	if s.stop != nil {
+		s.stop() // the caller is stopped while the write is in flight
+		s.stop = nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // the answer is lost, the write stays
+	}
+	return j, err
+}
+
+// TestStoppedWhileClaimingIsRetried: a notifier stopped while its claim was
+// being written, the write landing, gives the claim back, so the event's
+// retry sends at once (before: the claim stayed for DefaultClaim with
+// nothing sent, and every retry within it was told the job was busy).
+func TestStoppedWhileClaimingIsRetried(t *testing.T) {
+	st, j := ended(t)
+	ctx, stop := context.WithCancel(context.Background())
+	h := &hooks{}
+	s := &announce.Service{Jobs: &landsThenCancelled{Store: st, stop: stop}, Webhooks: h}
+	if err := s.OnJobCompleted(ctx, j.ID); err == nil {
+		t.Fatal("a notifier stopped while claiming returned no error: the event would not be retried")
+	}
+	if err := s.OnJobCompleted(context.Background(), j.ID); err != nil {
+		t.Fatalf("the event's retry: %v", err)
+	}
+	got, _ := st.GetJob(context.Background(), j.ID)
+	if n := h.count(); n != 1 || got.NotifiedStatus != job.StatusCompleted {
+		t.Fatalf("%d sends, notified %q; want the retry to send once, completed", n, got.NotifiedStatus)
+	}
+}

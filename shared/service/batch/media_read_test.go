@@ -25,13 +25,18 @@ type readCounter struct {
 
 func (c *readCounter) Open(ctx context.Context, uri string, off int64) (io.ReadCloser, error) {
 	rc, err := c.Blobs.Open(ctx, uri, off)
+	return counted(rc, err, &c.n)
+}
+
+// counted is rc with the bytes read from it added to n.
+func counted(rc io.ReadCloser, err error, n *atomic.Int64) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
 	return struct {
 		io.Reader
 		io.Closer
-	}{countingReader{rc, &c.n}, rc}, nil
+	}{countingReader{rc, n}, rc}, nil
 }
 
 type countingReader struct {

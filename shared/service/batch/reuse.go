@@ -25,7 +25,8 @@ import (
 // The result cache (submit_batch reuse: true). A record's key is a hash of
 // the owner, provider, model, every generation parameter, the output schema
 // and the record's content (inline images and documents are hashed with
-// it, so by their bytes); what it points at is kept in object storage,
+// it, so by their bytes; s3:// ones by the digest of theirs, see
+// reuse_media.go); what it points at is kept in object storage,
 // cache/<owner tag>/<key>.json = {job_id, id}: the last job of the owner
 // that submitted the same record with reuse. A later submit with reuse
 // answers such a record from that job's result when it succeeded and
@@ -83,17 +84,30 @@ func (s *Service) findReused(ctx context.Context, req *SubmitRequest) (map[int]j
 		return nil, nil
 	}
 	entries := make([]*cacheEntry, len(req.Records))
+	keys := make([]string, len(req.Records))
+	d := s.newDigester(req.Owner)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(reuseConcurrency)
 	for i := range req.Records {
 		g.Go(func() error {
-			e, err := s.readEntry(gctx, s.cacheURI(req.Owner, reuseKey(req, req.Records[i])))
+			k, ok := d.key(gctx, req, req.Records[i])
+			if !ok {
+				return nil
+			}
+			keys[i] = k
+			e, err := s.readEntry(gctx, s.cacheURI(req.Owner, k))
 			entries[i] = e
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	req.keys = make(map[string]string, len(keys))
+	for i, k := range keys {
+		if k != "" {
+			req.keys[req.Records[i].ID] = k
+		}
 	}
 	byJob := map[string][]int{}
 	for i, e := range entries {
@@ -166,7 +180,8 @@ func (s *Service) writeEntries(ctx context.Context, req *SubmitRequest, j *job.J
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(reuseConcurrency)
 	for i, in := range req.Records {
-		if req.cached[in.ID] {
+		key, keyed := req.keys[in.ID]
+		if req.cached[in.ID] || !keyed {
 			continue
 		}
 		ord := i
@@ -175,7 +190,7 @@ func (s *Service) writeEntries(ctx context.Context, req *SubmitRequest, j *job.J
 		}
 		g.Go(func() error {
 			b, _ := json.Marshal(cacheEntry{JobID: j.ID, ID: in.ID, Ordinal: ord})
-			uri := s.cacheURI(req.Owner, reuseKey(req, in))
+			uri := s.cacheURI(req.Owner, key)
 			if _, err := s.Blobs.Put(gctx, uri, bytes.NewReader(b), "application/json"); err != nil {
 				return fmt.Errorf("reuse: write %s: %w", uri, err)
 			}

@@ -55,9 +55,11 @@ type SubmitRequest struct {
 	Reuse, ReuseSampled bool
 	// reused are the records answered from the cache, results of the new
 	// job; cached are the ids of records whose entry points at a live
-	// result the job may not reuse (sampled), left pointing there.
+	// result the job may not reuse (sampled), left pointing there; keys
+	// are the records' cache keys by id (none: not keyed, see digester).
 	reused []job.Record
 	cached map[string]bool
+	keys   map[string]string
 
 	// Warnings go onto the job: what validation found the user should know
 	// (a legacy model, a model only the account knows) and how records were

@@ -9,7 +9,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/service/batch"
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 )
 
 // BenchmarkOnDemand1000x200ms: 1,000 records, a model answering in 200 ms (the
@@ -20,7 +20,7 @@ func BenchmarkOnDemand1000x200ms(b *testing.B) {
 	const n, conc, latency = 1000, 16, 200 * time.Millisecond
 	for b.Loop() {
 		b.StopTimer()
-		rt := &sim.RuntimeSim{Latency: latency}
+		rt := &simbedrock.RuntimeSim{Latency: latency}
 		svc, _ := onDemandSuiteB(b, rt, &ondemand.Service{Concurrency: conc})
 		ctx := context.Background()
 		j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Mode: job.ModeOnDemand,

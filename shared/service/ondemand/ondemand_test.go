@@ -23,6 +23,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
 	"github.com/mcpbatch/mcpbatch/shared/service/ondemand"
 	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simbedrock "github.com/mcpbatch/mcpbatch/shared/sim/bedrock"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 )
 
@@ -62,11 +63,11 @@ func (b *recBus) count(dt string) int {
 
 // onDemandSuite is the service with the on-demand runner over the real
 // bedrockruntime client talking to the runtime simulator.
-func onDemandSuite(t *testing.T, rt *sim.RuntimeSim, od *ondemand.Service) (*graph.Graph, *recBus) {
+func onDemandSuite(t *testing.T, rt *simbedrock.RuntimeSim, od *ondemand.Service) (*graph.Graph, *recBus) {
 	return onDemandSuiteB(t, rt, od)
 }
 
-func onDemandSuiteB(t testing.TB, rt *sim.RuntimeSim, od *ondemand.Service) (*graph.Graph, *recBus) {
+func onDemandSuiteB(t testing.TB, rt *simbedrock.RuntimeSim, od *ondemand.Service) (*graph.Graph, *recBus) {
 	t.Helper()
 	st, blobs := localdeps.New(t)
 	url, err := rt.Listen("127.0.0.1:0")
@@ -134,7 +135,7 @@ func TestOnDemandRuns(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rt := &sim.RuntimeSim{ThrottleRate: tc.throttle, FailMarker: tc.fail}
+			rt := &simbedrock.RuntimeSim{ThrottleRate: tc.throttle, FailMarker: tc.fail}
 			svc, bus := onDemandSuite(t, rt, &ondemand.Service{Concurrency: tc.concurrency, BaseBackoff: 1e6, MaxBackoff: 5e6, Chunk: 7})
 			ctx := context.Background()
 			recs := prompts(tc.n, func(i int) string {
@@ -213,7 +214,7 @@ func (c *cancelAfter) Invoke(ctx context.Context, m string, in job.Input, p job.
 }
 
 func TestOnDemandResumesFromCheckpoint(t *testing.T) {
-	rt := &sim.RuntimeSim{}
+	rt := &simbedrock.RuntimeSim{}
 	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 	svc, _ := onDemandSuite(t, rt, od)
 	ctx := context.Background()
@@ -249,7 +250,7 @@ func TestOnDemandResumesFromCheckpoint(t *testing.T) {
 }
 
 func TestOnDemandBadInput(t *testing.T) {
-	svc, _ := onDemandSuite(t, &sim.RuntimeSim{}, &ondemand.Service{})
+	svc, _ := onDemandSuite(t, &simbedrock.RuntimeSim{}, &ondemand.Service{})
 	tests := []struct {
 		name, mode string
 		n          int
@@ -297,7 +298,7 @@ func (c *cancelAt) Invoke(ctx context.Context, m string, in job.Input, p job.Par
 // TestOnDemandCancel: cancel_job during a run stops it at the next checkpoint.
 func TestOnDemandCancel(t *testing.T) {
 	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
-	svc, bus := onDemandSuite(t, &sim.RuntimeSim{}, od)
+	svc, bus := onDemandSuite(t, &simbedrock.RuntimeSim{}, od)
 	ctx := context.Background()
 	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
 	if err != nil {
@@ -372,7 +373,7 @@ func TestOnDemandCancelCountsStoredResults(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			od := &ondemand.Service{Concurrency: 2, Chunk: 10}
-			svc, bus := onDemandSuite(t, &sim.RuntimeSim{}, od)
+			svc, bus := onDemandSuite(t, &simbedrock.RuntimeSim{}, od)
 			j, err := svc.Submit(context.Background(), batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
 			if err != nil {
 				t.Fatal(err)
@@ -453,7 +454,7 @@ func (f *failAt) Invoke(ctx context.Context, m string, in job.Input, p job.Param
 // and counts them (every stored result counted once).
 func TestOnDemandFailedWhileRunningCountsStoredResults(t *testing.T) {
 	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
-	svc, _ := onDemandSuite(t, &sim.RuntimeSim{}, od)
+	svc, _ := onDemandSuite(t, &simbedrock.RuntimeSim{}, od)
 	ctx := context.Background()
 	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
 	if err != nil {
@@ -493,7 +494,7 @@ func (h heavy) Invoke(ctx context.Context, m string, in job.Input, p job.Params)
 // it: nothing past it runs, what ran is stored and counted, the job ends
 // partially completed and says why.
 func TestOnDemandStopsAtBudget(t *testing.T) {
-	rt := &sim.RuntimeSim{}
+	rt := &simbedrock.RuntimeSim{}
 	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 	svc, _ := onDemandSuite(t, rt, od)
 	ctx := context.Background()
@@ -522,7 +523,7 @@ func TestOnDemandStopsAtBudget(t *testing.T) {
 // left: the run stops within one record of budget_usd, not a whole chunk
 // (here 10 records, about $1) past it.
 func TestOnDemandChunksSizedToTheBudgetLeft(t *testing.T) {
-	rt := &sim.RuntimeSim{}
+	rt := &simbedrock.RuntimeSim{}
 	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 	svc, _ := onDemandSuite(t, rt, od)
 	ctx := context.Background()
@@ -569,7 +570,7 @@ func (f *failEnd) UpdateJob(ctx context.Context, id string, fn func(*job.Job) er
 // A run that reached the budget and stopped before writing the job's end is
 // resumed to write that end only: no record runs past the budget.
 func TestOnDemandResumedAtBudgetRunsNoMore(t *testing.T) {
-	rt := &sim.RuntimeSim{}
+	rt := &simbedrock.RuntimeSim{}
 	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 	svc, _ := onDemandSuite(t, rt, od)
 	od.Jobs = &failEnd{Store: svc.Core.Store}

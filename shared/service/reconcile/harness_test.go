@@ -18,7 +18,7 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/provider/bedrock/bedrockbatch"
 	"github.com/mcpbatch/mcpbatch/shared/service"
 	"github.com/mcpbatch/mcpbatch/shared/service/graph"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simanthropic "github.com/mcpbatch/mcpbatch/shared/sim/anthropic"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 	"github.com/mcpbatch/mcpbatch/shared/store/localstore"
 )
@@ -88,7 +88,7 @@ type harness struct {
 	svc   *graph.Graph
 	st    *localstore.Store
 	blobs *fsblob.Store
-	sim   *sim.AnthropicSim
+	sim   *simanthropic.AnthropicSim
 	bus   *recBus
 }
 
@@ -111,7 +111,7 @@ func newFaultyHarness(t *testing.T, f faults) *harness {
 	clk := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	st, blobs := localdeps.New(t, localstore.WithNow(clk.Now))
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	an := &sim.AnthropicSim{APIKey: "sk-ant-test", Now: clk.Now, Log: log}
+	an := &simanthropic.AnthropicSim{APIKey: "sk-ant-test", Now: clk.Now, Log: log}
 	url, err := an.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

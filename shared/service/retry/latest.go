@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 
 	"github.com/mcpbatch/mcpbatch/shared/job"
@@ -57,7 +58,7 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 		if err != nil {
 			return nil, "", fmt.Errorf("list results of %s: %w", parent.ID, err)
 		}
-		return recs, next, s.merge(ctx, parent, chain, recs)
+		return recs, next, s.merge(ctx, s.Jobs, parent, chain, recs)
 	}
 	// The chunks of one page read the store's items once (packed records
 	// are read a range at a time).
@@ -106,9 +107,9 @@ func (s *Service) LatestResults(ctx context.Context, owner string, q service.Res
 }
 
 // merge replaces each record of recs (a page of parent's) by its latest
-// outcome among the retries in chain. Only failed records can have been
-// retried: those are looked up in the retries, newest first.
-func (s *Service) merge(ctx context.Context, parent *job.Job, chain []*job.Job, recs []job.Record) error {
+// outcome among the retries in chain, read from rd. Only failed records
+// can have been retried: those are looked up in the retries, newest first.
+func (s *Service) merge(ctx context.Context, rd summary.Reader, parent *job.Job, chain []*job.Job, recs []job.Record) error {
 	var failed []job.RecordKey
 	for _, r := range recs {
 		if r.Status != job.RecordSucceeded {
@@ -118,7 +119,7 @@ func (s *Service) merge(ctx context.Context, parent *job.Job, chain []*job.Job, 
 	if len(failed) == 0 || len(chain) == 0 {
 		return nil
 	}
-	latest, err := s.latestOf(ctx, parent, chain, failed)
+	latest, err := s.latestOf(ctx, rd, parent, chain, failed)
 	if err != nil {
 		return err
 	}
@@ -134,15 +135,20 @@ func (s *Service) merge(ctx context.Context, parent *job.Job, chain []*job.Job, 
 // retries, page by page from the store (store.Pages): the merged view
 // LatestResults pages through, for readers of a whole job.
 func (s *Service) Merged(ctx context.Context, parent *job.Job) iter.Seq2[job.Record, error] {
+	return s.merged(ctx, parent, s.Jobs, store.RecordQuery{})
+}
+
+// merged is Merged reading the records from rd, q.Limit a page.
+func (s *Service) merged(ctx context.Context, parent *job.Job, rd summary.Reader, q store.RecordQuery) iter.Seq2[job.Record, error] {
 	return func(yield func(job.Record, error) bool) {
 		chain, err := s.retryChain(ctx, parent)
 		if err != nil {
 			yield(job.Record{}, err)
 			return
 		}
-		for page, err := range store.Pages(ctx, s.Jobs, parent.RecordSet(), store.RecordQuery{}) {
+		for page, err := range store.Pages(ctx, rd, parent.RecordSet(), q) {
 			if err == nil {
-				err = s.merge(ctx, parent, chain, page)
+				err = s.merge(ctx, rd, parent, chain, page)
 			}
 			if err != nil {
 				yield(job.Record{}, fmt.Errorf("results of %s: %w", parent.ID, err))
@@ -167,7 +173,10 @@ func (s *Service) Summarize(ctx context.Context, owner, jobID string, q summary.
 	if err != nil {
 		return nil, summary.Summary{}, err
 	}
-	sum, err := summary.Summarize(s.Merged(ctx, parent), q)
+	// Only what a summary reads of each record, in the largest pages the
+	// store gives (a limit past its bound is cut to it).
+	recs := s.merged(ctx, parent, summary.Outcomes(s.Jobs), store.RecordQuery{Limit: math.MaxInt32})
+	sum, err := summary.Summarize(recs, q)
 	return parent, sum, err
 }
 
@@ -221,8 +230,8 @@ func newestFirst(ids []string) []string {
 // result among the retries in chain (newest first); ids no retry has a result
 // for are left out. A retry's record keeps the key it had in parent (id and
 // input ordinal). Each retry is asked only for the keys no newer retry
-// answered, store.MaxGetRecords at a time.
-func (s *Service) latestOf(ctx context.Context, parent *job.Job, chain []*job.Job, keys []job.RecordKey) (map[string]job.Record, error) {
+// answered, store.MaxGetRecords at a time, from rd.
+func (s *Service) latestOf(ctx context.Context, rd summary.Reader, parent *job.Job, chain []*job.Job, keys []job.RecordKey) (map[string]job.Record, error) {
 	latest := map[string]job.Record{}
 	pending := slices.Clone(keys)
 	for _, c := range chain {
@@ -230,7 +239,7 @@ func (s *Service) latestOf(ctx context.Context, parent *job.Job, chain []*job.Jo
 			break
 		}
 		for chunk := range slices.Chunk(pending, store.MaxGetRecords) {
-			recs, err := s.Jobs.GetRecords(ctx, c.RecordSet(), chunk)
+			recs, err := rd.GetRecords(ctx, c.RecordSet(), chunk)
 			if err != nil {
 				return nil, fmt.Errorf("read results of retry %s of %s: %w", c.ID, parent.ID, err)
 			}

@@ -244,7 +244,7 @@ func (s *Service) mergeRetried(ctx context.Context, parent *job.Job, failed map[
 	for id := range failed {
 		keys = append(keys, job.RecordKey{ID: id, Ordinal: ordinals[id]})
 	}
-	latest, err := s.latestOf(ctx, parent, chain, keys)
+	latest, err := s.latestOf(ctx, s.Jobs, parent, chain, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -89,6 +89,8 @@ type Store struct {
 	// objs and objsBase keep the documents of jobs too large for an item (see overflow.go).
 	objs     Objects
 	objsBase string
+	// spillPages: pages go to objs too when that is cheaper (pages.go).
+	spillPages bool
 }
 
 // New returns a Store over table.

@@ -36,10 +36,11 @@ type Objects interface {
 	Delete(ctx context.Context, uri string) error
 }
 
-// WithOverflow keeps the documents of jobs too large for an item under the
-// URI prefix base (s3://bucket/jobs/) in objs.
+// WithOverflow keeps the documents of jobs too large for an item, and the
+// large pages of packed record sets (pages.go), under the URI prefix base
+// (s3://bucket/jobs/) in objs.
 func WithOverflow(objs Objects, base string) Option {
-	return func(s *Store) { s.objs, s.objsBase = objs, base }
+	return func(s *Store) { s.objs, s.objsBase, s.spillPages = objs, base, objs != nil }
 }
 
 // spill moves the item's document to object storage when the item is too
@@ -86,23 +87,41 @@ func (s *Store) decode(ctx context.Context, item map[string]types.AttributeValue
 	if s.objs == nil {
 		return nil, fmt.Errorf("dynamostore: job item %v keeps its document at %s, and no object storage is configured", item[attrPK], ref)
 	}
-	rc, err := s.objs.Open(ctx, ref, 0)
+	gz, err := s.readObject(ctx, ref, maxJobDoc)
 	if errors.Is(err, blob.ErrNotFound) {
 		return nil, errRefGone
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dynamostore: read large job %s: %w", ref, err)
-	}
-	defer rc.Close()
-	gz, err := io.ReadAll(io.LimitReader(rc, maxJobDoc+1))
-	if err != nil {
-		return nil, fmt.Errorf("dynamostore: read large job %s: %w", ref, err)
+		return nil, fmt.Errorf("dynamostore: read large job: %w", err)
 	}
 	doc, err := gunzipLimit(gz, maxJobDoc)
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: decompress large job %s: %w", ref, err)
 	}
 	return storeutil.DecodeJob([]byte(doc))
+}
+
+// readObject is the object at uri, refused past limit bytes.
+func (s *Store) readObject(ctx context.Context, uri string, limit int) ([]byte, error) {
+	b, err := s.readAt(ctx, uri, 0, limit+1)
+	if err == nil && len(b) > limit {
+		err = fmt.Errorf("read %s: over %d bytes", uri, limit)
+	}
+	return b, err
+}
+
+// readAt is at most n bytes of the object at uri from offset.
+func (s *Store) readAt(ctx context.Context, uri string, offset int64, n int) ([]byte, error) {
+	rc, err := s.objs.Open(ctx, uri, offset)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", uri, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, int64(n)))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", uri, err)
+	}
+	return b, nil
 }
 
 // dropRef deletes an object no item points to any more. A failure leaves it

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -20,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/mcpbatch/mcpbatch/shared/blob"
 	"github.com/mcpbatch/mcpbatch/shared/job"
 	"github.com/mcpbatch/mcpbatch/shared/store"
 	"github.com/mcpbatch/mcpbatch/shared/store/internal/storeutil"
@@ -38,6 +42,16 @@ import (
 // replayed ingest, a duplicate event) overwrites the same items; a call that
 // writes some of them in another grouping adds pages, and a read keeps each
 // record's newest copy (the page stamp). Nothing is read before a write.
+//
+// A store with object storage (WithOverflow, as deployed) puts the pages of
+// a PutRecords call in one object when that is cheaper to write
+// (PagePutUnits), each page item then only the object's URI and its bytes'
+// place in it (attrRef, attrOff, attrLen): write units follow the bytes at
+// S3's price, one PUT a call however many ranges its records fall in (a
+// dense 1024-float embedding is 4-9 KB compressed, 4-9 write units a record
+// inline). Each call puts a new object (never overwritten, so an item
+// always points at the bytes it was written with); one an overwritten item
+// pointed at is left to the bucket's lifecycle rule. Companions stay inline.
 //
 // Each page has a companion item, FX#<the same suffix>: the page's failed
 // records whole and the keys of the others (attrOK). A failed-only listing
@@ -59,12 +73,30 @@ const (
 	pageMaxRecords = 128
 	pageMaxRaw     = 256 << 10
 	pageMaxStored  = 96 << 10
+	// pageMaxRawObject bounds a page of a store with object storage: no
+	// item limit applies to it, so a range's 128 records stay one page (one
+	// PUT) up to 8 KB of JSON each (a sparse vector's text; a dense 1024-float
+	// one is 13-22 KB, three pages a range), and the page buffer stays small.
+	pageMaxRawObject = 1 << 20
 
 	attrRecs  = "recs" // gzip of a JSON array of records
 	attrStamp = "at"   // when the page was written: the newer copy of a record wins
 	attrCount = "n"    // records in the page
 	attrOK    = "ok"   // companion: gzip of the okKeys of the records not failed
+	attrRef   = "ref"  // a page in object storage: its object's URI
+	attrOff   = "off"  // and where in it the page's attrRecs bytes start
+	attrLen   = "len"  // and how many they are
 )
+
+// PagePutUnits is an S3 PUT's price in DynamoDB write units (shared/cost's
+// us-east-1 prices; its tests check the ratio): a call's pages go to object
+// storage when their items' write units pass those of the items left and a
+// PUT. Reads then cost about the same (a GET is 1.6 strongly consistent read
+// units, the item left one), and storage a tenth.
+const PagePutUnits = 8
+
+// writeUnits is what writing an item of size bytes costs (1 KB a unit).
+func writeUnits(size int) int { return max(1, (size+1023)/1024) }
 
 // rangeOf is the range of an ordinal, rangeShard the shard that keeps it.
 func rangeOf(ordinal int) int { return ordinal / pageSpan }
@@ -116,7 +148,7 @@ var pageBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // packRecords groups recs (deduped) into pages: sorted by (ordinal, id), cut
 // at range borders and at the page bounds. Each page is handed to emit as
 // soon as it is cut; its documents are valid only during the call.
-func packRecords(rs job.RecordSet, recs []job.Record, emit func(page) error) error {
+func packRecords(rs job.RecordSet, recs []job.Record, maxRaw int, emit func(page) error) error {
 	order := make([]int, len(recs))
 	for i := range order {
 		order[i] = i
@@ -145,7 +177,7 @@ func packRecords(rs job.RecordSet, recs []job.Record, emit func(page) error) err
 		e := encodedRecord{key: r.Key(), failed: r.Status == job.RecordFailed, exp: storeutil.ExpiresUnix(r.ExpiresAt)}
 		n := buf.Len() - start
 		if len(p.recs) > 0 && (rangeOf(p.recs[0].key.Ordinal) != rangeOf(e.key.Ordinal) ||
-			len(p.recs) >= pageMaxRecords || p.raw+n > pageMaxRaw) {
+			len(p.recs) >= pageMaxRecords || p.raw+n > maxRaw) {
 			if err := flush(len(p.recs)); err != nil {
 				return err
 			}
@@ -188,6 +220,13 @@ type okKey struct {
 	I string `json:"i"`
 }
 
+// pageObject is the pages of a call put in object storage before the items
+// that point at them.
+type pageObject struct {
+	uri  string
+	body []byte
+}
+
 // pageWrites are the writes of one page: the page item and its companion.
 func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.WriteRequest, error) {
 	pk := str(recordPK(rs.JobID, rangeShard(rs, rangeOf(p.recs[0].key.Ordinal))))
@@ -195,20 +234,6 @@ func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.Write
 	item, err := pageItem(pk, skPagePrefix+suffix, p.recs, stamp)
 	if err != nil {
 		return nil, err
-	}
-	size := ItemSize(item)
-	if len(p.recs) == 1 && size > overflowAt {
-		return nil, fmt.Errorf("record %s: %d bytes stored, over DynamoDB's item limit of %d: %w", p.recs[0].key.ID, size, maxItemBytes, store.ErrTooLarge)
-	}
-	if len(p.recs) > 1 && size > pageMaxStored {
-		// Incompressible records: halve the page until it fits.
-		half := len(p.recs) / 2
-		a, err := s.pageWrites(rs, page{recs: p.recs[:half]}, stamp)
-		if err != nil {
-			return nil, err
-		}
-		b, err := s.pageWrites(rs, page{recs: p.recs[half:]}, stamp)
-		return append(a, b...), err
 	}
 	var failed []encodedRecord
 	var ok []okKey
@@ -223,6 +248,26 @@ func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.Write
 	if err != nil {
 		return nil, err
 	}
+	size := ItemSize(fx)
+	if !s.spillPages {
+		// With object storage a page this large goes out whole (pagesOut:
+		// it alone saves far more than a PUT), so only its companion counts.
+		size = max(size, ItemSize(item))
+	}
+	if len(p.recs) == 1 && size > overflowAt {
+		return nil, fmt.Errorf("record %s: %d bytes stored, over DynamoDB's item limit of %d: %w", p.recs[0].key.ID, size, maxItemBytes, store.ErrTooLarge)
+	}
+	if len(p.recs) > 1 && size > pageMaxStored {
+		// Incompressible records (or failed ones, which stay inline in the
+		// companion): halve the page until it fits.
+		half := len(p.recs) / 2
+		a, err := s.pageWrites(rs, page{recs: p.recs[:half]}, stamp)
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.pageWrites(rs, page{recs: p.recs[half:]}, stamp)
+		return append(a, b...), err
+	}
 	if len(ok) > 0 {
 		doc, err := json.Marshal(ok)
 		if err != nil {
@@ -235,6 +280,50 @@ func (s *Store) pageWrites(rs job.RecordSet, p page, stamp int64) ([]types.Write
 		fx[attrOK] = &types.AttributeValueMemberB{Value: gz}
 	}
 	return []types.WriteRequest{{PutRequest: &types.PutRequest{Item: item}}, {PutRequest: &types.PutRequest{Item: fx}}}, nil
+}
+
+// pagesOut moves the pages of reqs (one call's) into one object when the
+// write units that saves pass a PUT's price; it returns the object (nil
+// when the pages stay inline).
+func (s *Store) pagesOut(rs job.RecordSet, reqs []types.WriteRequest, stamp int64) (*pageObject, error) {
+	var tok [6]byte
+	if _, err := crand.Read(tok[:]); err != nil {
+		return nil, fmt.Errorf("page object name: %w", err)
+	}
+	uri := blob.Join(s.objsBase, rs.JobID, "pages", strconv.FormatInt(stamp, 36)+"-"+hex.EncodeToString(tok[:])+".gz")
+	type move struct {
+		item, out map[string]types.AttributeValue
+		body      []byte
+	}
+	var moves []move
+	saved, size := 0, 0
+	for _, w := range reqs {
+		item := w.PutRequest.Item
+		body, ok := item[attrRecs].(*types.AttributeValueMemberB)
+		if !ok || !strings.HasPrefix(item[attrSK].(*types.AttributeValueMemberS).Value, skPagePrefix) {
+			continue
+		}
+		out := maps.Clone(item)
+		delete(out, attrRecs)
+		out[attrRef] = str(uri)
+		out[attrOff] = &types.AttributeValueMemberN{Value: strconv.Itoa(size)}
+		out[attrLen] = &types.AttributeValueMemberN{Value: strconv.Itoa(len(body.Value))}
+		if d := writeUnits(ItemSize(item)) - writeUnits(ItemSize(out)); d > 0 {
+			moves = append(moves, move{item, out, body.Value})
+			saved += d
+			size += len(body.Value)
+		}
+	}
+	if saved <= PagePutUnits {
+		return nil, nil
+	}
+	o := &pageObject{uri: uri, body: make([]byte, 0, size)}
+	for _, m := range moves {
+		o.body = append(o.body, m.body...)
+		maps.Copy(m.item, m.out)
+		delete(m.item, attrRecs)
+	}
+	return o, nil
 }
 
 func pageItem(pk types.AttributeValue, sk string, recs []encodedRecord, stamp int64) (map[string]types.AttributeValue, error) {
@@ -275,14 +364,20 @@ func pageItem(pk types.AttributeValue, sk string, recs []encodedRecord, stamp in
 
 // putPages implements PutRecords for a packed set.
 func (s *Store) putPages(ctx context.Context, rs job.RecordSet, recs []job.Record) error {
-	reqs, err := PageWrites(s, rs, recs)
+	reqs, obj, err := s.pageSet(rs, recs)
 	if err != nil {
 		return fmt.Errorf("put records of job %s: %w", rs.JobID, err)
 	}
-	// A call of a few thousand records is several batches: write them at
-	// once (the items are independent keyed overwrites).
+	// The object first: an item is written only once its records are there.
+	if obj != nil {
+		if _, err := s.objs.Put(ctx, obj.uri, bytes.NewReader(obj.body), "application/octet-stream"); err != nil {
+			return fmt.Errorf("put records of job %s: pages %s: %w", rs.JobID, obj.uri, err)
+		}
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxAhead)
+	// A call of a few thousand records is several batches: write them at
+	// once (the items are independent keyed overwrites).
 	errs := make([]error, (len(reqs)+batchSize-1)/batchSize)
 	for i := range errs {
 		start := i * batchSize
@@ -300,23 +395,31 @@ func (s *Store) putPages(ctx context.Context, rs job.RecordSet, recs []job.Recor
 	return nil
 }
 
-// PageWrites are the writes PutRecords makes for recs (checked and deduped)
-// of a packed set; s may be nil (the stamp is then the process clock's).
+// PageWrites are the item writes PutRecords makes for recs (checked and
+// deduped) of a packed set in s.
 func PageWrites(s *Store, rs job.RecordSet, recs []job.Record) ([]types.WriteRequest, error) {
-	if s == nil {
-		s = &Store{now: time.Now}
-	}
+	reqs, _, err := s.pageSet(rs, recs)
+	return reqs, err
+}
+
+// pageSet is the items and the object (nil: none) PutRecords writes for recs.
+func (s *Store) pageSet(rs job.RecordSet, recs []job.Record) ([]types.WriteRequest, *pageObject, error) {
 	stamp := s.stamp()
+	maxRaw := pageMaxRaw
+	if s.spillPages {
+		maxRaw = pageMaxRawObject
+	}
 	var reqs []types.WriteRequest
-	err := packRecords(rs, recs, func(p page) error {
+	err := packRecords(rs, recs, maxRaw, func(p page) error {
 		w, err := s.pageWrites(rs, p, stamp)
 		reqs = append(reqs, w...)
 		return err
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || !s.spillPages {
+		return reqs, nil, err
 	}
-	return reqs, nil
+	obj, err := s.pagesOut(rs, reqs, stamp)
+	return reqs, obj, err
 }
 
 // stampedRecord is a record read from a page, with the page's stamp.
@@ -364,9 +467,9 @@ func decodePage(item map[string]types.AttributeValue) ([]stampedRecord, error) {
 	return out, nil
 }
 
-// maxPageDoc bounds a page's inflation: pageMaxRaw, plus one record of the
-// largest inline output with its JSON escaping.
-const maxPageDoc = pageMaxRaw + 8*job.MaxInlineOutputBytes
+// maxPageDoc bounds a page's inflation: pageMaxRawObject, plus one record
+// of the largest inline output with its JSON escaping.
+const maxPageDoc = pageMaxRawObject + 8*job.MaxInlineOutputBytes
 
 // mergePages is the records of a range's pages, each key's newest copy,
 // live at now, sorted by key.
@@ -413,9 +516,57 @@ func (s *Store) rangeItems(ctx context.Context, rs job.RecordSet, prefix string,
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: read range %d of job %s: %w", r, rs.JobID, err)
 	}
+	if err := s.fetchPages(ctx, items); err != nil {
+		return nil, fmt.Errorf("dynamostore: read range %d of job %s: %w", r, rs.JobID, err)
+	}
 	cache.Store(key, items)
 	return items, nil
 }
+
+// fetchPages reads the records of the items kept in object storage into
+// their attrRecs, at once.
+func (s *Store) fetchPages(ctx context.Context, items []map[string]types.AttributeValue) error {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxAhead)
+	errs := make([]error, len(items))
+	for i, it := range items {
+		ref, ok := it[attrRef].(*types.AttributeValueMemberS)
+		if !ok {
+			continue
+		}
+		if s.objs == nil {
+			errs[i] = fmt.Errorf("page %v keeps its records at %s, and no object storage is configured", it[attrSK], ref.Value)
+			continue
+		}
+		off, oerr := numAttr(it[attrOff])
+		n, nerr := numAttr(it[attrLen])
+		if oerr != nil || nerr != nil || off < 0 || n <= 0 || n > maxPageObject {
+			errs[i] = fmt.Errorf("page %v: %d bytes at %d of %s, want 1 to %d", it[attrSK], n, off, ref.Value, maxPageObject)
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			body, err := s.readAt(ctx, ref.Value, off, int(n))
+			if err == nil && int64(len(body)) != n {
+				err = fmt.Errorf("%s: %d bytes at %d, want %d", ref.Value, len(body), off, n)
+			}
+			if err != nil {
+				// The lifecycle rule outlasts every item's TTL: a missing
+				// object is a fault, not an expiry.
+				errs[i] = fmt.Errorf("page %v: %w", it[attrSK], err)
+				return
+			}
+			it[attrRecs] = &types.AttributeValueMemberB{Value: body}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// maxPageObject bounds a page read from an object: maxPageDoc does not
+// compress into more than itself and gzip's framing.
+const maxPageObject = maxPageDoc + 64<<10
 
 // maxRangeItems is "all of them": a range's pages are read whole, however
 // many writes of other groupings added (each Query page is 1 MB at most).
@@ -616,17 +767,21 @@ func (s *Store) getPages(ctx context.Context, rs job.RecordSet, want []job.Recor
 }
 
 // PageItem is one item PutRecords writes for a packed set: its sort key,
-// billed size, range, and whether it is a companion (failed records).
+// billed size, range, whether it is a companion (failed records), and its
+// records' bytes in the call's object when they are there (0: inline).
 type PageItem struct {
 	SK        string
 	Size      int
 	Range     int
 	Companion bool
+	Object    int
 }
 
-// PageItems are the items PutRecords writes for recs in a packed set.
-func PageItems(rs job.RecordSet, recs []job.Record) ([]PageItem, error) {
-	reqs, err := PageWrites(nil, rs, storeutil.Dedupe(recs))
+// PageItems are the items PutRecords writes for recs in a packed set, by a
+// store with object storage (objects) or without.
+func PageItems(rs job.RecordSet, recs []job.Record, objects bool) ([]PageItem, error) {
+	s := &Store{now: time.Now, spillPages: objects, objsBase: pricedBase}
+	reqs, obj, err := s.pageSet(rs, storeutil.Dedupe(recs))
 	if err != nil {
 		return nil, err
 	}
@@ -637,6 +792,14 @@ func PageItems(rs job.RecordSet, recs []job.Record) ([]PageItem, error) {
 		comp := strings.HasPrefix(sk, skFailPrefix)
 		o, _ := strconv.Atoi(sk[len(skPagePrefix) : len(skPagePrefix)+10])
 		out[i] = PageItem{SK: sk, Size: ItemSize(item), Range: rangeOf(o), Companion: comp}
+		if _, ok := item[attrRef]; ok && obj != nil {
+			n, _ := numAttr(item[attrLen])
+			out[i].Object = int(n)
+		}
 	}
 	return out, nil
 }
+
+// pricedBase is as long as a deployed store's object prefix (a data bucket
+// named by stack, account and Region), so that priced items weigh the same.
+const pricedBase = "s3://mcpbatch-databucket-0123456789ab-us-east-1/jobs/"

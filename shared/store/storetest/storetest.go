@@ -110,6 +110,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"EveryJobField", testEveryJobField},
 		{"EveryRecordField", testEveryRecordField},
 		{"LargeJob", testLargeJob},
+		{"Outcomes", testOutcomes},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,8 +145,8 @@ var recordCases = map[string]bool{
 	"ListRecordsInInputOrderAcrossShards": true, "ListRecordsSparseOverManyShards": true, "RecordsByID": true,
 	"RecordCursorBounded": true, "ListRecordsDefaultLimit": true, "ListRecordsStatusFilter": true,
 	"RecordRoundTrip": true, "LargeOutput": true, "OutputTooLarge": true, "BadCursor": true, "GetRecords": true,
-	"EveryRecordField": true,
-	"PackedRegrouped":  true, "PackedManyPages": true, "PackedConcurrentWriters": true,
+	"EveryRecordField": true, "Outcomes": true,
+	"PackedRegrouped": true, "PackedManyPages": true, "PackedConcurrentWriters": true,
 }
 
 // newJob is a valid in-flight job created at created, expiring in 7 days.

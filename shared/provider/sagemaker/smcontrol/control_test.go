@@ -21,20 +21,20 @@ import (
 	"github.com/mcpbatch/mcpbatch/shared/blob/fsblob"
 	"github.com/mcpbatch/mcpbatch/shared/provider/sagemaker"
 	smsvc "github.com/mcpbatch/mcpbatch/shared/service/sagemaker"
-	"github.com/mcpbatch/mcpbatch/shared/sim"
+	simsagemaker "github.com/mcpbatch/mcpbatch/shared/sim/sagemaker"
 )
 
 var quiet = slog.New(slog.NewJSONHandler(io.Discard, nil))
 
 // simEndpoints starts a simulator with endpoints declared and returns the
 // runtime adapter and the control adapter, both over the real SDK clients.
-func simEndpoints(t testing.TB, seed uint64, eps ...sim.SageMakerEndpoint) (*sagemaker.Client, *Control, *sim.SageMakerSim) {
+func simEndpoints(t testing.TB, seed uint64, eps ...simsagemaker.SageMakerEndpoint) (*sagemaker.Client, *Control, *simsagemaker.SageMakerSim) {
 	t.Helper()
 	blobs, err := fsblob.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sim.SageMakerSim{Log: quiet, Blobs: blobs, EndpointConfigs: eps, Seed: seed}
+	s := &simsagemaker.SageMakerSim{Log: quiet, Blobs: blobs, EndpointConfigs: eps, Seed: seed}
 	srv := httptest.NewServer(s)
 	t.Cleanup(func() { srv.Close(); s.Close() })
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("simulated", "simulated", ""), BaseEndpoint: aws.String(srv.URL)}
@@ -42,7 +42,7 @@ func simEndpoints(t testing.TB, seed uint64, eps ...sim.SageMakerEndpoint) (*sag
 	return sagemaker.New(sdk.NewFromConfig(cfg), quiet), ctl, s
 }
 
-var canary = sim.SageMakerEndpoint{Name: "canary-ep", MinCapacity: 1, MaxCapacity: 4, Variants: []sim.SageMakerVariant{
+var canary = simsagemaker.SageMakerEndpoint{Name: "canary-ep", MinCapacity: 1, MaxCapacity: 4, Variants: []simsagemaker.SageMakerVariant{
 	{Name: "primary", Weight: 90, Instances: 2}, {Name: "canary", Weight: 10, Instances: 1}}}
 
 // route makes n real-time calls without TargetVariant and returns the variant sequence.
@@ -128,8 +128,8 @@ func TestShiftWeights(t *testing.T) {
 // start and only then answers; the start is the variant's last scaling activity.
 func TestAsyncFromZero(t *testing.T) {
 	const start = 300 * time.Millisecond
-	ep := sim.SageMakerEndpoint{Name: "zero", Async: true, MaxCapacity: 2, StartDelay: start,
-		Variants: []sim.SageMakerVariant{{Name: "AllTraffic", Weight: 1, Instances: 0}}}
+	ep := simsagemaker.SageMakerEndpoint{Name: "zero", Async: true, MaxCapacity: 2, StartDelay: start,
+		Variants: []simsagemaker.SageMakerVariant{{Name: "AllTraffic", Weight: 1, Instances: 0}}}
 	c, ctl, s := simEndpoints(t, 1, ep)
 	var mu sync.Mutex
 	var notified time.Time
@@ -153,7 +153,9 @@ func TestAsyncFromZero(t *testing.T) {
 	if waiting.HasBacklogWithoutCapacity == nil || !*waiting.HasBacklogWithoutCapacity || waiting.Backlog == nil || *waiting.Backlog != 1 {
 		t.Fatalf("while starting: backlog %v, without capacity %v", waiting.Backlog, waiting.HasBacklogWithoutCapacity)
 	}
-	s.Wait()
+	if err := s.Settle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	mu.Lock()
 	took := notified.Sub(sent)
 	mu.Unlock()
