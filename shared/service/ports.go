@@ -1,10 +1,12 @@
-// Package service is the kernel of the use cases: the ports (the batch-provider
-// port every provider implements, object storage, the bus), the registry of
-// providers by name, the split of a job into provider jobs, the job queries
-// (get, list, results) and the folding of part statuses into a job status.
-// The flows live in sub-packages, each over narrow ports declared where used:
-// batch (submit, cancel, provider events, ingest), ondemand, sagemaker,
-// transfer (uploads, file submits, exports) and reconcile; graph wires them.
+// Package service holds what the use cases share: the ports (the
+// batch-provider port every provider implements, with its Abilities; object
+// storage, the bus), the registry of providers by name, the split of a job
+// into provider jobs, the vocabulary of results pages and the folding of part
+// statuses into a job status. The flows live in sub-packages, each struct
+// naming what it uses (narrow ports declared where used): batch (submit,
+// cancel, provider events, ingest), ondemand, query (get, list, results),
+// retry, sagemaker, transfer (uploads, file submits, exports) and reconcile;
+// graph wires them.
 // Nothing here imports an AWS SDK or a provider package; shared/app passes
 // the adapters in.
 package service
