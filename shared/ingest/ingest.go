@@ -66,8 +66,10 @@ type Parser func(line []byte) (job.Record, error)
 // IDResolver maps the record id the provider saw (one the suite generated, safe
 // for every provider) back to the record the caller gave: its id and its input
 // ordinal (providers answer in their own order); ok is false for an id the job
-// never had.
-type IDResolver func(providerID string) (caller job.RecordKey, ok bool)
+// never had. An error says it could not answer (a read of the ids failed): the
+// ingest stops there, to resume from its checkpoint, instead of counting the
+// line as bad.
+type IDResolver func(providerID string) (caller job.RecordKey, ok bool, err error)
 
 // RecordWriter writes record results idempotently (store.Store satisfies it).
 type RecordWriter interface {

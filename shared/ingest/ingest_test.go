@@ -365,7 +365,7 @@ func TestIngestCounts(t *testing.T) {
 					set[k] = true
 				}
 				known = func(id string) bool { return set[id] }
-				resolve = func(id string) (job.RecordKey, bool) { return job.RecordKey{ID: id}, set[id] }
+				resolve = func(id string) (job.RecordKey, bool, error) { return job.RecordKey{ID: id}, set[id], nil }
 			}
 			f := newFixture(t, map[int][]byte{0: []byte(content)}, 2048, known)
 			w := newWriter(t, f.j)
@@ -418,10 +418,10 @@ func TestIngestMapsProviderIDs(t *testing.T) {
 		ingesttest.OKLine("r00000002", "three", 5, 6) + "\n" + ingesttest.OKLine("r00000009", "stranger", 1, 1) + "\n"
 	f := newFixture(t, map[int][]byte{0: []byte(content)}, 0, nil)
 	w := newWriter(t, f.j)
-	resolve := func(id string) (job.RecordKey, bool) {
+	resolve := func(id string) (job.RecordKey, bool, error) {
 		c, ok := caller[id]
 		i, _ := job.ProviderRecordIndex(id)
-		return job.RecordKey{ID: c, Ordinal: i}, ok
+		return job.RecordKey{ID: c, Ordinal: i}, ok, nil
 	}
 	res, err := f.ingester(w, nil).Ingest(context.Background(), f.j, f.files, ingesttest.Parse, resolve)
 	if err != nil {
@@ -810,5 +810,44 @@ func TestIngestValidation(t *testing.T) {
 				t.Fatal("Ingest succeeded")
 			}
 		})
+	}
+}
+
+// A resolver that cannot answer (a read of a piece of ids failed) stops the
+// ingest with its error; the line is not counted bad, and the next run, from
+// the saved checkpoint, gives the counts of one clean run.
+func TestIngestResolverErrorIsRetriedNotBad(t *testing.T) {
+	content := ingesttest.OKLine("r0000000", "one", 3, 4) + "\n" + ingesttest.ErrLine("r0000001", 429, "throttled") + "\n" +
+		ingesttest.OKLine("r0000002", "three", 5, 6) + "\n"
+	f := newFixture(t, map[int][]byte{0: []byte(content)}, 0, nil)
+	w := newWriter(t, f.j)
+	sv := &saver{}
+	errRead := errors.New("read ids piece: connection reset")
+	failures := 1
+	resolve := func(id string) (job.RecordKey, bool, error) {
+		if id == "r0000001" && failures > 0 {
+			failures--
+			return job.RecordKey{}, false, errRead
+		}
+		return ingesttest.Resolve(id)
+	}
+	j := *f.j
+	res, err := f.ingester(w, sv).Ingest(context.Background(), &j, f.files, ingesttest.Parse, resolve)
+	if !errors.Is(err, errRead) {
+		t.Fatalf("first run: err = %v, want the resolver's error", err)
+	}
+	if res.BadLines != 0 {
+		t.Fatalf("first run counted %d bad lines; a resolver failure is not the line's", res.BadLines)
+	}
+	j.Checkpoint = sv.last()
+	res, err = f.ingester(w, sv).Ingest(context.Background(), &j, f.files, ingesttest.Parse, resolve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Succeeded != 2 || res.Failed != 1 || res.BadLines != 0 {
+		t.Fatalf("retried run: counts %+v, want 2 succeeded, 1 failed, 0 bad", res.Checkpoint)
+	}
+	if got := len(w.snapshot()); got != 3 {
+		t.Fatalf("%d records written, want 3", got)
 	}
 }

@@ -229,7 +229,9 @@ func (r *run) readFile(f File) error {
 			r.counts.BadLines += s - skipped
 			skipped = s
 		}
-		r.line(rd, seen)
+		if err := r.line(rd, seen); err != nil {
+			return r.stopErr(f, rd, err)
+		}
 		r.counts.Offset, r.counts.Line = rd.Offset(), rd.Line()
 		if r.counts.Line-chunkStart >= r.chunkLines {
 			if err := r.closeChunk(r.counts); err != nil {
@@ -274,16 +276,19 @@ func (r *run) openErr(f File, err error) error {
 }
 
 // line handles one line: count it, and queue its record unless it is bad or a duplicate.
-func (r *run) line(rd *jsonl.Reader, seen map[string]struct{}) {
-	rec, reason := r.check(rd.Bytes())
+func (r *run) line(rd *jsonl.Reader, seen map[string]struct{}) error {
+	rec, reason, err := r.check(rd.Bytes())
+	if err != nil {
+		return err
+	}
 	if reason != "" {
 		r.counts.BadLines++
 		rd.MarkBad(reason)
-		return
+		return nil
 	}
 	if _, dup := seen[rec.ID]; dup {
 		r.dups++
-		return
+		return nil
 	}
 	seen[rec.ID] = struct{}{}
 	if r.schema != nil {
@@ -315,29 +320,34 @@ func (r *run) line(rd *jsonl.Reader, seen map[string]struct{}) {
 		// the loop notices the cancelled context.
 		_ = r.flush()
 	}
+	return nil
 }
 
-// check parses a line and says why it is bad ("" when it is good).
-func (r *run) check(line []byte) (rec job.Record, reason string) {
-	rec, err := r.safeParse(line)
+// check parses a line and says why it is bad ("" when it is good); an error
+// is the resolver's failure to answer, not the line's.
+func (r *run) check(line []byte) (rec job.Record, reason string, err error) {
+	rec, perr := r.safeParse(line)
 	switch {
-	case err != nil:
-		return rec, truncate(err.Error())
+	case perr != nil:
+		return rec, truncate(perr.Error()), nil
 	case rec.ID == "":
-		return rec, "missing recordId"
+		return rec, "missing recordId", nil
 	case !job.ValidRecordID(rec.ID):
-		return rec, truncate(fmt.Sprintf("invalid recordId %q", rec.ID))
+		return rec, truncate(fmt.Sprintf("invalid recordId %q", rec.ID)), nil
 	case rec.Status != job.RecordSucceeded && rec.Status != job.RecordFailed:
-		return rec, truncate(fmt.Sprintf("record %s: unknown status %q", rec.ID, rec.Status))
+		return rec, truncate(fmt.Sprintf("record %s: unknown status %q", rec.ID, rec.Status)), nil
 	}
 	if r.resolve != nil {
-		k, ok := r.resolve(rec.ID)
+		k, ok, err := r.resolve(rec.ID)
+		if err != nil {
+			return rec, "", fmt.Errorf("resolve record id %q: %w", rec.ID, err)
+		}
 		if !ok {
-			return rec, fmt.Sprintf("unknown recordId %q", rec.ID)
+			return rec, fmt.Sprintf("unknown recordId %q", rec.ID), nil
 		}
 		rec.ID, rec.Ordinal = k.ID, k.Ordinal
 	}
-	return rec, ""
+	return rec, "", nil
 }
 
 // safeParse turns a parser panic into a bad line: one odd line must not make
@@ -364,7 +374,11 @@ func (r *run) seenBefore(f File, offset int64) (map[string]struct{}, error) {
 	defer rc.Close()
 	rd := jsonl.NewReader(io.LimitReader(rc, offset), jsonl.Options{MaxLineBytes: r.maxLine, Bad: &jsonl.BadLog{Keep: -1}})
 	for rd.Next() {
-		if rec, reason := r.check(rd.Bytes()); reason == "" {
+		rec, reason, err := r.check(rd.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("ingest: reread part %d (%s) at line %d: %w", f.Part, f.URI, rd.Line(), err)
+		}
+		if reason == "" {
 			seen[rec.ID] = struct{}{}
 		}
 	}

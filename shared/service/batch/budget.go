@@ -218,7 +218,10 @@ func (s *Service) writeHeld(ctx context.Context, j *job.Job, resolve ingest.IDRe
 	for _, p := range j.Parts {
 		if stoppedAtBudget(p) && resolve != nil {
 			for i := start; i < start+p.RecordCount; i++ {
-				id, ok := resolve(job.ProviderRecordID(i))
+				id, ok, err := resolve(job.ProviderRecordID(i))
+				if err != nil {
+					return n, fmt.Errorf("resolve held record %d of %s: %w", i, j.ID, err)
+				}
 				if !ok {
 					continue
 				}

@@ -297,13 +297,13 @@ func (s *Service) loadIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, e
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read record ids of %s: %w", j.ID, err)
 	}
-	return func(pid string) (job.RecordKey, bool) {
+	return func(pid string) (job.RecordKey, bool, error) {
 		i, ok := job.ProviderRecordIndex(pid)
 		if !ok || i >= len(ids) {
-			return job.RecordKey{}, false
+			return job.RecordKey{}, false, nil
 		}
 		o, ok := ordinal(i)
-		return job.RecordKey{ID: ids[i], Ordinal: o}, ok
+		return job.RecordKey{ID: ids[i], Ordinal: o}, ok, nil
 	}, nil
 }
 
@@ -328,7 +328,7 @@ func (s *Service) loadLegacyIDs(ctx context.Context, j *job.Job) (ingest.IDResol
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read record ids of %s: %w", j.ID, err)
 	}
-	return func(id string) (job.RecordKey, bool) { _, ok := ids[id]; return job.RecordKey{ID: id}, ok }, nil
+	return func(id string) (job.RecordKey, bool, error) { _, ok := ids[id]; return job.RecordKey{ID: id}, ok, nil }, nil
 }
 
 // ContinueIngest republishes "Job Output Ready" so another run resumes from the checkpoint.

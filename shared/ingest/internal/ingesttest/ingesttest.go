@@ -105,12 +105,12 @@ func RecordID(i int) string { return fmt.Sprintf("r%07d", i) }
 
 // Resolve is the ingest.IDResolver of a generated file: record i is input
 // ordinal i under its own id.
-func Resolve(id string) (job.RecordKey, bool) {
+func Resolve(id string) (job.RecordKey, bool, error) {
 	var i int
 	if _, err := fmt.Sscanf(id, "r%07d", &i); err != nil || RecordID(i) != id {
-		return job.RecordKey{}, false
+		return job.RecordKey{}, false, nil
 	}
-	return job.RecordKey{ID: id, Ordinal: i}, true
+	return job.RecordKey{ID: id, Ordinal: i}, true, nil
 }
 
 // Generator yields a Spec's lines lazily.
