@@ -3,7 +3,6 @@ package batch
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -276,6 +275,11 @@ func (s *Service) loadIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, e
 	if err != nil {
 		return nil, err
 	}
+	if pieced, err := idsInPieces(ctx, s.Blobs, j); err != nil {
+		return nil, err
+	} else if pieced {
+		return newPieceIDs(ctx, s.Blobs, j, ordinal).resolve, nil
+	}
 	rc, err := service.OpenKept(ctx, s.Blobs, j, service.IDsURI(j))
 	if errors.Is(err, blob.ErrNotFound) {
 		return s.loadLegacyIDs(ctx, j)
@@ -284,17 +288,8 @@ func (s *Service) loadIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, e
 		return nil, fmt.Errorf("open record ids of %s: %w", j.ID, err)
 	}
 	defer rc.Close()
-	ids := make([]string, 0, j.RecordCount)
-	sc := bufio.NewScanner(rc)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<10)
-	for sc.Scan() {
-		var id string
-		if err := json.Unmarshal(sc.Bytes(), &id); err != nil {
-			return nil, fmt.Errorf("read record ids of %s: line %d: %w", j.ID, len(ids)+1, err)
-		}
-		ids = append(ids, id)
-	}
-	if err := sc.Err(); err != nil {
+	ids, err := readIDs(rc, make([]string, 0, j.RecordCount))
+	if err != nil {
 		return nil, fmt.Errorf("read record ids of %s: %w", j.ID, err)
 	}
 	return func(pid string) (job.RecordKey, bool, error) {
@@ -305,6 +300,26 @@ func (s *Service) loadIDs(ctx context.Context, j *job.Job) (ingest.IDResolver, e
 		o, ok := ordinal(i)
 		return job.RecordKey{ID: ids[i], Ordinal: o}, ok, nil
 	}, nil
+}
+
+// idsInPieces says whether j keeps its ids as one piece per part (no single
+// list, a piece 0), the layout OpenKept also reads.
+func idsInPieces(ctx context.Context, blobs service.Opener, j *job.Job) (bool, error) {
+	if len(j.Parts) == 0 {
+		return false, nil
+	}
+	for _, uri := range []string{service.IDsURI(j), service.PieceURI(service.IDsURI(j), 0)} {
+		rc, err := blobs.Open(ctx, uri, 0)
+		if errors.Is(err, blob.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("open record ids of %s: %w", j.ID, err)
+		}
+		rc.Close()
+		return uri != service.IDsURI(j), nil
+	}
+	return false, nil
 }
 
 // loadLegacyIDs serves jobs submitted before provider ids: their providers saw
