@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -76,4 +77,61 @@ func TestPieceIDsHoldOnePart(t *testing.T) {
 	if _, ok, err := ids.resolve(job.ProviderRecordID(len(want))); ok || err != nil {
 		t.Fatalf("an id past the job: ok %v, err %v; want unknown", ok, err)
 	}
+}
+
+// BenchmarkIDsHeld reports the heap still held by a 1,000,000-record job's id
+// resolver over 10 parts after resolving every id: one list (the whole job's
+// ids) against pieces (one part's).
+func BenchmarkIDsHeld(b *testing.B) {
+	const parts, per = 10, 100_000
+	j := &job.Job{ID: "j1", InputURI: "s3://b/in/j1", RecordCount: parts * per}
+	blobs := &pieceBlobs{objs: map[string]string{}, fail: map[string]int{}}
+	var all strings.Builder
+	for p := 0; p < parts; p++ {
+		j.Parts = append(j.Parts, job.Part{RecordCount: per})
+		var sb strings.Builder
+		for k := 0; k < per; k++ {
+			fmt.Fprintf(&sb, "%q\n", fmt.Sprintf("caller-record-%d-%06d", p, k))
+		}
+		blobs.objs[service.PieceURI(service.IDsURI(j), p)] = sb.String()
+		all.WriteString(sb.String())
+	}
+	whole := all.String()
+	ord := func(pos int) (int, bool) { return pos, true }
+	held := func(b *testing.B, load func() func(string) (job.RecordKey, bool, error)) {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		resolve := load()
+		for i := 0; i < parts*per; i++ {
+			if _, ok, err := resolve(job.ProviderRecordID(i)); !ok || err != nil {
+				b.Fatalf("record %d: %v %v", i, ok, err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(resolve)
+		b.ReportMetric(float64(after.HeapAlloc)-float64(before.HeapAlloc), "held-B")
+	}
+	b.Run("list", func(b *testing.B) {
+		for n := 0; n < b.N; n++ {
+			held(b, func() func(string) (job.RecordKey, bool, error) {
+				ids, err := readIDs(strings.NewReader(whole), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return func(pid string) (job.RecordKey, bool, error) {
+					i, _ := job.ProviderRecordIndex(pid)
+					return job.RecordKey{ID: ids[i], Ordinal: i}, true, nil
+				}
+			})
+		}
+	})
+	b.Run("pieces", func(b *testing.B) {
+		for n := 0; n < b.N; n++ {
+			held(b, func() func(string) (job.RecordKey, bool, error) {
+				return newPieceIDs(context.Background(), blobs, j, ord).resolve
+			})
+		}
+	})
 }
