@@ -107,7 +107,8 @@ var _ = flow("ResultReuse", func(t *testing.T, w wiring) {
 // The result cache for file submits (one input file): a file resubmitted
 // with reuse completes from the store at once, cost 0, nothing sent; a file
 // sharing some records sends only the others, its results in file order with
-// the ids the file gave or generated; another owner's file reuses nothing.
+// the ids the file gave or generated; another owner's file reuses nothing; a
+// sampled file reuses only with reuse_sampled.
 var _ = flow("ResultReuseFile", func(t *testing.T, w wiring) {
 	s := newSuiteOn(t, w, local.Options{})
 	alice, bob := s.client("alice"), s.client("bob")
@@ -121,11 +122,15 @@ var _ = flow("ResultReuseFile", func(t *testing.T, w wiring) {
 			return fmt.Sprintf(`{"id":"t%03d","prompt":%q}`, i, prompt)
 		})
 	}
-	submit := func(cs *mcp.ClientSession, body string) mcpserver.JobHandle {
-		id := uploadFiles(t, cs, body)[0]
-		return submitFile(t, cs, map[string]any{"model": haiku, "input_upload_id": id, "categories": ticketCategories,
-			"confidence": true, "temperature": 0.0, "reuse": true})
+	submitWith := func(cs *mcp.ClientSession, body string, extra map[string]any) mcpserver.JobHandle {
+		a := map[string]any{"model": haiku, "input_upload_id": uploadFiles(t, cs, body)[0], "categories": ticketCategories,
+			"confidence": true, "temperature": 0.0, "reuse": true}
+		for k, v := range extra {
+			a[k] = v
+		}
+		return submitFile(t, cs, a)
 	}
+	submit := func(cs *mcp.ClientSession, body string) mcpserver.JobHandle { return submitWith(cs, body, nil) }
 	old := file(200, "reuse")
 	first := submit(alice, old)
 	if fj := s.runToEnd(alice, first.JobID); fj.Succeeded != 200 || fj.Reused != 0 {
@@ -178,5 +183,17 @@ var _ = flow("ResultReuseFile", func(t *testing.T, w wiring) {
 	other := submit(bob, old)
 	if oj := s.runToEnd(bob, other.JobID); oj.Reused != 0 || oj.Succeeded != 200 {
 		t.Errorf("another owner's identical file = %+v, want none reused and every record sent", oj)
+	}
+
+	// A sampled job (temperature 0.7) reuses only with reuse_sampled.
+	hot := file(100, "sampled")
+	sampled := map[string]any{"temperature": 0.7}
+	s.runToEnd(alice, submitWith(alice, hot, sampled).JobID)
+	if sj := s.runToEnd(alice, submitWith(alice, hot, sampled).JobID); sj.Reused != 0 || sj.Succeeded != 100 {
+		t.Errorf("a sampled file without reuse_sampled = %+v, want none reused", sj)
+	}
+	sampled["reuse_sampled"] = true
+	if sj := s.runToEnd(alice, submitWith(alice, hot, sampled).JobID); sj.Reused != 100 || sj.Status != "completed" {
+		t.Errorf("a sampled file with reuse_sampled = %+v, want all 100 reused", sj)
 	}
 })
