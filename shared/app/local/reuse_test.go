@@ -180,6 +180,19 @@ var _ = flow("ResultReuseFile", func(t *testing.T, w wiring) {
 		}
 	}
 
+	// 180 known and 20 new leave too few to send for Bedrock's minimum per job.
+	few := jsonlLines(200, func(i int) string {
+		if i < 180 {
+			return strings.Split(old, "\n")[i]
+		}
+		return fmt.Sprintf(`{"id":"m%03d","prompt":"Ticket %d, new: a bug report."}`, i, i)
+	})
+	fh := submit(alice, few)
+	s.settle()
+	if fj := call[mcpserver.JobView](t, alice, "get_job", map[string]any{"job_id": fh.JobID}); fj.Status != "failed" || !strings.Contains(fj.Error, "reuse: 180 of the 200 records") {
+		t.Errorf("a file leaving 20 records to send = %s %q, want failed naming reuse and the counts", fj.Status, fj.Error)
+	}
+
 	other := submit(bob, old)
 	if oj := s.runToEnd(bob, other.JobID); oj.Reused != 0 || oj.Succeeded != 200 {
 		t.Errorf("another owner's identical file = %+v, want none reused and every record sent", oj)
