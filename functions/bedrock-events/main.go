@@ -13,6 +13,6 @@ import (
 func main() {
 	a, err := app.FromEnv(context.Background())
 	app.Must("init", err)
-	h := &handler.BedrockEvents{Svc: a.Graph, Log: a.Log}
+	h := &handler.BedrockEvents{Svc: a.Graph.Batch, Log: a.Log}
 	lambda.Start(handler.Tolerant(app.Fresh(a.Facts, h.Handle)))
 }

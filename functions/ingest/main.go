@@ -17,6 +17,6 @@ func main() {
 	vw := &vectorsapp.Wiring{}
 	a, err := app.FromEnv(ctx, app.AddProvider(anthropicsdk.Provider), vw.Option)
 	app.Must("init", err)
-	h := &handler.Ingest{Svc: a.Graph, Log: a.Log}
+	h := &handler.Ingest{Svc: a.Graph.Batch, Log: a.Log}
 	lambda.Start(handler.Tolerant(app.Fresh(a.Facts, h.Handle)))
 }

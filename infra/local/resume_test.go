@@ -40,13 +40,13 @@ func TestOnDemandRunStopsAtShutdownAndResumesAtStart(t *testing.T) {
 	for i := range recs {
 		recs[i] = job.Input{ID: fmt.Sprintf("r%02d", i), Prompt: fmt.Sprintf("question %d", i)}
 	}
-	j, err := l.Service.Submit(ctx, batch.SubmitRequest{Owner: "dev", Model: config.DefaultBedrockModels[0], Records: recs, Mode: job.ModeOnDemand})
+	j, err := l.Service.Batch.Submit(ctx, batch.SubmitRequest{Owner: "dev", Model: config.DefaultBedrockModels[0], Records: recs, Mode: job.ModeOnDemand})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Wait (bounded) until the run is in progress and backing off on throttles.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		cur, err := l.Service.Store.GetJob(ctx, j.ID)
+		cur, err := l.Service.Batch.Store.GetJob(ctx, j.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestOnDemandRunStopsAtShutdownAndResumesAtStart(t *testing.T) {
 	// Next start, throttling gone.
 	l2 := devSuite(t, dir, 0)
 	defer l2.Close()
-	cur, err := l2.Service.Store.GetJob(ctx, j.ID)
+	cur, err := l2.Service.Batch.Store.GetJob(ctx, j.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestOnDemandRunStopsAtShutdownAndResumesAtStart(t *testing.T) {
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		l2.Bus.Wait()
-		if cur, err = l2.Service.Store.GetJob(ctx, j.ID); err != nil {
+		if cur, err = l2.Service.Batch.Store.GetJob(ctx, j.ID); err != nil {
 			t.Fatal(err)
 		}
 		if cur.Status.Terminal() {
@@ -98,7 +98,7 @@ func TestOnDemandRunStopsAtShutdownAndResumesAtStart(t *testing.T) {
 	if cur.Status != job.StatusCompleted || cur.Succeeded != n || cur.Failed != 0 {
 		t.Fatalf("resumed job: status %s succeeded %d failed %d, want completed %d/0", cur.Status, cur.Succeeded, cur.Failed, n)
 	}
-	got, _, err := l2.Service.Store.ListRecords(ctx, cur.RecordSet(), store.RecordQuery{Limit: job.MaxPageSize})
+	got, _, err := l2.Service.Batch.Store.ListRecords(ctx, cur.RecordSet(), store.RecordQuery{Limit: job.MaxPageSize})
 	if err != nil {
 		t.Fatal(err)
 	}

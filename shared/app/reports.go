@@ -34,9 +34,9 @@ func (a *AWS) ReportsReader() (*pipeline.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	bucket := a.Graph.Bucket
+	bucket := a.Graph.Core.Bucket
 	return &pipeline.Runner{
-		Config: cfgFile, Svc: a.Graph, Jobs: a.Graph.Store, Blobs: a.S3, Bus: a.Graph.Bus,
+		Config: cfgFile, Svc: a.Graph.Batch, Jobs: a.Graph.Core.Store, Blobs: a.S3, Bus: a.Graph.Core.Bus,
 		Bucket: bucket, TopicARN: os.Getenv(config.EnvReportTopic), Log: a.Log,
 		SourceFor: func(p *pipeline.Pipeline, date string) (pipeline.Source, error) {
 			return pipeline.BlobSource{Blobs: a.S3, Prefix: pipeline.Expand(p.Source.S3Prefix, bucket, date)}, nil

@@ -59,7 +59,7 @@ type SubmitIn struct {
 	Categories   []string       `json:"categories,omitempty" jsonschema:"classification shortcut instead of output_schema: each output is {\"category\": one of these} (1..256 distinct values, each up to 128 characters)"`
 	Confidence   bool           `json:"confidence,omitempty" jsonschema:"with categories: each output also has a confidence number from 0 to 1"`
 	// Result cache (shared/service/batch/reuse.go).
-	Reuse        bool `json:"reuse,omitempty" jsonschema:"answer a record from your earlier result of the same record (same model, parameters, system prompt, content and output schema, submitted with reuse, succeeded, not expired) instead of sending it: cost 0, reused_from names that job; inline records only. Jobs with a temperature above 0 (or none, the models' default of 1) are reused only with reuse_sampled"`
+	Reuse        bool `json:"reuse,omitempty" jsonschema:"answer a record from your earlier result of the same record (same model, parameters, system prompt, content and output schema, submitted with reuse, succeeded, not expired) instead of sending it: cost 0, reused_from names that job; inline records and one input file (input_upload_id, input_uri). Jobs with a temperature above 0 (or none, the models' default of 1) are reused only with reuse_sampled"`
 	ReuseSampled bool `json:"reuse_sampled,omitempty" jsonschema:"with reuse: reuse results of sampled jobs too (temperature above 0 or absent), whose answers vary from run to run"`
 }
 

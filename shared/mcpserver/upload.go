@@ -141,10 +141,6 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 			// A file's records are read after the call returns, so no estimate exists to refuse it with.
 			return JobHandle{}, "", "", job.Fieldf("budget_usd", "is not held for file submits (input_upload_id, input_uri); pass the records inline (up to 6 MB per call) or submit without budget_usd")
 		}
-		if in.Reuse {
-			// The cache is looked up record by record before anything is sent; a file's records are read after the call returns.
-			return JobHandle{}, "", "", job.Fieldf("reuse", "takes inline records; pass the records inline (up to 6 MB per call) or submit the file without reuse")
-		}
 		if in.Deadline != "" {
 			// A file's records are read after the call returns: no estimate exists to hold a deadline to.
 			return JobHandle{}, "", "", job.Fieldf("deadline", "is not held for file submits (input_upload_id, input_uri); pass the records inline (up to 6 MB per call) or submit without deadline")
@@ -160,7 +156,7 @@ func (s *Server) submitFile(ctx context.Context, req *mcp.CallToolRequest, in Su
 		fr := transfer.FileSubmitRequest{
 			SubmitRequest: batch.SubmitRequest{Owner: owner, Model: in.Model, Name: in.Name, TTLDays: ttl,
 				Params: job.Params{System: in.System, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Tier: in.Tier},
-				Notify: n,
+				Notify: n, Reuse: in.Reuse, ReuseSampled: in.ReuseSampled,
 			},
 			UploadID: in.InputUploadID, UploadIDs: in.InputUploadIDs, InputURI: in.InputURI,
 		}

@@ -157,7 +157,7 @@ func submitReq(m string, n int) batch.SubmitRequest {
 // lacks is accepted, with a warning on the job, and its cost comes out unpriced.
 var _ = flow("AccountOnlyModelAccepted", func(t *testing.T, w wiring) {
 	l := newAccountSuiteOn(t, w, t.TempDir(), nil)
-	j, err := l.Service.Submit(t.Context(), submitReq(palmyra, 150))
+	j, err := l.Service.Batch.Submit(t.Context(), submitReq(palmyra, 150))
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
@@ -179,7 +179,7 @@ var _ = flow("AccountOnlyModelAccepted", func(t *testing.T, w wiring) {
 // submit with the way to get access, and nothing is stored.
 func TestNoAccessRefused(t *testing.T) {
 	l := newAccountSuite(t, t.TempDir(), nil)
-	_, err := l.Service.Submit(t.Context(), submitReq(opus41, 150))
+	_, err := l.Service.Batch.Submit(t.Context(), submitReq(opus41, 150))
 	var fe *job.FieldError
 	if !errors.As(err, &fe) || fe.Field != "model" || !strings.Contains(err.Error(), "request access to "+opus41+" in the Bedrock console") {
 		t.Fatalf("submit: %v; want a model error asking to request access", err)
@@ -217,7 +217,7 @@ func TestQuotasMoveThresholds(t *testing.T) {
 			// Validation settles auto mode; only batch submits go further
 			// (an on-demand run would call the runtime simulator 150 times).
 			req := submitReq(haiku45, c.records)
-			if _, err := l.Service.ValidateParams(&req); err != nil {
+			if _, err := l.Service.Batch.ValidateParams(&req); err != nil {
 				t.Fatalf("validate: %v", err)
 			}
 			if req.Mode != c.wantMode {
@@ -226,7 +226,7 @@ func TestQuotasMoveThresholds(t *testing.T) {
 			if c.wantMode != job.ModeBatch {
 				return
 			}
-			j, err := l.Service.Submit(t.Context(), submitReq(haiku45, c.records))
+			j, err := l.Service.Batch.Submit(t.Context(), submitReq(haiku45, c.records))
 			if err != nil {
 				t.Fatalf("submit: %v", err)
 			}
@@ -313,12 +313,12 @@ func TestBatchFromAccountQuotas(t *testing.T) {
 	}
 	req := submitReq(small, 150)
 	req.Mode = job.ModeBatch
-	_, err = l.Service.Submit(t.Context(), req)
+	_, err = l.Service.Batch.Submit(t.Context(), req)
 	if err == nil || !strings.Contains(err.Error(), "no batch inference quotas") {
 		t.Fatalf("batch submit to %s: %v, want a refusal naming the missing batch quotas", small, err)
 	}
 	req.Mode = job.ModeAuto
-	j, err := l.Service.Submit(t.Context(), req)
+	j, err := l.Service.Batch.Submit(t.Context(), req)
 	if err != nil || j.Mode != job.ModeOnDemand {
 		t.Fatalf("auto submit to %s: %+v, %v; want on demand", small, j, err)
 	}

@@ -127,7 +127,7 @@ var _ = flow("WebhookDelivery", func(t *testing.T, w wiring) {
 	for i := range recs {
 		recs[i] = job.Input{Prompt: fmt.Sprintf("Summarise document %d.", i)}
 	}
-	j, err := l.Service.Submit(ctx, batch.SubmitRequest{Owner: "local-dev", Model: "anthropic.claude-haiku-4-5-20251001-v1:0", Name: "hooked", Records: recs, Notify: &n})
+	j, err := l.Service.Batch.Submit(ctx, batch.SubmitRequest{Owner: "local-dev", Model: "anthropic.claude-haiku-4-5-20251001-v1:0", Name: "hooked", Records: recs, Notify: &n})
 	if err != nil {
 		t.Fatal(err)
 	}

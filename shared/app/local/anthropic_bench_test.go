@@ -57,7 +57,7 @@ func BenchmarkAnthropicIngest100k(b *testing.B) {
 		for i := range recs {
 			recs[i] = job.Input{ID: fmt.Sprintf("r%06d", i), Prompt: "Summarise ticket " + strconv.Itoa(i)}
 		}
-		j, err := l.Service.Submit(context.Background(), batch.SubmitRequest{Owner: "bench", Model: claudeHaiku, Records: recs})
+		j, err := l.Service.Batch.Submit(context.Background(), batch.SubmitRequest{Owner: "bench", Model: claudeHaiku, Records: recs})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func BenchmarkReconcile1000InFlight(b *testing.B) {
 					if i%100 == 0 {
 						id = "fast"
 					}
-					if _, err := l.Service.Submit(ctx, batch.SubmitRequest{Owner: "bench", Model: claudeHaiku,
+					if _, err := l.Service.Batch.Submit(ctx, batch.SubmitRequest{Owner: "bench", Model: claudeHaiku,
 						Records: []job.Input{{ID: id, Prompt: "p"}}}); err != nil {
 						b.Fatal(err)
 					}
@@ -119,7 +119,7 @@ func BenchmarkReconcile1000InFlight(b *testing.B) {
 					done := &job.Job{ID: job.NewID(now), Owner: "bench", Provider: job.ProviderAnthropic, Model: claudeHaiku,
 						Status: job.StatusCompleted, RecordCount: 1, Shards: 1, TTLDays: 1, CreatedAt: now, ExpiresAt: now.Add(time.Hour),
 						Parts: []job.Part{{Name: fmt.Sprint("done", i), Ref: "msgbatch_done", Status: job.StatusCompleted}}}
-					if err := l.Service.Store.CreateJob(ctx, done); err != nil {
+					if err := l.Service.Batch.Store.CreateJob(ctx, done); err != nil {
 						b.Fatal(err)
 					}
 				}

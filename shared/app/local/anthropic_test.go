@@ -199,7 +199,7 @@ func TestAnthropicSplitsOver100k(t *testing.T) {
 	for i := range recs {
 		recs[i] = job.Input{ID: fmt.Sprintf("r%06d", i), Prompt: "p"}
 	}
-	j, err := s.l.Service.Submit(context.Background(), batch.SubmitRequest{Owner: "alice", Model: claudeHaiku, Records: recs})
+	j, err := s.l.Service.Batch.Submit(context.Background(), batch.SubmitRequest{Owner: "alice", Model: claudeHaiku, Records: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestReconcilePagesPastOneStorePage(t *testing.T) {
 	s := newSuite(t)
 	const n = job.MaxPageSize + 10
 	for i := range n {
-		if _, err := s.l.Service.Submit(context.Background(), batch.SubmitRequest{Owner: "alice", Model: claudeHaiku,
+		if _, err := s.l.Service.Batch.Submit(context.Background(), batch.SubmitRequest{Owner: "alice", Model: claudeHaiku,
 			Records: []job.Input{{ID: fmt.Sprint("r", i), Prompt: "p"}}}); err != nil {
 			t.Fatal(err)
 		}

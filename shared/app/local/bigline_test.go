@@ -22,7 +22,7 @@ func TestFiveMiBInputLineGetsAResult(t *testing.T) {
 	}
 	recs[7].Prompt = strings.Repeat("long context ", 5<<20/13+1)
 	ctx := context.Background()
-	j, err := s.l.Service.Submit(ctx, batch.SubmitRequest{Owner: "alice", Model: haiku, Records: recs})
+	j, err := s.l.Service.Batch.Submit(ctx, batch.SubmitRequest{Owner: "alice", Model: haiku, Records: recs})
 	if err != nil {
 		t.Fatal(err)
 	}

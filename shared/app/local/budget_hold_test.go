@@ -78,7 +78,7 @@ var _ = flow("BudgetHoldsUnsubmittedParts", func(t *testing.T, w wiring) {
 	acct.Update(haiku, func(m *simbedrock.AccountModel) { m.Batch.MaxRecords, m.Batch.Concurrent = 100, 1 })
 	s := newSuiteOn(t, w, local.Options{Account: acct})
 	s.l.Sim.MaxJobsPerModel = 1
-	s.l.Service.DefaultQuota = 1
+	s.l.Service.Batch.DefaultQuota = 1
 	cs := s.client("alice")
 
 	args := map[string]any{"model": haiku, "records": emojiRecords(300), "max_tokens": 8, "mode": "batch"}
@@ -162,7 +162,7 @@ var _ = flow("BudgetHoldsUnsubmittedParts", func(t *testing.T, w wiring) {
 	args["name"] = "second"
 	h2 := call[mcpserver.JobHandle](t, cs, "submit_batch", args)
 	s.settle() // its first part ends; the others wait for the quota
-	s.l.Service.Quota = map[string]int{haiku: 3}
+	s.l.Service.Batch.Quota = map[string]int{haiku: 3}
 	s.l.Sim.MaxJobsPerModel = 3
 	s.reconcileOverlapping(3)
 	// While the second part runs, the third is held, and get_job counts the
@@ -176,7 +176,7 @@ var _ = flow("BudgetHoldsUnsubmittedParts", func(t *testing.T, w wiring) {
 	s.settle() // the second part ends
 	// Another job takes the whole quota: the held part stops anyway (a stop
 	// needs no room at the provider), while that job still runs.
-	s.l.Service.Quota = map[string]int{haiku: 1}
+	s.l.Service.Batch.Quota = map[string]int{haiku: 1}
 	s.l.Sim.MaxJobsPerModel = 1
 	other := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(100)})
 	if other.Status != string(job.StatusSubmitted) {

@@ -153,7 +153,7 @@ var _ = flow("DeadlineRedrive", func(t *testing.T, w wiring) {
 	}
 
 	// Duplicate and late events after the re-drive change nothing.
-	stored, err := s.l.Service.Store.GetJob(ctx, h.JobID)
+	stored, err := s.l.Service.Batch.Store.GetJob(ctx, h.JobID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ var _ = flow("DeadlineRedrive", func(t *testing.T, w wiring) {
 			t.Fatalf("late %s event: %v", status, err)
 		}
 	}
-	if err := s.l.Service.Ingest(ctx, h.JobID); err != nil {
+	if err := s.l.Service.Batch.Ingest(ctx, h.JobID); err != nil {
 		t.Fatalf("repeated ingest: %v", err)
 	}
 	if err := s.l.Service.OnDemandRuns.RunOnDemand(ctx, h.JobID); err != nil {
@@ -245,7 +245,7 @@ var _ = flow("DeadlineFlex", func(t *testing.T, w wiring) {
 func TestDeadlineDropsQueuedPart(t *testing.T) {
 	clk := &testClock{}
 	s := newSuiteWith(t, local.Options{Now: clk.Now})
-	s.l.Service.Quota = map[string]int{haiku: 1}
+	s.l.Service.Batch.Quota = map[string]int{haiku: 1}
 	cs := s.client("alice")
 	ctx := context.Background()
 	first := call[mcpserver.JobHandle](t, cs, "submit_batch", map[string]any{"model": haiku, "records": records(100)})

@@ -40,7 +40,7 @@ func TestIngestCutOffAndResumed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSuite(t)
-			ing := s.l.Service.Ingester.(*ingest.Ingester)
+			ing := s.l.Service.Batch.Ingester.(*ingest.Ingester)
 			ing.ChunkLines = 300 // several checkpoints inside the file
 			cut := &cutWriter{next: ing.Records, cutAt: tc.cutAt}
 			ing.Records = cut

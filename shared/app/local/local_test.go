@@ -565,7 +565,7 @@ func BenchmarkSubmit10k(b *testing.B) {
 func TestQuotaQueuesAndDrainsInOrder(t *testing.T) {
 	s := newSuite(t)
 	s.l.Sim.MaxJobsPerModel = 2
-	s.l.Service.DefaultQuota = 2
+	s.l.Service.Batch.DefaultQuota = 2
 	cs := s.client("alice")
 	var ids []string
 	for range 5 {

@@ -68,7 +68,7 @@ func BenchmarkSubmit1000S3Images(b *testing.B) {
 	}()
 	b.SetBytes(int64(records * len(img)))
 	for b.Loop() {
-		j, err := l.Service.Submit(ctx, batch.SubmitRequest{Owner: "bench", Model: sonnet45, Mode: "batch", Records: recs})
+		j, err := l.Service.Batch.Submit(ctx, batch.SubmitRequest{Owner: "bench", Model: sonnet45, Mode: "batch", Records: recs})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -68,14 +68,14 @@ func TestPipelineOverImagesAndPDFs(t *testing.T) {
 	for range 3 {
 		l.Bus.Wait()
 	}
-	j, err := l.Service.Store.GetJob(ctx, ri.JobID)
+	j, err := l.Service.Batch.Store.GetJob(ctx, ri.JobID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if j.Status != "completed" || j.RecordCount != 4 || j.Pipeline == nil || j.Pipeline.Skipped != 1 || j.Pipeline.Documents != 5 {
 		t.Fatalf("run job = %+v / %+v", j, j.Pipeline)
 	}
-	recs, _, err := l.Service.Store.ListRecords(ctx, j.RecordSet(), store.RecordQuery{Limit: 10})
+	recs, _, err := l.Service.Batch.Store.ListRecords(ctx, j.RecordSet(), store.RecordQuery{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

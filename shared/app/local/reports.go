@@ -98,7 +98,7 @@ func (l *Suite) addReports(o Options) error {
 	blobs := l.Blobs
 	root := ro.SourceRoot
 	r.Runner = &pipeline.Runner{
-		Config: cfg, Svc: l.Service, Jobs: l.store, Blobs: blobs, Bus: l.Bus, Notify: r.Notifier,
+		Config: cfg, Svc: l.Service.Batch, Jobs: l.store, Blobs: blobs, Bus: l.Bus, Notify: r.Notifier,
 		Bucket: Bucket, TopicARN: reportTopic(o), Log: o.Log,
 		SourceFor: func(p *pipeline.Pipeline, date string) (pipeline.Source, error) {
 			if p.Source.LocalDir != "" {

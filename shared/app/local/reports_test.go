@@ -99,7 +99,7 @@ type reportDoc struct {
 
 func (s *reportSuite) report(ri pipeline.RunInfo) (reportDoc, map[string]string) {
 	s.t.Helper()
-	j, err := s.l.Service.Store.GetJob(context.Background(), ri.JobID)
+	j, err := s.l.Service.Batch.Store.GetJob(context.Background(), ri.JobID)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestPipelineIdempotence(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	jobs, _, err := s.l.Service.Store.ListJobs(context.Background(), pipeline.Owner("support-triage"), store.JobQuery{})
+	jobs, _, err := s.l.Service.Batch.Store.ListJobs(context.Background(), pipeline.Owner("support-triage"), store.JobQuery{})
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("%d jobs for one date (%v)", len(jobs), err)
 	}

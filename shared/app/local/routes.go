@@ -19,8 +19,8 @@ func (l *Suite) routeEvents(o Options) error {
 	g := l.Service
 	nightly := &handler.NightlyReport{Runner: l.Reports.Runner, Log: o.Log, Announce: l.Announce}
 	ev, err := routes.Events(map[string]routes.Handler{
-		routes.FnBedrockEvents: (&handler.BedrockEvents{Svc: g, Log: o.Log}).Handle,
-		routes.FnIngest:        (&handler.Ingest{Svc: g, Log: o.Log}).Handle,
+		routes.FnBedrockEvents: (&handler.BedrockEvents{Svc: g.Batch, Log: o.Log}).Handle,
+		routes.FnIngest:        (&handler.Ingest{Svc: g.Batch, Log: o.Log}).Handle,
 		routes.FnValidate:      (&handler.Validate{Svc: g.Transfer, Log: o.Log}).Handle,
 		routes.FnOnDemand:      (&handler.OnDemand{Svc: g.OnDemandRuns, Log: o.Log}).Handle,
 		// nightly-report takes its payload raw: Scheduler's ticks are no EventBridge events.

@@ -381,7 +381,7 @@ func (c *chaos) wrapProviders(t *testing.T, l *local.Suite) {
 	var wrapped []service.BatchProvider
 	for _, p := range before.All() {
 		wrapped = append(wrapped, &chaosProvider{BatchProvider: p, c: c, cancel: func(id string) {
-			if _, err := l.Service.Cancel(context.Background(), soakOwner, id); err != nil {
+			if _, err := l.Service.Batch.Cancel(context.Background(), soakOwner, id); err != nil {
 				service.Logger(l.Service.Core.Log).Info("soak: cancel during submit refused", "job_id", id, "error", err)
 			}
 		}})
@@ -687,7 +687,7 @@ func runSoak(t *testing.T, w wiring, seed uint64, rates map[string]float64) {
 	c.wrapProviders(t, l)
 	c.wrapOnDemand(l)
 	l.Service.SageMaker.Runtime = chaosRuntime{SageMakerRuntime: l.Service.SageMaker.Runtime, c: c}
-	ing := l.Service.Ingester.(*ingest.Ingester)
+	ing := l.Service.Batch.Ingester.(*ingest.Ingester)
 	ing.ChunkLines = 16 // several checkpoints per file, so kills land between them
 	ing.Records = &killWriter{next: ing.Records, c: c, killed: map[string]bool{}}
 	l.Service.Reconciler.StaleAfter = 300 * time.Millisecond
@@ -779,7 +779,7 @@ func runSoak(t *testing.T, w wiring, seed uint64, rates map[string]float64) {
 						defer cancelWG.Done()
 						c.count(fCancelAfter)
 						c.note(id, "cancel_job after submit")
-						if _, err := l.Service.Cancel(ctx, soakOwner, id); err != nil {
+						if _, err := l.Service.Batch.Cancel(ctx, soakOwner, id); err != nil {
 							log.Info("soak: cancel refused", "job_id", id, "error", err)
 						}
 					})
@@ -925,7 +925,7 @@ func submitSoak(ctx context.Context, l *local.Suite, c *chaos, it soakItem, hook
 	case kAnthropic:
 		req.Provider, req.Mode = job.ProviderAnthropic, job.ModeBatch
 	}
-	j, err := l.Service.Submit(ctx, req)
+	j, err := l.Service.Batch.Submit(ctx, req)
 	if j == nil {
 		return "", err
 	}

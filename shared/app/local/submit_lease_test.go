@@ -252,7 +252,7 @@ func TestLateRefByEventIsStopped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.l.Service.OnProviderEvent(ctx, batch.ProviderEvent{JobName: p.Name, Ref: p.Ref, Status: "InProgress"}); err != nil {
+	if err := s.l.Service.Batch.OnProviderEvent(ctx, batch.ProviderEvent{JobName: p.Name, Ref: p.Ref, Status: "InProgress"}); err != nil {
 		t.Fatal(err)
 	}
 	if st := s.l.Sim.Statuses()[p.Name]; st != "Stopping" && st != "Stopped" {

@@ -143,7 +143,7 @@ var _ = flow("UploadSubmit", func(t *testing.T, w wiring) {
 	})
 	t.Run("input_uri of a file copied to inputs/", func(t *testing.T) {
 		uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/batch.jsonl"
-		if _, err := s.l.Service.Blobs.Put(context.Background(), uri, strings.NewReader(file), "application/jsonl"); err != nil {
+		if _, err := s.l.Service.Batch.Blobs.Put(context.Background(), uri, strings.NewReader(file), "application/jsonl"); err != nil {
 			t.Fatal(err)
 		}
 		h := submitFile(t, alice, map[string]any{"model": haiku, "input_uri": uri})
@@ -337,12 +337,12 @@ func TestUploadCancelWhileValidating(t *testing.T) {
 	ctx := context.Background()
 	uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/cancel.jsonl"
 	body := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"c%d","prompt":"p"}`, i) })
-	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(body), "application/jsonl"); err != nil {
+	if _, err := s.l.Service.Batch.Blobs.Put(ctx, uri, strings.NewReader(body), "application/jsonl"); err != nil {
 		t.Fatal(err)
 	}
 	core := *s.l.Service.Core
 	core.Bus = noBus{}
-	held := graph.Transfer(&core, s.l.Service.Service)
+	held := graph.Transfer(&core, s.l.Service.Batch)
 	j, err := held.SubmitFile(ctx, transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
 	if err != nil || j.Status != "validating" {
 		t.Fatalf("submit: %v, %+v", err, j)
@@ -370,7 +370,7 @@ func TestUploadStuckValidating(t *testing.T) {
 	ctx := context.Background()
 	uri := "s3://mcpbatch-local/inputs/" + service.OwnerTag("alice") + "/stuck.jsonl"
 	body := jsonlLines(150, func(i int) string { return fmt.Sprintf(`{"id":"s%d","prompt":"p"}`, i) })
-	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(body), "application/jsonl"); err != nil {
+	if _, err := s.l.Service.Batch.Blobs.Put(ctx, uri, strings.NewReader(body), "application/jsonl"); err != nil {
 		t.Fatal(err)
 	}
 	// at is the suite's graph seen from a later time, with the given bus.
@@ -378,12 +378,12 @@ func TestUploadStuckValidating(t *testing.T) {
 		core := *s.l.Service.Core
 		core.Clock = func() time.Time { return time.Now().Add(later) }
 		core.Bus = bus
-		return graph.Reconciler(&core, s.l.Service.Service, graph.Transfer(&core, s.l.Service.Service))
+		return graph.Reconciler(&core, s.l.Service.Batch, graph.Transfer(&core, s.l.Service.Batch))
 	}
 	submit := func(t *testing.T) string {
 		lost := *s.l.Service.Core
 		lost.Bus = noBus{}
-		j, err := graph.Transfer(&lost, s.l.Service.Service).SubmitFile(ctx,
+		j, err := graph.Transfer(&lost, s.l.Service.Batch).SubmitFile(ctx,
 			transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
 		if err != nil {
 			t.Fatal(err)

@@ -63,12 +63,12 @@ func (s *swapAfterFirstRead) OpenVersion(ctx context.Context, uri string, v blob
 func submitHeldFile(t *testing.T, s *suite, uri, content string) *job.Job {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.l.Service.Blobs.Put(ctx, uri, strings.NewReader(content), "application/jsonl"); err != nil {
+	if _, err := s.l.Service.Batch.Blobs.Put(ctx, uri, strings.NewReader(content), "application/jsonl"); err != nil {
 		t.Fatal(err)
 	}
 	held := *s.l.Service.Core
 	held.Bus = noBus{}
-	j, err := graph.Transfer(&held, s.l.Service.Service).SubmitFile(ctx,
+	j, err := graph.Transfer(&held, s.l.Service.Batch).SubmitFile(ctx,
 		transfer.FileSubmitRequest{SubmitRequest: batch.SubmitRequest{Owner: "alice", Model: haiku}, InputURI: uri})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestValidateFilePinsTheObject(t *testing.T) {
 	j := submitHeldFile(t, s, uri, good)
 	swapping := *s.l.Service.Core
 	swapping.Blobs = &swapAfterFirstRead{Objects: s.l.Blobs, uri: uri, swap: dups}
-	if err := graph.Transfer(&swapping, s.l.Service.Service).ValidateFile(ctx, j.ID); err != nil {
+	if err := graph.Transfer(&swapping, s.l.Service.Batch).ValidateFile(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
 	got := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": j.ID})
@@ -182,7 +182,7 @@ func TestValidateFileRidesOutReadFaults(t *testing.T) {
 	flaky := *s.l.Service.Core
 	reads := &flakyReads{Objects: s.l.Blobs, uri: uri}
 	flaky.Blobs = reads
-	if err := graph.Transfer(&flaky, s.l.Service.Service).ValidateFile(ctx, j.ID); err != nil {
+	if err := graph.Transfer(&flaky, s.l.Service.Batch).ValidateFile(ctx, j.ID); err != nil {
 		t.Fatalf("validation under transient read faults: %v", err)
 	}
 	got := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": j.ID})
@@ -247,7 +247,7 @@ func TestValidateFileSwapAtSecondPassResume(t *testing.T) {
 	swapping := *s.l.Service.Core
 	sw := &swapAtSecondPassCut{Objects: s.l.Blobs, uri: uri, swap: other}
 	swapping.Blobs = sw
-	v := graph.Transfer(&swapping, s.l.Service.Service)
+	v := graph.Transfer(&swapping, s.l.Service.Batch)
 	_ = v.ValidateFile(ctx, j.ID)
 	_ = v.ValidateFile(ctx, j.ID) // the event's retry
 	got := call[mcpserver.JobView](t, cs, "get_job", map[string]any{"job_id": j.ID})

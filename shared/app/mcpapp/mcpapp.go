@@ -45,7 +45,7 @@ func New(g *graph.Graph, p Parts) *mcpserver.Server {
 		g.Transfer.Parquet = func(w io.Writer, schema string) (transfer.TableWriter, error) { return parquetout.New(w, schema) }
 	}
 	s := &mcpserver.Server{
-		Jobs: g.Service, Queries: g.Queries, Presign: p.Links, Files: g.Transfer, Uploads: p.Links, Exports: g.Transfer, SageMaker: g.SageMaker,
+		Jobs: g.Batch, Queries: g.Queries, Presign: p.Links, Files: g.Transfer, Uploads: p.Links, Exports: g.Transfer, SageMaker: g.SageMaker,
 		Features: mcpserver.Features{Uploads: true, Exports: true, SageMaker: true},
 		Models:   g.Core.Catalog, Retries: g.Retry, Log: p.Log, Version: app.Version,
 	}

@@ -38,7 +38,7 @@ func TestDryRunCountsOnAWS(t *testing.T) {
 	for i := range 120 {
 		req.Records = append(req.Records, job.Input{ID: fmt.Sprintf("q%03d", i), Prompt: strings.Repeat("count me ", 1+i%7)})
 	}
-	res, err := a.Graph.DryRun(t.Context(), req)
+	res, err := a.Graph.Batch.DryRun(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
 	}

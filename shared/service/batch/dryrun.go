@@ -110,7 +110,7 @@ func (s *Service) DryRun(ctx context.Context, req SubmitRequest) (*DryRunResult,
 	if deadlineErr != nil {
 		out.Problems = append(out.Problems, deadlineErr.Error())
 	}
-	if err := checkReuse(&req); err != nil {
+	if err := CheckReuse(&req); err != nil {
 		return nil, err
 	}
 	found, err := s.findReused(ctx, &req)

@@ -65,8 +65,8 @@ func sampled(p job.Params) bool { return p.Temperature == nil || *p.Temperature 
 // reusable: req may be answered from the cache.
 func reusable(req *SubmitRequest) bool { return !sampled(req.Params) || req.ReuseSampled }
 
-// checkReuse refuses what reuse cannot do.
-func checkReuse(req *SubmitRequest) error {
+// CheckReuse refuses what reuse cannot do.
+func CheckReuse(req *SubmitRequest) error {
 	switch {
 	case !req.Reuse && req.ReuseSampled:
 		return job.Fieldf("reuse_sampled", "goes with reuse: true")
@@ -244,7 +244,7 @@ func reuseSaving(total float64, reused, n int) float64 {
 // still to send (its mode settled again for their number), and a job whose
 // every record was answered is stored completed at once and returned.
 func (s *Service) reuse(ctx context.Context, req *SubmitRequest) (*job.Job, error) {
-	if err := checkReuse(req); err != nil {
+	if err := CheckReuse(req); err != nil {
 		return nil, err
 	}
 	found, err := s.findReused(ctx, req)
@@ -252,11 +252,7 @@ func (s *Service) reuse(ctx context.Context, req *SubmitRequest) (*job.Job, erro
 		return nil, err
 	}
 	if !reusable(req) {
-		// Not answered from them, but their entries keep pointing at them.
-		req.cached = map[string]bool{}
-		for i := range found {
-			req.cached[req.Records[i].ID] = true
-		}
+		keepCached(req, found)
 		return nil, nil
 	}
 	now := s.Clock.Now()
@@ -291,14 +287,57 @@ func (r *SubmitRequest) StoreReused(ctx context.Context, w store.Writer, j *job.
 	if len(r.reused) == 0 {
 		return nil
 	}
-	for i := range r.reused {
-		r.reused[i].JobID = j.ID
-	}
-	if err := w.Put(ctx, j.RecordSet(), r.reused); err != nil {
-		return fmt.Errorf("store reused results of %s: %w", j.ID, err)
+	if err := putReused(ctx, w, j, r.reused); err != nil {
+		return err
 	}
 	j.Reused = len(r.reused)
 	return nil
+}
+
+func putReused(ctx context.Context, w store.Writer, j *job.Job, recs []job.Record) error {
+	for i := range recs {
+		recs[i].JobID = j.ID
+	}
+	if err := w.Put(ctx, j.RecordSet(), recs); err != nil {
+		return fmt.Errorf("store reused results of %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// keepCached: a job that may not reuse the found results (sampled) is not
+// answered from them, but their entries keep pointing at them.
+func keepCached(req *SubmitRequest, found map[int]job.Record) {
+	req.cached = map[string]bool{}
+	for i := range found {
+		req.cached[req.Records[i].ID] = true
+	}
+}
+
+// ReuseChunk is reuse for a file job j (see transfer): ins are some of its
+// records (ids settled) at input ordinals ords. Those answered from the
+// cache are stored as results of j at once (cost 0, reused_from); the
+// others' keys are pointed at j, as an inline submit's are. It reports
+// which of ins were reused; the caller sends only the others.
+func (s *Service) ReuseChunk(ctx context.Context, req SubmitRequest, j *job.Job, ins []job.Input, ords []int) ([]bool, error) {
+	req.Records, req.Ordinals, req.Reuse = ins, ords, true
+	found, err := s.findReused(ctx, &req)
+	if err != nil {
+		return nil, err
+	}
+	reused := make([]bool, len(ins))
+	if reusable(&req) {
+		for i := range found {
+			reused[i] = true
+		}
+		if recs := splitReused(&req, found, j.ExpiresAt); len(recs) > 0 {
+			if err := putReused(ctx, s.Results, j, recs); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		keepCached(&req, found)
+	}
+	return reused, s.writeEntries(ctx, &req, j)
 }
 
 // completeReused stores a job whose n records were all answered from the

@@ -81,11 +81,12 @@ type Deps struct {
 	ReconcileLimit int
 }
 
-// Graph is every use case, wired. The batch service is embedded: it answers
-// submit and cancel and the batch events; Queries answers get, list and
-// results.
+// Graph is every use case, wired, each flow a named field (none embedded,
+// so a caller names the flow it uses): Batch answers submit and cancel and
+// the batch events; Queries answers get, list and results.
 type Graph struct {
-	*batch.Service
+	// Batch is the batch flow: submit, cancel, events, ingest.
+	Batch        *batch.Service
 	Queries      *query.Service
 	Core         *service.Core
 	OnDemandRuns *ondemand.Service
@@ -133,7 +134,7 @@ func New(d Deps) *Graph {
 	rc := Reconciler(core, b, tr)
 	rc.OnDemand, rc.StaleAfter, rc.ReconcileLimit = od, d.StaleAfter, d.ReconcileLimit
 	return &Graph{
-		Service: b, Queries: q, Core: core, OnDemandRuns: od,
+		Batch: b, Queries: q, Core: core, OnDemandRuns: od,
 		SageMaker: &smsvc.Service{Jobs: d.Store, Blobs: d.Blobs, Results: core.ResultsWriter(), Telemetry: core.Telemetry(),
 			Clock: d.Now, Log: d.Log, Bucket: d.Bucket, InputAllow: d.InputAllow,
 			Runtime: d.SageMakerRuntime, Endpoints: d.SageMakerEndpoints,

@@ -163,7 +163,7 @@ func BenchmarkOnDemandMedia8x20(b *testing.B) {
 	}
 	for b.Loop() {
 		b.StopTimer()
-		j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: visionModel, Mode: job.ModeOnDemand, Records: recs, Params: job.Params{MaxTokens: 100}})
+		j, err := svc.Batch.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: visionModel, Mode: job.ModeOnDemand, Records: recs, Params: job.Params{MaxTokens: 100}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -23,7 +23,7 @@ func BenchmarkOnDemand1000x200ms(b *testing.B) {
 		rt := &simbedrock.RuntimeSim{Latency: latency}
 		svc, _ := onDemandSuiteB(b, rt, &ondemand.Service{Concurrency: conc})
 		ctx := context.Background()
-		j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Mode: job.ModeOnDemand,
+		j, err := svc.Batch.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Mode: job.ModeOnDemand,
 			Records: prompts(n, func(i int) string { return fmt.Sprint("record ", i) })})
 		if err != nil {
 			b.Fatal(err)

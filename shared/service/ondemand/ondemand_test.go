@@ -89,7 +89,7 @@ func onDemandSuiteB(t testing.TB, rt *simbedrock.RuntimeSim, od *ondemand.Servic
 	*od = *svc.OnDemandRuns
 	od.Model, od.Vectors, od.Chunk, od.Concurrency = tuned.Model, tuned.Vectors, tuned.Chunk, tuned.Concurrency
 	od.MaxAttempts, od.BaseBackoff, od.MaxBackoff = tuned.MaxAttempts, tuned.BaseBackoff, tuned.MaxBackoff
-	svc.OnDemandRuns, svc.OnDemand = od, od
+	svc.OnDemandRuns, svc.Batch.OnDemand = od, od
 	return svc, bus
 }
 
@@ -106,7 +106,7 @@ func allRecords(t *testing.T, svc *graph.Graph, j *job.Job) []job.Record {
 	var all []job.Record
 	cursor := ""
 	for {
-		recs, next, err := svc.Store.ListRecords(context.Background(), j.RecordSet(), store.RecordQuery{Cursor: cursor, Limit: 500})
+		recs, next, err := svc.Batch.Store.ListRecords(context.Background(), j.RecordSet(), store.RecordQuery{Cursor: cursor, Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func TestOnDemandRuns(t *testing.T) {
 				}
 				return fmt.Sprintf("document %d about billing", i)
 			})
-			j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: recs, Mode: tc.mode,
+			j, err := svc.Batch.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: recs, Mode: tc.mode,
 				Params: job.Params{System: "Answer in JSON.\ncategories: billing|other"}})
 			if err != nil {
 				t.Fatal(err)
@@ -155,7 +155,7 @@ func TestOnDemandRuns(t *testing.T) {
 			if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
 				t.Fatal(err)
 			}
-			j, _ = svc.Store.GetJob(ctx, j.ID)
+			j, _ = svc.Batch.Store.GetJob(ctx, j.ID)
 			if j.Status != tc.wantStatus || j.Succeeded != tc.n-tc.wantFailed || j.Failed != tc.wantFailed {
 				t.Fatalf("job %s: %d succeeded %d failed; want %s %d/%d (error %q)", j.Status, j.Succeeded, j.Failed, tc.wantStatus, tc.n-tc.wantFailed, tc.wantFailed, j.Error)
 			}
@@ -189,7 +189,7 @@ func TestOnDemandRuns(t *testing.T) {
 			if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
 				t.Fatal(err)
 			}
-			again, _ := svc.Store.GetJob(ctx, j.ID)
+			again, _ := svc.Batch.Store.GetJob(ctx, j.ID)
 			if again.Succeeded != j.Succeeded || bus.count(config.DetailJobCompleted) != 1 {
 				t.Fatalf("duplicate run changed the job: %d succeeded, %d completions", again.Succeeded, bus.count(config.DetailJobCompleted))
 			}
@@ -218,7 +218,7 @@ func TestOnDemandResumesFromCheckpoint(t *testing.T) {
 	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 	svc, _ := onDemandSuite(t, rt, od)
 	ctx := context.Background()
-	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})
+	j, err := svc.Batch.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestOnDemandResumesFromCheckpoint(t *testing.T) {
 	if err := svc.OnDemandRuns.RunOnDemand(runCtx, j.ID); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
 	}
-	mid, _ := svc.Store.GetJob(ctx, j.ID)
+	mid, _ := svc.Batch.Store.GetJob(ctx, j.ID)
 	if mid.OnDemand.Line != 10 || mid.Status != job.StatusInProgress || mid.Succeeded != 10 {
 		t.Fatalf("checkpoint after interruption: line %d status %s succeeded %d; want 10, in_progress, 10", mid.OnDemand.Line, mid.Status, mid.Succeeded)
 	}
@@ -243,7 +243,7 @@ func TestOnDemandResumesFromCheckpoint(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	end, _ := svc.Store.GetJob(ctx, j.ID)
+	end, _ := svc.Batch.Store.GetJob(ctx, j.ID)
 	if end.Status != job.StatusCompleted || end.Succeeded != 35 || end.Failed != 0 || len(allRecords(t, svc, end)) != 35 {
 		t.Fatalf("after resume: %s %d succeeded %d failed", end.Status, end.Succeeded, end.Failed)
 	}
@@ -261,7 +261,7 @@ func TestOnDemandBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := svc.Submit(context.Background(), batch.SubmitRequest{Owner: "o", Model: model, Mode: tc.mode,
+			_, err := svc.Batch.Submit(context.Background(), batch.SubmitRequest{Owner: "o", Model: model, Mode: tc.mode,
 				Records: prompts(tc.n, func(int) string { return "x" })})
 			var fe *job.FieldError
 			if !errors.As(err, &fe) || fe.Field != tc.field {
@@ -269,8 +269,8 @@ func TestOnDemandBadInput(t *testing.T) {
 			}
 		})
 	}
-	svc.OnDemand = nil
-	_, err := svc.Submit(context.Background(), batch.SubmitRequest{Owner: "o", Model: model, Mode: job.ModeOnDemand, Records: prompts(3, func(int) string { return "x" })})
+	svc.Batch.OnDemand = nil
+	_, err := svc.Batch.Submit(context.Background(), batch.SubmitRequest{Owner: "o", Model: model, Mode: job.ModeOnDemand, Records: prompts(3, func(int) string { return "x" })})
 	var fe *job.FieldError
 	if !errors.As(err, &fe) || fe.Field != "mode" {
 		t.Fatalf("on_demand without a runner: %v", err)
@@ -288,7 +288,7 @@ type cancelAt struct {
 
 func (c *cancelAt) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (ondemand.OnDemandResult, error) {
 	if c.calls.Add(1) == c.n {
-		if _, err := c.svc.Cancel(ctx, "o", *c.id); err != nil {
+		if _, err := c.svc.Batch.Cancel(ctx, "o", *c.id); err != nil {
 			return ondemand.OnDemandResult{}, err
 		}
 	}
@@ -300,7 +300,7 @@ func TestOnDemandCancel(t *testing.T) {
 	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 	svc, bus := onDemandSuite(t, &simbedrock.RuntimeSim{}, od)
 	ctx := context.Background()
-	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
+	j, err := svc.Batch.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestOnDemandCancel(t *testing.T) {
 	if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
-	end, _ := svc.Store.GetJob(ctx, j.ID)
+	end, _ := svc.Batch.Store.GetJob(ctx, j.ID)
 	if end.Status != job.StatusCancelled || ca.calls.Load() > 10 || bus.count(config.DetailJobCompleted) != 1 {
 		t.Fatalf("after cancel: %s, %d calls made, %d completions", end.Status, ca.calls.Load(), bus.count(config.DetailJobCompleted))
 	}
@@ -346,7 +346,7 @@ func TestOnDemandCancelCountsStoredResults(t *testing.T) {
 		{"after a run died past its results", func(t *testing.T, svc *graph.Graph, od *ondemand.Service, j *job.Job) int {
 			ctx := context.Background()
 			// What a run killed between PutRecords and its checkpoint leaves.
-			if _, err := svc.Store.UpdateJob(ctx, j.ID, func(x *job.Job) error {
+			if _, err := svc.Batch.Store.UpdateJob(ctx, j.ID, func(x *job.Job) error {
 				x.Parts[0].Status, x.Status = job.StatusInProgress, job.StatusInProgress
 				return nil
 			}); err != nil {
@@ -357,10 +357,10 @@ func TestOnDemandCancelCountsStoredResults(t *testing.T) {
 				{JobID: j.ID, ID: job.ProviderRecordID(1), Status: job.RecordSucceeded, Output: "b"},
 				{JobID: j.ID, ID: job.ProviderRecordID(2), Status: job.RecordFailed, ErrorCode: "X"},
 			}
-			if err := svc.Store.PutRecords(ctx, j.RecordSet(), recs); err != nil {
+			if err := svc.Batch.Store.PutRecords(ctx, j.RecordSet(), recs); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Cancel(ctx, "o", j.ID); err != nil {
+			if _, err := svc.Batch.Cancel(ctx, "o", j.ID); err != nil {
 				t.Fatal(err)
 			}
 			// The reconciler resumes the dead run, which finds the job cancelling.
@@ -374,12 +374,12 @@ func TestOnDemandCancelCountsStoredResults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 			svc, bus := onDemandSuite(t, &simbedrock.RuntimeSim{}, od)
-			j, err := svc.Submit(context.Background(), batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
+			j, err := svc.Batch.Submit(context.Background(), batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := tc.run(t, svc, od, j)
-			end, err := svc.Store.GetJob(context.Background(), j.ID)
+			end, err := svc.Batch.Store.GetJob(context.Background(), j.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -413,13 +413,13 @@ type secondRunAt struct {
 
 func (c *secondRunAt) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (ondemand.OnDemandResult, error) {
 	if c.calls.Add(1) == c.n {
-		if _, err := c.svc.Cancel(ctx, "o", c.id); err != nil {
+		if _, err := c.svc.Batch.Cancel(ctx, "o", c.id); err != nil {
 			return ondemand.OnDemandResult{}, err
 		}
 		if err := c.svc.OnDemandRuns.RunOnDemand(ctx, c.id); err != nil {
 			c.t.Errorf("second run: %v", err)
 		}
-		if j, err := c.svc.Store.GetJob(ctx, c.id); err != nil || j.Status.Terminal() {
+		if j, err := c.svc.Batch.Store.GetJob(ctx, c.id); err != nil || j.Status.Terminal() {
 			c.t.Errorf("after a second run during the first one's chunk: %v, %v; want the job left to the first run", j.Status, err)
 		}
 	}
@@ -438,7 +438,7 @@ type failAt struct {
 
 func (f *failAt) Invoke(ctx context.Context, m string, in job.Input, p job.Params) (ondemand.OnDemandResult, error) {
 	if f.calls.Add(1) == f.n {
-		if _, err := f.svc.Store.UpdateJob(ctx, *f.id, func(j *job.Job) error {
+		if _, err := f.svc.Batch.Store.UpdateJob(ctx, *f.id, func(j *job.Job) error {
 			j.Status, j.Error, j.Checkpoint = job.StatusFailed, "on-demand run made no progress after 5 retries", nil
 			j.Parts[0].Status = job.StatusFailed
 			return nil
@@ -456,7 +456,7 @@ func TestOnDemandFailedWhileRunningCountsStoredResults(t *testing.T) {
 	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 	svc, _ := onDemandSuite(t, &simbedrock.RuntimeSim{}, od)
 	ctx := context.Background()
-	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
+	j, err := svc.Batch.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Records: prompts(60, func(i int) string { return fmt.Sprint("doc ", i) })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +464,7 @@ func TestOnDemandFailedWhileRunningCountsStoredResults(t *testing.T) {
 	if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
-	end, err := svc.Store.GetJob(ctx, j.ID)
+	end, err := svc.Batch.Store.GetJob(ctx, j.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +500,7 @@ func TestOnDemandStopsAtBudget(t *testing.T) {
 	ctx := context.Background()
 	// Estimate: 35 short prompts and max_tokens 10 cost well under a cent; each
 	// heavy record costs 100,000 input tokens ≈ $0.08 at on-demand Haiku prices.
-	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Params: job.Params{MaxTokens: 10}, BudgetUSD: 0.5,
+	j, err := svc.Batch.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Params: job.Params{MaxTokens: 10}, BudgetUSD: 0.5,
 		Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})
 	if err != nil {
 		t.Fatal(err)
@@ -509,7 +509,7 @@ func TestOnDemandStopsAtBudget(t *testing.T) {
 	if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
-	end, _ := svc.Store.GetJob(ctx, j.ID)
+	end, _ := svc.Batch.Store.GetJob(ctx, j.ID)
 	if end.Status != job.StatusPartiallyCompleted || end.Succeeded != 10 || len(allRecords(t, svc, end)) != 10 {
 		t.Fatalf("after the budget: %s, %d succeeded, %d stored; want partially_completed after the first chunk of 10",
 			end.Status, end.Succeeded, len(allRecords(t, svc, end)))
@@ -527,7 +527,7 @@ func TestOnDemandChunksSizedToTheBudgetLeft(t *testing.T) {
 	od := &ondemand.Service{Concurrency: 2, Chunk: 10}
 	svc, _ := onDemandSuite(t, rt, od)
 	ctx := context.Background()
-	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Params: job.Params{MaxTokens: 10}, BudgetUSD: 1.5,
+	j, err := svc.Batch.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Params: job.Params{MaxTokens: 10}, BudgetUSD: 1.5,
 		Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})
 	if err != nil {
 		t.Fatal(err)
@@ -536,7 +536,7 @@ func TestOnDemandChunksSizedToTheBudgetLeft(t *testing.T) {
 	if err := svc.OnDemandRuns.RunOnDemand(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
-	end, _ := svc.Store.GetJob(ctx, j.ID)
+	end, _ := svc.Batch.Store.GetJob(ctx, j.ID)
 	if end.Status != job.StatusPartiallyCompleted || end.Cost == nil || end.Succeeded == 0 {
 		t.Fatalf("after the budget: %s, cost %+v; want partially_completed with a cost", end.Status, end.Cost)
 	}
@@ -575,7 +575,7 @@ func TestOnDemandResumedAtBudgetRunsNoMore(t *testing.T) {
 	svc, _ := onDemandSuite(t, rt, od)
 	od.Jobs = &failEnd{Store: svc.Core.Store}
 	ctx := context.Background()
-	j, err := svc.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Params: job.Params{MaxTokens: 10}, BudgetUSD: 0.5,
+	j, err := svc.Batch.Submit(ctx, batch.SubmitRequest{Owner: "o", Model: model, Params: job.Params{MaxTokens: 10}, BudgetUSD: 0.5,
 		Records: prompts(35, func(i int) string { return fmt.Sprint("doc ", i) })})
 	if err != nil {
 		t.Fatal(err)
@@ -587,7 +587,7 @@ func TestOnDemandResumedAtBudgetRunsNoMore(t *testing.T) {
 	if err := od.RunOnDemand(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
-	end, _ := svc.Store.GetJob(ctx, j.ID)
+	end, _ := svc.Batch.Store.GetJob(ctx, j.ID)
 	if n := len(allRecords(t, svc, end)); end.Status != job.StatusPartiallyCompleted || end.Succeeded != 10 || n != 10 {
 		t.Fatalf("after the resumed run: %s, %d succeeded, %d stored; want partially_completed with the first chunk of 10 only", end.Status, end.Succeeded, n)
 	}

@@ -60,7 +60,7 @@ func TestReconcileContinuesPastFailures(t *testing.T) {
 	})
 	t.Run("a provider whose jobs cannot be listed", func(t *testing.T) {
 		h := newFaultyHarness(t, faults{store: func(s store.Store) store.Store { return failingList{s, job.ProviderAnthropic} }})
-		od, err := h.svc.Submit(context.Background(), batchReqMode(bedrockModel, 3, job.ModeOnDemand))
+		od, err := h.svc.Batch.Submit(context.Background(), batchReqMode(bedrockModel, 3, job.ModeOnDemand))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -150,7 +150,7 @@ func inputs(n int) []job.Input {
 
 func (h *harness) submit(n, ttlDays int) *job.Job {
 	h.t.Helper()
-	j, err := h.svc.Submit(context.Background(), batchReq(n, ttlDays))
+	j, err := h.svc.Batch.Submit(context.Background(), batchReq(n, ttlDays))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func (h *harness) reconcile() error {
 		if n++; n <= before {
 			continue
 		}
-		if ierr := h.svc.Ingest(context.Background(), e.detail.(service.OutputReady).JobID); ierr != nil {
+		if ierr := h.svc.Batch.Ingest(context.Background(), e.detail.(service.OutputReady).JobID); ierr != nil {
 			h.t.Logf("ingest: %v", ierr)
 		}
 	}

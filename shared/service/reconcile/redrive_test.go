@@ -68,7 +68,7 @@ func TestEventsAfterARedriveChangeNothing(t *testing.T) {
 		{"out-of-order InProgress", "InProgress"},
 	} {
 		t.Run(ev.name, func(t *testing.T) {
-			if err := h.svc.OnProviderEvent(ctx, batch.ProviderEvent{JobName: j.Parts[0].Name, Ref: j.Parts[0].Ref, Status: ev.status}); err != nil {
+			if err := h.svc.Batch.OnProviderEvent(ctx, batch.ProviderEvent{JobName: j.Parts[0].Name, Ref: j.Parts[0].Ref, Status: ev.status}); err != nil {
 				t.Fatal(err)
 			}
 			cur, err := h.job(j.ID)
@@ -81,7 +81,7 @@ func TestEventsAfterARedriveChangeNothing(t *testing.T) {
 		})
 	}
 	t.Run("another Job Output Ready", func(t *testing.T) {
-		if err := h.svc.Ingest(ctx, j.ID); err != nil {
+		if err := h.svc.Batch.Ingest(ctx, j.ID); err != nil {
 			t.Fatal(err)
 		}
 		if cur, _ := h.job(j.ID); cur.Version != j.Version || cur.Succeeded != 3 || cur.Redrive.Records != 3 {
@@ -125,13 +125,13 @@ func TestStalledRedriveIsResumedNotReingested(t *testing.T) {
 		t.Fatalf("job %+v (%v), want still ingesting with one retry counted", cur, err)
 	}
 	// cancel_job during the re-drive asks the run to stop.
-	if _, err := h.svc.Cancel(context.Background(), "alice", j.ID); err != nil {
+	if _, err := h.svc.Batch.Cancel(context.Background(), "alice", j.ID); err != nil {
 		t.Fatal(err)
 	}
 	if cur, _ = h.job(j.ID); cur.Redrive == nil || !cur.Redrive.CancelRequested {
 		t.Fatalf("cancel during the re-drive: %+v", cur.Redrive)
 	}
-	if _, err := h.svc.Cancel(context.Background(), "alice", j.ID); err != nil && !errors.Is(err, store.ErrNoChange) {
+	if _, err := h.svc.Batch.Cancel(context.Background(), "alice", j.ID); err != nil && !errors.Is(err, store.ErrNoChange) {
 		t.Fatalf("second cancel: %v", err)
 	}
 	// The run sees it before any call: the job ends cancelled, every stored
@@ -171,7 +171,7 @@ func TestDeadlineStopEventFirst(t *testing.T) {
 	var h *harness
 	h = newFaultyHarness(t, faults{bedrock: func(p service.BatchProvider) service.BatchProvider {
 		return eventFirst{p, func(ref string) error {
-			return h.svc.OnProviderEvent(context.Background(), batch.ProviderEvent{JobName: "mcpbatch-" + runningID, Ref: ref, Status: "Stopping"})
+			return h.svc.Batch.OnProviderEvent(context.Background(), batch.ProviderEvent{JobName: "mcpbatch-" + runningID, Ref: ref, Status: "Stopping"})
 		}}
 	}})
 	ctx := context.Background()
@@ -186,7 +186,7 @@ func TestDeadlineStopEventFirst(t *testing.T) {
 	if err := h.st.CreateJob(ctx, j); err != nil {
 		t.Fatal(err)
 	}
-	n, err := h.svc.StopForDeadline(ctx, j)
+	n, err := h.svc.Batch.StopForDeadline(ctx, j)
 	if err != nil || n != 1 {
 		t.Fatalf("StopForDeadline = %d, %v; want the part stopped", n, err)
 	}
@@ -197,7 +197,7 @@ func TestDeadlineStopEventFirst(t *testing.T) {
 	if got.Status != job.StatusInProgress || got.Redrive == nil || !slices.Equal(got.Redrive.Parts, []int{0}) || got.Parts[0].Status != job.StatusCancelling {
 		t.Fatalf("job %s (redrive %+v, part %s): want in_progress with part 0's re-drive recorded and the part cancelling", got.Status, got.Redrive, got.Parts[0].Status)
 	}
-	if n, err := h.svc.StopForDeadline(ctx, got); err != nil || n != 0 {
+	if n, err := h.svc.Batch.StopForDeadline(ctx, got); err != nil || n != 0 {
 		t.Fatalf("a second deadline step = %d, %v; want nothing more to stop", n, err)
 	}
 }
@@ -228,7 +228,7 @@ func TestDeadlineLeavesBudgetHeldPartsOut(t *testing.T) {
 	if err := h.st.CreateJob(ctx, j); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.StopForDeadline(ctx, j); err != nil {
+	if _, err := h.svc.Batch.StopForDeadline(ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.job(j.ID)

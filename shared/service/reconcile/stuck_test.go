@@ -115,7 +115,7 @@ func TestStuckIngestRecoversOnRetry(t *testing.T) {
 // MaxRetries requests that made no progress.
 func TestStalledOnDemandIsResumedNotSubmitted(t *testing.T) {
 	h := newHarness(t, nil) // no on-demand runtime: runs are requested, never run
-	j, err := h.svc.Submit(context.Background(), batchReqMode(bedrockModel, 3, job.ModeOnDemand))
+	j, err := h.svc.Batch.Submit(context.Background(), batchReqMode(bedrockModel, 3, job.ModeOnDemand))
 	if err != nil {
 		t.Fatal(err)
 	}

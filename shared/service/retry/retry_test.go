@@ -51,7 +51,7 @@ func finishedParent(t *testing.T, l *local.Suite, owner string, n int) *job.Job 
 	for i := range recs {
 		recs[i] = job.Input{ID: fmt.Sprintf("doc/%03d", i), Prompt: fmt.Sprintf("Summarise document %d.", i)}
 	}
-	j, err := l.Service.Submit(context.Background(), batch.SubmitRequest{Owner: owner, Model: haiku, Name: "nightly", Records: recs,
+	j, err := l.Service.Batch.Submit(context.Background(), batch.SubmitRequest{Owner: owner, Model: haiku, Name: "nightly", Records: recs,
 		Params: job.Params{System: "Be brief.", MaxTokens: 300}})
 	if err != nil {
 		t.Fatal(err)
@@ -220,11 +220,11 @@ func TestRetryBadInput(t *testing.T) {
 	for i := range recs {
 		recs[i] = job.Input{Prompt: "hi"}
 	}
-	running, err := l.Service.Submit(ctx, batch.SubmitRequest{Owner: "alice", Model: haiku, Records: recs})
+	running, err := l.Service.Batch.Submit(ctx, batch.SubmitRequest{Owner: "alice", Model: haiku, Records: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, err := l.Service.Submit(ctx, batch.SubmitRequest{Owner: "alice", Model: haiku, Records: recs[:5]}) // on demand: no failures
+	ok, err := l.Service.Batch.Submit(ctx, batch.SubmitRequest{Owner: "alice", Model: haiku, Records: recs[:5]}) // on demand: no failures
 	if err != nil {
 		t.Fatal(err)
 	}

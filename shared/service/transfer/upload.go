@@ -49,6 +49,7 @@ type batchStarter interface {
 	ValidateParams(req *batch.SubmitRequest) (service.BatchProvider, error)
 	StartNew(ctx context.Context, prov service.BatchProvider, j *job.Job) (*job.Job, error)
 	NewMedia(req *batch.SubmitRequest, lim service.BatchLimits) (*batch.Media, error)
+	ReuseChunk(ctx context.Context, req batch.SubmitRequest, j *job.Job, ins []job.Input, ords []int) ([]bool, error)
 }
 
 // Upload is a place a caller may PUT one input file.
@@ -143,6 +144,12 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	if !s.Providers.Abilities(prov.Name()).FileInputs {
 		return nil, job.Fieldf(field, "file inputs are not supported for provider %s; pass records inline", prov.Name())
 	}
+	if err := batch.CheckReuse(&req.SubmitRequest); err != nil {
+		return nil, err
+	}
+	if req.Reuse && files != nil {
+		return nil, job.Fieldf("reuse", "takes one input file (input_upload_id, or an input_uri naming one object); submit the files one by one with reuse, or without reuse")
+	}
 	if req.Mode == job.ModeOnDemand {
 		return nil, job.Fieldf("mode", "on_demand takes inline records (up to %d); file inputs run as %s jobs", job.MaxOnDemandRecords, lim.Title)
 	}
@@ -169,7 +176,7 @@ func (s *Service) SubmitFile(ctx context.Context, req FileSubmitRequest) (*job.J
 	}
 	j.ExpiresAt = job.NewExpiresAt(j, now) // held while in flight; TTL counts from the end
 	j.AddWarning(req.Warnings...)
-	if err := s.putRequest(ctx, j, fileRequest{Field: field, URI: uri, Files: files, Params: req.Params}); err != nil {
+	if err := s.putRequest(ctx, j, fileRequest{Field: field, URI: uri, Files: files, Params: req.Params, Reuse: req.Reuse, ReuseSampled: req.ReuseSampled}); err != nil {
 		return nil, err
 	}
 	if err := s.Jobs.CreateJob(ctx, j); err != nil {

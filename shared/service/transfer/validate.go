@@ -31,6 +31,10 @@ type fileRequest struct {
 	Files  []inputFile `json:"-"`
 	Many   bool        `json:"many,omitempty"`
 	Params job.Params  `json:"params"`
+	// Reuse, ReuseSampled: the submit's reuse (batch/reuse.go), done per
+	// record after the scan (reuse.go).
+	Reuse        bool `json:"reuse,omitempty"`
+	ReuseSampled bool `json:"reuse_sampled,omitempty"`
 }
 
 func filesURI(j *job.Job) string { return blob.Join(j.InputURI, "files.json") }
@@ -127,25 +131,55 @@ func (s *Service) ValidateFile(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	src := s.fileSource(fr.Field, fr.URI, pin)
+	// Reused results are stored before the job's parts: over the shards of
+	// every record, which the job keeps (records are placed by ordinal).
+	into := *j
+	into.Shards = job.ShardsFor(scan.count)
+	reused, err := s.reusePass(ctx, src, &into, req, scan.taken, scan.count)
+	if err != nil {
+		return err
+	}
 	lim := s.limitsFor(prov, j.Model)
+	var ords []int
+	if reused != nil {
+		scan.sizes, ords = keepSent(scan.sizes, reused)
+		switch sent := len(scan.sizes); {
+		case sent == 0:
+			return s.completeReused(ctx, id, scan.count)
+		case sent < lim.MinRecords:
+			_, err = s.failValidation(ctx, id, job.Fieldf("reuse", "%d of the %d records were answered from earlier results, leaving %d, under %s's minimum of %d per job; submit those records inline (mode auto runs them on demand)",
+				scan.count-sent, scan.count, sent, lim.Title, lim.MinRecords).Error())
+			return err
+		}
+	}
 	parts, err := service.Split(scan.sizes, lim)
 	if err != nil {
 		_, err = s.failValidation(ctx, id, job.Fieldf(fr.Field, "%v", err).Error())
 		return err
 	}
-	n := scan.count
+	n := len(scan.sizes)
 	maxLine := 0
 	for _, size := range scan.sizes {
 		maxLine = max(maxLine, size) // the ingest line cap grows with the biggest input line
 	}
 	scan.sizes = nil // the split is all the second pass needs
 	draft := s.draftParts(j, n, parts, scan.invocation.Type)
-	return s.writeAndStart(ctx, s.fileSource(fr.Field, fr.URI, pin), &draft, maxLine, req, prov, scan.taken, md)
+	if ords != nil {
+		// Positions past the reused records: ingest maps each sent record to its input ordinal.
+		draft.Reused, draft.Shards = scan.count-n, into.Shards
+		if err := service.WriteOrdinals(ctx, s.Blobs, service.OrdinalsURI(&draft), ords); err != nil {
+			return err
+		}
+		draft.KeptOrdinals = true
+	}
+	return s.writeAndStart(ctx, src, &draft, maxLine, req, prov, scan.taken, reused, md)
 }
 
 // requestOf is the submit request a validation checks the lines against.
 func (s *Service) requestOf(j *job.Job, fr fileRequest, prov service.BatchProvider) (batch.SubmitRequest, *batch.Media, error) {
-	req := batch.SubmitRequest{Owner: j.Owner, Model: j.Model, Name: j.Name, Params: fr.Params, TTLDays: j.TTLDays}
+	req := batch.SubmitRequest{Owner: j.Owner, Provider: j.Provider, Model: j.Model, Name: j.Name, Params: fr.Params, TTLDays: j.TTLDays,
+		Reuse: fr.Reuse, ReuseSampled: fr.ReuseSampled}
 	md, err := s.Batch.NewMedia(&req, prov.Limits())
 	return req, md, err
 }
@@ -168,8 +202,8 @@ func (s *Service) draftParts(j *job.Job, n int, parts []int, invocation string) 
 
 // writeAndStart writes a validated job's provider inputs from src, stores
 // its parts and starts it: the end of a validation, one file or many.
-func (s *Service) writeAndStart(ctx context.Context, src inputSource, draft *job.Job, maxLine int, req batch.SubmitRequest, prov service.BatchProvider, taken takenIDs, md *batch.Media) error {
-	if err := s.writeFileParts(ctx, src, draft, req, prov, taken, md); err != nil {
+func (s *Service) writeAndStart(ctx context.Context, src inputSource, draft *job.Job, maxLine int, req batch.SubmitRequest, prov service.BatchProvider, taken takenIDs, skip []bool, md *batch.Media) error {
+	if err := s.writeFileParts(ctx, src, draft, req, prov, taken, skip, md); err != nil {
 		var fe *job.FieldError
 		if errors.As(err, &fe) {
 			_, err = s.failValidation(ctx, draft.ID, fe.Error())
@@ -189,6 +223,7 @@ func (s *Service) startValidated(ctx context.Context, draft *job.Job, maxLine in
 			return store.ErrNoChange // another run got there first (or the job was cancelled)
 		}
 		cur.RecordCount, cur.Shards, cur.Parts = draft.RecordCount, draft.Shards, draft.Parts
+		cur.Reused, cur.KeptOrdinals = draft.Reused, draft.KeptOrdinals
 		cur.MaxInputLineBytes = maxLine
 		if warn := s.Providers.Abilities(prov.Name()).JobWarnings; warn != nil {
 			cur.AddWarning(warn(req.Model, nil, req.Params)...)

@@ -31,16 +31,25 @@ func (s *Service) fileSource(field, uri string, pin *blob.Version) inputSource {
 }
 
 // writeFileParts is the second pass: the input streamed into one provider input
-// per part and the record-id list, generating ids for records without one.
-func (s *Service) writeFileParts(ctx context.Context, src inputSource, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken takenIDs, md *batch.Media) error {
+// per part and the record-id list, generating ids for records without one;
+// the records skip marks (by input ordinal: answered from the cache) are
+// left out.
+func (s *Service) writeFileParts(ctx context.Context, src inputSource, j *job.Job, req batch.SubmitRequest, prov service.BatchProvider, taken takenIDs, skip []bool, md *batch.Media) error {
 	uri := src.uri
 	rc, err := src.open(ctx)
 	if err != nil {
 		return fmt.Errorf("reopen input %s: %w", uri, err)
 	}
 	defer rc.Close()
+	r := jsonl.NewReader(rc, jsonl.Options{MaxLineBytes: maxFileLineBytes})
+	return s.writeParts(ctx, r, uri, partsOut{parts: j.Parts, total: j.RecordCount, idsURI: service.IDsURI(j), insURI: service.InputsURI(j), newID: newIDs(taken), skip: skip}, j.ID, req, prov, md)
+}
+
+// newIDs generates the ids of a file's records without one, in file order,
+// avoiding taken: every pass that settles ids uses it, so they agree.
+func newIDs(taken takenIDs) func() string {
 	next := 1
-	newID := func() string {
+	return func() string {
 		for {
 			id := fmt.Sprintf("r%05d", next)
 			next++
@@ -49,8 +58,6 @@ func (s *Service) writeFileParts(ctx context.Context, src inputSource, j *job.Jo
 			}
 		}
 	}
-	r := jsonl.NewReader(rc, jsonl.Options{MaxLineBytes: maxFileLineBytes})
-	return s.writeParts(ctx, r, uri, partsOut{parts: j.Parts, total: j.RecordCount, idsURI: service.IDsURI(j), insURI: service.InputsURI(j), newID: newID}, j.ID, req, prov, md)
 }
 
 // lineReader is the input as writeParts reads it (jsonl.Reader).
@@ -69,6 +76,8 @@ type partsOut struct {
 	first, total   int
 	idsURI, insURI string
 	newID          func() string
+	// skip marks the input ordinals not to send (reused; nil: none).
+	skip []bool
 }
 
 // writeParts streams r's records into out.
@@ -92,6 +101,7 @@ func (s *Service) writeParts(ctx context.Context, r lineReader, uri string, out 
 	ins := bufio.NewWriterSize(insW, 256<<10)
 	insEnc := json.NewEncoder(ins)
 	i := out.first
+	ordinal := 0 // of the line read, counting the skipped
 	var werr error
 	for _, p := range out.parts {
 		pr, pw := io.Pipe()
@@ -117,6 +127,11 @@ func (s *Service) writeParts(ctx context.Context, r lineReader, uri string, out 
 				}
 				if in.ID == "" {
 					in.ID = out.newID()
+				}
+				ordinal++
+				if ordinal <= len(out.skip) && out.skip[ordinal-1] {
+					k-- // answered from the cache: its id settled, nothing sent
+					continue
 				}
 				callerID := in.ID
 				if err := insEnc.Encode(&in); err != nil {

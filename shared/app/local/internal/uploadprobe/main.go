@@ -143,7 +143,7 @@ func probe(size int64, lineBytes int, dir string) (*Result, error) {
 	if j.Error != "" || int64(j.RecordCount) != res.Records {
 		return nil, fmt.Errorf("job after validation: status %s, %d records (want %d), error %q", j.Status, j.RecordCount, res.Records, j.Error)
 	}
-	full, _ := l.Service.Store.GetJob(ctx, h.JobID)
+	full, _ := l.Service.Batch.Store.GetJob(ctx, h.JobID)
 	res.Status, res.ProviderStatus, res.Parts = j.Status, j.ProviderStatus, len(full.Parts)
 	peak, err := procstat.PeakRSS()
 	res.PeakRSS = uint64(peak)
