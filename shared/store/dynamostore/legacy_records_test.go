@@ -174,18 +174,12 @@ func TestLegacyRecordItemsRead(t *testing.T) {
 						wantSt = append(wantSt, r)
 					}
 				}
-				var got []job.Record
-				q := store.RecordQuery{Status: st, Limit: 3}
-				for {
-					recs, next, err := s.ListRecords(t.Context(), rs, q)
+				var got []job.Record // through the cursors, 3 at a time
+				for r, err := range store.Records(t.Context(), s, rs, store.RecordQuery{Status: st, Limit: 3}) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got = append(got, recs...)
-					if next == "" {
-						break
-					}
-					q.Cursor = next
+					got = append(got, r)
 				}
 				if len(got) != len(wantSt) {
 					t.Fatalf("status %q: %d records listed, want %d", st, len(got), len(wantSt))

@@ -134,18 +134,12 @@ func TestPackedGoldenRead(t *testing.T) {
 		t.Fatalf("golden records incomplete: %d listed, %d failed", len(want[""]), len(want[string(job.RecordFailed)]))
 	}
 	for st, exp := range want {
-		var got []job.Record
-		q := store.RecordQuery{Status: job.RecordStatus(st), Limit: 3}
-		for {
-			recs, next, err := s.ListRecords(t.Context(), packedGoldenSet, q)
+		var got []job.Record // through the cursors, 3 at a time
+		for r, err := range store.Records(t.Context(), s, packedGoldenSet, store.RecordQuery{Status: job.RecordStatus(st), Limit: 3}) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, recs...)
-			if next == "" {
-				break
-			}
-			q.Cursor = next
+			got = append(got, r)
 		}
 		if len(got) != len(exp) {
 			t.Fatalf("status %q: %d records listed, want %d", st, len(got), len(exp))
