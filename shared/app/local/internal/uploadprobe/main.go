@@ -10,7 +10,8 @@
 // The file is generated while it is uploaded, so only the suite occupies
 // memory. peak_rss_mib is the whole process (MCP server, upload handler,
 // validation, simulator); peak_heap_mib is the Go heap in use, sampled during
-// the validation.
+// the validation, and peak_live_mib the heap the last collection found live
+// (garbage excluded, so it is what follows the file if anything does).
 package main
 
 import (
@@ -24,6 +25,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -54,9 +56,9 @@ type Result struct {
 	Put, Answer, Validate time.Duration
 	// Status is the job's; ProviderStatus its parts' (an upload job stays
 	// validating, never moving backwards, until the provider job runs).
-	Status, ProviderStatus     string
-	Parts                      int
-	PeakRSS, PeakHeap, HeapEnd uint64
+	Status, ProviderStatus               string
+	Parts                                int
+	PeakRSS, PeakHeap, PeakLive, HeapEnd uint64
 }
 
 func run(mib, lineBytes int, dir string, out io.Writer) error {
@@ -66,11 +68,11 @@ func run(mib, lineBytes int, dir string, out io.Writer) error {
 	}
 	total := res.Put + res.Answer + res.Validate
 	fmt.Fprintf(out, "file_mib=%.0f records=%d put=%s submit_answer=%s validate_and_submit=%s total=%s "+
-		"validate_mib_per_s=%.1f end_to_end_mib_per_s=%.1f status=%s provider_status=%s parts=%d peak_rss_mib=%.1f peak_heap_mib=%.1f\n",
+		"validate_mib_per_s=%.1f end_to_end_mib_per_s=%.1f status=%s provider_status=%s parts=%d peak_rss_mib=%.1f peak_heap_mib=%.1f peak_live_mib=%.1f\n",
 		float64(res.Bytes)/(1<<20), res.Records, res.Put.Round(time.Millisecond), res.Answer.Round(time.Millisecond),
 		res.Validate.Round(time.Millisecond), total.Round(time.Millisecond),
 		float64(res.Bytes)/(1<<20)/res.Validate.Seconds(), float64(res.Bytes)/(1<<20)/total.Seconds(),
-		res.Status, res.ProviderStatus, res.Parts, float64(res.PeakRSS)/(1<<20), float64(res.PeakHeap)/(1<<20))
+		res.Status, res.ProviderStatus, res.Parts, float64(res.PeakRSS)/(1<<20), float64(res.PeakHeap)/(1<<20), float64(res.PeakLive)/(1<<20))
 	return nil
 }
 
@@ -122,7 +124,7 @@ func probe(size int64, lineBytes int, dir string) (*Result, error) {
 	}
 	res := &Result{Bytes: gen.written, Records: gen.records, Put: time.Since(t0)}
 
-	stop := sampleHeap(&res.PeakHeap)
+	stop := sampleHeap(&res.PeakHeap, &res.PeakLive)
 	t1 := time.Now()
 	var h mcpserver.JobHandle
 	if err := local.CallTool(ctx, cs, "submit_batch", map[string]any{"model": "anthropic.claude-haiku-4-5-20251001-v1:0", "input_upload_id": up.UploadID}, &h); err != nil {
@@ -150,9 +152,11 @@ func probe(size int64, lineBytes int, dir string) (*Result, error) {
 	return res, err
 }
 
-// sampleHeap records the peak of the heap in use until stop is called. GC is
-// left at its default (GOGC=100): the heap may grow to twice what is live.
-func sampleHeap(peak *uint64) (stop func()) {
+// sampleHeap records the peaks of the heap in use and of the live heap until
+// stop is called. GC is left at its default (GOGC=100): the heap in use may
+// grow to twice what is live, and by how much depends on when collections
+// fall, so only the live heap is steady enough to compare runs by.
+func sampleHeap(peak, peakLive *uint64) (stop func()) {
 	debug.SetGCPercent(100)
 	runtime.GC() // start from what is live, not an earlier run's garbage
 	var done atomic.Bool
@@ -160,9 +164,12 @@ func sampleHeap(peak *uint64) (stop func()) {
 	go func() {
 		defer close(finished)
 		var ms runtime.MemStats
+		live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		for !done.Load() {
 			runtime.ReadMemStats(&ms)
 			*peak = max(*peak, ms.HeapInuse)
+			metrics.Read(live)
+			*peakLive = max(*peakLive, live[0].Value.Uint64())
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
