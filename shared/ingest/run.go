@@ -61,8 +61,12 @@ type run struct {
 	counts job.Checkpoint
 	chunk  int
 	cur    batch
-	bad    []BadLine
-	dups   int
+	// lastLen is the previous batch's length: a packed batch is cut by bytes
+	// long before its 5,000 records, so sizing each one for 5,000 (272 B a
+	// record) held ~1.4 MB of empty slice per batch in flight.
+	lastLen int
+	bad     []BadLine
+	dups    int
 }
 
 type batch struct {
@@ -311,7 +315,7 @@ func (r *run) line(rd *jsonl.Reader, seen map[string]struct{}) error {
 	}
 	size := int64(len(rec.Output)+len(rec.ErrorMessage)+len(rec.StopReason)+len(rec.ID)) + recordOverhead
 	if r.cur.recs == nil {
-		r.cur.recs = make([]job.Record, 0, r.batchSize)
+		r.cur.recs = make([]job.Record, 0, min(r.batchSize, max(r.lastLen+r.lastLen/8, 64)))
 	}
 	r.cur.recs = append(r.cur.recs, rec)
 	r.cur.bytes += size
@@ -396,6 +400,7 @@ func (r *run) flush() error {
 	b := r.cur
 	b.chunk = r.chunk
 	r.cur = batch{}
+	r.lastLen = len(b.recs)
 	// Count the batch before sending: a worker may finish it at once, and a
 	// batch that never gets written must keep its chunk from being saved.
 	r.mu.Lock()
